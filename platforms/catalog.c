@@ -1,0 +1,364 @@
+/*
+ * catalog.c - load the hardware catalog from XML.
+ *
+ * Invariant: names are unique case-insensitively within each kind; a later
+ * entry of the same name replaces the earlier one in place, so a user file
+ * can correct a built-in value without renaming it.
+ */
+#include "platforms/catalog.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/base/units.h"
+#include "sim/base/xalloc.h"
+#include "sim/base/xin.h"
+
+extern const char weft_catalog_xml[];
+extern const unsigned long weft_catalog_xml_len;
+
+const struct hw_scale hw_scale_none = {1.0, 1.0, 1.0, 1.0, 1.0};
+
+static const char *const dtype_names[DTYPE_COUNT] = {"fp32", "tf32", "bf16",
+                                                     "fp16", "fp8"};
+
+const char *dtype_name(enum dtype t) { return dtype_names[t]; }
+
+bool dtype_from_name(const char *name, enum dtype *out)
+{
+  for (int i = 0; i < DTYPE_COUNT; i++)
+    if (strcasecmp(name, dtype_names[i]) == 0) {
+      *out = (enum dtype)i;
+      return true;
+    }
+  return false;
+}
+
+struct catalog *catalog_new(void) { return xcalloc(1, sizeof(struct catalog)); }
+
+void catalog_free(struct catalog *cat)
+{
+  if (!cat)
+    return;
+  free(cat->gpus);
+  free(cat->nics);
+  free(cat->nodes);
+  free(cat);
+}
+
+#define FIND(arr, count, key)                                                  \
+  do {                                                                         \
+    for (int i_ = 0; i_ < (count); i_++)                                       \
+      if (strcasecmp((arr)[i_].name, (key)) == 0)                              \
+        return &(arr)[i_];                                                     \
+    return NULL;                                                               \
+  } while (0)
+
+const struct gpu_spec *catalog_gpu(const struct catalog *cat, const char *n)
+{
+  FIND(cat->gpus, cat->n_gpus, n);
+}
+
+const struct nic_spec *catalog_nic(const struct catalog *cat, const char *n)
+{
+  FIND(cat->nics, cat->n_nics, n);
+}
+
+const struct node_spec *catalog_node(const struct catalog *cat, const char *n)
+{
+  FIND(cat->nodes, cat->n_nodes, n);
+}
+
+/* Return the slot for `name` in a growable array: the existing entry of that
+ * name, or a new zeroed one at the end.  NULL when the array is full. */
+static void *slot(void **arr, int *n, size_t size, const char *name)
+{
+  char *base = *arr;
+  for (int i = 0; i < *n; i++)
+    if (strcasecmp(base + (size_t)i * size, name) == 0)
+      return base + (size_t)i * size;
+  if (*n >= WEFT_MAX_CATALOG_ENTRIES)
+    return NULL;
+  base = xreallocarray(base, (size_t)*n + 1, size);
+  *arr = base;
+  void *p = base + (size_t)(*n)++ * size;
+  memset(p, 0, size);
+  return p;
+}
+
+void gpu_spec_scale(struct gpu_spec *g, const struct hw_scale *s)
+{
+  for (int t = 0; t < DTYPE_COUNT; t++)
+    g->peak_flops[t] *= s->compute;
+  g->hbm_bw_Bps *= s->hbm_bw;
+  g->hbm_bytes *= s->hbm_cap;
+  g->nvlink_bw_Bps *= s->nvlink;
+}
+
+int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
+{
+  if (g->peak_flops[DTYPE_FP32] <= 0 && g->peak_flops[DTYPE_BF16] <= 0)
+    return weft_errf(err, WEFT_EINVAL, "GPU '%s' has neither FP32 nor BF16 "
+                     "throughput", g->name);
+  if (g->idle_w > g->max_w)
+    return weft_errf(err, WEFT_EINVAL, "GPU '%s': idle power exceeds maximum "
+                     "power", g->name);
+  return 0;
+}
+
+/* Limits on catalog values: generous enough for hardware decades out, small
+ * enough to catch a wrong prefix. */
+#define MAX_FLOPS 1e18   /* 1 Eflop/s per GPU */
+#define MAX_BYTES 1e15   /* 1 PB of HBM */
+#define MAX_BW 1e15      /* 1 PB/s */
+#define MAX_LAT 1.0      /* 1 s */
+#define MAX_POWER 1e5    /* 100 kW */
+
+static const char *const gpu_attrs[] = {
+    "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
+    "nvlink_bw", "idle_power", "max_power", "source", NULL};
+
+static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
+                    const struct xin_elem *e, struct weft_err *err)
+{
+  struct gpu_spec g = {0};
+  int rc = xin_check_attrs(doc, e, gpu_attrs, err);
+  if (!rc)
+    rc = xin_str(doc, e, "name", true, g.name, sizeof g.name, err);
+  for (int t = 0; t < DTYPE_COUNT && !rc; t++)
+    rc = xin_quantity0(doc, e, dtype_names[t], true, UNIT_FLOPS, MAX_FLOPS,
+                       &g.peak_flops[t], err);
+  if (!rc)
+    rc = xin_quantity(doc, e, "hbm", true, UNIT_SIZE, MAX_BYTES, &g.hbm_bytes,
+                      err);
+  if (!rc)
+    rc = xin_quantity(doc, e, "hbm_bw", true, UNIT_BW, MAX_BW, &g.hbm_bw_Bps,
+                      err);
+  if (!rc)
+    rc = xin_quantity(doc, e, "nvlink_bw", true, UNIT_BW, MAX_BW,
+                      &g.nvlink_bw_Bps, err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "idle_power", true, UNIT_POWER, MAX_POWER,
+                       &g.idle_w, err);
+  if (!rc)
+    rc = xin_quantity(doc, e, "max_power", true, UNIT_POWER, MAX_POWER,
+                      &g.max_w, err);
+  if (!rc)
+    rc = xin_str(doc, e, "source", false, g.source, sizeof g.source, err);
+  if (rc)
+    return rc;
+  if ((rc = gpu_spec_check(&g, err)))
+    return xin_errf(doc, e, err, rc, "%s", err ? err->msg : "");
+  struct gpu_spec *s = slot((void **)&cat->gpus, &cat->n_gpus, sizeof g,
+                            g.name);
+  if (!s)
+    return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d GPU entries",
+                    WEFT_MAX_CATALOG_ENTRIES);
+  *s = g;
+  return 0;
+}
+
+static const char *const future_attrs[] = {
+    "name", "base", "compute", "hbm_bw", "hbm_cap", "nvlink", "source", NULL};
+
+static int read_future(struct catalog *cat, const struct xin_doc *doc,
+                       const struct xin_elem *e, struct weft_err *err)
+{
+  char name[WEFT_MAX_NAME], base[WEFT_MAX_NAME];
+  char source[WEFT_MAX_SOURCE] = "";
+  struct hw_scale f = hw_scale_none;
+  int rc = xin_check_attrs(doc, e, future_attrs, err);
+  if (!rc)
+    rc = xin_str(doc, e, "name", true, name, sizeof name, err);
+  if (!rc)
+    rc = xin_str(doc, e, "base", true, base, sizeof base, err);
+  if (!rc)
+    rc = xin_real(doc, e, "compute", false, 1e-6, WEFT_MAX_SCALE, &f.compute,
+                  err);
+  if (!rc)
+    rc = xin_real(doc, e, "hbm_bw", false, 1e-6, WEFT_MAX_SCALE, &f.hbm_bw,
+                  err);
+  if (!rc)
+    rc = xin_real(doc, e, "hbm_cap", false, 1e-6, WEFT_MAX_SCALE, &f.hbm_cap,
+                  err);
+  if (!rc)
+    rc = xin_real(doc, e, "nvlink", false, 1e-6, WEFT_MAX_SCALE, &f.nvlink,
+                  err);
+  if (!rc)
+    rc = xin_str(doc, e, "source", false, source, sizeof source, err);
+  if (rc)
+    return rc;
+  const struct gpu_spec *b = catalog_gpu(cat, base);
+  if (!b)
+    return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown base GPU '%s'",
+                    base);
+  struct gpu_spec g = *b;
+  gpu_spec_scale(&g, &f);
+  memcpy(g.name, name, sizeof g.name);
+  if (source[0])
+    memcpy(g.source, source, sizeof g.source);
+  else
+    snprintf(g.source, sizeof g.source, "%s scaled: compute x%g, HBM bw x%g, "
+             "HBM capacity x%g, NVLink x%g", b->name, f.compute, f.hbm_bw,
+             f.hbm_cap, f.nvlink);
+  struct gpu_spec *s = slot((void **)&cat->gpus, &cat->n_gpus, sizeof g,
+                            g.name);
+  if (!s)
+    return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d GPU entries",
+                    WEFT_MAX_CATALOG_ENTRIES);
+  *s = g;
+  return 0;
+}
+
+static const char *const nic_attrs[] = {"name", "bw", "lat", "source", NULL};
+
+static int read_nic(struct catalog *cat, const struct xin_doc *doc,
+                    const struct xin_elem *e, struct weft_err *err)
+{
+  struct nic_spec n = {0};
+  int rc = xin_check_attrs(doc, e, nic_attrs, err);
+  if (!rc)
+    rc = xin_str(doc, e, "name", true, n.name, sizeof n.name, err);
+  if (!rc)
+    rc = xin_quantity(doc, e, "bw", true, UNIT_BW, MAX_BW, &n.bw_Bps, err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "lat", true, UNIT_TIME, MAX_LAT, &n.lat_s, err);
+  if (!rc)
+    rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
+  if (rc)
+    return rc;
+  struct nic_spec *s = slot((void **)&cat->nics, &cat->n_nics, sizeof n,
+                            n.name);
+  if (!s)
+    return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d NIC entries",
+                    WEFT_MAX_CATALOG_ENTRIES);
+  *s = n;
+  return 0;
+}
+
+static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
+                                         "nvlink_lat", "nvls", "source", NULL};
+
+static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
+                     const char *attr, bool *out, struct weft_err *err)
+{
+  char v[8] = "";
+  int rc = xin_str(doc, e, attr, false, v, sizeof v, err);
+  if (rc || !v[0])
+    return rc;
+  if (strcmp(v, "yes") == 0)
+    *out = true;
+  else if (strcmp(v, "no") == 0)
+    *out = false;
+  else
+    return xin_errf(doc, e, err, WEFT_EINVAL, "attribute '%s': '%s' is not "
+                    "yes or no", attr, v);
+  return 0;
+}
+
+static int read_node(struct catalog *cat, const struct xin_doc *doc,
+                     const struct xin_elem *e, struct weft_err *err)
+{
+  struct node_spec n = {0};
+  long gpus = 0, nics = 0;
+  int rc = xin_check_attrs(doc, e, node_attrs, err);
+  if (!rc)
+    rc = xin_str(doc, e, "name", true, n.name, sizeof n.name, err);
+  if (!rc)
+    rc = xin_str(doc, e, "gpu", true, n.gpu, sizeof n.gpu, err);
+  if (!rc)
+    rc = xin_int(doc, e, "gpus", true, 1, WEFT_MAX_GPUS_PER_NODE, &gpus, err);
+  if (!rc)
+    rc = xin_str(doc, e, "nic", true, n.nic, sizeof n.nic, err);
+  if (!rc)
+    rc = xin_int(doc, e, "nics", true, 1, WEFT_MAX_NICS_PER_NODE, &nics, err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "nvlink_lat", true, UNIT_TIME, MAX_LAT,
+                       &n.nvlink_lat_s, err);
+  if (!rc)
+    rc = read_bool(doc, e, "nvls", &n.nvls, err);
+  if (!rc)
+    rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
+  if (rc)
+    return rc;
+  n.gpus = (int)gpus;
+  n.nics = (int)nics;
+  if (!catalog_gpu(cat, n.gpu))
+    return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown GPU '%s'", n.gpu);
+  if (!catalog_nic(cat, n.nic))
+    return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown NIC '%s'", n.nic);
+  if (n.gpus % n.nics != 0)
+    return xin_errf(doc, e, err, WEFT_EINVAL, "%d NICs do not divide %d GPUs",
+                    n.nics, n.gpus);
+  struct node_spec *s = slot((void **)&cat->nodes, &cat->n_nodes, sizeof n,
+                             n.name);
+  if (!s)
+    return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d node entries",
+                    WEFT_MAX_CATALOG_ENTRIES);
+  *s = n;
+  return 0;
+}
+
+int catalog_add_elem(struct catalog *cat, const struct xin_doc *doc,
+                     const struct xin_elem *e, struct weft_err *err)
+{
+  const char *n = xin_name(e);
+  if (strcmp(n, "gpu") == 0)
+    return read_gpu(cat, doc, e, err);
+  if (strcmp(n, "nic") == 0)
+    return read_nic(cat, doc, e, err);
+  if (strcmp(n, "node") == 0)
+    return read_node(cat, doc, e, err);
+  if (strcmp(n, "future") == 0)
+    return read_future(cat, doc, e, err);
+  return xin_errf(doc, e, err, WEFT_EINVAL, "unknown element; expected gpu, "
+                  "nic, node or future");
+}
+
+static int load_doc(struct catalog *cat, struct xin_doc *doc,
+                    struct weft_err *err)
+{
+  const struct xin_elem *root = xin_root(doc);
+  int rc = 0;
+  if (strcmp(xin_name(root), "catalog") != 0)
+    rc = xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
+                  "expected <catalog>");
+  else
+    rc = xin_check_attrs(doc, root, (const char *const[]){NULL}, err);
+  for (const struct xin_elem *e = xin_child(root); e && !rc; e = xin_next(e))
+    rc = catalog_add_elem(cat, doc, e, err);
+  xin_free(doc);
+  return rc;
+}
+
+int catalog_load_mem(struct catalog *cat, const char *buf, unsigned long len,
+                     const char *name, struct weft_err *err)
+{
+  struct xin_doc *doc = xin_parse_mem(buf, len, name, err);
+  if (!doc)
+    return err ? err->code : WEFT_EINVAL;
+  return load_doc(cat, doc, err);
+}
+
+int catalog_load_file(struct catalog *cat, const char *path,
+                      struct weft_err *err)
+{
+  struct xin_doc *doc = xin_parse_file(path, err);
+  if (!doc)
+    return err ? err->code : WEFT_EIO;
+  return load_doc(cat, doc, err);
+}
+
+struct catalog *catalog_builtin(struct weft_err *err)
+{
+  struct catalog *cat = catalog_new();
+  if (catalog_load_mem(cat, weft_catalog_xml, weft_catalog_xml_len,
+                       "platforms/catalog.xml", err)) {
+    catalog_free(cat);
+    return NULL;
+  }
+  return cat;
+}

@@ -1,0 +1,119 @@
+/*
+ * catalog.h - the hardware catalog: GPUs, NICs and node types.
+ *
+ * The built-in catalog is platforms/catalog.xml, compiled into the binary;
+ * users add or replace entries with their own file in the same format
+ * (`<catalog>` with `<gpu>`, `<nic>`, `<node>` and `<future>` elements).
+ * Every value is in base units: flop/s, bytes, bytes/s, seconds, watts.
+ */
+#ifndef WEFT_CATALOG_H
+#define WEFT_CATALOG_H
+
+#include <stdbool.h>
+
+#include "sim/base/err.h"
+#include "sim/base/bounds.h"
+
+enum dtype {
+  DTYPE_FP32,
+  DTYPE_TF32,
+  DTYPE_BF16,
+  DTYPE_FP16,
+  DTYPE_FP8,
+  DTYPE_COUNT
+};
+
+/* "fp32", "tf32", "bf16", "fp16", "fp8". */
+const char *dtype_name(enum dtype t);
+/* Look up a dtype by name (case-insensitive); returns false if unknown. */
+bool dtype_from_name(const char *name, enum dtype *out);
+
+#define WEFT_MAX_SOURCE 256
+
+struct gpu_spec {
+  char name[WEFT_MAX_NAME];
+  double peak_flops[DTYPE_COUNT]; /* dense tensor-core flop/s; 0 = none */
+  double hbm_bytes;               /* HBM capacity */
+  double hbm_bw_Bps;              /* HBM bandwidth */
+  double nvlink_bw_Bps;           /* NVLink bandwidth per direction */
+  double idle_w, max_w;           /* board power idle and at TDP */
+  char source[WEFT_MAX_SOURCE];   /* provenance of the numbers */
+};
+
+struct nic_spec {
+  char name[WEFT_MAX_NAME];
+  double bw_Bps; /* per direction */
+  double lat_s;  /* one-way adapter + cable latency */
+  char source[WEFT_MAX_SOURCE];
+};
+
+struct node_spec {
+  char name[WEFT_MAX_NAME];
+  char gpu[WEFT_MAX_NAME]; /* catalog GPU name */
+  int gpus;                /* GPUs in the node's NVLink domain */
+  char nic[WEFT_MAX_NAME]; /* catalog NIC name */
+  int nics;                /* compute NICs */
+  double nvlink_lat_s;     /* one-way GPU-to-GPU latency through NVSwitch */
+  bool nvls;               /* in-switch reduction (NVLink SHARP) */
+  char source[WEFT_MAX_SOURCE];
+};
+
+/* Named what-if factors for future hardware; 1 leaves a value unchanged. */
+struct hw_scale {
+  double compute; /* every peak flop/s */
+  double hbm_bw;
+  double hbm_cap;
+  double nvlink;  /* NVLink bandwidth */
+  double nic;     /* NIC bandwidth */
+};
+
+extern const struct hw_scale hw_scale_none;
+
+struct catalog {
+  struct gpu_spec *gpus;
+  int n_gpus;
+  struct nic_spec *nics;
+  int n_nics;
+  struct node_spec *nodes;
+  int n_nodes;
+};
+
+/* A new catalog holding the built-in entries.  Caller frees with
+ * catalog_free.  Returns NULL only if the embedded file is broken. */
+struct catalog *catalog_builtin(struct weft_err *err) WEFT_WUR;
+
+/* An empty catalog (for tests and custom files). */
+struct catalog *catalog_new(void);
+
+void catalog_free(struct catalog *cat);
+
+/* Add the entries of a catalog file; an entry whose name exists replaces
+ * the old one.  On error the catalog may hold the entries read before the
+ * bad one. */
+int catalog_load_file(struct catalog *cat, const char *path,
+                      struct weft_err *err) WEFT_WUR;
+int catalog_load_mem(struct catalog *cat, const char *buf, unsigned long len,
+                     const char *name, struct weft_err *err) WEFT_WUR;
+
+/* Parse one <gpu>, <nic>, <node> or <future> element (opaque xin types) into
+ * the catalog; used by the cluster reader for inline hardware. */
+struct xin_doc;
+struct xin_elem;
+int catalog_add_elem(struct catalog *cat, const struct xin_doc *doc,
+                     const struct xin_elem *e, struct weft_err *err) WEFT_WUR;
+
+/* Lookups by name, case-insensitive; NULL when unknown.  Pointers are
+ * borrowed until the catalog changes or is freed. */
+const struct gpu_spec *catalog_gpu(const struct catalog *cat, const char *n);
+const struct nic_spec *catalog_nic(const struct catalog *cat, const char *n);
+const struct node_spec *catalog_node(const struct catalog *cat,
+                                     const char *n);
+
+/* Apply the compute, HBM and NVLink factors of `s` to `g` in place. */
+void gpu_spec_scale(struct gpu_spec *g, const struct hw_scale *s);
+
+/* Validate a GPU, NIC or node against physical sanity limits; the message
+ * names the entry. */
+int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err) WEFT_WUR;
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * cluster.c - cluster descriptions: presets, files and flags, resolved
+ * against the hardware catalog.
+ *
+ * All three sources go through cluster_desc_set(), so an attribute and the
+ * flag of the same name accept exactly the same values and give the same
+ * messages, differing only in the location they name.
+ */
+#include "platforms/cluster.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/base/units.h"
+#include "sim/base/xalloc.h"
+#include "sim/base/xin.h"
+
+extern const char weft_clusters_xml[];
+extern const unsigned long weft_clusters_xml_len;
+
+enum ktype { KT_TEXT, KT_INT, KT_REAL, KT_TIME };
+
+struct keydef {
+  const char *name;
+  enum ktype type;
+  double min, max;
+};
+
+static const struct keydef keys[CK_COUNT] = {
+    [CK_NODE] = {"node", KT_TEXT, 0, 0},
+    [CK_GPU] = {"gpu", KT_TEXT, 0, 0},
+    [CK_NIC] = {"nic", KT_TEXT, 0, 0},
+    [CK_GPUS] = {"gpus", KT_INT, 1, WEFT_MAX_GPUS},
+    [CK_NODES] = {"nodes", KT_INT, 1, WEFT_MAX_NODES},
+    [CK_GPUS_PER_NODE] = {"gpus_per_node", KT_INT, 1, WEFT_MAX_GPUS_PER_NODE},
+    [CK_NICS_PER_NODE] = {"nics_per_node", KT_INT, 1, WEFT_MAX_NICS_PER_NODE},
+    [CK_NODES_PER_LEAF] = {"nodes_per_leaf", KT_INT, 1,
+                           WEFT_MAX_NODES_PER_LEAF},
+    [CK_LEAVES_PER_POD] = {"leaves_per_pod", KT_INT, 1,
+                           WEFT_MAX_LEAVES_PER_POD},
+    [CK_OVERSUB] = {"oversubscription", KT_REAL, 1, 1024},
+    [CK_POD_OVERSUB] = {"pod_oversubscription", KT_REAL, 1, 1024},
+    [CK_SWITCH_LAT] = {"switch_lat", KT_TIME, 0, 1},
+    [CK_NVLINK_LAT] = {"nvlink_lat", KT_TIME, 0, 1},
+    [CK_NIC_LAT] = {"nic_lat", KT_TIME, 0, 1},
+    [CK_SCALE_COMPUTE] = {"scale_compute", KT_REAL, 1e-6, WEFT_MAX_SCALE},
+    [CK_SCALE_HBM_BW] = {"scale_hbm_bw", KT_REAL, 1e-6, WEFT_MAX_SCALE},
+    [CK_SCALE_HBM_CAP] = {"scale_hbm_cap", KT_REAL, 1e-6, WEFT_MAX_SCALE},
+    [CK_SCALE_NVLINK] = {"scale_nvlink", KT_REAL, 1e-6, WEFT_MAX_SCALE},
+    [CK_SCALE_NIC] = {"scale_nic", KT_REAL, 1e-6, WEFT_MAX_SCALE},
+    [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0},
+};
+
+/* Defaults for fabric settings a preset or file leaves out. */
+#define DEFAULT_NODES_PER_LEAF 32
+#define DEFAULT_LEAVES_PER_POD 16
+#define DEFAULT_SWITCH_LAT_S 130e-9
+
+void cluster_desc_init(struct cluster_desc *d)
+{
+  memset(d, 0, sizeof *d);
+  snprintf(d->name, sizeof d->name, "custom");
+}
+
+int cluster_key_from_name(const char *name)
+{
+  char norm[64];
+  size_t n = strlen(name);
+  if (n >= sizeof norm)
+    return -1;
+  for (size_t i = 0; i <= n; i++)
+    norm[i] = name[i] == '-' ? '_' : name[i];
+  for (int k = 0; k < CK_COUNT; k++)
+    if (strcmp(norm, keys[k].name) == 0)
+      return k;
+  return -1;
+}
+
+const char *cluster_key_name(enum cluster_key k) { return keys[k].name; }
+
+int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
+                     const char *value, const char *origin, int layer,
+                     struct weft_err *err)
+{
+  const struct keydef *kd = &keys[k];
+  double v = 0;
+  int rc = 0;
+  switch (kd->type) {
+  case KT_TEXT:
+    if (!value[0])
+      rc = weft_errf(err, WEFT_EINVAL, "empty value");
+    else if (strlen(value) >= (k == CK_DESCRIPTION ? WEFT_MAX_DESC
+                                                   : WEFT_MAX_NAME))
+      rc = weft_errf(err, WEFT_ELIMIT, "'%.40s...' is too long", value);
+    break;
+  case KT_INT: {
+    long x;
+    rc = units_parse_int(value, (long)kd->min, (long)kd->max, &x, err);
+    v = (double)x;
+    break;
+  }
+  case KT_REAL:
+    rc = units_parse_real(value, kd->min, kd->max, &v, err);
+    break;
+  case KT_TIME:
+    rc = units_parse(value, UNIT_TIME, &v, err);
+    if (!rc && v > kd->max)
+      rc = weft_errf(err, WEFT_ELIMIT, "'%s' exceeds the limit of 1 s", value);
+    break;
+  }
+  if (rc) {
+    char where[WEFT_MAX_ORIGIN + 8];
+    snprintf(where, sizeof where, "%s", origin);
+    return weft_err_prefix(err, where);
+  }
+  if (kd->type == KT_TEXT)
+    snprintf(d->text[k], sizeof d->text[k], "%s", value);
+  d->num[k] = v;
+  d->set[k] = true;
+  d->layer[k] = layer;
+  snprintf(d->origin[k], sizeof d->origin[k], "%s", origin);
+  /* gpus and nodes say the same thing: a later layer's one replaces an
+   * earlier layer's other. */
+  enum cluster_key other = k == CK_GPUS ? CK_NODES : CK_GPUS;
+  if ((k == CK_GPUS || k == CK_NODES) && d->set[other] &&
+      d->layer[other] < layer)
+    d->set[other] = false;
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  enum cluster_key key;
+} scale_names[] = {
+    {"compute", CK_SCALE_COMPUTE}, {"hbm_bw", CK_SCALE_HBM_BW},
+    {"hbm_cap", CK_SCALE_HBM_CAP}, {"nvlink", CK_SCALE_NVLINK},
+    {"nic", CK_SCALE_NIC},
+};
+
+int cluster_desc_set_scale(struct cluster_desc *d, const char *spec,
+                           const char *origin, int layer,
+                           struct weft_err *err)
+{
+  char *copy = xstrdup(spec);
+  int rc = 0;
+  char *save = NULL;
+  if (!spec[0])
+    rc = weft_errf(err, WEFT_EINVAL, "%s: empty value; expected e.g. "
+                   "compute=2,nic=1.5", origin);
+  for (char *tok = strtok_r(copy, ",", &save); tok && !rc;
+       tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s: '%s' is not NAME=FACTOR", origin,
+                     tok);
+      break;
+    }
+    *eq = '\0';
+    int k = -1;
+    for (size_t i = 0; i < sizeof scale_names / sizeof *scale_names; i++)
+      if (strcmp(tok, scale_names[i].name) == 0)
+        k = (int)scale_names[i].key;
+    if (k < 0) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s: unknown factor '%s'; expected "
+                     "compute, hbm_bw, hbm_cap, nvlink or nic", origin, tok);
+      break;
+    }
+    rc = cluster_desc_set(d, (enum cluster_key)k, eq + 1, origin, layer, err);
+  }
+  free(copy);
+  return rc;
+}
+
+/* Read the attributes of a <cluster> element into `d` at `layer`. */
+static int read_cluster_elem(struct cluster_desc *d, const struct xin_doc *doc,
+                             const struct xin_elem *e, int layer,
+                             bool allow_preset, struct weft_err *err)
+{
+  static const char *attrs[CK_COUNT + 3];
+  if (!attrs[0]) {
+    int i = 0;
+    attrs[i++] = "name";
+    attrs[i++] = "preset";
+    for (int k = 0; k < CK_COUNT; k++)
+      attrs[i++] = keys[k].name;
+    attrs[i] = NULL;
+  }
+  int rc = xin_check_attrs(doc, e, attrs, err);
+  if (rc)
+    return rc;
+  char preset[WEFT_MAX_NAME] = "";
+  if (allow_preset) {
+    rc = xin_str(doc, e, "preset", false, preset, sizeof preset, err);
+    if (rc)
+      return rc;
+    if (preset[0]) {
+      rc = cluster_desc_preset(d, preset, err);
+      if (rc)
+        return xin_errf(doc, e, err, rc, "attribute 'preset': %s", err->msg);
+    }
+  } else if (xin_has(e, "preset")) {
+    return xin_errf(doc, e, err, WEFT_EINVAL, "presets cannot name a preset");
+  }
+  char name[WEFT_MAX_NAME] = "";
+  rc = xin_str(doc, e, "name", !allow_preset, name, sizeof name, err);
+  if (rc)
+    return rc;
+  if (name[0])
+    snprintf(d->name, sizeof d->name, "%s", name);
+  for (int k = 0; k < CK_COUNT; k++) {
+    char value[WEFT_MAX_DESC + 1] = "";
+    if (!xin_has(e, keys[k].name))
+      continue;
+    rc = xin_str(doc, e, keys[k].name, true, value, sizeof value, err);
+    if (rc)
+      return rc;
+    char origin[WEFT_MAX_ORIGIN];
+    snprintf(origin, sizeof origin, "%s:%d: <%s> attribute '%s'",
+             xin_doc_name(doc), xin_line(e), xin_name(e), keys[k].name);
+    rc = cluster_desc_set(d, (enum cluster_key)k, value, origin, layer, err);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static struct xin_doc *presets_doc(struct weft_err *err)
+{
+  return xin_parse_mem(weft_clusters_xml, weft_clusters_xml_len,
+                       "platforms/clusters.xml", err);
+}
+
+int cluster_preset_count(void)
+{
+  struct xin_doc *doc = presets_doc(NULL);
+  int n = 0;
+  if (doc)
+    for (const struct xin_elem *e = xin_child(xin_root(doc)); e;
+         e = xin_next(e))
+      n++;
+  xin_free(doc);
+  return n;
+}
+
+int cluster_preset_get(int i, struct cluster_desc *out, struct weft_err *err)
+{
+  struct xin_doc *doc = presets_doc(err);
+  if (!doc)
+    return err ? err->code : WEFT_EINVAL;
+  int rc = WEFT_ENOTFOUND, j = 0;
+  for (const struct xin_elem *e = xin_child(xin_root(doc)); e;
+       e = xin_next(e), j++) {
+    if (j == i) {
+      cluster_desc_init(out);
+      rc = read_cluster_elem(out, doc, e, 0, false, err);
+      break;
+    }
+  }
+  if (rc == WEFT_ENOTFOUND)
+    weft_errf(err, rc, "no preset number %d", i);
+  xin_free(doc);
+  return rc;
+}
+
+int cluster_desc_preset(struct cluster_desc *d, const char *name,
+                        struct weft_err *err)
+{
+  struct xin_doc *doc = presets_doc(err);
+  if (!doc)
+    return err ? err->code : WEFT_EINVAL;
+  char known[512] = "";
+  int rc = WEFT_ENOTFOUND;
+  for (const struct xin_elem *e = xin_child(xin_root(doc)); e;
+       e = xin_next(e)) {
+    char pname[WEFT_MAX_NAME] = "";
+    if (xin_str(doc, e, "name", true, pname, sizeof pname, err))
+      break;
+    if (strcasecmp(pname, name) == 0) {
+      rc = read_cluster_elem(d, doc, e, 0, false, err);
+      break;
+    }
+    size_t n = strlen(known);
+    snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", pname);
+  }
+  xin_free(doc);
+  if (rc == WEFT_ENOTFOUND)
+    weft_errf(err, rc, "unknown cluster '%s'; known clusters: %s", name,
+              known);
+  return rc;
+}
+
+int cluster_desc_read_file(struct cluster_desc *d, struct catalog *cat,
+                           const char *path, struct weft_err *err)
+{
+  struct xin_doc *doc = xin_parse_file(path, err);
+  if (!doc)
+    return err ? err->code : WEFT_EIO;
+  const struct xin_elem *root = xin_root(doc);
+  int rc = 0;
+  if (strcmp(xin_name(root), "cluster") != 0)
+    rc = xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
+                  "expected <cluster>");
+  for (const struct xin_elem *e = rc ? NULL : xin_child(root); e && !rc;
+       e = xin_next(e))
+    rc = catalog_add_elem(cat, doc, e, err);
+  if (!rc)
+    rc = read_cluster_elem(d, doc, root, 1, true, err);
+  xin_free(doc);
+  return rc;
+}
+
+int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
+                      const char *spec, struct weft_err *err)
+{
+  size_t n = strlen(spec);
+  if (strchr(spec, '/') || (n > 4 && strcmp(spec + n - 4, ".xml") == 0))
+    return cluster_desc_read_file(d, cat, spec, err);
+  return cluster_desc_preset(d, spec, err);
+}
+
+/* The location of a setting, or a generic one when it was never set. */
+static const char *where(const struct cluster_desc *d, enum cluster_key k)
+{
+  return d->set[k] ? d->origin[k] : d->name;
+}
+
+int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
+                    struct cluster *out, struct weft_err *err)
+{
+  struct cluster c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.name, sizeof c.name, "%s", d->name);
+  if (d->set[CK_DESCRIPTION])
+    snprintf(c.description, sizeof c.description, "%s",
+             d->text[CK_DESCRIPTION]);
+  if (!d->set[CK_NODE])
+    return weft_errf(err, WEFT_EINVAL, "cluster '%s': no node type; set "
+                     "node= or --node", d->name);
+  const struct node_spec *node = catalog_node(cat, d->text[CK_NODE]);
+  if (!node)
+    return weft_errf(err, WEFT_ENOTFOUND, "%s: unknown node type '%s' (see "
+                     "weft list nodes)", where(d, CK_NODE), d->text[CK_NODE]);
+  snprintf(c.node_type, sizeof c.node_type, "%s", node->name);
+  const char *gname = d->set[CK_GPU] ? d->text[CK_GPU] : node->gpu;
+  const struct gpu_spec *gpu = catalog_gpu(cat, gname);
+  if (!gpu)
+    return weft_errf(err, WEFT_ENOTFOUND, "%s: unknown GPU '%s' (see weft "
+                     "list gpus)", where(d, CK_GPU), gname);
+  const char *nname = d->set[CK_NIC] ? d->text[CK_NIC] : node->nic;
+  const struct nic_spec *nic = catalog_nic(cat, nname);
+  if (!nic)
+    return weft_errf(err, WEFT_ENOTFOUND, "%s: unknown NIC '%s' (see weft "
+                     "list nics)", where(d, CK_NIC), nname);
+  c.gpu = *gpu;
+  c.nic = *nic;
+
+  c.gpus_per_node = d->set[CK_GPUS_PER_NODE] ? (int)d->num[CK_GPUS_PER_NODE]
+                                             : node->gpus;
+  if (d->set[CK_NICS_PER_NODE])
+    c.nics_per_node = (int)d->num[CK_NICS_PER_NODE];
+  else if (c.gpus_per_node == node->gpus)
+    c.nics_per_node = node->nics;
+  else /* keep the node's NICs per GPU */
+    c.nics_per_node = (int)fmax(1.0, (double)node->nics * c.gpus_per_node /
+                                         node->gpus);
+  if (c.nics_per_node > c.gpus_per_node ||
+      c.gpus_per_node % c.nics_per_node != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %d NICs per node do not divide "
+                     "%d GPUs per node", where(d, CK_NICS_PER_NODE),
+                     c.nics_per_node, c.gpus_per_node);
+
+  if (d->set[CK_GPUS]) {
+    long g = (long)d->num[CK_GPUS];
+    if (g % c.gpus_per_node != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs do not divide into "
+                       "nodes of %d GPUs", where(d, CK_GPUS), g,
+                       c.gpus_per_node);
+    long nodes = g / c.gpus_per_node;
+    if (d->set[CK_NODES] && (long)d->num[CK_NODES] != nodes)
+      return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs contradict %s (%ld "
+                       "nodes of %d GPUs)", where(d, CK_GPUS), g,
+                       where(d, CK_NODES), (long)d->num[CK_NODES],
+                       c.gpus_per_node);
+    c.nodes = (int)nodes;
+  } else {
+    c.nodes = d->set[CK_NODES] ? (int)d->num[CK_NODES] : 1;
+  }
+  if ((long)c.nodes * c.gpus_per_node > WEFT_MAX_GPUS)
+    return weft_errf(err, WEFT_ELIMIT, "%s: %ld GPUs exceed the limit of %d",
+                     where(d, d->set[CK_GPUS] ? CK_GPUS : CK_NODES),
+                     (long)c.nodes * c.gpus_per_node, WEFT_MAX_GPUS);
+  c.gpus = c.nodes * c.gpus_per_node;
+
+  c.nodes_per_leaf = d->set[CK_NODES_PER_LEAF]
+                         ? (int)d->num[CK_NODES_PER_LEAF]
+                         : DEFAULT_NODES_PER_LEAF;
+  c.leaves_per_pod = d->set[CK_LEAVES_PER_POD]
+                         ? (int)d->num[CK_LEAVES_PER_POD]
+                         : DEFAULT_LEAVES_PER_POD;
+  c.leaves = (c.nodes + c.nodes_per_leaf - 1) / c.nodes_per_leaf;
+  c.pods = (c.leaves + c.leaves_per_pod - 1) / c.leaves_per_pod;
+  c.oversub = d->set[CK_OVERSUB] ? d->num[CK_OVERSUB] : 1.0;
+  c.pod_oversub = d->set[CK_POD_OVERSUB] ? d->num[CK_POD_OVERSUB] : 1.0;
+  c.switch_lat_s = d->set[CK_SWITCH_LAT] ? d->num[CK_SWITCH_LAT]
+                                         : DEFAULT_SWITCH_LAT_S;
+  c.nvlink_lat_s = d->set[CK_NVLINK_LAT] ? d->num[CK_NVLINK_LAT]
+                                         : node->nvlink_lat_s;
+  if (d->set[CK_NIC_LAT])
+    c.nic.lat_s = d->num[CK_NIC_LAT];
+  c.nvls = node->nvls;
+
+  c.scale = hw_scale_none;
+  if (d->set[CK_SCALE_COMPUTE])
+    c.scale.compute = d->num[CK_SCALE_COMPUTE];
+  if (d->set[CK_SCALE_HBM_BW])
+    c.scale.hbm_bw = d->num[CK_SCALE_HBM_BW];
+  if (d->set[CK_SCALE_HBM_CAP])
+    c.scale.hbm_cap = d->num[CK_SCALE_HBM_CAP];
+  if (d->set[CK_SCALE_NVLINK])
+    c.scale.nvlink = d->num[CK_SCALE_NVLINK];
+  if (d->set[CK_SCALE_NIC])
+    c.scale.nic = d->num[CK_SCALE_NIC];
+  gpu_spec_scale(&c.gpu, &c.scale);
+  c.nic.bw_Bps *= c.scale.nic;
+  *out = c;
+  return 0;
+}

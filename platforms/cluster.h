@@ -1,0 +1,135 @@
+/*
+ * cluster.h - GPU clusters: what a cluster is made of and how its fabric is
+ * shaped, from presets (platforms/clusters.xml), XML files and flags.
+ *
+ * A cluster is `nodes` NVLink domains ("nodes": a DGX box, or a whole NVL72
+ * rack) of `gpus_per_node` GPUs.  Inside a node every GPU has an NVLink link
+ * to the NVSwitch; every GPU sends off-node traffic through its NIC (GPUs
+ * share NICs when there are fewer NICs than GPUs).  Nodes hang off leaf
+ * groups of `nodes_per_leaf`, leaf groups off pods of `leaves_per_pod`, pods
+ * off a core layer; `oversubscription` thins the leaf up-links and
+ * `pod_oversubscription` the pod up-links.
+ *
+ * Settings come in layers: a preset, then a file, then flags.  A later layer
+ * overrides an earlier one, and setting `gpus` overrides a `nodes` from an
+ * earlier layer (and vice versa).  Every setting remembers where it came
+ * from, so that an inconsistency is reported against the file line or flag
+ * that caused it.
+ */
+#ifndef WEFT_CLUSTER_H
+#define WEFT_CLUSTER_H
+
+#include <stdbool.h>
+
+#include "platforms/catalog.h"
+#include "sim/base/err.h"
+
+enum cluster_key {
+  CK_NODE,            /* node type (catalog) */
+  CK_GPU,             /* GPU type replacing the node's */
+  CK_NIC,             /* NIC type replacing the node's */
+  CK_GPUS,            /* total GPUs */
+  CK_NODES,           /* total nodes (NVLink domains) */
+  CK_GPUS_PER_NODE,   /* GPUs per NVLink domain */
+  CK_NICS_PER_NODE,
+  CK_NODES_PER_LEAF,
+  CK_LEAVES_PER_POD,
+  CK_OVERSUB,         /* leaf oversubscription ratio (>= 1) */
+  CK_POD_OVERSUB,     /* pod (spine to core) oversubscription ratio */
+  CK_SWITCH_LAT,      /* one switch hop */
+  CK_NVLINK_LAT,      /* GPU to GPU through NVSwitch */
+  CK_NIC_LAT,         /* NIC adapter and cable */
+  CK_SCALE_COMPUTE,   /* what-if factors */
+  CK_SCALE_HBM_BW,
+  CK_SCALE_HBM_CAP,
+  CK_SCALE_NVLINK,
+  CK_SCALE_NIC,
+  CK_DESCRIPTION,
+  CK_COUNT
+};
+
+#define WEFT_MAX_ORIGIN 160
+#define WEFT_MAX_DESC 256
+
+struct cluster_desc {
+  char name[WEFT_MAX_NAME];
+  bool set[CK_COUNT];
+  int layer[CK_COUNT];                   /* 0 preset, 1 file, 2 flags */
+  double num[CK_COUNT];                  /* numeric settings */
+  char text[CK_COUNT][WEFT_MAX_DESC];    /* text settings */
+  char origin[CK_COUNT][WEFT_MAX_ORIGIN];/* "file:line: <cluster> attribute
+                                            'gpus'" or "--gpus" */
+};
+
+struct cluster {
+  char name[WEFT_MAX_NAME];
+  char description[WEFT_MAX_DESC];
+  char node_type[WEFT_MAX_NAME];
+  struct gpu_spec gpu;  /* scaled by `scale` */
+  struct nic_spec nic;  /* scaled by `scale` */
+  int nodes, gpus_per_node, nics_per_node, gpus;
+  int nodes_per_leaf, leaves_per_pod, leaves, pods;
+  double oversub, pod_oversub;
+  double nvlink_lat_s, switch_lat_s;
+  bool nvls;
+  struct hw_scale scale;
+};
+
+/* An empty description (every setting unset, name "custom"). */
+void cluster_desc_init(struct cluster_desc *d);
+
+/* The setting key of an attribute or flag name ("gpus_per_node" or
+ * "gpus-per-node"); -1 when unknown. */
+int cluster_key_from_name(const char *name);
+const char *cluster_key_name(enum cluster_key k);
+
+/* Set one setting from text, checking its type and range.  `origin` is the
+ * location to report ("--gpus" or "file.xml:3: <cluster> attribute 'gpus'")
+ * and prefixes any error.  `layer` orders presets (0), files (1), flags (2). */
+int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
+                     const char *value, const char *origin, int layer,
+                     struct weft_err *err) WEFT_WUR;
+
+/* Parse "compute=2,nvlink=1.5,nic=2" (flag --scale) into the scale keys. */
+int cluster_desc_set_scale(struct cluster_desc *d, const char *spec,
+                           const char *origin, int layer,
+                           struct weft_err *err) WEFT_WUR;
+
+/* Start from the preset `name`.  Unknown names are WEFT_ENOTFOUND with the
+ * list of presets in the message. */
+int cluster_desc_preset(struct cluster_desc *d, const char *name,
+                        struct weft_err *err) WEFT_WUR;
+
+/* Read a cluster file: root <cluster> whose attributes are settings (plus
+ * name and an optional preset= to start from), with optional <gpu>, <nic>,
+ * <node> and <future> children that are added to `cat` first. */
+int cluster_desc_read_file(struct cluster_desc *d, struct catalog *cat,
+                           const char *path, struct weft_err *err) WEFT_WUR;
+
+/* A preset name, or else a path to a cluster file (anything with '/' or
+ * ending in ".xml"). */
+int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
+                      const char *spec, struct weft_err *err) WEFT_WUR;
+
+/* Check the settings against each other and the catalog and compute the
+ * derived sizes.  *out is written only on success. */
+int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
+                    struct cluster *out, struct weft_err *err) WEFT_WUR;
+
+/* The presets, in file order: count, and the i-th as a description. */
+int cluster_preset_count(void);
+int cluster_preset_get(int i, struct cluster_desc *out,
+                       struct weft_err *err) WEFT_WUR;
+
+/* Which node and which NIC of it a global GPU rank belongs to. */
+static inline int cluster_node_of(const struct cluster *c, int rank)
+{
+  return rank / c->gpus_per_node;
+}
+static inline int cluster_nic_of(const struct cluster *c, int rank)
+{
+  int local = rank % c->gpus_per_node;
+  return local / (c->gpus_per_node / c->nics_per_node);
+}
+
+#endif

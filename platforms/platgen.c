@@ -1,0 +1,267 @@
+/*
+ * platgen.c - cluster to SimGrid platform XML.
+ *
+ * The file must stay small and fast to load at 16K GPUs, so every route is
+ * declared once and marked symmetrical (SimGrid reverses it, flipping the
+ * direction of SPLITDUPLEX links), and the hierarchy node < leaf < pod <
+ * core keeps each Full zone small: a zone of k children declares k(k-1)/2
+ * routes between them plus k to its up-link router.
+ */
+#include "platforms/platgen.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "sim/base/units.h"
+
+/* A FATPIPE link's bandwidth: never the bottleneck of a single flow. */
+#define SWITCH_BW_Bps 1e15
+
+void platgen_host_name(int rank, char *buf, size_t size)
+{
+  snprintf(buf, size, "gpu%d", rank);
+}
+
+static int nodes_in_leaf(const struct cluster *c, int leaf)
+{
+  int first = leaf * c->nodes_per_leaf;
+  int n = c->nodes - first;
+  return n < c->nodes_per_leaf ? n : c->nodes_per_leaf;
+}
+
+static int leaves_in_pod(const struct cluster *c, int pod)
+{
+  int first = pod * c->leaves_per_pod;
+  int n = c->leaves - first;
+  return n < c->leaves_per_pod ? n : c->leaves_per_pod;
+}
+
+double platgen_leaf_up_bw(const struct cluster *c, int leaf)
+{
+  return nodes_in_leaf(c, leaf) * c->nics_per_node * c->nic.bw_Bps /
+         c->oversub;
+}
+
+double platgen_pod_up_bw(const struct cluster *c, int pod)
+{
+  double bw = 0;
+  int first = pod * c->leaves_per_pod;
+  for (int l = first; l < first + leaves_in_pod(c, pod); l++)
+    bw += platgen_leaf_up_bw(c, l);
+  return bw / c->pod_oversub;
+}
+
+struct out {
+  FILE *f;
+  char a[48], b[48]; /* scratch for numbers */
+};
+
+static const char *bw(struct out *o, double v)
+{
+  return units_fmt_exact(v, UNIT_BW, o->a, sizeof o->a);
+}
+
+static const char *lat(struct out *o, double v)
+{
+  return units_fmt_exact(v, UNIT_TIME, o->b, sizeof o->b);
+}
+
+static void link_sd(struct out *o, const char *ind, const char *id, double b,
+                    double l)
+{
+  fprintf(o->f, "%s<link id=\"%s\" bandwidth=\"%s\" latency=\"%s\" "
+          "sharing_policy=\"SPLITDUPLEX\"/>\n", ind, id, bw(o, b), lat(o, l));
+}
+
+static void link_fat(struct out *o, const char *ind, const char *id, double l)
+{
+  fprintf(o->f, "%s<link id=\"%s\" bandwidth=\"%s\" latency=\"%s\" "
+          "sharing_policy=\"FATPIPE\"/>\n", ind, id, bw(o, SWITCH_BW_Bps),
+          lat(o, l));
+}
+
+static void write_node(struct out *o, const struct cluster *c, int n)
+{
+  const char *ind = "        ";
+  FILE *f = o->f;
+  int r0 = n * c->gpus_per_node;
+  int g = c->gpus_per_node;
+  double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
+                     ? c->gpu.peak_flops[DTYPE_BF16]
+                     : c->gpu.peak_flops[DTYPE_FP32];
+  char sp[48];
+  units_fmt_exact(speed, UNIT_FLOPS, sp, sizeof sp);
+  fprintf(f, "      <zone id=\"node%d\" routing=\"Full\">\n", n);
+  for (int i = 0; i < g; i++) {
+    fprintf(f, "%s<host id=\"gpu%d\" speed=\"%s\">\n", ind, r0 + i, sp);
+    fprintf(f, "%s  <prop id=\"node\" value=\"%d\"/>\n", ind, n);
+    fprintf(f, "%s  <prop id=\"local_rank\" value=\"%d\"/>\n", ind, i);
+    fprintf(f, "%s  <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n",
+            ind, c->gpu.idle_w, c->gpu.max_w);
+    fprintf(f, "%s  <prop id=\"wattage_off\" value=\"0\"/>\n", ind);
+    fprintf(f, "%s</host>\n", ind);
+  }
+  fprintf(f, "%s<router id=\"node%d-gw\"/>\n", ind, n);
+  /* Half the GPU-to-GPU latency on each side of the NVSwitch. */
+  char id[64];
+  for (int i = 0; i < g; i++) {
+    snprintf(id, sizeof id, "gpu%d-nvl", r0 + i);
+    link_sd(o, ind, id, c->gpu.nvlink_bw_Bps, c->nvlink_lat_s / 2);
+  }
+  for (int k = 0; k < c->nics_per_node; k++) {
+    snprintf(id, sizeof id, "node%d-nic%d", n, k);
+    link_sd(o, ind, id, c->nic.bw_Bps, c->nic.lat_s);
+  }
+  for (int i = 0; i < g; i++)
+    for (int j = i + 1; j < g; j++)
+      fprintf(f, "%s<route src=\"gpu%d\" dst=\"gpu%d\"><link_ctn "
+              "id=\"gpu%d-nvl\" direction=\"UP\"/><link_ctn id=\"gpu%d-nvl\" "
+              "direction=\"DOWN\"/></route>\n", ind, r0 + i, r0 + j, r0 + i,
+              r0 + j);
+  int per_nic = g / c->nics_per_node;
+  for (int i = 0; i < g; i++)
+    fprintf(f, "%s<route src=\"gpu%d\" dst=\"node%d-gw\"><link_ctn "
+            "id=\"node%d-nic%d\" direction=\"UP\"/></route>\n", ind, r0 + i,
+            n, n, i / per_nic);
+  fprintf(f, "      </zone>\n");
+}
+
+static void write_leaf(struct out *o, const struct cluster *c, int l)
+{
+  FILE *f = o->f;
+  const char *ind = "      ";
+  int n0 = l * c->nodes_per_leaf, nn = nodes_in_leaf(c, l);
+  fprintf(f, "    <zone id=\"leaf%d\" routing=\"Full\">\n", l);
+  fprintf(f, "%s<zone id=\"leaf%d-up\" routing=\"Full\"><router "
+          "id=\"leaf%d-r\"/></zone>\n", ind, l, l);
+  for (int n = n0; n < n0 + nn; n++)
+    write_node(o, c, n);
+  char id[64];
+  snprintf(id, sizeof id, "leaf%d-sw", l);
+  link_fat(o, ind, id, c->switch_lat_s);
+  snprintf(id, sizeof id, "leaf%d-up", l);
+  link_sd(o, ind, id, platgen_leaf_up_bw(c, l), 0);
+  for (int a = n0; a < n0 + nn; a++)
+    for (int b = a + 1; b < n0 + nn; b++)
+      fprintf(f, "%s<zoneRoute src=\"node%d\" dst=\"node%d\" "
+              "gw_src=\"node%d-gw\" gw_dst=\"node%d-gw\"><link_ctn "
+              "id=\"leaf%d-sw\"/></zoneRoute>\n", ind, a, b, a, b, l);
+  for (int a = n0; a < n0 + nn; a++)
+    fprintf(f, "%s<zoneRoute src=\"node%d\" dst=\"leaf%d-up\" "
+            "gw_src=\"node%d-gw\" gw_dst=\"leaf%d-r\"><link_ctn "
+            "id=\"leaf%d-sw\"/><link_ctn id=\"leaf%d-up\" direction=\"UP\"/>"
+            "</zoneRoute>\n", ind, a, l, a, l, l, l);
+  fprintf(f, "    </zone>\n");
+}
+
+static void write_pod(struct out *o, const struct cluster *c, int p)
+{
+  FILE *f = o->f;
+  const char *ind = "    ";
+  int l0 = p * c->leaves_per_pod, nl = leaves_in_pod(c, p);
+  fprintf(f, "  <zone id=\"pod%d\" routing=\"Full\">\n", p);
+  fprintf(f, "%s<zone id=\"pod%d-up\" routing=\"Full\"><router "
+          "id=\"pod%d-r\"/></zone>\n", ind, p, p);
+  for (int l = l0; l < l0 + nl; l++)
+    write_leaf(o, c, l);
+  char id[64];
+  snprintf(id, sizeof id, "pod%d-spine", p);
+  link_fat(o, ind, id, c->switch_lat_s);
+  snprintf(id, sizeof id, "pod%d-up", p);
+  link_sd(o, ind, id, platgen_pod_up_bw(c, p), 0);
+  for (int a = l0; a < l0 + nl; a++)
+    for (int b = a + 1; b < l0 + nl; b++)
+      fprintf(f, "%s<zoneRoute src=\"leaf%d\" dst=\"leaf%d\" "
+              "gw_src=\"leaf%d-r\" gw_dst=\"leaf%d-r\"><link_ctn "
+              "id=\"pod%d-spine\"/></zoneRoute>\n", ind, a, b, a, b, p);
+  for (int a = l0; a < l0 + nl; a++)
+    fprintf(f, "%s<zoneRoute src=\"leaf%d\" dst=\"pod%d-up\" "
+            "gw_src=\"leaf%d-r\" gw_dst=\"pod%d-r\"><link_ctn "
+            "id=\"pod%d-spine\"/><link_ctn id=\"pod%d-up\" direction=\"UP\"/>"
+            "</zoneRoute>\n", ind, a, p, a, p, p, p);
+  fprintf(f, "  </zone>\n");
+}
+
+static void write_header(struct out *o, const struct cluster *c)
+{
+  FILE *f = o->f;
+  char b1[48], b2[48], b3[48], b4[48];
+  fprintf(f, "<?xml version='1.0'?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
+  fprintf(f, "<!--\n  SimGrid platform written by weft (weft platform %s).\n",
+          c->name);
+  if (c->description[0])
+    fprintf(f, "  %s\n", c->description);
+  fprintf(f, "\n  %d GPUs: %d nodes of %d x %s (%s), node type %s.\n",
+          c->gpus, c->nodes, c->gpus_per_node, c->gpu.name,
+          units_fmt_human(c->gpu.peak_flops[DTYPE_BF16], UNIT_FLOPS, b1,
+                          sizeof b1), c->node_type);
+  fprintf(f, "  NVLink: %s per direction per GPU, %s GPU to GPU.\n",
+          units_fmt_human(c->gpu.nvlink_bw_Bps, UNIT_BW, b1, sizeof b1),
+          units_fmt_human(c->nvlink_lat_s, UNIT_TIME, b2, sizeof b2));
+  fprintf(f, "  NICs: %d x %s per node (%s, %s), %d GPU(s) per NIC.\n",
+          c->nics_per_node, c->nic.name,
+          units_fmt_human(c->nic.bw_Bps, UNIT_BW, b1, sizeof b1),
+          units_fmt_human(c->nic.lat_s, UNIT_TIME, b2, sizeof b2),
+          c->gpus_per_node / c->nics_per_node);
+  fprintf(f, "  Fabric: %d leaf group(s) of up to %d nodes, %d pod(s) of up "
+          "to %d leaf groups;\n  oversubscription %g (leaf) and %g (pod); "
+          "switch hop %s.\n", c->leaves, c->nodes_per_leaf, c->pods,
+          c->leaves_per_pod, c->oversub, c->pod_oversub,
+          units_fmt_human(c->switch_lat_s, UNIT_TIME, b3, sizeof b3));
+  if (c->scale.compute != 1 || c->scale.hbm_bw != 1 || c->scale.hbm_cap != 1 ||
+      c->scale.nvlink != 1 || c->scale.nic != 1)
+    fprintf(f, "  What-if scaling: compute x%g, HBM bw x%g, HBM capacity "
+            "x%g, NVLink x%g, NIC x%g.\n", c->scale.compute, c->scale.hbm_bw,
+            c->scale.hbm_cap, c->scale.nvlink, c->scale.nic);
+  fprintf(f, "  GPU numbers: %s.\n  NIC numbers: %s.\n", c->gpu.source,
+          c->nic.source);
+  (void)b4;
+  fprintf(f, "\n  Host speed is the GPU's dense BF16 peak; weft times kernels "
+          "with its own\n  cost model.  The network model is CM02 without "
+          "cross-traffic, so that a\n  flow's time is latency + size / "
+          "bandwidth share (SimGrid's default LV08\n  factors are tuned for "
+          "MPI over TCP, not for NVLink or InfiniBand RDMA).\n-->\n");
+  fprintf(f, "<platform version=\"4.1\">\n");
+  fprintf(f, "<config>\n"
+          "  <prop id=\"network/model\" value=\"CM02\"/>\n"
+          "  <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
+          "</config>\n");
+}
+
+int platgen_write(const struct cluster *c, FILE *f, struct weft_err *err)
+{
+  struct out o = {.f = f};
+  write_header(&o, c);
+  fprintf(f, "<zone id=\"weft\" routing=\"Full\">\n");
+  for (int p = 0; p < c->pods; p++)
+    write_pod(&o, c, p);
+  link_fat(&o, "  ", "core", c->switch_lat_s);
+  for (int a = 0; a < c->pods; a++)
+    for (int b = a + 1; b < c->pods; b++)
+      fprintf(f, "  <zoneRoute src=\"pod%d\" dst=\"pod%d\" gw_src=\"pod%d-r\" "
+              "gw_dst=\"pod%d-r\"><link_ctn id=\"core\"/></zoneRoute>\n", a, b,
+              a, b);
+  fprintf(f, "</zone>\n</platform>\n");
+  if (ferror(f))
+    return weft_errf(err, WEFT_EIO, "write error: %s", strerror(errno));
+  return 0;
+}
+
+int platgen_write_file(const struct cluster *c, const char *path,
+                       struct weft_err *err)
+{
+  if (strcmp(path, "-") == 0)
+    return platgen_write(c, stdout, err);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path,
+                     strerror(errno));
+  int rc = platgen_write(c, f, err);
+  if (fclose(f) != 0 && !rc)
+    rc = weft_errf(err, WEFT_EIO, "%s: write error: %s", path,
+                   strerror(errno));
+  if (rc)
+    weft_err_prefix(err, path);
+  return rc;
+}

@@ -1,0 +1,325 @@
+/*
+ * xin.c - libxml2 behind a small interface.  The parser runs with NONET and
+ * without NOENT (entities are never substituted) and any DOCTYPE is refused,
+ * so no input can fetch a URL or expand into a billion laughs.
+ */
+#include "xin.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bounds.h"
+#include "xalloc.h"
+
+struct xin_doc {
+  xmlDocPtr doc;
+  char *name;
+};
+
+#define NODE(e) ((xmlNodePtr)(e))
+#define ELEM(n) ((const struct xin_elem *)(n))
+
+static void silent(void *ctx, const char *msg, ...)
+{
+  (void)ctx;
+  (void)msg;
+}
+
+static void quiet_structured(void *ctx, const xmlError *e)
+{
+  (void)ctx;
+  (void)e;
+}
+
+static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
+                              const char *name, struct weft_err *err)
+{
+  if (!d) {
+    const xmlError *e = xmlCtxtGetLastError(ctxt);
+    char msg[256] = "malformed XML";
+    int line = 0;
+    if (e && e->message) {
+      snprintf(msg, sizeof msg, "%s", e->message);
+      size_t n = strlen(msg);
+      while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+      line = e->line;
+    }
+    weft_errf(err, WEFT_EINVAL, "%s:%d: malformed XML: %s", name, line, msg);
+    xmlFreeParserCtxt(ctxt);
+    return NULL;
+  }
+  xmlFreeParserCtxt(ctxt);
+  if (d->intSubset || d->extSubset) {
+    int line = d->intSubset ? (int)xmlGetLineNo((xmlNodePtr)d->intSubset) : 1;
+    weft_errf(err, WEFT_EINVAL, "%s:%d: DOCTYPE declarations are not allowed",
+              name, line > 0 ? line : 1);
+    xmlFreeDoc(d);
+    return NULL;
+  }
+  if (!xmlDocGetRootElement(d)) {
+    weft_errf(err, WEFT_EINVAL, "%s:1: no root element", name);
+    xmlFreeDoc(d);
+    return NULL;
+  }
+  struct xin_doc *x = xmalloc(sizeof *x);
+  x->doc = d;
+  x->name = xstrdup(name);
+  return x;
+}
+
+static const int parse_opts = XML_PARSE_NONET | XML_PARSE_NOERROR |
+                              XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
+
+struct xin_doc *xin_parse_mem(const char *buf, size_t len, const char *name,
+                              struct weft_err *err)
+{
+  if (len > WEFT_MAX_XML_BYTES) {
+    weft_errf(err, WEFT_ELIMIT, "%s: %zu bytes exceeds the limit of %d bytes",
+              name, len, WEFT_MAX_XML_BYTES);
+    return NULL;
+  }
+  xmlSetGenericErrorFunc(NULL, silent);
+  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)quiet_structured);
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  xmlDocPtr d = xmlCtxtReadMemory(ctxt, buf, (int)len, name, NULL, parse_opts);
+  return finish(d, ctxt, name, err);
+}
+
+struct xin_doc *xin_parse_file(const char *path, struct weft_err *err)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
+    return NULL;
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *buf = xmalloc(cap);
+  for (;;) {
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (len > WEFT_MAX_XML_BYTES)
+      break;
+    if (n == 0)
+      break;
+    if (len == cap) {
+      cap *= 2;
+      buf = xrealloc(buf, cap);
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  struct xin_doc *d = NULL;
+  if (bad)
+    weft_errf(err, WEFT_EIO, "%s: read error", path);
+  else if (len > WEFT_MAX_XML_BYTES)
+    weft_errf(err, WEFT_ELIMIT, "%s: larger than the limit of %d bytes", path,
+              WEFT_MAX_XML_BYTES);
+  else
+    d = xin_parse_mem(buf, len, path, err);
+  free(buf);
+  return d;
+}
+
+void xin_free(struct xin_doc *doc)
+{
+  if (!doc)
+    return;
+  xmlFreeDoc(doc->doc);
+  free(doc->name);
+  free(doc);
+}
+
+const char *xin_doc_name(const struct xin_doc *doc) { return doc->name; }
+
+static xmlNodePtr skip_to_elem(xmlNodePtr n)
+{
+  while (n && n->type != XML_ELEMENT_NODE)
+    n = n->next;
+  return n;
+}
+
+const struct xin_elem *xin_root(const struct xin_doc *doc)
+{
+  return ELEM(xmlDocGetRootElement(doc->doc));
+}
+
+const struct xin_elem *xin_child(const struct xin_elem *e)
+{
+  return ELEM(skip_to_elem(NODE(e)->children));
+}
+
+const struct xin_elem *xin_next(const struct xin_elem *e)
+{
+  return ELEM(skip_to_elem(NODE(e)->next));
+}
+
+const char *xin_name(const struct xin_elem *e)
+{
+  return (const char *)NODE(e)->name;
+}
+
+int xin_line(const struct xin_elem *e) { return (int)xmlGetLineNo(NODE(e)); }
+
+int xin_errf(const struct xin_doc *doc, const struct xin_elem *e,
+             struct weft_err *err, int code, const char *fmt, ...)
+{
+  char msg[WEFT_ERR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return weft_errf(err, code, "%s:%d: <%s>: %s", doc->name, xin_line(e),
+                   xin_name(e), msg);
+}
+
+int xin_check_attrs(const struct xin_doc *doc, const struct xin_elem *e,
+                    const char *const *allowed, struct weft_err *err)
+{
+  for (xmlAttrPtr a = NODE(e)->properties; a; a = a->next) {
+    bool ok = false;
+    for (const char *const *p = allowed; *p && !ok; p++)
+      ok = strcmp(*p, (const char *)a->name) == 0;
+    if (!ok)
+      return xin_errf(doc, e, err, WEFT_EINVAL, "unknown attribute '%s'",
+                      (const char *)a->name);
+  }
+  for (xmlNodePtr c = NODE(e)->children; c; c = c->next) {
+    if (c->type == XML_TEXT_NODE) {
+      for (const xmlChar *t = c->content; t && *t; t++)
+        if (*t != ' ' && *t != '\t' && *t != '\n' && *t != '\r')
+          return xin_errf(doc, e, err, WEFT_EINVAL, "unexpected text inside "
+                          "the element");
+    } else if (c->type == XML_ENTITY_REF_NODE) {
+      return xin_errf(doc, e, err, WEFT_EINVAL, "entity references are not "
+                      "allowed");
+    }
+  }
+  return 0;
+}
+
+bool xin_has(const struct xin_elem *e, const char *attr)
+{
+  return xmlHasProp(NODE(e), (const xmlChar *)attr) != NULL;
+}
+
+/* Fetch an attribute as a heap string (caller frees with xmlFree) or NULL. */
+static xmlChar *get(const struct xin_elem *e, const char *attr)
+{
+  return xmlGetProp(NODE(e), (const xmlChar *)attr);
+}
+
+static int missing(const struct xin_doc *doc, const struct xin_elem *e,
+                   const char *attr, struct weft_err *err)
+{
+  return xin_errf(doc, e, err, WEFT_EINVAL, "missing attribute '%s'", attr);
+}
+
+int xin_str(const struct xin_doc *doc, const struct xin_elem *e,
+            const char *attr, bool required, char *buf, size_t size,
+            struct weft_err *err)
+{
+  xmlChar *v = get(e, attr);
+  if (!v)
+    return required ? missing(doc, e, attr, err) : 0;
+  int rc = 0;
+  size_t n = strlen((const char *)v);
+  if (n == 0)
+    rc = xin_errf(doc, e, err, WEFT_EINVAL, "attribute '%s' is empty", attr);
+  else if (n >= size)
+    rc = xin_errf(doc, e, err, WEFT_ELIMIT, "attribute '%s' is longer than "
+                  "%zu characters", attr, size - 1);
+  else
+    memcpy(buf, v, n + 1);
+  xmlFree(v);
+  return rc;
+}
+
+static int wrap(const struct xin_doc *doc, const struct xin_elem *e,
+                const char *attr, int rc, struct weft_err *err)
+{
+  char msg[WEFT_ERR_MAX];
+  snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+  return xin_errf(doc, e, err, rc, "attribute '%s': %s", attr, msg);
+}
+
+static int quantity(const struct xin_doc *doc, const struct xin_elem *e,
+                    const char *attr, bool required, enum unit_kind kind,
+                    double max, bool zero_ok, double *out,
+                    struct weft_err *err)
+{
+  xmlChar *v = get(e, attr);
+  if (!v)
+    return required ? missing(doc, e, attr, err) : 0;
+  double x;
+  int rc = zero_ok ? units_parse((const char *)v, kind, &x, err)
+                   : units_parse_pos((const char *)v, kind, max, &x, err);
+  if (!rc && zero_ok && x > max) {
+    char b[64];
+    rc = weft_errf(err, WEFT_ELIMIT, "'%s' exceeds the limit of %s",
+                   (const char *)v, units_fmt_human(max, kind, b, sizeof b));
+  }
+  xmlFree(v);
+  if (rc)
+    return wrap(doc, e, attr, rc, err);
+  *out = x;
+  return 0;
+}
+
+int xin_quantity(const struct xin_doc *doc, const struct xin_elem *e,
+                 const char *attr, bool required, enum unit_kind kind,
+                 double max, double *out, struct weft_err *err)
+{
+  return quantity(doc, e, attr, required, kind, max, false, out, err);
+}
+
+int xin_quantity0(const struct xin_doc *doc, const struct xin_elem *e,
+                  const char *attr, bool required, enum unit_kind kind,
+                  double max, double *out, struct weft_err *err)
+{
+  return quantity(doc, e, attr, required, kind, max, true, out, err);
+}
+
+int xin_int(const struct xin_doc *doc, const struct xin_elem *e,
+            const char *attr, bool required, long min, long max, long *out,
+            struct weft_err *err)
+{
+  xmlChar *v = get(e, attr);
+  if (!v)
+    return required ? missing(doc, e, attr, err) : 0;
+  long x;
+  int rc = units_parse_int((const char *)v, min, max, &x, err);
+  xmlFree(v);
+  if (rc)
+    return wrap(doc, e, attr, rc, err);
+  *out = x;
+  return 0;
+}
+
+int xin_real(const struct xin_doc *doc, const struct xin_elem *e,
+             const char *attr, bool required, double min, double max,
+             double *out, struct weft_err *err)
+{
+  xmlChar *v = get(e, attr);
+  if (!v)
+    return required ? missing(doc, e, attr, err) : 0;
+  double x;
+  int rc = units_parse_real((const char *)v, min, max, &x, err);
+  xmlFree(v);
+  if (rc)
+    return wrap(doc, e, attr, rc, err);
+  *out = x;
+  return 0;
+}

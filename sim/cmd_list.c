@@ -1,0 +1,107 @@
+/*
+ * cmd_list.c - `weft list`: the catalog and the presets, as tables.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "platforms/catalog.h"
+#include "platforms/cluster.h"
+#include "sim/base/units.h"
+#include "sim/cli.h"
+
+static void list_gpus(const struct catalog *cat)
+{
+  printf("%-10s %13s %13s %13s %8s %11s %11s %6s %7s\n", "GPU", "FP32",
+         "BF16", "FP8", "HBM", "HBM BW", "NVLink/dir", "idle", "TDP");
+  for (int i = 0; i < cat->n_gpus; i++) {
+    const struct gpu_spec *g = &cat->gpus[i];
+    char a[32], b[32], c[32], d[32], e[32], f[32], h[32], k[32];
+    printf("%-10s %13s %13s %13s %8s %11s %11s %6s %7s\n", g->name,
+           units_fmt_human(g->peak_flops[DTYPE_FP32], UNIT_FLOPS, a, 32),
+           units_fmt_human(g->peak_flops[DTYPE_BF16], UNIT_FLOPS, b, 32),
+           g->peak_flops[DTYPE_FP8] > 0
+               ? units_fmt_human(g->peak_flops[DTYPE_FP8], UNIT_FLOPS, c, 32)
+               : "-",
+           units_fmt_human(g->hbm_bytes, UNIT_SIZE, d, 32),
+           units_fmt_human(g->hbm_bw_Bps, UNIT_BW, e, 32),
+           units_fmt_human(g->nvlink_bw_Bps, UNIT_BW, f, 32),
+           units_fmt_human(g->idle_w, UNIT_POWER, h, 32),
+           units_fmt_human(g->max_w, UNIT_POWER, k, 32));
+  }
+}
+
+static void list_nics(const struct catalog *cat)
+{
+  printf("%-8s %12s %10s  %s\n", "NIC", "bandwidth", "latency", "source");
+  for (int i = 0; i < cat->n_nics; i++) {
+    const struct nic_spec *n = &cat->nics[i];
+    char a[32], b[32];
+    printf("%-8s %12s %10s  %s\n", n->name,
+           units_fmt_human(n->bw_Bps, UNIT_BW, a, 32),
+           units_fmt_human(n->lat_s, UNIT_TIME, b, 32), n->source);
+  }
+}
+
+static void list_nodes(const struct catalog *cat)
+{
+  printf("%-14s %-10s %5s %-5s %5s %10s %5s\n", "node", "GPU", "GPUs", "NIC",
+         "NICs", "NVLink lat", "NVLS");
+  for (int i = 0; i < cat->n_nodes; i++) {
+    const struct node_spec *n = &cat->nodes[i];
+    char a[32];
+    printf("%-14s %-10s %5d %-5s %5d %10s %5s\n", n->name, n->gpu, n->gpus,
+           n->nic, n->nics, units_fmt_human(n->nvlink_lat_s, UNIT_TIME, a, 32),
+           n->nvls ? "yes" : "no");
+  }
+}
+
+static int list_clusters(const struct catalog *cat)
+{
+  printf("%-13s %-12s %6s %6s %6s %6s  %s\n", "cluster", "node", "GPUs",
+         "nodes", "/leaf", "oversub", "description");
+  int n = cluster_preset_count();
+  for (int i = 0; i < n; i++) {
+    struct cluster_desc d;
+    struct cluster c;
+    struct weft_err err = {0};
+    if (cluster_preset_get(i, &d, &err) || cluster_resolve(&d, cat, &c, &err))
+      return cli_fail(&err);
+    printf("%-13s %-12s %6d %6d %6d %6g  %s\n", c.name, c.node_type, c.gpus,
+           c.nodes, c.nodes_per_leaf, c.oversub, c.description);
+  }
+  printf("\nSizes are defaults: set --gpus or --nodes.\n");
+  return 0;
+}
+
+int cmd_list(int argc, char **argv)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  if (!cat)
+    return cli_fail(&err);
+  const char *what = argc > 1 ? argv[1] : NULL;
+  int rc = 0;
+  if (argc > 2)
+    rc = cli_usage("list: too many arguments");
+  else if (!what) {
+    list_gpus(cat);
+    printf("\n");
+    list_nics(cat);
+    printf("\n");
+    list_nodes(cat);
+    printf("\n");
+    rc = list_clusters(cat);
+  } else if (strcmp(what, "gpus") == 0)
+    list_gpus(cat);
+  else if (strcmp(what, "nics") == 0)
+    list_nics(cat);
+  else if (strcmp(what, "nodes") == 0)
+    list_nodes(cat);
+  else if (strcmp(what, "clusters") == 0)
+    rc = list_clusters(cat);
+  else
+    rc = cli_usage("list: unknown list '%s'; expected gpus, nics, nodes or "
+                   "clusters", what);
+  catalog_free(cat);
+  return rc;
+}

@@ -1,0 +1,57 @@
+/*
+ * main.c - the `weft` program: dispatch to a subcommand of the table.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/cli.h"
+
+int cmd_list(int argc, char **argv);
+int cmd_platform(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+const struct command weft_commands[] = {
+    {"platform", cmd_platform, "[CLUSTER] [-o FILE] [cluster flags]",
+     "write the SimGrid platform XML of a cluster preset or file"},
+    {"list", cmd_list, "[gpus|nics|nodes|clusters]",
+     "show the hardware catalog and cluster presets"},
+    {"help", cmd_help, "", "show this help"},
+    {NULL, NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: weft COMMAND [ARGS]\n\n"
+          "weft simulates distributed Transformer training on GPU clusters "
+          "with SimGrid.\n\ncommands:\n");
+  for (const struct command *c = weft_commands; c->name; c++)
+    fprintf(f, "  weft %-8s %-38s %s\n", c->name, c->args, c->summary);
+  fprintf(f, "\ncluster flags: --cluster NAME|FILE --catalog FILE --gpus N "
+          "--nodes N --node TYPE\n  --gpu NAME --nic NAME --gpus-per-node N "
+          "--nics-per-node N --nodes-per-leaf N\n  --leaves-per-pod N "
+          "--oversubscription R --pod-oversubscription R\n  --switch-lat T "
+          "--nvlink-lat T --nic-lat T\n  --scale compute=F,hbm_bw=F,hbm_cap=F,"
+          "nvlink=F,nic=F\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  usage(stdout);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+    return cmd_help(argc, argv);
+  for (const struct command *c = weft_commands; c->name; c++)
+    if (strcmp(argv[1], c->name) == 0)
+      return c->run(argc - 1, argv + 1);
+  return cli_usage("unknown command '%s' (see weft help)", argv[1]);
+}

@@ -1,0 +1,59 @@
+/*
+ * platload.c - SimGrid start-up and platform loading (one of the two places,
+ * with the engine, that include SimGrid headers).
+ */
+#include "sim/platload.h"
+
+#include <errno.h>
+#include <simgrid/engine.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "platforms/platgen.h"
+
+void platload_boot(int verbose)
+{
+  static char a0[] = "weft";
+  static char a1[] = "--log=root.thres:critical";
+  static char a2[] = "--cfg=contexts/factory:raw";
+  char *argv[] = {a0, a1, a2, NULL};
+  int argc = 3;
+  if (verbose) {
+    argv[1] = a2;
+    argc = 2;
+  }
+  simgrid_init(&argc, argv);
+}
+
+int platload_file(const char *path, struct weft_err *err)
+{
+  if (access(path, R_OK) != 0)
+    return weft_errf(err, WEFT_EIO, "%s: cannot read: %s", path,
+                     strerror(errno));
+  simgrid_load_platform(path);
+  return 0;
+}
+
+int platload_cluster(const struct cluster *c, struct weft_err *err)
+{
+  char path[] = "/tmp/weft-platform-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return weft_errf(err, WEFT_EIO, "cannot create a temporary platform file: "
+                     "%s", strerror(errno));
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(path);
+    return weft_errf(err, WEFT_EIO, "fdopen: %s", strerror(errno));
+  }
+  int rc = platgen_write(c, f, err);
+  if (fclose(f) != 0 && !rc)
+    rc = weft_errf(err, WEFT_EIO, "%s: write error", path);
+  if (!rc)
+    rc = platload_file(path, err);
+  unlink(path);
+  return rc;
+}
