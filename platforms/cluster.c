@@ -63,6 +63,7 @@ void cluster_desc_init(struct cluster_desc *d)
 {
   memset(d, 0, sizeof *d);
   snprintf(d->name, sizeof d->name, "custom");
+  snprintf(d->source, sizeof d->source, "cluster 'custom'");
 }
 
 int cluster_key_from_name(const char *name)
@@ -210,6 +211,8 @@ static int read_cluster_elem(struct cluster_desc *d, const struct xin_doc *doc,
     return rc;
   if (name[0])
     snprintf(d->name, sizeof d->name, "%s", name);
+  snprintf(d->source, sizeof d->source, "%s:%d: <%s>", xin_doc_name(doc),
+           xin_line_in(doc, e), xin_name(e));
   for (int k = 0; k < CK_COUNT; k++) {
     char value[WEFT_MAX_DESC + 1] = "";
     if (!xin_has(e, keys[k].name))
@@ -219,7 +222,7 @@ static int read_cluster_elem(struct cluster_desc *d, const struct xin_doc *doc,
       return rc;
     char origin[WEFT_MAX_ORIGIN];
     snprintf(origin, sizeof origin, "%s:%d: <%s> attribute '%s'",
-             xin_doc_name(doc), xin_line(e), xin_name(e), keys[k].name);
+             xin_doc_name(doc), xin_line_in(doc, e), xin_name(e), keys[k].name);
     rc = cluster_desc_set(d, (enum cluster_key)k, value, origin, layer, err);
     if (rc)
       return rc;
@@ -324,7 +327,7 @@ int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
 /* The location of a setting, or a generic one when it was never set. */
 static const char *where(const struct cluster_desc *d, enum cluster_key k)
 {
-  return d->set[k] ? d->origin[k] : d->name;
+  return d->set[k] ? d->origin[k] : d->source;
 }
 
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
@@ -337,8 +340,8 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     snprintf(c.description, sizeof c.description, "%s",
              d->text[CK_DESCRIPTION]);
   if (!d->set[CK_NODE])
-    return weft_errf(err, WEFT_EINVAL, "cluster '%s': no node type; set "
-                     "node= or --node", d->name);
+    return weft_errf(err, WEFT_EINVAL, "%s: no node type; set node= or "
+                     "--node", d->source);
   const struct node_spec *node = catalog_node(cat, d->text[CK_NODE]);
   if (!node)
     return weft_errf(err, WEFT_ENOTFOUND, "%s: unknown node type '%s' (see "

@@ -53,6 +53,7 @@ enum cluster_key {
 
 struct cluster_desc {
   char name[WEFT_MAX_NAME];
+  char source[WEFT_MAX_ORIGIN];          /* where the description began */
   bool set[CK_COUNT];
   int layer[CK_COUNT];                   /* 0 preset, 1 file, 2 flags */
   double num[CK_COUNT];                  /* numeric settings */

@@ -76,14 +76,35 @@ static int list_clusters(const struct catalog *cat)
 int cmd_list(int argc, char **argv)
 {
   struct weft_err err = {0};
+  const char *what = NULL;
+  const char *files[8];
+  int n_files = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--", 2) == 0) {
+      const char *name, *value;
+      if (!cli_opt(argc, argv, &i, &name, &value, &err))
+        return cli_fail(&err);
+      if (strcmp(name, "catalog") != 0)
+        return cli_usage("list: unknown option '--%s'", name);
+      if (n_files == 8)
+        return cli_usage("list: more than 8 --catalog files");
+      files[n_files++] = value;
+    } else if (!what) {
+      what = argv[i];
+    } else {
+      return cli_usage("list: unexpected argument '%s'", argv[i]);
+    }
+  }
   struct catalog *cat = catalog_builtin(&err);
   if (!cat)
     return cli_fail(&err);
-  const char *what = argc > 1 ? argv[1] : NULL;
+  for (int i = 0; i < n_files; i++)
+    if (catalog_load_file(cat, files[i], &err)) {
+      catalog_free(cat);
+      return cli_fail(&err);
+    }
   int rc = 0;
-  if (argc > 2)
-    rc = cli_usage("list: too many arguments");
-  else if (!what) {
+  if (!what) {
     list_gpus(cat);
     printf("\n");
     list_nics(cat);

@@ -13,7 +13,7 @@ static int cmd_help(int argc, char **argv);
 const struct command weft_commands[] = {
     {"platform", cmd_platform, "[CLUSTER] [-o FILE] [cluster flags]",
      "write the SimGrid platform XML of a cluster preset or file"},
-    {"list", cmd_list, "[gpus|nics|nodes|clusters]",
+    {"list", cmd_list, "[gpus|nics|nodes|clusters] [--catalog F]",
      "show the hardware catalog and cluster presets"},
     {"help", cmd_help, "", "show this help"},
     {NULL, NULL, NULL, NULL},

@@ -20,6 +20,8 @@
 struct xin_doc {
   xmlDocPtr doc;
   char *name;
+  char *text;  /* the source, to find where start tags begin */
+  size_t len;
 };
 
 #define NODE(e) ((xmlNodePtr)(e))
@@ -37,8 +39,18 @@ static void quiet_structured(void *ctx, const xmlError *e)
   (void)e;
 }
 
+/* 1-based line of byte offset `off` in `text`. */
+static int line_at(const char *text, size_t off)
+{
+  int line = 1;
+  for (size_t i = 0; i < off; i++)
+    line += text[i] == '\n';
+  return line;
+}
+
 static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
-                              const char *name, struct weft_err *err)
+                              const char *name, const char *buf, size_t len,
+                              struct weft_err *err)
 {
   if (!d) {
     const xmlError *e = xmlCtxtGetLastError(ctxt);
@@ -49,7 +61,7 @@ static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
       size_t n = strlen(msg);
       while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         msg[--n] = '\0';
-      line = e->line;
+      line = e->line > 0 ? e->line : 1;
     }
     weft_errf(err, WEFT_EINVAL, "%s:%d: malformed XML: %s", name, line, msg);
     xmlFreeParserCtxt(ctxt);
@@ -57,9 +69,10 @@ static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
   }
   xmlFreeParserCtxt(ctxt);
   if (d->intSubset || d->extSubset) {
-    int line = d->intSubset ? (int)xmlGetLineNo((xmlNodePtr)d->intSubset) : 1;
+    const char *p = strstr(buf, "<!DOCTYPE");
+    int line = p ? line_at(buf, (size_t)(p - buf)) : 1;
     weft_errf(err, WEFT_EINVAL, "%s:%d: DOCTYPE declarations are not allowed",
-              name, line > 0 ? line : 1);
+              name, line);
     xmlFreeDoc(d);
     return NULL;
   }
@@ -71,6 +84,10 @@ static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
   struct xin_doc *x = xmalloc(sizeof *x);
   x->doc = d;
   x->name = xstrdup(name);
+  x->text = xmalloc(len + 1);
+  memcpy(x->text, buf, len);
+  x->text[len] = '\0';
+  x->len = len;
   return x;
 }
 
@@ -89,7 +106,7 @@ struct xin_doc *xin_parse_mem(const char *buf, size_t len, const char *name,
   xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)quiet_structured);
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   xmlDocPtr d = xmlCtxtReadMemory(ctxt, buf, (int)len, name, NULL, parse_opts);
-  return finish(d, ctxt, name, err);
+  return finish(d, ctxt, name, buf, len, err);
 }
 
 struct xin_doc *xin_parse_file(const char *path, struct weft_err *err)
@@ -139,6 +156,7 @@ void xin_free(struct xin_doc *doc)
     return;
   xmlFreeDoc(doc->doc);
   free(doc->name);
+  free(doc->text);
   free(doc);
 }
 
@@ -171,7 +189,34 @@ const char *xin_name(const struct xin_elem *e)
   return (const char *)NODE(e)->name;
 }
 
-int xin_line(const struct xin_elem *e) { return (int)xmlGetLineNo(NODE(e)); }
+/* libxml2 records the line where a start tag ends; people expect the line
+ * where it begins.  Attribute values cannot contain '<', so the last "<name"
+ * before the end of the recorded line is this element's start. */
+static int start_line(const struct xin_doc *doc, const struct xin_elem *e)
+{
+  int end_line = (int)xmlGetLineNo(NODE(e));
+  size_t off = 0;
+  for (int l = 1; off < doc->len && l <= end_line; off++)
+    if (doc->text[off] == '\n')
+      l++;
+  const char *nm = xin_name(e);
+  size_t nlen = strlen(nm);
+  for (size_t i = off; i-- > 0;) {
+    if (doc->text[i] == '<' && i + 1 + nlen <= doc->len &&
+        strncmp(doc->text + i + 1, nm, nlen) == 0) {
+      char c = doc->text[i + 1 + nlen];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' ||
+          c == '>')
+        return line_at(doc->text, i);
+    }
+  }
+  return end_line;
+}
+
+int xin_line_in(const struct xin_doc *doc, const struct xin_elem *e)
+{
+  return start_line(doc, e);
+}
 
 int xin_errf(const struct xin_doc *doc, const struct xin_elem *e,
              struct weft_err *err, int code, const char *fmt, ...)
@@ -181,8 +226,8 @@ int xin_errf(const struct xin_doc *doc, const struct xin_elem *e,
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return weft_errf(err, code, "%s:%d: <%s>: %s", doc->name, xin_line(e),
-                   xin_name(e), msg);
+  return weft_errf(err, code, "%s:%d: <%s>: %s", doc->name,
+                   start_line(doc, e), xin_name(e), msg);
 }
 
 int xin_check_attrs(const struct xin_doc *doc, const struct xin_elem *e,

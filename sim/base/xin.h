@@ -35,7 +35,8 @@ const struct xin_elem *xin_root(const struct xin_doc *doc);
 const struct xin_elem *xin_child(const struct xin_elem *e);
 const struct xin_elem *xin_next(const struct xin_elem *e);
 const char *xin_name(const struct xin_elem *e);
-int xin_line(const struct xin_elem *e);
+/* The line where the element's start tag begins. */
+int xin_line_in(const struct xin_doc *doc, const struct xin_elem *e);
 
 /* Set err to "FILE:LINE: <elem>: " followed by the formatted message. */
 int xin_errf(const struct xin_doc *doc, const struct xin_elem *e,

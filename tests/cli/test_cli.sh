@@ -1,0 +1,80 @@
+#!/bin/sh
+# test_cli.sh WEFT DIR - end-to-end tests of the weft command line: exit codes,
+# exact error messages for bad flags and files, and golden outputs.
+# Prints "cli: N passed, N failed" and fails if any case failed.
+weft=$1
+dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# expect CODE "STDERR" ARGS... : exit code and exact stderr.
+expect() {
+  code=$1; want=$2; shift 2
+  "$weft" "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -eq "$code" ] && [ "$(cat "$tmp/err")" = "$want" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: weft $*"
+    echo "  want exit $code: $want"
+    echo "  got  exit $got: $(cat "$tmp/err")"
+  fi
+}
+
+# golden FILE ARGS... : stdout equals the golden file byte for byte.
+golden() {
+  file=$1; shift
+  "$weft" "$@" >"$tmp/out" 2>"$tmp/err"
+  if [ $? -eq 0 ] && cmp -s "$tmp/out" "$dir/golden/$file"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: weft $* (golden $file)"
+    diff "$dir/golden/$file" "$tmp/out" | head -20
+    cat "$tmp/err"
+  fi
+}
+
+expect 2 "weft: unknown command 'simulate' (see weft help)" simulate
+expect 2 "weft: platform: unknown option '--colour'" platform --colour red
+expect 2 "weft: platform: unexpected argument 'b'" platform a b
+expect 1 "weft: --gpus: missing value" platform dgx-h100 --gpus
+expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, h100-oversub" platform dgx-h900
+expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus 12
+expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus=12
+expect 1 "weft: --nodes: '1000000' exceeds the limit of 65536" platform dgx-h100 --nodes 1000000
+expect 1 "weft: --gpus: '-8' is below the minimum of 1" platform dgx-h100 --gpus -8
+expect 1 "weft: --gpus: 'NaN' is not an integer" platform dgx-h100 --gpus NaN
+expect 1 "weft: --switch-lat: '100' has no unit; expected a time such as 0.35us" platform dgx-h100 --switch-lat 100
+expect 1 "weft: --gpu: unknown GPU 'Z100' (see weft list gpus)" platform dgx-h100 --gpu Z100
+expect 1 "weft: --scale: unknown factor 'memory'; expected compute, hbm_bw, hbm_cap, nvlink or nic" platform dgx-h100 --scale memory=2
+expect 1 "weft: /nonexistent/c.xml: cannot open: No such file or directory" platform /nonexistent/c.xml
+expect 1 "weft: /nonexistent/dir/p.xml: cannot write: No such file or directory" platform dgx-h100 -o /nonexistent/dir/p.xml
+expect 2 "weft: list: unknown list 'cpus'; expected gpus, nics, nodes or clusters" list cpus
+
+printf '<cluster name="c" node="DGX-H100"\n  nodes="2" oversubscription="0"/>\n' >"$tmp/c.xml"
+expect 1 "weft: $tmp/c.xml:1: <cluster> attribute 'oversubscription': '0' is below the minimum of 1" platform "$tmp/c.xml"
+printf '<cluster name="c" node="DGX-H100" nodes="2">\n<gpu name="g"/>\n</cluster>\n' >"$tmp/c.xml"
+expect 1 "weft: $tmp/c.xml:2: <gpu>: missing attribute 'fp32'" platform "$tmp/c.xml"
+printf '<cluster name="c" node="DGX-H100" nodes="2">\n' >"$tmp/c.xml"
+expect 1 "weft: $tmp/c.xml:2: malformed XML: Premature end of data in tag cluster line 1" platform "$tmp/c.xml"
+printf '<catalog>\n<nic name="HDR" bw="200" lat="1us"/>\n</catalog>\n' >"$tmp/cat.xml"
+expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expected a bandwidth such as 450GBps" list gpus --catalog "$tmp/cat.xml"
+expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expected a bandwidth such as 450GBps" platform --catalog "$tmp/cat.xml"
+
+# Success paths: a file is written and the summary goes to stderr.
+expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), 1 leaf group(s), 1 pod(s), 25 GB/s NICs" platform selene --gpus 64 -o "$tmp/p.xml"
+golden dgx-a100-16.xml platform dgx-a100 --gpus 16 --nodes-per-leaf 1 --leaves-per-pod 1
+golden list-gpus.txt list gpus
+golden list-clusters.txt list clusters
+
+# Determinism: the same command twice gives byte-identical platforms.
+"$weft" platform dgx-h100 --gpus 1024 -o "$tmp/a.xml" 2>/dev/null
+"$weft" platform dgx-h100 --gpus 1024 -o "$tmp/b.xml" 2>/dev/null
+if cmp -s "$tmp/a.xml" "$tmp/b.xml"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: platform output not deterministic"; fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
