@@ -33,10 +33,26 @@ static void silent(void *ctx, const char *msg, ...)
   (void)msg;
 }
 
-static void quiet_structured(void *ctx, const xmlError *e)
+/* The first error of a parse: libxml2 goes on after an error and its last
+ * message ("Premature end of data") is usually a consequence, not the cause. */
+static struct {
+  bool set;
+  int line;
+  char msg[256];
+} first_error;
+
+static void capture_first(void *ctx, const xmlError *e)
 {
   (void)ctx;
-  (void)e;
+  if (first_error.set || !e || e->level < XML_ERR_ERROR)
+    return;
+  first_error.set = true;
+  first_error.line = e->line > 0 ? e->line : 1;
+  snprintf(first_error.msg, sizeof first_error.msg, "%s",
+           e->message ? e->message : "malformed XML");
+  size_t n = strlen(first_error.msg);
+  while (n && (first_error.msg[n - 1] == '\n' || first_error.msg[n - 1] == ' '))
+    first_error.msg[--n] = '\0';
 }
 
 /* 1-based line of byte offset `off` in `text`. */
@@ -52,18 +68,13 @@ static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
                               const char *name, const char *buf, size_t len,
                               struct weft_err *err)
 {
-  if (!d) {
-    const xmlError *e = xmlCtxtGetLastError(ctxt);
-    char msg[256] = "malformed XML";
-    int line = 0;
-    if (e && e->message) {
-      snprintf(msg, sizeof msg, "%s", e->message);
-      size_t n = strlen(msg);
-      while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-        msg[--n] = '\0';
-      line = e->line > 0 ? e->line : 1;
-    }
-    weft_errf(err, WEFT_EINVAL, "%s:%d: malformed XML: %s", name, line, msg);
+  if (!d || first_error.set) {
+    if (first_error.set)
+      weft_errf(err, WEFT_EINVAL, "%s:%d: malformed XML: %s", name,
+                first_error.line, first_error.msg);
+    else
+      weft_errf(err, WEFT_EINVAL, "%s:1: malformed XML", name);
+    xmlFreeDoc(d);
     xmlFreeParserCtxt(ctxt);
     return NULL;
   }
@@ -91,8 +102,7 @@ static struct xin_doc *finish(xmlDocPtr d, xmlParserCtxtPtr ctxt,
   return x;
 }
 
-static const int parse_opts = XML_PARSE_NONET | XML_PARSE_NOERROR |
-                              XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
+static const int parse_opts = XML_PARSE_NONET | XML_PARSE_NOCDATA;
 
 struct xin_doc *xin_parse_mem(const char *buf, size_t len, const char *name,
                               struct weft_err *err)
@@ -103,7 +113,8 @@ struct xin_doc *xin_parse_mem(const char *buf, size_t len, const char *name,
     return NULL;
   }
   xmlSetGenericErrorFunc(NULL, silent);
-  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)quiet_structured);
+  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture_first);
+  first_error.set = false;
   xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
   xmlDocPtr d = xmlCtxtReadMemory(ctxt, buf, (int)len, name, NULL, parse_opts);
   return finish(d, ctxt, name, buf, len, err);
