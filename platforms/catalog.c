@@ -119,12 +119,18 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
-    "nvlink_bw", "idle_power", "max_power", "source", NULL};
+    "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "attn_eff",
+    "mem_eff", "launch", "source", NULL};
 
 static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
 {
   struct gpu_spec g = {0};
+  long sms = 0;
+  g.gemm_eff = 0.75;
+  g.attn_eff = 0.55;
+  g.mem_eff = 0.8;
+  g.launch_s = 3e-6;
   int rc = xin_check_attrs(doc, e, gpu_attrs, err);
   if (!rc)
     rc = xin_str(doc, e, "name", true, g.name, sizeof g.name, err);
@@ -147,9 +153,21 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_quantity(doc, e, "max_power", true, UNIT_POWER, MAX_POWER,
                       &g.max_w, err);
   if (!rc)
+    rc = xin_int(doc, e, "sms", false, 0, 100000, &sms, err);
+  if (!rc)
+    rc = xin_real(doc, e, "gemm_eff", false, 0.01, 1, &g.gemm_eff, err);
+  if (!rc)
+    rc = xin_real(doc, e, "attn_eff", false, 0.01, 1, &g.attn_eff, err);
+  if (!rc)
+    rc = xin_real(doc, e, "mem_eff", false, 0.01, 1, &g.mem_eff, err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "launch", false, UNIT_TIME, MAX_LAT,
+                       &g.launch_s, err);
+  if (!rc)
     rc = xin_str(doc, e, "source", false, g.source, sizeof g.source, err);
   if (rc)
     return rc;
+  g.sms = (int)sms;
   if ((rc = gpu_spec_check(&g, err)))
     return xin_errf(doc, e, err, rc, "%s", err ? err->msg : "");
   struct gpu_spec *s = slot((void **)&cat->gpus, &cat->n_gpus, sizeof g,

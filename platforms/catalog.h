@@ -37,6 +37,12 @@ struct gpu_spec {
   double hbm_bw_Bps;              /* HBM bandwidth */
   double nvlink_bw_Bps;           /* NVLink bandwidth per direction */
   double idle_w, max_w;           /* board power idle and at TDP */
+  /* Operator cost model (workloads/costmodel.h): streaming multiprocessors
+   * (0: no wave quantization), the fraction of peak a large GEMM and a
+   * fused attention kernel reach, the fraction of HBM bandwidth a streaming
+   * kernel reaches, and the launch overhead per kernel. */
+  int sms;
+  double gemm_eff, attn_eff, mem_eff, launch_s;
   char source[WEFT_MAX_SOURCE];   /* provenance of the numbers */
 };
 

@@ -48,7 +48,6 @@ enum cluster_key {
   CK_COUNT
 };
 
-#define WEFT_MAX_ORIGIN 160
 #define WEFT_MAX_DESC 256
 
 struct cluster_desc {

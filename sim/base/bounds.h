@@ -16,5 +16,16 @@
 #define WEFT_MAX_NAME 64              /* bytes in a preset or entry name */
 #define WEFT_MAX_XML_BYTES (16 << 20) /* size of one input XML file */
 #define WEFT_MAX_SCALE 1.0e6          /* a what-if scaling factor */
+#define WEFT_MAX_ORIGIN 160           /* bytes of "file:line: <elem> ..." */
+#define WEFT_MAX_LAYERS 4096          /* Transformer layers */
+#define WEFT_MAX_HIDDEN (1L << 20)    /* hidden size */
+#define WEFT_MAX_HEADS 16384          /* attention heads */
+#define WEFT_MAX_VOCAB (1L << 24)     /* vocabulary */
+#define WEFT_MAX_SEQ (1L << 24)       /* sequence length */
+#define WEFT_MAX_EXPERTS 4096         /* MoE experts */
+#define WEFT_MAX_DEGREE 131072        /* one parallel degree */
+#define WEFT_MAX_BATCH (1L << 24)     /* global batch in sequences */
+#define WEFT_MAX_MICROBATCHES 65536   /* micro-batches per pipeline */
+#define WEFT_MAX_TASKS (1L << 27)     /* tasks of one stage program */
 
 #endif

@@ -61,6 +61,11 @@ static locale_t c_locale(void)
   return loc;
 }
 
+double units_strtod(const char *s, char **end)
+{
+  return strtod_l(s, end, c_locale());
+}
+
 /* Match `unit` = prefix + base exactly against a prefix table. */
 static bool match_prefixed(const char *unit, const struct suffix *pre,
                            const char *base, double *factor)

@@ -54,6 +54,9 @@ int units_parse_int(const char *text, long min, long max, long *out,
 int units_parse_real(const char *text, double min, double max, double *out,
                      struct weft_err *err) WEFT_WUR;
 
+/* strtod in the "C" locale, whatever the process locale. */
+double units_strtod(const char *s, char **end);
+
 /* Write `value` of `kind` into buf (at least 48 bytes) in the base unit with
  * SimGrid's suffix ("3e+11Bps", "1.3e-07s", "3.12e+14f", "80000000000B"),
  * with enough digits to read back the same double.  Returns buf. */

@@ -1,0 +1,431 @@
+/*
+ * graph.c - task graph storage and its text file format (traces/README.md).
+ *
+ * Invariant: a dependency always names an earlier task of the same program,
+ * so every graph, built or read, is acyclic by construction; the reader
+ * rejects forward references.
+ */
+#define _GNU_SOURCE
+#include "traces/graph.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/bounds.h"
+#include "sim/base/units.h"
+#include "sim/base/xalloc.h"
+
+static const char *const task_kinds[TK_COUNT] = {"kernel", "coll", "send",
+                                                 "recv"};
+static const char *const kernel_kinds[KK_COUNT] = {
+    "gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim"};
+static const char *const coll_ops[CO_COUNT] = {
+    "allreduce", "reducescatter", "allgather", "alltoall", "broadcast"};
+static const char *const group_kinds[GK_COUNT] = {"tp", "dp", "emb"};
+static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
+static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
+                                              "dp"};
+
+const char *task_kind_name(enum task_kind k) { return task_kinds[k]; }
+const char *kernel_kind_name(enum kernel_kind k) { return kernel_kinds[k]; }
+const char *coll_op_name(enum coll_op c) { return coll_ops[c]; }
+const char *group_kind_name(enum group_kind k) { return group_kinds[k]; }
+const char *phase_name(enum phase p) { return phases[p]; }
+const char *stream_name(enum stream s) { return streams[s]; }
+
+struct graph *graph_new(long stages)
+{
+  struct graph *g = xcalloc(1, sizeof *g);
+  g->stages = stages;
+  g->prog = xcalloc((size_t)stages, sizeof *g->prog);
+  return g;
+}
+
+void graph_free(struct graph *g)
+{
+  if (!g)
+    return;
+  for (long s = 0; g->prog && s < g->stages; s++) {
+    free(g->prog[s].tasks);
+    free(g->prog[s].deps);
+  }
+  free(g->prog);
+  free(g);
+}
+
+long graph_add(struct graph *g, long s, const struct task *t)
+{
+  struct program *p = &g->prog[s];
+  if (p->n == p->cap) {
+    p->cap = p->cap ? 2 * p->cap : 1024;
+    p->tasks = xreallocarray(p->tasks, (size_t)p->cap, sizeof *p->tasks);
+  }
+  struct task *d = &p->tasks[p->n];
+  *d = *t;
+  d->dep0 = (uint32_t)p->ndeps;
+  d->ndep = 0;
+  return p->n++;
+}
+
+void graph_dep(struct graph *g, long s, long on)
+{
+  struct program *p = &g->prog[s];
+  if (p->ndeps == p->depcap) {
+    p->depcap = p->depcap ? 2 * p->depcap : 1024;
+    p->deps = xreallocarray(p->deps, (size_t)p->depcap, sizeof *p->deps);
+  }
+  p->deps[p->ndeps++] = (uint32_t)on;
+  p->tasks[p->n - 1].ndep++;
+}
+
+double graph_total_flops(const struct graph *g, int phase_mask)
+{
+  const struct graph_layout *l = &g->layout;
+  double ranks_per_stage = (double)(l->tp * l->cp * l->dp);
+  double total = 0;
+  for (long s = 0; s < g->stages; s++) {
+    double st = 0;
+    const struct program *p = &g->prog[s];
+    for (long i = 0; i < p->n; i++)
+      if (p->tasks[i].kind == TK_KERNEL && (phase_mask >> p->tasks[i].phase) & 1)
+        st += p->tasks[i].flops;
+    total += st * ranks_per_stage;
+  }
+  return total;
+}
+
+long graph_total_tasks(const struct graph *g)
+{
+  long n = 0;
+  for (long s = 0; s < g->stages; s++)
+    n += g->prog[s].n;
+  return n;
+}
+
+/* ---- text format ------------------------------------------------------ */
+
+static const char *const dim_names[4] = {"tp", "cp", "dp", "pp"};
+
+static void put_num(FILE *f, double v)
+{
+  char buf[48];
+  units_fmt_exact(v, UNIT_NONE, buf, sizeof buf);
+  fputc(' ', f);
+  fputs(buf, f);
+}
+
+int graph_write(const struct graph *g, const char *path, struct weft_err *err)
+{
+  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+  if (!f)
+    return weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path,
+                     strerror(errno));
+  const struct graph_layout *l = &g->layout;
+  fprintf(f, "weft-graph 1\n");
+  fprintf(f, "# One program per pipeline stage; see traces/README.md.\n");
+  fprintf(f, "model %s\nplan %s\n", g->model, g->plan);
+  fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s\n",
+          l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks, dim_names[l->order[0]],
+          dim_names[l->order[1]], dim_names[l->order[2]],
+          dim_names[l->order[3]]);
+  fprintf(f, "tokens");
+  put_num(f, g->tokens);
+  fprintf(f, "\n");
+  for (long s = 0; s < g->stages; s++) {
+    const struct program *p = &g->prog[s];
+    fprintf(f, "stage %ld tasks %ld deps %ld\n", s, p->n, p->ndeps);
+    for (long i = 0; i < p->n; i++) {
+      const struct task *t = &p->tasks[i];
+      const char *op = t->kind == TK_KERNEL ? kernel_kinds[t->op]
+                       : t->kind == TK_COLL ? coll_ops[t->op]
+                                            : "p2p";
+      fprintf(f, "%s %s %s %s %s %d %d %d %d %u %u %u %u", task_kinds[t->kind],
+              op, streams[t->stream], phases[t->phase],
+              t->kind == TK_COLL ? group_kinds[t->group] : "-", t->peer,
+              t->chunk, t->mb, t->layer, t->m, t->n, t->k, t->batch);
+      put_num(f, t->flops);
+      put_num(f, t->bytes);
+      for (uint32_t d = 0; d < t->ndep; d++)
+        fprintf(f, " %u", p->deps[t->dep0 + d]);
+      fputc('\n', f);
+    }
+  }
+  int bad = ferror(f);
+  if (f != stdout && fclose(f) != 0)
+    bad = 1;
+  if (bad)
+    return weft_errf(err, WEFT_EIO, "%s: write error", path);
+  return 0;
+}
+
+struct reader {
+  FILE *f;
+  const char *path;
+  long line;
+  char *buf;
+  size_t cap;
+  struct weft_err *err;
+};
+
+static int rerr(struct reader *r, const char *fmt, const char *arg)
+{
+  char msg[256];
+  snprintf(msg, sizeof msg, fmt, arg);
+  return weft_errf(r->err, WEFT_EINVAL, "%s:%ld: %s", r->path, r->line, msg);
+}
+
+/* Next non-comment line, without its newline; NULL at end of file. */
+static char *next_line(struct reader *r)
+{
+  for (;;) {
+    ssize_t n = getline(&r->buf, &r->cap, r->f);
+    if (n < 0)
+      return NULL;
+    r->line++;
+    while (n > 0 && (r->buf[n - 1] == '\n' || r->buf[n - 1] == '\r'))
+      r->buf[--n] = '\0';
+    if (r->buf[0] != '#')
+      return r->buf;
+  }
+}
+
+static int lookup(const char *const *names, int n, const char *w)
+{
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], w) == 0)
+      return i;
+  return -1;
+}
+
+/* Read a long in [lo, hi] from *s, advancing it. */
+static int read_long(struct reader *r, char **s, long lo, long hi, long *out,
+                     const char *what)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(*s, &end, 10);
+  if (end == *s || errno || v < lo || v > hi || (*end && *end != ' '))
+    return rerr(r, "bad %s", what);
+  *s = end;
+  *out = v;
+  return 0;
+}
+
+static int read_double(struct reader *r, char **s, double *out,
+                       const char *what)
+{
+  char *end;
+  double v = units_strtod(*s, &end);
+  if (end == *s || !isfinite(v) || v < 0 || (*end && *end != ' '))
+    return rerr(r, "bad %s", what);
+  *s = end;
+  *out = v;
+  return 0;
+}
+
+static char *word(char **s)
+{
+  while (**s == ' ')
+    (*s)++;
+  if (!**s)
+    return NULL;
+  char *w = *s;
+  while (**s && **s != ' ')
+    (*s)++;
+  if (**s)
+    *(*s)++ = '\0';
+  return w;
+}
+
+static int read_task(struct reader *r, struct graph *g, long s, char *line)
+{
+  struct task t;
+  memset(&t, 0, sizeof t);
+  char *p = line;
+  char *w = word(&p);
+  int k = w ? lookup(task_kinds, TK_COUNT, w) : -1;
+  if (k < 0)
+    return rerr(r, "unknown task kind '%s'", w ? w : "");
+  t.kind = (uint8_t)k;
+  w = word(&p);
+  int op = !w ? -1
+           : k == TK_KERNEL ? lookup(kernel_kinds, KK_COUNT, w)
+           : k == TK_COLL   ? lookup(coll_ops, CO_COUNT, w)
+                            : (strcmp(w, "p2p") == 0 ? 0 : -1);
+  if (op < 0)
+    return rerr(r, "unknown operation '%s'", w ? w : "");
+  t.op = (uint8_t)op;
+  w = word(&p);
+  int st = w ? lookup(streams, ST_COUNT, w) : -1;
+  if (st < 0)
+    return rerr(r, "unknown stream '%s'", w ? w : "");
+  t.stream = (uint8_t)st;
+  w = word(&p);
+  int ph = w ? lookup(phases, PH_COUNT, w) : -1;
+  if (ph < 0)
+    return rerr(r, "unknown phase '%s'", w ? w : "");
+  t.phase = (uint8_t)ph;
+  w = word(&p);
+  int gr = !w ? -1 : k == TK_COLL ? lookup(group_kinds, GK_COUNT, w)
+                                   : (strcmp(w, "-") == 0 ? 0 : -1);
+  if (gr < 0)
+    return rerr(r, "unknown group '%s'", w ? w : "");
+  t.group = (uint8_t)gr;
+  long v;
+  int rc;
+  if ((rc = read_long(r, &p, -1, 1, &v, "peer")))
+    return rc;
+  t.peer = (int8_t)v;
+  if ((rc = read_long(r, &p, -1, WEFT_MAX_LAYERS, &v, "chunk")))
+    return rc;
+  t.chunk = (int16_t)v;
+  if ((rc = read_long(r, &p, -1, WEFT_MAX_MICROBATCHES, &v, "micro-batch")))
+    return rc;
+  t.mb = (int32_t)v;
+  if ((rc = read_long(r, &p, -1, WEFT_MAX_LAYERS, &v, "layer")))
+    return rc;
+  t.layer = (int32_t)v;
+  uint32_t *dims[4] = {&t.m, &t.n, &t.k, &t.batch};
+  for (int i = 0; i < 4; i++) {
+    if ((rc = read_long(r, &p, 0, UINT32_MAX, &v, "shape")))
+      return rc;
+    *dims[i] = (uint32_t)v;
+  }
+  if ((rc = read_double(r, &p, &t.flops, "flops")) ||
+      (rc = read_double(r, &p, &t.bytes, "bytes")))
+    return rc;
+  long idx = g->prog[s].n;
+  if (idx >= WEFT_MAX_TASKS)
+    return rerr(r, "more tasks than the limit%s", "");
+  graph_add(g, s, &t);
+  while (*p) {
+    if ((rc = read_long(r, &p, 0, idx - 1, &v, "dependency (must name an "
+                        "earlier task)")))
+      return rc;
+    graph_dep(g, s, v);
+  }
+  return 0;
+}
+
+struct graph *graph_read(const char *path, struct weft_err *err)
+{
+  struct reader r = {.path = path, .err = err};
+  r.f = fopen(path, "r");
+  if (!r.f) {
+    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct graph *g = NULL;
+  struct graph_layout l = {0};
+  char model[WEFT_GRAPH_TEXT] = "", plan[WEFT_GRAPH_TEXT] = "";
+  double tokens = 0;
+  int rc = 0;
+  char *line = next_line(&r);
+  if (!line || strcmp(line, "weft-graph 1") != 0) {
+    rc = rerr(&r, "not a weft graph version 1 (first line must be "
+              "'weft-graph 1')%s", "");
+    goto out;
+  }
+  long stage = -1, expect_tasks = 0;
+  while ((line = next_line(&r))) {
+    if (!g) {
+      if (strncmp(line, "model ", 6) == 0)
+        snprintf(model, sizeof model, "%s", line + 6);
+      else if (strncmp(line, "plan ", 5) == 0)
+        snprintf(plan, sizeof plan, "%s", line + 5);
+      else if (strncmp(line, "tokens ", 7) == 0) {
+        char *p = line + 7;
+        if ((rc = read_double(&r, &p, &tokens, "tokens")))
+          goto out;
+      } else if (strncmp(line, "layout ", 7) == 0) {
+        char o[4][8];
+        if (sscanf(line, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld "
+                   "order=%2[a-z]-%2[a-z]-%2[a-z]-%2[a-z]", &l.tp, &l.pp,
+                   &l.dp, &l.cp, &l.ep, &l.vchunks, o[0], o[1], o[2],
+                   o[3]) != 10) {
+          rc = rerr(&r, "malformed layout line%s", "");
+          goto out;
+        }
+        long degs[] = {l.tp, l.pp, l.dp, l.cp, l.ep, l.vchunks};
+        for (int i = 0; i < 6; i++)
+          if (degs[i] < 1 || degs[i] > WEFT_MAX_DEGREE) {
+            rc = rerr(&r, "parallel degree out of range%s", "");
+            goto out;
+          }
+        for (int i = 0; i < 4; i++)
+          if ((l.order[i] = lookup(dim_names, 4, o[i])) < 0) {
+            rc = rerr(&r, "unknown dimension '%s' in order", o[i]);
+            goto out;
+          }
+        g = graph_new(l.pp);
+        g->layout = l;
+        snprintf(g->model, sizeof g->model, "%s", model);
+        snprintf(g->plan, sizeof g->plan, "%s", plan);
+      } else {
+        rc = rerr(&r, "expected model, plan, tokens or layout, got '%.40s'",
+                  line);
+        goto out;
+      }
+      continue;
+    }
+    if (strncmp(line, "tokens ", 7) == 0) {
+      char *p = line + 7;
+      if ((rc = read_double(&r, &p, &tokens, "tokens")))
+        goto out;
+    } else if (strncmp(line, "stage ", 6) == 0) {
+      long s, nt, nd;
+      if (sscanf(line, "stage %ld tasks %ld deps %ld", &s, &nt, &nd) != 3 ||
+          s != stage + 1 || s >= g->stages || nt < 0 || nt > WEFT_MAX_TASKS ||
+          nd < 0) {
+        rc = rerr(&r, "bad or out-of-order stage header%s", "");
+        goto out;
+      }
+      if (stage >= 0 && g->prog[stage].n != expect_tasks) {
+        rc = rerr(&r, "previous stage has the wrong number of tasks%s", "");
+        goto out;
+      }
+      stage = s;
+      expect_tasks = nt;
+    } else if (stage < 0) {
+      rc = rerr(&r, "task before the first stage header%s", "");
+      goto out;
+    } else if ((rc = read_task(&r, g, stage, line))) {
+      goto out;
+    }
+  }
+  if (!g) {
+    rc = rerr(&r, "no layout line%s", "");
+  } else if (stage != g->stages - 1 || g->prog[stage].n != expect_tasks) {
+    rc = rerr(&r, "truncated graph: missing stages or tasks%s", "");
+  }
+  if (g)
+    g->tokens = tokens;
+out:
+  free(r.buf);
+  fclose(r.f);
+  if (rc) {
+    graph_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+bool graph_equal(const struct graph *a, const struct graph *b)
+{
+  if (memcmp(&a->layout, &b->layout, sizeof a->layout) != 0 ||
+      a->stages != b->stages || a->tokens != b->tokens)
+    return false;
+  for (long s = 0; s < a->stages; s++) {
+    const struct program *p = &a->prog[s], *q = &b->prog[s];
+    if (p->n != q->n || p->ndeps != q->ndeps)
+      return false;
+    if (p->n && memcmp(p->tasks, q->tasks, (size_t)p->n * sizeof *p->tasks))
+      return false;
+    if (p->ndeps && memcmp(p->deps, q->deps, (size_t)p->ndeps * sizeof *p->deps))
+      return false;
+  }
+  return true;
+}

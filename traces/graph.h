@@ -1,0 +1,136 @@
+/*
+ * graph.h - the task graph of one training iteration.
+ *
+ * Ranks of one plan run the same program up to the identity of their peers,
+ * so the graph holds one program per pipeline stage, not one per GPU: a
+ * 16384-GPU job with 16 stages has 16 programs.  A program is a list of
+ * tasks in issue order; each task sits on one stream of its rank (compute,
+ * pipeline send, pipeline receive, data-parallel reduction).  Tasks of one
+ * stream run in order; a task also waits for the tasks listed in its
+ * dependencies (indices into the same program).  Across ranks, the k-th
+ * collective a rank issues on a group matches the k-th of every other member
+ * (as NCCL requires), and a send matches the receive of the same
+ * micro-batch, chunk and direction on the neighbouring stage.
+ *
+ * Sizes follow nccl-tests: a collective's `bytes` is the all-reduce buffer,
+ * the whole gathered array of an all-gather and the whole input of a
+ * reduce-scatter; a send's `bytes` is its payload.  A kernel carries its
+ * matrix-multiply FLOPs (`flops`: zero for memory-bound kernels), the HBM
+ * bytes it moves and, for GEMMs and attention, its shape, so that a cost
+ * model can time it on any GPU.  traces/README.md documents the file format.
+ */
+#ifndef WEFT_GRAPH_H
+#define WEFT_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/base/err.h"
+
+enum task_kind { TK_KERNEL, TK_COLL, TK_SEND, TK_RECV, TK_COUNT };
+
+enum kernel_kind {
+  KK_GEMM,      /* [m x k] @ [k x n], `batch` times */
+  KK_ATTN,      /* fused attention core: batch = b*heads, m = q length,
+                   n = kv length, k = head dim */
+  KK_ATTN_BWD,  /* its backward */
+  KK_NORM,      /* LayerNorm / RMSNorm */
+  KK_ELEMWISE,  /* bias, activation, dropout, residual add, softmax */
+  KK_EMBED,     /* embedding lookup */
+  KK_LOSS,      /* softmax cross-entropy */
+  KK_OPTIM,     /* optimizer step */
+  KK_COUNT
+};
+
+enum coll_op {
+  CO_ALLREDUCE, CO_REDUCE_SCATTER, CO_ALLGATHER, CO_ALLTOALL, CO_BROADCAST,
+  CO_COUNT
+};
+
+/* Groups a collective runs over, resolved to ranks by the plan. */
+enum group_kind {
+  GK_TP,    /* the tensor-parallel group of the rank */
+  GK_DP,    /* its data-parallel group */
+  GK_EMB,   /* first and last pipeline stage (tied embedding gradients) */
+  GK_COUNT
+};
+
+enum phase { PH_FWD, PH_BWD, PH_RECOMP, PH_OPT, PH_COUNT };
+
+enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_COUNT };
+
+struct task {
+  uint8_t kind;   /* enum task_kind */
+  uint8_t op;     /* enum kernel_kind or enum coll_op */
+  uint8_t stream; /* enum stream */
+  uint8_t phase;  /* enum phase */
+  uint8_t group;  /* enum group_kind, collectives */
+  int8_t peer;    /* send/recv: +1 next virtual stage, -1 previous */
+  int16_t chunk;  /* model chunk, -1 if none */
+  int32_t mb;     /* micro-batch, -1 if none */
+  int32_t layer;  /* model layer, -1 if none */
+  uint32_t m, n, k, batch; /* kernel shape (GEMM, attention) */
+  double flops;   /* matrix-multiply FLOPs of a kernel */
+  double bytes;   /* HBM bytes of a kernel; size of a transfer */
+  uint32_t dep0;  /* first dependency in the program's deps[] */
+  uint32_t ndep;  /* number of dependencies */
+};
+
+struct program {
+  struct task *tasks;
+  long n, cap;
+  uint32_t *deps;
+  long ndeps, depcap;
+};
+
+/* Parallel layout the programs refer to (a copy of the plan's degrees). */
+struct graph_layout {
+  long tp, pp, dp, cp, ep, vchunks;
+  int order[4];      /* innermost first: 0 tp, 1 cp, 2 dp, 3 pp */
+};
+
+#define WEFT_GRAPH_TEXT 256
+
+struct graph {
+  struct graph_layout layout;
+  char model[WEFT_GRAPH_TEXT]; /* description, informational */
+  char plan[WEFT_GRAPH_TEXT];
+  double tokens;            /* per iteration */
+  long stages;              /* = layout.pp */
+  struct program *prog;     /* one per stage */
+};
+
+/* An empty graph of `stages` programs; caller frees with graph_free. */
+struct graph *graph_new(long stages);
+void graph_free(struct graph *g);
+
+/* Append a task to program `s`; returns its index.  Its dependencies are
+ * added with graph_dep right after, before the next task. */
+long graph_add(struct graph *g, long s, const struct task *t);
+/* Make the last task of program `s` wait for task `on` of the same
+ * program. */
+void graph_dep(struct graph *g, long s, long on);
+
+/* Totals over the whole job (every rank): matrix FLOPs by phase, and bytes
+ * by task kind.  Ranks of a stage are tp * cp * dp. */
+double graph_total_flops(const struct graph *g, int phase_mask);
+long graph_total_tasks(const struct graph *g);
+
+const char *task_kind_name(enum task_kind k);
+const char *kernel_kind_name(enum kernel_kind k);
+const char *coll_op_name(enum coll_op c);
+const char *group_kind_name(enum group_kind k);
+const char *phase_name(enum phase p);
+const char *stream_name(enum stream s);
+
+/* Write the graph in the text format of traces/README.md; read it back.
+ * graph_read returns NULL with a "file:line: ..." error. */
+int graph_write(const struct graph *g, const char *path,
+                struct weft_err *err) WEFT_WUR;
+struct graph *graph_read(const char *path, struct weft_err *err) WEFT_WUR;
+
+/* True when two graphs hold the same programs (every field of every task and
+ * dependency) and layout. */
+bool graph_equal(const struct graph *a, const struct graph *b);
+
+#endif

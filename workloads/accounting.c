@@ -1,0 +1,210 @@
+/*
+ * accounting.c - closed forms for parameters, FLOPs and memory.
+ */
+#include "workloads/accounting.h"
+
+#include <stdlib.h>
+
+#include "workloads/schedule.h"
+
+double dtype_bytes(enum dtype t)
+{
+  static const double b[DTYPE_COUNT] = {4, 4, 2, 2, 1};
+  return b[t];
+}
+
+/* Split (tensor-parallel) and replicated parameters of one layer. */
+static void layer_parts(const struct model *m, double *split, double *repl)
+{
+  double h = (double)m->hidden, f = (double)m->ffn;
+  double qkv = h + 2.0 * (double)model_kv_dim(m);
+  double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
+  double e = (double)m->experts;
+  double s = h * qkv + h * h;           /* QKV and output projection */
+  double r = 0;
+  double mlp = h * f * gates + f * h;   /* one expert's FFN */
+  if (m->gpt_style) {
+    s += qkv;                           /* QKV bias (column-parallel) */
+    r += h;                             /* projection bias (row-parallel) */
+    mlp += f * gates;                   /* FC1 bias, split */
+    r += e * h;                         /* FC2 bias, replicated */
+    r += 4 * h;                         /* two LayerNorms, weight and bias */
+  } else {
+    r += 2 * h;                         /* two RMSNorms */
+  }
+  s += e * mlp;
+  if (model_is_moe(m))
+    r += h * e;                         /* router */
+  *split = s;
+  *repl = r;
+}
+
+double layer_params(const struct model *m)
+{
+  double s, r;
+  layer_parts(m, &s, &r);
+  return s + r;
+}
+
+double layer_params_rank(const struct model *m, long tp)
+{
+  double s, r;
+  layer_parts(m, &s, &r);
+  return s / (double)tp + r;
+}
+
+double embedding_params(const struct model *m)
+{
+  double e = (double)m->vocab * (double)m->hidden;
+  if (m->gpt_style)
+    e += (double)m->seq * (double)m->hidden; /* learned positions */
+  return e;
+}
+
+double output_params(const struct model *m)
+{
+  return m->gpt_style ? 0.0 : (double)m->vocab * (double)m->hidden;
+}
+
+double final_norm_params(const struct model *m)
+{
+  return (m->gpt_style ? 2.0 : 1.0) * (double)m->hidden;
+}
+
+double model_params(const struct model *m)
+{
+  return (double)m->layers * layer_params(m) + embedding_params(m) +
+         output_params(m) + final_norm_params(m);
+}
+
+double stage_params_rank(const struct model *m, const struct plan *p,
+                         long stage)
+{
+  double n = 0, t = (double)p->tp;
+  for (long c = 0; c < p->vchunks; c++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, c, &first, &count);
+    (void)first;
+    n += (double)count * layer_params_rank(m, p->tp);
+  }
+  if (stage == 0) {
+    n += (double)m->vocab * (double)m->hidden / t;
+    if (m->gpt_style)
+      n += (double)m->seq * (double)m->hidden;
+  }
+  if (stage == p->pp - 1) {
+    n += final_norm_params(m);
+    /* The output layer: its own weights (Llama), or the tied copy of the
+     * embedding that Megatron keeps on the last stage (GPT, pp > 1). */
+    if (!m->gpt_style || p->pp > 1)
+      n += (double)m->vocab * (double)m->hidden / t;
+  }
+  return n;
+}
+
+double model_flops_per_iter(const struct model *m, long global_batch)
+{
+  double B = (double)global_batch, s = (double)m->seq, h = (double)m->hidden;
+  double T = B * s;
+  double qkv = h + 2.0 * (double)model_kv_dim(m);
+  double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
+  double fwd_layer = 2 * T * h * qkv      /* QKV */
+                     + 4 * T * s * h      /* QK^T and PV, full square */
+                     + 2 * T * h * h      /* projection */
+                     + (double)m->topk * 2 * T * h * (double)m->ffn *
+                           (gates + 1);  /* FC1 (+ gate) and FC2 */
+  if (model_is_moe(m))
+    fwd_layer += 2 * T * h * (double)m->experts; /* router */
+  double logits = 2 * T * h * (double)m->vocab;
+  return 3 * ((double)m->layers * fwd_layer + logits);
+}
+
+double layer_activation_bytes(const struct model *m, const struct plan *p)
+{
+  double s = (double)m->seq, b = (double)p->micro_batch;
+  double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
+  double kv = (double)model_kv_dim(m), f = (double)m->ffn;
+  double k = (double)m->topk;
+  double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
+  /* Korthikanti et al. Sec. 4.1 per token: outside the tensor-parallel
+   * regions 10h (LayerNorm inputs 4h, QKV and FC1 inputs 2h each, two
+   * dropout masks h each); inside, Q 2h, K and V 2kv each, projection input
+   * 2h, FFN activations 2f per gate and 2f after the activation (24h for GPT),
+   * and the attention scores 5 a s (softmax 2, its dropout mask 1, its
+   * dropout output 2 bytes per score). */
+  double repl = 10 * h;
+  double split = 2 * h + 4 * kv + 2 * h + k * (2 * f * gates + 2 * f);
+  if (k > 1)
+    repl += (k - 1) * 3 * h; /* routed copies of the FC1 input and mask */
+  double scores = 5 * a * s;
+  double per_token;
+  switch (p->recompute) {
+  case RECOMP_FULL:
+    per_token = 2 * h / (p->sp ? t : 1);
+    break;
+  case RECOMP_SELECTIVE:
+    per_token = repl / (p->sp ? t : 1) + split / t;
+    break;
+  default:
+    per_token = repl / (p->sp ? t : 1) + (split + scores) / t;
+  }
+  return s * b * per_token;
+}
+
+/* Peak over the schedule of the layers' worth of micro-batch activations
+ * held by `stage`. */
+static double peak_layers_inflight(const struct model *m, const struct plan *p,
+                                   long stage, long *out_inflight)
+{
+  long n;
+  struct sched_op *ops = schedule_build(p->schedule, p->pp, p->microbatches,
+                                        p->vchunks, stage, &n);
+  double cur = 0, peak = 0;
+  long in = 0, peak_in = 0;
+  for (long i = 0; i < n; i++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, ops[i].chunk, &first, &count);
+    (void)first;
+    cur += ops[i].fwd ? (double)count : -(double)count;
+    in += ops[i].fwd ? 1 : -1;
+    if (cur > peak) {
+      peak = cur;
+      peak_in = in;
+    }
+  }
+  free(ops);
+  *out_inflight = peak_in;
+  return peak;
+}
+
+void memory_per_gpu(const struct model *m, const struct plan *p,
+                    double hbm_bytes, struct memory *out)
+{
+  struct memory best = {0};
+  double per_layer = layer_activation_bytes(m, p);
+  double s = (double)m->seq, b = (double)p->micro_batch;
+  for (long st = 0; st < p->pp; st++) {
+    struct memory x = {0};
+    double params = stage_params_rank(m, p, st);
+    x.weights = 2 * params;
+    x.grads = 2 * params;
+    x.optimizer = 12 * params;
+    long inflight;
+    x.activations = per_layer * peak_layers_inflight(m, p, st, &inflight);
+    x.peak_inflight = inflight;
+    if (p->recompute == RECOMP_FULL) {
+      struct plan q = *p;
+      q.recompute = RECOMP_NONE;
+      x.transient = layer_activation_bytes(m, &q);
+    }
+    if (st == p->pp - 1) /* FP32 logits for the loss (Korthikanti: 4sbv/t) */
+      x.transient += 4 * s * b * (double)m->vocab / (double)p->tp;
+    x.total = x.weights + x.grads + x.optimizer + x.activations + x.transient;
+    x.stage = st;
+    if (st == 0 || x.total > best.total)
+      best = x;
+  }
+  best.capacity = hbm_bytes;
+  best.fits = best.total <= hbm_bytes;
+  *out = best;
+}

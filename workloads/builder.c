@@ -1,0 +1,407 @@
+/*
+ * builder.c - the task graph of one training iteration (see builder.h).
+ *
+ * Invariant: every dependency added names a task added earlier to the same
+ * program (graph.h), so the graph is acyclic by construction.
+ */
+#include "workloads/builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/bounds.h"
+#include "sim/base/xalloc.h"
+#include "workloads/accounting.h"
+#include "workloads/schedule.h"
+
+struct ctx {
+  struct graph *g;
+  const struct model *m;
+  const struct plan *p;
+  long s;             /* stage */
+  int16_t chunk;
+  int32_t mb;
+  double e;           /* bytes per activation element */
+  double b, S, T, h, t, kv, f, gates, a, d, topk;
+  double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
+  long pending_dep;   /* a task the next compute task must wait for, or -1 */
+  long last_compute;  /* the last task on the compute stream */
+};
+
+static long add(struct ctx *c, struct task *t)
+{
+  t->chunk = c->chunk;
+  t->mb = c->mb;
+  long i = graph_add(c->g, c->s, t);
+  if (t->stream == ST_COMPUTE) {
+    if (c->pending_dep >= 0) {
+      graph_dep(c->g, c->s, c->pending_dep);
+      c->pending_dep = -1;
+    }
+    c->last_compute = i;
+  }
+  return i;
+}
+
+static long kernel(struct ctx *c, enum kernel_kind kk, int phase, long layer,
+                   double flops, double bytes)
+{
+  struct task t = {.kind = TK_KERNEL, .op = (uint8_t)kk, .stream = ST_COMPUTE,
+                   .phase = (uint8_t)phase, .layer = (int32_t)layer,
+                   .flops = flops, .bytes = bytes};
+  return add(c, &t);
+}
+
+/* C[M x N] = A[M x K] @ B[K x N]. */
+static long gemm(struct ctx *c, int phase, long layer, double M, double N,
+                 double K)
+{
+  struct task t = {.kind = TK_KERNEL, .op = KK_GEMM, .stream = ST_COMPUTE,
+                   .phase = (uint8_t)phase, .layer = (int32_t)layer,
+                   .m = (uint32_t)M, .n = (uint32_t)(N + 0.999999),
+                   .k = (uint32_t)(K + 0.999999), .batch = 1,
+                   .flops = 2 * M * N * K,
+                   .bytes = c->e * (M * K + K * N + M * N)};
+  return add(c, &t);
+}
+
+static long attention(struct ctx *c, int phase, long layer, bool bwd)
+{
+  double heads = c->a / c->t;
+  double flops = 4 * c->b * c->S * c->S * c->h / c->t;
+  double q = c->T * c->h / c->t, kv = c->T * c->kv / c->t;
+  struct task t = {.kind = TK_KERNEL, .op = bwd ? KK_ATTN_BWD : KK_ATTN,
+                   .stream = ST_COMPUTE, .phase = (uint8_t)phase,
+                   .layer = (int32_t)layer, .m = (uint32_t)c->S,
+                   .n = (uint32_t)c->S, .k = (uint32_t)c->d,
+                   .batch = (uint32_t)(c->b * heads),
+                   /* Backward: twice the forward matrix FLOPs (Megatron's
+                    * count); reads Q, K, V, O, dO, writes dQ, dK, dV. */
+                   .flops = bwd ? 2 * flops : flops,
+                   .bytes = c->e * (bwd ? 4 * q + 4 * kv : 2 * q + 2 * kv)};
+  return add(c, &t);
+}
+
+static long coll(struct ctx *c, enum coll_op op, enum group_kind gk,
+                 enum stream st, int phase, long layer, double bytes)
+{
+  struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = (uint8_t)st,
+                   .phase = (uint8_t)phase, .group = (uint8_t)gk,
+                   .layer = (int32_t)layer, .bytes = bytes};
+  return add(c, &t);
+}
+
+/* The tensor-parallel exchange after a row-parallel GEMM (forward) or a
+ * column-parallel data gradient (backward). */
+static void tp_reduce(struct ctx *c, int phase, long layer)
+{
+  if (c->t > 1)
+    coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_TP, ST_COMPUTE,
+         phase, layer, c->e * c->T * c->h);
+}
+
+/* With sequence parallelism, the all-gather before a column-parallel GEMM
+ * (forward) or after a row-parallel data gradient (backward). */
+static void sp_gather(struct ctx *c, int phase, long layer)
+{
+  if (c->t > 1 && c->p->sp)
+    coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, layer, c->e * c->T * c->h);
+}
+
+static void layer_fwd(struct ctx *c, long l, int phase)
+{
+  double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
+  double M = T * c->topk;
+  kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
+  sp_gather(c, phase, l);
+  gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h);
+  attention(c, phase, l, false);
+  gemm(c, phase, l, T, h, h / c->t);
+  tp_reduce(c, phase, l);
+  kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h); /* dropout+residual */
+  kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
+  sp_gather(c, phase, l);
+  if (model_is_moe(c->m))
+    gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
+  gemm(c, phase, l, M, c->gates * c->f / c->t, h);
+  kernel(c, KK_ELEMWISE, phase, l, 0, e * (c->gates + 1) * M * c->f / c->t);
+  gemm(c, phase, l, M, h, c->f / c->t);
+  tp_reduce(c, phase, l);
+  kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
+}
+
+/* Returns the index of the layer's last weight-gradient GEMM. */
+static long layer_bwd(struct ctx *c, long l)
+{
+  const int B = PH_BWD;
+  double e = c->e, Tl = c->T_local, h = c->h, T = c->T, t = c->t;
+  double M = T * c->topk, F = c->f / t, G = c->gates;
+  if (c->p->recompute == RECOMP_FULL)
+    layer_fwd(c, l, PH_RECOMP);
+  kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
+  sp_gather(c, B, l);
+  gemm(c, B, l, M, F, h);              /* FC2 data gradient */
+  gemm(c, B, l, F, h, M);              /* FC2 weight gradient */
+  kernel(c, KK_ELEMWISE, B, l, 0, e * (G + 2) * M * c->f / t);
+  gemm(c, B, l, M, h, G * F);          /* FC1 data gradient */
+  gemm(c, B, l, G * F, h, M);          /* FC1 weight gradient */
+  if (model_is_moe(c->m)) {
+    double E = (double)c->m->experts;
+    gemm(c, B, l, T, h, E);
+    gemm(c, B, l, E, h, T);
+  }
+  tp_reduce(c, B, l);
+  kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
+  kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
+  sp_gather(c, B, l);
+  gemm(c, B, l, T, h / t, h);          /* projection data gradient */
+  gemm(c, B, l, h / t, h, T);          /* projection weight gradient */
+  if (c->p->recompute == RECOMP_SELECTIVE)
+    attention(c, PH_RECOMP, l, false);
+  attention(c, B, l, true);
+  double qkv = (h + 2 * c->kv) / t;
+  gemm(c, B, l, T, h, qkv);            /* QKV data gradient */
+  long last = gemm(c, B, l, qkv, h, T); /* QKV weight gradient */
+  tp_reduce(c, B, l);
+  kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
+  return last;
+}
+
+static void embed_fwd(struct ctx *c)
+{
+  double e = c->e;
+  kernel(c, KK_EMBED, PH_FWD, -1, 0, e * c->T * c->h * (c->m->gpt_style ? 3 : 1));
+  /* Vocabulary-parallel embedding: partial lookups summed over TP. */
+  tp_reduce(c, PH_FWD, -1);
+  kernel(c, KK_ELEMWISE, PH_FWD, -1, 0, e * 2 * c->T_local * c->h);
+}
+
+static long embed_bwd(struct ctx *c)
+{
+  sp_gather(c, PH_BWD, -1);
+  return kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * c->h);
+}
+
+static void loss_fwd(struct ctx *c)
+{
+  double e = c->e, V = (double)c->m->vocab, t = c->t;
+  kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T_local * c->h);
+  sp_gather(c, PH_FWD, -1);
+  gemm(c, PH_FWD, -1, c->T, V / t, c->h);
+  kernel(c, KK_LOSS, PH_FWD, -1, 0, e * 2 * c->T * V / t);
+  /* Vocabulary-parallel cross-entropy: max, target logit, sum of exp. */
+  for (int i = 0; t > 1 && i < 3; i++)
+    coll(c, CO_ALLREDUCE, GK_TP, ST_COMPUTE, PH_FWD, -1, 4 * c->T);
+}
+
+/* Returns the output layer's weight-gradient GEMM. */
+static long loss_bwd(struct ctx *c)
+{
+  double e = c->e, V = (double)c->m->vocab, t = c->t;
+  kernel(c, KK_LOSS, PH_BWD, -1, 0, e * 2 * c->T * V / t);
+  gemm(c, PH_BWD, -1, c->T, c->h, V / t);
+  long w = gemm(c, PH_BWD, -1, V / t, c->h, c->T);
+  tp_reduce(c, PH_BWD, -1);
+  kernel(c, KK_NORM, PH_BWD, -1, 0, e * 3 * c->T_local * c->h);
+  return w;
+}
+
+/* Pipeline transfer of one micro-batch's activations (or their gradient). */
+static double p2p_bytes(const struct ctx *c)
+{
+  double full = c->e * c->T * c->h;
+  return c->t > 1 ? full / c->t : full; /* SP split, or scatter/gather */
+}
+
+static void recv(struct ctx *c, int peer, int phase)
+{
+  struct task t = {.kind = TK_RECV, .stream = ST_PP_RECV,
+                   .phase = (uint8_t)phase, .peer = (int8_t)peer,
+                   .layer = -1, .bytes = p2p_bytes(c)};
+  long r = add(c, &t);
+  if (c->t > 1 && !c->p->sp) {
+    /* Scatter/gather: rebuild the full tensor over NVLink. */
+    c->pending_dep = r;
+    coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, -1, c->e * c->T * c->h);
+  } else {
+    c->pending_dep = r;
+  }
+}
+
+static void send(struct ctx *c, int peer, int phase)
+{
+  struct task t = {.kind = TK_SEND, .stream = ST_PP_SEND,
+                   .phase = (uint8_t)phase, .peer = (int8_t)peer,
+                   .layer = -1, .bytes = p2p_bytes(c)};
+  add(c, &t);
+  graph_dep(c->g, c->s, c->last_compute);
+}
+
+/* Gradient buckets of one chunk: layers in backward order. */
+
+static void flush_bucket(struct ctx *c, double *acc, long after,
+                         long *dp_tasks, long *n_dp)
+{
+  if (*acc <= 0 || c->p->dp < 2)
+    return;
+  long i = coll(c, CO_ALLREDUCE, GK_DP, ST_DP, PH_BWD, -1, *acc);
+  graph_dep(c->g, c->s, after);
+  dp_tasks[(*n_dp)++] = i;
+  *acc = 0;
+}
+
+static int build_stage(struct graph *g, const struct model *m,
+                       const struct plan *p, long stage, struct weft_err *err)
+{
+  struct ctx c = {.g = g, .m = m, .p = p, .s = stage, .pending_dep = -1,
+                  .last_compute = -1};
+  c.e = dtype_bytes(m->dtype);
+  c.b = (double)p->micro_batch;
+  c.S = (double)m->seq;
+  c.T = c.b * c.S;
+  c.h = (double)m->hidden;
+  c.t = (double)p->tp;
+  c.kv = (double)model_kv_dim(m);
+  c.f = (double)m->ffn;
+  c.gates = m->ffn_kind == FFN_SWIGLU ? 2 : 1;
+  c.a = (double)m->heads;
+  c.d = (double)model_head_dim(m);
+  c.topk = (double)m->topk;
+  c.T_local = p->sp ? c.T / c.t : c.T;
+
+  long n_ops;
+  struct sched_op *ops = schedule_build(p->schedule, p->pp, p->microbatches,
+                                        p->vchunks, stage, &n_ops);
+  long vlast = p->pp * p->vchunks - 1;
+  /* The last backward op of each chunk releases its gradient buckets. */
+  long *last_bwd = xcalloc((size_t)p->vchunks, sizeof *last_bwd);
+  for (long i = 0; i < n_ops; i++)
+    if (!ops[i].fwd)
+      last_bwd[ops[i].chunk] = i;
+  long max_dp = 4 * (m->layers + 4) + 16;
+  long *dp_tasks = xcalloc((size_t)max_dp, sizeof *dp_tasks);
+  long n_dp = 0;
+  double grad_e = c.e; /* gradients reduced in the model dtype */
+  double lp = layer_params_rank(m, p->tp);
+  double emb = (double)m->vocab * c.h / c.t +
+               (m->gpt_style ? (double)m->seq * c.h : 0);
+  double out_layer = (!m->gpt_style || p->pp > 1) ? (double)m->vocab * c.h / c.t
+                                                  : 0;
+  double fnorm = final_norm_params(m);
+  int rc = 0;
+
+  for (long i = 0; i < n_ops && !rc; i++) {
+    const struct sched_op *op = &ops[i];
+    c.chunk = op->chunk;
+    c.mb = op->mb;
+    long vs = op->chunk * p->pp + stage, first, count;
+    plan_chunk_layers(p, m, stage, op->chunk, &first, &count);
+    bool overlap_here = p->overlap_grad && i == last_bwd[op->chunk];
+    if (op->fwd) {
+      if (vs > 0)
+        recv(&c, -1, PH_FWD);
+      if (vs == 0)
+        embed_fwd(&c);
+      for (long l = first; l < first + count; l++)
+        layer_fwd(&c, l, PH_FWD);
+      if (vs == vlast)
+        loss_fwd(&c);
+      else
+        send(&c, +1, PH_FWD);
+    } else {
+      if (vs < vlast)
+        recv(&c, +1, PH_BWD);
+      double acc = 0;
+      if (vs == vlast) {
+        long w = loss_bwd(&c);
+        acc += (out_layer + fnorm) * grad_e;
+        if (overlap_here && acc >= p->bucket_bytes)
+          flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
+      }
+      for (long l = first + count - 1; l >= first; l--) {
+        long w = layer_bwd(&c, l);
+        acc += lp * grad_e;
+        if (overlap_here && acc >= p->bucket_bytes)
+          flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
+      }
+      if (vs == 0) {
+        long w = embed_bwd(&c);
+        acc += emb * grad_e;
+        if (overlap_here)
+          flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
+      }
+      if (overlap_here)
+        flush_bucket(&c, &acc, c.last_compute, dp_tasks, &n_dp);
+      if (vs > 0)
+        send(&c, -1, PH_BWD);
+    }
+    if (g->prog[stage].n > WEFT_MAX_TASKS)
+      rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
+                     "use fewer micro-batches or layers per stage", stage,
+                     (long)WEFT_MAX_TASKS);
+  }
+  c.chunk = -1;
+  c.mb = -1;
+  if (!p->overlap_grad && p->dp > 1) {
+    /* All buckets after the whole backward pass, in backward order. */
+    for (long ch = p->vchunks - 1; ch >= 0; ch--) {
+      long first, count;
+      plan_chunk_layers(p, m, stage, ch, &first, &count);
+      long vs = ch * p->pp + stage;
+      double acc = vs == vlast ? (out_layer + fnorm) * grad_e : 0;
+      for (long l = count - 1; l >= 0; l--) {
+        acc += lp * grad_e;
+        if (acc >= p->bucket_bytes)
+          flush_bucket(&c, &acc, c.last_compute, dp_tasks, &n_dp);
+      }
+      if (vs == 0)
+        acc += emb * grad_e;
+      flush_bucket(&c, &acc, c.last_compute, dp_tasks, &n_dp);
+    }
+  }
+  /* Tied embedding: first and last stage sum their copies' gradients. */
+  if (m->gpt_style && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
+    long i = coll(&c, CO_ALLREDUCE, GK_EMB, ST_DP, PH_OPT, -1,
+                  (double)m->vocab * c.h / c.t * grad_e);
+    graph_dep(g, stage, c.last_compute);
+    dp_tasks[n_dp++] = i;
+  }
+  double params = stage_params_rank(m, p, stage);
+  /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
+   * gradient, write the first three and the 16-bit weights (28 bytes per
+   * parameter). */
+  kernel(&c, KK_OPTIM, PH_OPT, -1, 0, 28 * params);
+  for (long i = 0; i < n_dp; i++)
+    graph_dep(g, stage, dp_tasks[i]);
+  free(dp_tasks);
+  free(last_bwd);
+  free(ops);
+  return rc;
+}
+
+struct graph *build_graph(const struct model *m, const struct plan *p,
+                          struct weft_err *err)
+{
+  struct graph *g = graph_new(p->pp);
+  g->layout = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep,
+                                    p->vchunks, {0, 1, 2, 3}};
+  for (int i = 0; i < 4; i++)
+    g->layout.order[i] = (int)p->order[i];
+  g->tokens = (double)p->global_batch * (double)m->seq;
+  snprintf(g->model, sizeof g->model, "%s layers=%ld hidden=%ld heads=%ld "
+           "kv_heads=%ld ffn=%ld vocab=%ld seq=%ld experts=%ld topk=%ld",
+           m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+           m->vocab, m->seq, m->experts, m->topk);
+  snprintf(g->plan, sizeof g->plan, "tp=%ld pp=%ld dp=%ld sp=%s "
+           "micro_batch=%ld global_batch=%ld schedule=%s v=%ld recompute=%s",
+           p->tp, p->pp, p->dp, p->sp ? "yes" : "no", p->micro_batch,
+           p->global_batch, sched_name(p->schedule), p->vchunks,
+           recompute_name(p->recompute));
+  for (long s = 0; s < p->pp; s++)
+    if (build_stage(g, m, p, s, err)) {
+      graph_free(g);
+      return NULL;
+    }
+  return g;
+}

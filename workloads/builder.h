@@ -1,0 +1,38 @@
+/*
+ * builder.h - turn (model, plan) into the task graph of one iteration.
+ *
+ * Per pipeline stage, the program follows the stage's schedule (schedule.h).
+ * A forward pass of a micro-batch through a chunk receives its input from
+ * the previous virtual stage (pipeline receive stream), runs per layer the
+ * kernels of Megatron-LM's GPT layer (norm, QKV GEMM, fused attention,
+ * projection, tensor-parallel all-reduce, dropout and residual, norm, FFN
+ * GEMMs and activation, all-reduce, dropout and residual) on the compute
+ * stream, and sends its output on (pipeline send stream).  With sequence
+ * parallelism each all-reduce is a reduce-scatter, and an all-gather comes
+ * before the next column-parallel GEMM.  Backward passes run the layers in
+ * reverse, each GEMM as a data-gradient and a weight-gradient GEMM; full
+ * recomputation replays a layer's forward just before its backward,
+ * selective recomputation the attention core.  Without sequence parallelism
+ * and with TP > 1, pipeline transfers use Megatron's scatter/gather
+ * optimization: each TP rank sends 1/TP of the activations and the receiver
+ * all-gathers them over NVLink.  Data-parallel gradients are all-reduced in
+ * buckets (layers in backward order, per model chunk) on their own stream,
+ * each released by the weight-gradient GEMM that completes it in the chunk's
+ * last backward pass (or all at the end without overlap); tied embedding
+ * gradients are all-reduced between the first and last stage; the optimizer
+ * step waits for all of them.
+ */
+#ifndef WEFT_BUILDER_H
+#define WEFT_BUILDER_H
+
+#include "traces/graph.h"
+#include "workloads/model.h"
+#include "workloads/plan.h"
+
+/* Build the graph of a resolved plan (plan_resolve).  Returns a graph the
+ * caller frees with graph_free, or NULL with `err` when a stage would exceed
+ * WEFT_MAX_TASKS. */
+struct graph *build_graph(const struct model *m, const struct plan *p,
+                          struct weft_err *err) WEFT_WUR;
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * costmodel.c - roofline kernel times with shape-dependent efficiency, and
+ * measured tables that override them.
+ */
+#define _GNU_SOURCE
+#include "workloads/costmodel.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/base/units.h"
+#include "sim/base/xalloc.h"
+
+#define TILE 128.0
+#define K_FILL 64.0
+#define ATTN_SEQ_HALF 128.0
+#define MAX_TABLE_ROWS 1000000
+
+struct row {
+  uint8_t kind;            /* enum kernel_kind */
+  uint8_t dtype;
+  char gpu[WEFT_MAX_NAME];
+  uint32_t a, b, c;        /* shape */
+  double flops;
+  double time_s;
+};
+
+struct cost_table {
+  struct row *rows;
+  long n;
+};
+
+long cost_table_rows(const struct cost_table *t) { return t ? t->n : 0; }
+
+void cost_table_free(struct cost_table *t)
+{
+  if (!t)
+    return;
+  free(t->rows);
+  free(t);
+}
+
+double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
+                            double k)
+{
+  double wave = 1.0;
+  if (g->sms > 0) {
+    double tiles = ceil(m / TILE) * ceil(n / TILE);
+    double waves = ceil(tiles / g->sms);
+    wave = tiles / (waves * g->sms);
+  }
+  return g->gemm_eff * wave * (k / (k + K_FILL));
+}
+
+static double attn_flops(double batch, double s, double d)
+{
+  return 4.0 * batch * s * s * d;
+}
+
+/* Matrix FLOPs of a shape, for table rows (same formulas as the builder). */
+static double shape_flops(int kind, double a, double b, double c)
+{
+  if (kind == KK_GEMM)
+    return 2.0 * a * b * c;
+  if (kind == KK_ATTN)
+    return attn_flops(a, b, c);
+  if (kind == KK_ATTN_BWD)
+    return 2.0 * attn_flops(a, b, c);
+  return 0;
+}
+
+static double model_time(const struct gpu_spec *g, enum dtype dt,
+                         const struct task *t)
+{
+  double peak = g->peak_flops[dt];
+  if (peak <= 0)
+    peak = g->peak_flops[DTYPE_FP32];
+  double mem = t->bytes / (g->hbm_bw_Bps * g->mem_eff);
+  double comp = 0;
+  if (t->flops > 0) {
+    if (t->op == KK_GEMM) {
+      comp = t->flops / (peak * cost_gemm_efficiency(g, t->m, t->n, t->k));
+    } else {
+      double s = (double)t->m;
+      double eff = g->attn_eff * s / (s + ATTN_SEQ_HALF);
+      double work = t->op == KK_ATTN_BWD ? 1.25 * t->flops : t->flops;
+      comp = work / (peak * eff);
+    }
+  }
+  return fmax(comp, mem) + g->launch_s;
+}
+
+static double table_time(const struct cost_table *tab, const struct gpu_spec *g,
+                         enum dtype dt, const struct task *t, bool *found)
+{
+  *found = false;
+  if (!tab || (t->op != KK_GEMM && t->op != KK_ATTN && t->op != KK_ATTN_BWD))
+    return 0;
+  uint32_t a = t->op == KK_GEMM ? t->m : t->batch;
+  uint32_t b = t->op == KK_GEMM ? t->n : t->m;
+  uint32_t c = t->k;
+  const struct row *lo = NULL, *hi = NULL;
+  double f = t->flops;
+  for (long i = 0; i < tab->n; i++) {
+    const struct row *r = &tab->rows[i];
+    if (r->kind != t->op || r->dtype != dt || strcasecmp(r->gpu, g->name))
+      continue;
+    if (r->a == a && r->b == b && r->c == c) {
+      *found = true;
+      return r->time_s;
+    }
+    if (r->flops <= f && (!lo || r->flops > lo->flops))
+      lo = r;
+    if (r->flops >= f && (!hi || r->flops < hi->flops))
+      hi = r;
+  }
+  if (!lo && !hi)
+    return 0;
+  *found = true;
+  double rate;
+  if (!lo || !hi || hi->flops == lo->flops) {
+    const struct row *r = lo ? lo : hi;
+    rate = r->flops / r->time_s;
+  } else {
+    double x = (log(f) - log(lo->flops)) / (log(hi->flops) - log(lo->flops));
+    double rl = lo->flops / lo->time_s, rh = hi->flops / hi->time_s;
+    rate = exp(log(rl) + x * (log(rh) - log(rl)));
+  }
+  return f / rate;
+}
+
+double cost_kernel(const struct gpu_spec *g, enum dtype dt,
+                   const struct task *t, const struct cost_table *table)
+{
+  bool found;
+  double v = table_time(table, g, dt, t, &found);
+  return found ? v : model_time(g, dt, t);
+}
+
+struct cost_table *cost_table_read(const char *path, struct weft_err *err)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct cost_table *t = xcalloc(1, sizeof *t);
+  long cap = 0, line = 0;
+  char *buf = NULL;
+  size_t bcap = 0;
+  int rc = 0;
+  bool header = true;
+  while (!rc && getline(&buf, &bcap, f) >= 0) {
+    line++;
+    buf[strcspn(buf, "\r\n")] = '\0';
+    if (!buf[0] || buf[0] == '#')
+      continue;
+    if (header) {
+      header = false;
+      if (strcmp(buf, "kernel,shape,dtype,gpu,time") != 0)
+        rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: expected the header "
+                       "'kernel,shape,dtype,gpu,time'", path, line);
+      continue;
+    }
+    char *fields[5];
+    int nf = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok && nf < 6;
+         tok = strtok_r(NULL, ",", &save))
+      fields[nf < 5 ? nf : 4] = tok, nf++;
+    if (nf != 5) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: expected 5 fields, got %d",
+                     path, line, nf);
+      break;
+    }
+    struct row r;
+    memset(&r, 0, sizeof r);
+    if (strcmp(fields[0], "gemm") == 0)
+      r.kind = KK_GEMM;
+    else if (strcmp(fields[0], "attn") == 0)
+      r.kind = KK_ATTN;
+    else if (strcmp(fields[0], "attn_bwd") == 0)
+      r.kind = KK_ATTN_BWD;
+    else {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: unknown kernel '%s'; expected "
+                     "gemm, attn or attn_bwd", path, line, fields[0]);
+      break;
+    }
+    unsigned long a, b, c;
+    char extra;
+    if (sscanf(fields[1], "%lux%lux%lu%c", &a, &b, &c, &extra) != 3 || !a ||
+        !b || !c || a > UINT32_MAX || b > UINT32_MAX || c > UINT32_MAX) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: shape '%s' is not AxBxC with "
+                     "positive integers", path, line, fields[1]);
+      break;
+    }
+    enum dtype dt;
+    if (!dtype_from_name(fields[2], &dt)) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: unknown dtype '%s'", path,
+                     line, fields[2]);
+      break;
+    }
+    if (strlen(fields[3]) >= sizeof r.gpu || !fields[3][0]) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: bad GPU name", path, line);
+      break;
+    }
+    double time;
+    if (units_parse_pos(fields[4], UNIT_TIME, 3600, &time, err)) {
+      rc = weft_err_prefix(err, "time");
+      char msg[WEFT_ERR_MAX];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: %s", path, line, msg);
+      break;
+    }
+    if (t->n >= MAX_TABLE_ROWS) {
+      rc = weft_errf(err, WEFT_ELIMIT, "%s:%ld: more than %d rows", path, line,
+                     MAX_TABLE_ROWS);
+      break;
+    }
+    r.dtype = (uint8_t)dt;
+    snprintf(r.gpu, sizeof r.gpu, "%s", fields[3]);
+    r.a = (uint32_t)a;
+    r.b = (uint32_t)b;
+    r.c = (uint32_t)c;
+    r.flops = shape_flops(r.kind, (double)a, (double)b, (double)c);
+    r.time_s = time;
+    if (t->n == cap) {
+      cap = cap ? 2 * cap : 64;
+      t->rows = xreallocarray(t->rows, (size_t)cap, sizeof *t->rows);
+    }
+    t->rows[t->n++] = r;
+  }
+  if (!rc && header)
+    rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: empty table", path, line);
+  free(buf);
+  fclose(f);
+  if (rc) {
+    cost_table_free(t);
+    return NULL;
+  }
+  return t;
+}

@@ -1,0 +1,47 @@
+/*
+ * costmodel.h - how long a kernel takes on a GPU.
+ *
+ * The analytical model is a roofline with shape-dependent efficiency:
+ *   time = max(flops / (peak * eff), bytes / (hbm_bw * mem_eff)) + launch
+ * where, for a GEMM, eff = gemm_eff * wave * kfill: `wave` is the share of
+ * the last wave of 128x128 output tiles that keeps the GPU's SMs busy
+ * (tiles / (ceil(tiles / sms) * sms)), and kfill = k / (k + 64) the
+ * pipeline fill of a short reduction dimension; for fused attention
+ * eff = attn_eff * s / (s + 128) (short sequences run far below peak), and
+ * the backward kernel does 2.5x the forward's work (it recomputes the
+ * scores) though Megatron counts 2x.  Memory-bound kernels (norms,
+ * element-wise, embedding, loss, optimizer) have no FLOPs and run at
+ * mem_eff of the HBM bandwidth.  The per-GPU constants are in the catalog.
+ *
+ * A measured table overrides the model where it has data: a CSV with the
+ * columns kernel,shape,dtype,gpu,time (shape "MxNxK" for GEMMs, "BxSxD" for
+ * attention: batch*heads, sequence, head dim; time with a unit, "812us").
+ * A kernel of a measured shape gets the measured time; between measured
+ * shapes of the same kernel, dtype and GPU the achieved FLOP/s is
+ * interpolated linearly in log(FLOPs) and held constant beyond the ends.
+ */
+#ifndef WEFT_COSTMODEL_H
+#define WEFT_COSTMODEL_H
+
+#include "platforms/catalog.h"
+#include "sim/base/err.h"
+#include "traces/graph.h"
+
+struct cost_table;
+
+/* Read a measured table.  Errors name the file and line.  Caller frees. */
+struct cost_table *cost_table_read(const char *path,
+                                   struct weft_err *err) WEFT_WUR;
+void cost_table_free(struct cost_table *t);
+long cost_table_rows(const struct cost_table *t);
+
+/* Seconds `t` (a TK_KERNEL task) takes on GPU `g` computing in `dt`, with
+ * `table` (may be NULL) overriding the model. */
+double cost_kernel(const struct gpu_spec *g, enum dtype dt,
+                   const struct task *t, const struct cost_table *table);
+
+/* The efficiency the model gives a GEMM of this shape on `g` (0..1). */
+double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
+                            double k);
+
+#endif

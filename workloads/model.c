@@ -1,0 +1,189 @@
+/*
+ * model.c - model presets and settings.
+ *
+ * Preset sources: the GPT models of Megatron-LM Table 1 (Narayanan et al.,
+ * SC21; rows MEG21-T1-* of calibration.csv: sequence 2048, vocabulary 51200,
+ * FFN 4h); GPT-3 175B (Brown et al. 2020, Table 2.1, with Megatron's padded
+ * vocabulary of 51200); Llama 2 (Touvron et al. 2023, Table 1 and the
+ * released configs: 7B/13B multi-head, 70B GQA with 8 KV heads, vocabulary
+ * 32000, sequence 4096); Llama 3 (Llama Team 2024, Table 3: 8B, 70B, 405B,
+ * 8 KV heads, vocabulary 128256, sequence 8192); Mixtral 8x7B (Jiang et al.
+ * 2024, Table 1: 8 experts, top-2, FFN 14336, 8 KV heads).
+ */
+#include "workloads/model.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/base/units.h"
+
+#define GPT(nm, l, h, a)                                                       \
+  {.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = a,            \
+   .ffn = 4 * (h), .vocab = 51200, .seq = 2048, .ffn_kind = FFN_GELU,          \
+   .dtype = DTYPE_BF16, .experts = 1, .topk = 1, .gpt_style = true}
+#define LLAMA(nm, l, h, a, kv, f, v, s)                                        \
+  {.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = kv,           \
+   .ffn = f, .vocab = v, .seq = s, .ffn_kind = FFN_SWIGLU,                     \
+   .dtype = DTYPE_BF16, .experts = 1, .topk = 1, .gpt_style = false}
+
+static const struct model presets[] = {
+    GPT("gpt-1.7b", 24, 2304, 24),      GPT("gpt-3.6b", 30, 3072, 32),
+    GPT("gpt-7.5b", 36, 4096, 32),      GPT("gpt-18.4b", 40, 6144, 48),
+    GPT("gpt-39.1b", 48, 8192, 64),     GPT("gpt-76.1b", 60, 10240, 80),
+    GPT("gpt-145.6b", 80, 12288, 96),   GPT("gpt-310.1b", 96, 16384, 128),
+    GPT("gpt-529.6b", 105, 20480, 128), GPT("gpt-1008b", 128, 25600, 160),
+    GPT("gpt3-175b", 96, 12288, 96),
+    LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096),
+    LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096),
+    LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
+    LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
+    LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192),
+    LLAMA("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192),
+    {.name = "mixtral-8x7b", .layers = 32, .hidden = 4096, .heads = 32,
+     .kv_heads = 8, .ffn = 14336, .vocab = 32000, .seq = 4096,
+     .ffn_kind = FFN_SWIGLU, .dtype = DTYPE_BF16, .experts = 8, .topk = 2,
+     .gpt_style = false},
+};
+
+#define N_PRESETS ((int)(sizeof presets / sizeof *presets))
+
+int model_preset_count(void) { return N_PRESETS; }
+
+const struct model *model_preset(int i)
+{
+  return i >= 0 && i < N_PRESETS ? &presets[i] : NULL;
+}
+
+int model_from_preset(struct model *m, const char *name,
+                      struct weft_err *err)
+{
+  for (int i = 0; i < N_PRESETS; i++)
+    if (strcasecmp(presets[i].name, name) == 0) {
+      *m = presets[i];
+      for (int k = 0; k < MK_COUNT; k++)
+        snprintf(m->origin[k], sizeof m->origin[k], "model '%s'",
+                 presets[i].name);
+      return 0;
+    }
+  char known[1024] = "";
+  for (int i = 0; i < N_PRESETS; i++) {
+    size_t n = strlen(known);
+    snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
+             presets[i].name);
+  }
+  return weft_errf(err, WEFT_ENOTFOUND, "unknown model '%s'; known models: "
+                   "%s", name, known);
+}
+
+static const struct {
+  const char *name;
+  long min, max; /* for integer keys */
+} keys[MK_COUNT] = {
+    [MK_LAYERS] = {"layers", 1, WEFT_MAX_LAYERS},
+    [MK_HIDDEN] = {"hidden", 1, WEFT_MAX_HIDDEN},
+    [MK_HEADS] = {"heads", 1, WEFT_MAX_HEADS},
+    [MK_KV_HEADS] = {"kv_heads", 1, WEFT_MAX_HEADS},
+    [MK_FFN] = {"ffn", 1, 16 * WEFT_MAX_HIDDEN},
+    [MK_FFN_KIND] = {"ffn_kind", 0, 0},
+    [MK_VOCAB] = {"vocab", 1, WEFT_MAX_VOCAB},
+    [MK_SEQ] = {"seq", 1, WEFT_MAX_SEQ},
+    [MK_DTYPE] = {"dtype", 0, 0},
+    [MK_EXPERTS] = {"experts", 1, WEFT_MAX_EXPERTS},
+    [MK_TOPK] = {"topk", 1, WEFT_MAX_EXPERTS},
+    [MK_STYLE] = {"style", 0, 0},
+};
+
+int model_key_from_name(const char *name)
+{
+  char norm[32];
+  size_t n = strlen(name);
+  if (n >= sizeof norm)
+    return -1;
+  for (size_t i = 0; i <= n; i++)
+    norm[i] = name[i] == '-' ? '_' : name[i];
+  for (int k = 0; k < MK_COUNT; k++)
+    if (strcmp(norm, keys[k].name) == 0)
+      return k;
+  return -1;
+}
+
+const char *model_key_name(enum model_key k) { return keys[k].name; }
+
+int model_set(struct model *m, enum model_key k, const char *value,
+              const char *origin, struct weft_err *err)
+{
+  int rc = 0;
+  long v = 0;
+  switch (k) {
+  case MK_FFN_KIND:
+    if (strcmp(value, "gelu") == 0)
+      m->ffn_kind = FFN_GELU;
+    else if (strcmp(value, "swiglu") == 0)
+      m->ffn_kind = FFN_SWIGLU;
+    else
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not gelu or swiglu", value);
+    break;
+  case MK_DTYPE: {
+    enum dtype t;
+    if (!dtype_from_name(value, &t))
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not fp32, tf32, bf16, fp16 "
+                     "or fp8", value);
+    else if (t == DTYPE_TF32)
+      rc = weft_errf(err, WEFT_EINVAL, "tf32 is a math mode, not a storage "
+                     "type; use fp32");
+    else
+      m->dtype = t;
+    break;
+  }
+  case MK_STYLE:
+    if (strcmp(value, "gpt") == 0)
+      m->gpt_style = true;
+    else if (strcmp(value, "llama") == 0)
+      m->gpt_style = false;
+    else
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not gpt or llama", value);
+    break;
+  default:
+    rc = units_parse_int(value, keys[k].min, keys[k].max, &v, err);
+    if (rc)
+      break;
+    switch (k) {
+    case MK_LAYERS: m->layers = v; break;
+    case MK_HIDDEN: m->hidden = v; break;
+    case MK_HEADS: m->heads = v; break;
+    case MK_KV_HEADS: m->kv_heads = v; break;
+    case MK_FFN: m->ffn = v; break;
+    case MK_VOCAB: m->vocab = v; break;
+    case MK_SEQ: m->seq = v; break;
+    case MK_EXPERTS: m->experts = v; break;
+    case MK_TOPK: m->topk = v; break;
+    default: break;
+    }
+  }
+  if (rc)
+    return weft_err_prefix(err, origin);
+  m->set[k] = true;
+  snprintf(m->origin[k], sizeof m->origin[k], "%s", origin);
+  return 0;
+}
+
+int model_check(const struct model *m, struct weft_err *err)
+{
+  if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->seq < 1 ||
+      m->vocab < 1 || m->ffn < 1)
+    return weft_errf(err, WEFT_EINVAL, "model '%s' is incomplete: layers, "
+                     "hidden, heads, ffn, vocab and seq are required",
+                     m->name);
+  if (m->hidden % m->heads != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld heads do not divide hidden "
+                     "size %ld", m->origin[MK_HEADS], m->heads, m->hidden);
+  if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld KV heads do not divide %ld "
+                     "heads", m->origin[MK_KV_HEADS], m->kv_heads, m->heads);
+  if (m->topk > m->experts)
+    return weft_errf(err, WEFT_EINVAL, "%s: top-%ld routing needs at least "
+                     "%ld experts, the model has %ld", m->origin[MK_TOPK],
+                     m->topk, m->topk, m->experts);
+  return 0;
+}

@@ -1,0 +1,300 @@
+/*
+ * plan.c - parallel plans: settings, derivation of the data-parallel degree
+ * and micro-batch count, validation against the model, rank numbering.
+ */
+#include "workloads/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/units.h"
+
+static const char *const key_names[PK_COUNT] = {
+    "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
+    "schedule", "recompute", "bucket", "overlap_grad", "order"};
+
+static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
+
+void plan_init(struct plan *p)
+{
+  memset(p, 0, sizeof *p);
+  p->tp = p->pp = p->cp = p->ep = 1;
+  p->dp = 0; /* derived */
+  p->micro_batch = 1;
+  p->global_batch = 0; /* required */
+  p->schedule = SCHED_1F1B;
+  p->vchunks = 1;
+  p->recompute = RECOMP_NONE;
+  p->bucket_bytes = 80e6;
+  p->overlap_grad = true;
+  for (int d = 0; d < PD_COUNT; d++)
+    p->order[d] = (enum pdim)d;
+  for (int k = 0; k < PK_COUNT; k++)
+    snprintf(p->origin[k], sizeof p->origin[k], "plan");
+}
+
+int plan_key_from_name(const char *name)
+{
+  char norm[32];
+  size_t n = strlen(name);
+  if (n >= sizeof norm)
+    return -1;
+  for (size_t i = 0; i <= n; i++)
+    norm[i] = name[i] == '-' ? '_' : name[i];
+  for (int k = 0; k < PK_COUNT; k++)
+    if (strcmp(norm, key_names[k]) == 0)
+      return k;
+  return -1;
+}
+
+const char *plan_key_name(enum plan_key k) { return key_names[k]; }
+
+const char *sched_name(enum sched_kind s)
+{
+  static const char *n[] = {"gpipe", "1f1b", "interleaved"};
+  return n[s];
+}
+
+const char *recompute_name(enum recompute r)
+{
+  static const char *n[] = {"none", "selective", "full"};
+  return n[r];
+}
+
+static int parse_bool(const char *v, bool *out, struct weft_err *err)
+{
+  if (strcmp(v, "yes") == 0 || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+    *out = true;
+  else if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0 ||
+           strcmp(v, "0") == 0)
+    *out = false;
+  else
+    return weft_errf(err, WEFT_EINVAL, "'%s' is not yes or no", v);
+  return 0;
+}
+
+static int parse_order(const char *v, enum pdim out[PD_COUNT],
+                       struct weft_err *err)
+{
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", v);
+  int n = 0;
+  bool seen[PD_COUNT] = {false};
+  char *save = NULL;
+  for (char *t = strtok_r(buf, "-,", &save); t; t = strtok_r(NULL, "-,", &save)) {
+    int d = -1;
+    for (int i = 0; i < PD_COUNT; i++)
+      if (strcmp(t, dim_names[i]) == 0)
+        d = i;
+    if (d < 0 || seen[d] || n >= PD_COUNT)
+      return weft_errf(err, WEFT_EINVAL, "'%s' is not an order of tp, cp, "
+                       "dp and pp such as tp-cp-dp-pp", v);
+    seen[d] = true;
+    out[n++] = (enum pdim)d;
+  }
+  if (n != PD_COUNT)
+    return weft_errf(err, WEFT_EINVAL, "'%s' is not an order of tp, cp, dp "
+                     "and pp such as tp-cp-dp-pp", v);
+  return 0;
+}
+
+int plan_set(struct plan *p, enum plan_key k, const char *value,
+             const char *origin, struct weft_err *err)
+{
+  int rc = 0;
+  long v = 0;
+  switch (k) {
+  case PK_TP: case PK_PP: case PK_DP: case PK_CP: case PK_EP:
+    rc = units_parse_int(value, 1, WEFT_MAX_DEGREE, &v, err);
+    if (!rc)
+      *(k == PK_TP ? &p->tp : k == PK_PP ? &p->pp : k == PK_DP ? &p->dp
+        : k == PK_CP ? &p->cp : &p->ep) = v;
+    break;
+  case PK_MICRO_BATCH: case PK_GLOBAL_BATCH:
+    rc = units_parse_int(value, 1, WEFT_MAX_BATCH, &v, err);
+    if (!rc)
+      *(k == PK_MICRO_BATCH ? &p->micro_batch : &p->global_batch) = v;
+    break;
+  case PK_SP:
+    rc = parse_bool(value, &p->sp, err);
+    break;
+  case PK_OVERLAP_GRAD:
+    rc = parse_bool(value, &p->overlap_grad, err);
+    break;
+  case PK_SCHEDULE:
+    if (strcmp(value, "gpipe") == 0) {
+      p->schedule = SCHED_GPIPE;
+      p->vchunks = 1;
+    } else if (strcmp(value, "1f1b") == 0) {
+      p->schedule = SCHED_1F1B;
+      p->vchunks = 1;
+    } else if (strncmp(value, "interleaved:", 12) == 0) {
+      rc = units_parse_int(value + 12, 2, WEFT_MAX_LAYERS, &v, err);
+      if (!rc) {
+        p->schedule = SCHED_INTERLEAVED;
+        p->vchunks = v;
+      }
+    } else {
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not gpipe, 1f1b or "
+                     "interleaved:V", value);
+    }
+    break;
+  case PK_RECOMPUTE:
+    if (strcmp(value, "none") == 0)
+      p->recompute = RECOMP_NONE;
+    else if (strcmp(value, "selective") == 0)
+      p->recompute = RECOMP_SELECTIVE;
+    else if (strcmp(value, "full") == 0)
+      p->recompute = RECOMP_FULL;
+    else
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not none, selective or full",
+                     value);
+    break;
+  case PK_BUCKET: {
+    double b;
+    rc = units_parse_pos(value, UNIT_SIZE, 1e12, &b, err);
+    if (!rc)
+      p->bucket_bytes = b;
+    break;
+  }
+  case PK_ORDER:
+    rc = parse_order(value, p->order, err);
+    break;
+  case PK_COUNT:
+    break;
+  }
+  if (rc)
+    return weft_err_prefix(err, origin);
+  p->set[k] = true;
+  snprintf(p->origin[k], sizeof p->origin[k], "%s", origin);
+  return 0;
+}
+
+long plan_degree(const struct plan *p, enum pdim d)
+{
+  switch (d) {
+  case PD_TP: return p->tp;
+  case PD_CP: return p->cp;
+  case PD_DP: return p->dp;
+  case PD_PP: return p->pp;
+  default: return 1;
+  }
+}
+
+void plan_coords(const struct plan *p, long rank, long out[PD_COUNT])
+{
+  for (int i = 0; i < PD_COUNT; i++) {
+    long deg = plan_degree(p, p->order[i]);
+    out[p->order[i]] = rank % deg;
+    rank /= deg;
+  }
+}
+
+long plan_rank(const struct plan *p, const long coord[PD_COUNT])
+{
+  long r = 0;
+  for (int i = PD_COUNT - 1; i >= 0; i--)
+    r = r * plan_degree(p, p->order[i]) + coord[p->order[i]];
+  return r;
+}
+
+/* Layers of virtual stage i of n for L layers (see plan.h). */
+static long vstage_layers(long L, long n, long i)
+{
+  long base = L / n, extra = L % n;
+  if (n <= 2 || extra == 0)
+    return base + (i < extra ? 1 : 0);
+  long middle = n - 2;
+  if (extra <= middle)
+    return base + (i >= 1 && i <= extra ? 1 : 0);
+  long ends = extra - middle; /* 1: the first gets one more as well */
+  return base + ((i >= 1 && i <= middle) || i == 0 || (ends == 2 && i == n - 1)
+                     ? 1 : 0);
+}
+
+void plan_chunk_layers(const struct plan *p, const struct model *m,
+                       long stage, long chunk, long *out_first,
+                       long *out_count)
+{
+  long n = p->pp * p->vchunks, v = chunk * p->pp + stage, first = 0;
+  for (long i = 0; i < v; i++)
+    first += vstage_layers(m->layers, n, i);
+  *out_first = first;
+  *out_count = vstage_layers(m->layers, n, v);
+}
+
+int plan_resolve(struct plan *p, const struct model *m, long gpus,
+                 struct weft_err *err)
+{
+  const char *o;
+  long mp = p->tp * p->pp * p->cp;
+  if (p->set[PK_DP]) {
+    if (mp * p->dp != gpus)
+      return weft_errf(err, WEFT_EINVAL, "%s: TP %ld x PP %ld x CP %ld x DP "
+                       "%ld = %ld GPUs, but the cluster has %ld",
+                       p->origin[PK_DP], p->tp, p->pp, p->cp, p->dp,
+                       mp * p->dp, gpus);
+  } else {
+    if (gpus % mp != 0) {
+      o = p->set[PK_PP] ? p->origin[PK_PP] : p->origin[PK_TP];
+      return weft_errf(err, WEFT_EINVAL, "%s: TP %ld x PP %ld x CP %ld = %ld "
+                       "does not divide %ld GPUs", o, p->tp, p->pp, p->cp, mp,
+                       gpus);
+    }
+    p->dp = gpus / mp;
+  }
+  p->gpus = gpus;
+  if (m->heads % p->tp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide %ld "
+                     "attention heads", p->origin[PK_TP], p->tp, m->heads);
+  if (m->kv_heads % p->tp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide %ld KV "
+                     "heads", p->origin[PK_TP], p->tp, m->kv_heads);
+  if (m->ffn % p->tp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide FFN size "
+                     "%ld", p->origin[PK_TP], p->tp, m->ffn);
+  if (p->sp && p->tp == 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: sequence parallelism needs TP > "
+                     "1", p->origin[PK_SP]);
+  if (p->sp && m->seq % p->tp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide sequence "
+                     "length %ld (sequence parallelism)", p->origin[PK_SP],
+                     p->tp, m->seq);
+  if (p->vchunks > 1 && m->layers % (p->pp * p->vchunks) != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: PP %ld x %ld chunks do not "
+                     "divide %ld layers", p->origin[PK_SCHEDULE], p->pp,
+                     p->vchunks, m->layers);
+  if (p->pp > m->layers)
+    return weft_errf(err, WEFT_EINVAL, "%s: PP %ld exceeds the %ld layers",
+                     p->origin[PK_PP], p->pp, m->layers);
+  if (p->schedule == SCHED_INTERLEAVED && p->pp < 2)
+    return weft_errf(err, WEFT_EINVAL, "%s: the interleaved schedule needs "
+                     "PP > 1", p->origin[PK_SCHEDULE]);
+  if (p->cp > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: context parallelism is not "
+                     "supported yet", p->origin[PK_CP]);
+  if (p->ep > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism is not "
+                     "supported yet", p->origin[PK_EP]);
+  if (p->global_batch < 1)
+    return weft_errf(err, WEFT_EINVAL, "plan: global batch is required (set "
+                     "global_batch= or --global-batch)");
+  long per_step = p->micro_batch * p->dp;
+  if (p->global_batch % per_step != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: global batch %ld is not a "
+                     "multiple of micro-batch %ld x DP %ld",
+                     p->origin[PK_GLOBAL_BATCH], p->global_batch,
+                     p->micro_batch, p->dp);
+  p->microbatches = p->global_batch / per_step;
+  if (p->microbatches > WEFT_MAX_MICROBATCHES)
+    return weft_errf(err, WEFT_ELIMIT, "%s: %ld micro-batches per pipeline "
+                     "exceed the limit of %d", p->origin[PK_GLOBAL_BATCH],
+                     p->microbatches, WEFT_MAX_MICROBATCHES);
+  if (p->schedule == SCHED_INTERLEAVED && p->microbatches % p->pp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: the interleaved schedule needs "
+                     "the micro-batches per pipeline (%ld) to be a multiple "
+                     "of PP %ld", p->origin[PK_SCHEDULE], p->microbatches,
+                     p->pp);
+  return 0;
+}

@@ -1,0 +1,87 @@
+/*
+ * plan.h - how a model is split over GPUs, and the training schedule.
+ *
+ * Degrees: data (dp), tensor (tp, Megatron's 1D split of attention heads and
+ * FFN columns/rows), pipeline (pp), context (cp) and expert (ep)
+ * parallelism; tp * cp * dp * pp GPUs in all.  A degree left out is derived:
+ * dp = GPUs / (tp * pp * cp).  Ranks are numbered with TP innermost, then
+ * CP, then DP, then PP, as Megatron-LM does (`order` changes it).
+ * Settings come from a workload file and flags, like clusters and models.
+ */
+#ifndef WEFT_PLAN_H
+#define WEFT_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/base/bounds.h"
+#include "sim/base/err.h"
+#include "workloads/model.h"
+
+enum sched_kind { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
+enum recompute { RECOMP_NONE, RECOMP_SELECTIVE, RECOMP_FULL };
+/* Parallel dimensions, in the default rank order (innermost first). */
+enum pdim { PD_TP, PD_CP, PD_DP, PD_PP, PD_COUNT };
+
+enum plan_key {
+  PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
+  PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER, PK_COUNT
+};
+
+struct plan {
+  long tp, pp, dp, cp, ep;
+  bool sp;                /* sequence parallelism (needs tp > 1) */
+  long micro_batch;       /* sequences per micro-batch */
+  long global_batch;      /* sequences per iteration */
+  enum sched_kind schedule;
+  long vchunks;           /* model chunks per GPU (interleaved), else 1 */
+  enum recompute recompute;
+  double bucket_bytes;    /* DDP gradient bucket size */
+  bool overlap_grad;      /* reduce buckets during the backward pass */
+  enum pdim order[PD_COUNT]; /* innermost first */
+  bool set[PK_COUNT];
+  char origin[PK_COUNT][WEFT_MAX_ORIGIN];
+  /* Derived by plan_resolve: */
+  long gpus;
+  long microbatches;      /* per pipeline per iteration: m */
+};
+
+/* Megatron-LM's defaults: 1F1B, no recomputation, micro-batch 1, 40M-element
+ * buckets in the model dtype (80 MB in BF16; PyTorch DDP uses 25 MB) with
+ * overlap on. */
+void plan_init(struct plan *p);
+
+int plan_key_from_name(const char *name);
+const char *plan_key_name(enum plan_key k);
+
+/* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
+ * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;
+ * "bucket": a size such as 25MB; "sp" and "overlap_grad": yes/no). */
+int plan_set(struct plan *p, enum plan_key k, const char *value,
+             const char *origin, struct weft_err *err) WEFT_WUR;
+
+/* Derive dp and the micro-batch count for `gpus` GPUs and check the plan
+ * against the model: degrees divide GPUs, heads, KV heads, FFN, layers and
+ * batch; interleaving needs micro-batches to be a multiple of pp. */
+int plan_resolve(struct plan *p, const struct model *m, long gpus,
+                 struct weft_err *err) WEFT_WUR;
+
+/* Position of a rank along each dimension, and back. */
+void plan_coords(const struct plan *p, long rank, long out_coord[PD_COUNT]);
+long plan_rank(const struct plan *p, const long coord[PD_COUNT]);
+long plan_degree(const struct plan *p, enum pdim d);
+
+/* Layers held by pipeline stage `stage`, model chunk `chunk` (chunk c of
+ * stage s is virtual stage c*pp + s): the first layer and the count.  When
+ * the virtual stages do not divide the layers, every stage gets the floor
+ * and the extra layers go to the middle stages first, then to the first and
+ * last (which also carry the embedding and the loss), as Llama 3 405B split
+ * 126 layers over 16 stages (Llama Team 2024, Sec. 3.3.2). */
+void plan_chunk_layers(const struct plan *p, const struct model *m,
+                       long stage, long chunk, long *out_first,
+                       long *out_count);
+
+const char *sched_name(enum sched_kind s);
+const char *recompute_name(enum recompute r);
+
+#endif
