@@ -315,6 +315,17 @@ int cluster_desc_read_file(struct cluster_desc *d, struct catalog *cat,
   return rc;
 }
 
+int cluster_desc_read_elem(struct cluster_desc *d, struct catalog *cat,
+                           const struct xin_doc *doc,
+                           const struct xin_elem *e, int layer,
+                           struct weft_err *err)
+{
+  int rc = 0;
+  for (const struct xin_elem *c = xin_child(e); c && !rc; c = xin_next(c))
+    rc = catalog_add_elem(cat, doc, c, err);
+  return rc ? rc : read_cluster_elem(d, doc, e, layer, true, err);
+}
+
 int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
                       const char *spec, struct weft_err *err)
 {

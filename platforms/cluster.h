@@ -106,6 +106,16 @@ int cluster_desc_preset(struct cluster_desc *d, const char *name,
 int cluster_desc_read_file(struct cluster_desc *d, struct catalog *cat,
                            const char *path, struct weft_err *err) WEFT_WUR;
 
+/* Read the attributes of a <cluster> element of an already parsed document
+ * (a workload file) at `layer`; preset= is allowed; child elements are
+ * added to `cat`. */
+struct xin_doc;
+struct xin_elem;
+int cluster_desc_read_elem(struct cluster_desc *d, struct catalog *cat,
+                           const struct xin_doc *doc,
+                           const struct xin_elem *e, int layer,
+                           struct weft_err *err) WEFT_WUR;
+
 /* A preset name, or else a path to a cluster file (anything with '/' or
  * ending in ".xml"). */
 int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,

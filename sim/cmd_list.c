@@ -8,6 +8,25 @@
 #include "platforms/cluster.h"
 #include "sim/base/units.h"
 #include "sim/cli.h"
+#include "workloads/accounting.h"
+#include "workloads/model.h"
+
+static void list_models(void)
+{
+  printf("%-13s %6s %6s %5s %4s %6s %7s %6s %5s %7s %8s\n", "model", "layers",
+         "hidden", "heads", "kv", "ffn", "vocab", "seq", "MoE", "kind",
+         "params");
+  for (int i = 0; i < model_preset_count(); i++) {
+    const struct model *m = model_preset(i);
+    char moe[16] = "-";
+    if (model_is_moe(m))
+      snprintf(moe, sizeof moe, "%ldx%ld", m->experts, m->topk);
+    printf("%-13s %6ld %6ld %5ld %4ld %6ld %7ld %6ld %5s %7s %7.1fB\n",
+           m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+           m->vocab, m->seq, moe, m->ffn_kind == FFN_SWIGLU ? "swiglu" : "gelu",
+           model_params(m) / 1e9);
+  }
+}
 
 static void list_gpus(const struct catalog *cat)
 {
@@ -105,6 +124,8 @@ int cmd_list(int argc, char **argv)
     }
   int rc = 0;
   if (!what) {
+    list_models();
+    printf("\n");
     list_gpus(cat);
     printf("\n");
     list_nics(cat);
@@ -112,6 +133,8 @@ int cmd_list(int argc, char **argv)
     list_nodes(cat);
     printf("\n");
     rc = list_clusters(cat);
+  } else if (strcmp(what, "models") == 0) {
+    list_models();
   } else if (strcmp(what, "gpus") == 0)
     list_gpus(cat);
   else if (strcmp(what, "nics") == 0)
@@ -121,8 +144,8 @@ int cmd_list(int argc, char **argv)
   else if (strcmp(what, "clusters") == 0)
     rc = list_clusters(cat);
   else
-    rc = cli_usage("list: unknown list '%s'; expected gpus, nics, nodes or "
-                   "clusters", what);
+    rc = cli_usage("list: unknown list '%s'; expected models, gpus, nics, "
+                   "nodes or clusters", what);
   catalog_free(cat);
   return rc;
 }

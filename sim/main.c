@@ -8,12 +8,15 @@
 
 int cmd_list(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 const struct command weft_commands[] = {
     {"platform", cmd_platform, "[CLUSTER] [-o FILE] [cluster flags]",
      "write the SimGrid platform XML of a cluster preset or file"},
-    {"list", cmd_list, "[gpus|nics|nodes|clusters] [--catalog F]",
+    {"graph", cmd_graph, "[WORKLOAD.xml] [-o FILE] [flags]",
+     "write the task graph of one training iteration"},
+    {"list", cmd_list, "[models|gpus|nics|nodes|clusters]",
      "show the hardware catalog and cluster presets"},
     {"help", cmd_help, "", "show this help"},
     {NULL, NULL, NULL, NULL},
@@ -25,13 +28,18 @@ static void usage(FILE *f)
           "weft simulates distributed Transformer training on GPU clusters "
           "with SimGrid.\n\ncommands:\n");
   for (const struct command *c = weft_commands; c->name; c++)
-    fprintf(f, "  weft %-8s %-38s %s\n", c->name, c->args, c->summary);
+    fprintf(f, "  weft %-8s %-36s %s\n", c->name, c->args, c->summary);
   fprintf(f, "\ncluster flags: --cluster NAME|FILE --catalog FILE --gpus N "
           "--nodes N --node TYPE\n  --gpu NAME --nic NAME --gpus-per-node N "
           "--nics-per-node N --nodes-per-leaf N\n  --leaves-per-pod N "
           "--oversubscription R --pod-oversubscription R\n  --switch-lat T "
           "--nvlink-lat T --nic-lat T\n  --scale compute=F,hbm_bw=F,hbm_cap=F,"
-          "nvlink=F,nic=F\n");
+          "nvlink=F,nic=F\n"
+          "\nworkload flags: --model NAME --layers --hidden --heads --kv-heads "
+          "--ffn --ffn-kind\n  --vocab --seq --dtype --experts --topk --tp "
+          "--pp --dp --sp yes|no\n  --micro-batch --global-batch --schedule "
+          "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
+          "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n");
 }
 
 static int cmd_help(int argc, char **argv)

@@ -1,0 +1,212 @@
+/*
+ * workload.c - workload files and flags.
+ */
+#include "workloads/workload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/base/xin.h"
+
+void workload_init(struct workload *w)
+{
+  memset(w, 0, sizeof *w);
+  snprintf(w->name, sizeof w->name, "workload");
+  plan_init(&w->plan);
+  cluster_desc_init(&w->cluster);
+}
+
+static int origin_of(char *buf, size_t size, const struct xin_doc *doc,
+                     const struct xin_elem *e, const char *attr)
+{
+  return snprintf(buf, size, "%s:%d: <%s> attribute '%s'", xin_doc_name(doc),
+                  xin_line_in(doc, e), xin_name(e), attr);
+}
+
+/* Apply every attribute of `e` through `set`, checking names against the
+ * key table of the section. */
+static int read_model(struct workload *w, const struct xin_doc *doc,
+                      const struct xin_elem *e, struct weft_err *err)
+{
+  const char *attrs[MK_COUNT + 3];
+  int n = 0;
+  attrs[n++] = "preset";
+  attrs[n++] = "name";
+  for (int k = 0; k < MK_COUNT; k++)
+    attrs[n++] = model_key_name((enum model_key)k);
+  attrs[n] = NULL;
+  int rc = xin_check_attrs(doc, e, attrs, err);
+  if (rc)
+    return rc;
+  char preset[WEFT_MAX_NAME] = "";
+  if ((rc = xin_str(doc, e, "preset", false, preset, sizeof preset, err)))
+    return rc;
+  if (preset[0]) {
+    if ((rc = model_from_preset(&w->model, preset, err)))
+      return xin_errf(doc, e, err, rc, "attribute 'preset': %s", err->msg);
+  } else {
+    memset(&w->model, 0, sizeof w->model);
+    w->model.dtype = DTYPE_BF16;
+    w->model.experts = w->model.topk = 1;
+    w->model.ffn_kind = FFN_GELU;
+    w->model.gpt_style = true;
+    snprintf(w->model.name, sizeof w->model.name, "custom");
+    for (int k = 0; k < MK_COUNT; k++)
+      origin_of(w->model.origin[k], sizeof w->model.origin[k], doc, e,
+                model_key_name((enum model_key)k));
+  }
+  if ((rc = xin_str(doc, e, "name", false, w->model.name,
+                    sizeof w->model.name, err)))
+    return rc;
+  for (int k = 0; k < MK_COUNT && !rc; k++) {
+    const char *a = model_key_name((enum model_key)k);
+    char v[WEFT_MAX_DESC] = "";
+    if (!xin_has(e, a))
+      continue;
+    if ((rc = xin_str(doc, e, a, true, v, sizeof v, err)))
+      break;
+    char o[WEFT_MAX_ORIGIN];
+    origin_of(o, sizeof o, doc, e, a);
+    rc = model_set(&w->model, (enum model_key)k, v, o, err);
+  }
+  w->have_model = true;
+  return rc;
+}
+
+static int read_plan(struct workload *w, const struct xin_doc *doc,
+                     const struct xin_elem *e, struct weft_err *err)
+{
+  const char *attrs[PK_COUNT + 1];
+  for (int k = 0; k < PK_COUNT; k++)
+    attrs[k] = plan_key_name((enum plan_key)k);
+  attrs[PK_COUNT] = NULL;
+  int rc = xin_check_attrs(doc, e, attrs, err);
+  for (int k = 0; k < PK_COUNT && !rc; k++) {
+    const char *a = plan_key_name((enum plan_key)k);
+    char v[WEFT_MAX_DESC] = "";
+    if (!xin_has(e, a))
+      continue;
+    if ((rc = xin_str(doc, e, a, true, v, sizeof v, err)))
+      break;
+    char o[WEFT_MAX_ORIGIN];
+    origin_of(o, sizeof o, doc, e, a);
+    rc = plan_set(&w->plan, (enum plan_key)k, v, o, err);
+  }
+  return rc;
+}
+
+int workload_read_file(struct workload *w, struct catalog *cat,
+                       const char *path, struct weft_err *err)
+{
+  struct xin_doc *doc = xin_parse_file(path, err);
+  if (!doc)
+    return err ? err->code : WEFT_EIO;
+  const struct xin_elem *root = xin_root(doc);
+  int rc = 0;
+  if (strcmp(xin_name(root), "workload") != 0)
+    rc = xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
+                  "expected <workload>");
+  if (!rc)
+    rc = xin_check_attrs(doc, root, (const char *const[]){"name", NULL}, err);
+  if (!rc)
+    rc = xin_str(doc, root, "name", false, w->name, sizeof w->name, err);
+  bool seen[3] = {false, false, false};
+  for (const struct xin_elem *e = rc ? NULL : xin_child(root); e && !rc;
+       e = xin_next(e)) {
+    const char *n = xin_name(e);
+    int which = strcmp(n, "model") == 0     ? 0
+                : strcmp(n, "plan") == 0    ? 1
+                : strcmp(n, "cluster") == 0 ? 2
+                                            : -1;
+    if (which < 0) {
+      rc = xin_errf(doc, e, err, WEFT_EINVAL, "unknown element; expected "
+                    "model, plan or cluster");
+      break;
+    }
+    if (seen[which]) {
+      rc = xin_errf(doc, e, err, WEFT_EINVAL, "only one <%s> per workload", n);
+      break;
+    }
+    seen[which] = true;
+    if (which == 0)
+      rc = read_model(w, doc, e, err);
+    else if (which == 1)
+      rc = read_plan(w, doc, e, err);
+    else {
+      rc = cluster_desc_read_elem(&w->cluster, cat, doc, e, 1, err);
+      w->have_cluster = true;
+    }
+  }
+  xin_free(doc);
+  return rc;
+}
+
+int workload_flag(struct workload *w, const char *name, const char *value,
+                  struct weft_err *err)
+{
+  char origin[80];
+  snprintf(origin, sizeof origin, "--%s", name);
+  if (strcmp(name, "model") == 0) {
+    int rc = model_from_preset(&w->model, value, err);
+    if (rc)
+      return weft_err_prefix(err, origin);
+    w->have_model = true;
+    return 0;
+  }
+  int k = model_key_from_name(name);
+  if (k >= 0) {
+    if (!w->have_model)
+      return weft_errf(err, WEFT_EINVAL, "%s: give a model first (--model "
+                       "NAME or a workload file)", origin);
+    return model_set(&w->model, (enum model_key)k, value, origin, err);
+  }
+  k = plan_key_from_name(name);
+  if (k >= 0)
+    return plan_set(&w->plan, (enum plan_key)k, value, origin, err);
+  if (strcmp(name, "cluster") == 0) {
+    return 1; /* handled by the caller, which owns the catalog */
+  }
+  if (strcmp(name, "scale") == 0) {
+    w->have_cluster = w->have_cluster || false;
+    return cluster_desc_set_scale(&w->cluster, value, origin, 2, err);
+  }
+  k = cluster_key_from_name(name);
+  if (k >= 0)
+    return cluster_desc_set(&w->cluster, (enum cluster_key)k, value, origin, 2,
+                            err);
+  return 1;
+}
+
+int workload_resolve(struct workload *w, const struct catalog *cat,
+                     const char *default_cluster, struct cluster *out_cluster,
+                     struct weft_err *err)
+{
+  if (!w->have_model)
+    return weft_errf(err, WEFT_EINVAL, "no model: give --model NAME or a "
+                     "workload file with <model>");
+  int rc = model_check(&w->model, err);
+  if (rc)
+    return rc;
+  if (!w->cluster.set[CK_NODE]) {
+    /* No cluster yet: start from the default preset under the flags. */
+    struct cluster_desc d;
+    cluster_desc_init(&d);
+    if ((rc = cluster_desc_preset(&d, default_cluster, err)))
+      return rc;
+    for (int k = 0; k < CK_COUNT; k++)
+      if (w->cluster.set[k]) {
+        d.set[k] = true;
+        d.layer[k] = w->cluster.layer[k];
+        d.num[k] = w->cluster.num[k];
+        memcpy(d.text[k], w->cluster.text[k], sizeof d.text[k]);
+        memcpy(d.origin[k], w->cluster.origin[k], sizeof d.origin[k]);
+        if ((k == CK_GPUS || k == CK_NODES))
+          d.set[k == CK_GPUS ? CK_NODES : CK_GPUS] &=
+              w->cluster.set[k == CK_GPUS ? CK_NODES : CK_GPUS];
+      }
+    w->cluster = d;
+  }
+  if ((rc = cluster_resolve(&w->cluster, cat, out_cluster, err)))
+    return rc;
+  return plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
+}

@@ -1,0 +1,48 @@
+/*
+ * workload.h - a scenario: model, plan and cluster, from a workload file
+ * and flags.
+ *
+ *   <workload>
+ *     <model preset="gpt3-175b"/>                 model settings (model.h)
+ *     <plan tp="8" pp="8" global_batch="1536"     plan settings (plan.h)
+ *           schedule="interleaved:2" recompute="full"/>
+ *     <cluster preset="selene" gpus="1024"/>      cluster settings (cluster.h)
+ *   </workload>
+ *
+ * Flags override the file: --model NAME and every model, plan and cluster
+ * setting as --name-with-dashes (--layers, --tp, --global-batch, --gpus...).
+ */
+#ifndef WEFT_WORKLOAD_H
+#define WEFT_WORKLOAD_H
+
+#include "platforms/cluster.h"
+#include "workloads/model.h"
+#include "workloads/plan.h"
+
+struct workload {
+  char name[WEFT_MAX_NAME];
+  struct model model;
+  bool have_model;
+  struct plan plan;
+  struct cluster_desc cluster;
+  bool have_cluster;
+};
+
+void workload_init(struct workload *w);
+
+/* Read a workload file; inline hardware of its <cluster> goes into `cat`. */
+int workload_read_file(struct workload *w, struct catalog *cat,
+                       const char *path, struct weft_err *err) WEFT_WUR;
+
+/* Apply flag --name=value.  Returns 0, an error, or 1 when `name` is not a
+ * workload flag (the caller may know it). */
+int workload_flag(struct workload *w, const char *name, const char *value,
+                  struct weft_err *err) WEFT_WUR;
+
+/* Check everything and resolve the cluster and the plan against each
+ * other.  `default_cluster` is used when no cluster was given. */
+int workload_resolve(struct workload *w, const struct catalog *cat,
+                     const char *default_cluster, struct cluster *out_cluster,
+                     struct weft_err *err) WEFT_WUR;
+
+#endif
