@@ -246,6 +246,7 @@ static void flush_bucket(struct ctx *c, double *acc, long after,
   if (*acc <= 0 || c->p->dp < 2)
     return;
   long i = coll(c, CO_ALLREDUCE, GK_DP, ST_DP, PH_BWD, -1, *acc);
+  c->g->prog[c->s].tasks[i].mb = -1; /* belongs to no micro-batch */
   graph_dep(c->g, c->s, after);
   dp_tasks[(*n_dp)++] = i;
   *acc = 0;

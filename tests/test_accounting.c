@@ -1,0 +1,118 @@
+/*
+ * test_accounting.c - activation memory equals Korthikanti et al.'s
+ * formulas for each recomputation mode, and weights, gradients and
+ * optimizer states follow 2 + 2 + 12 bytes per parameter.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "workloads/accounting.h"
+
+#define REL(a, b) cr_assert(fabs((a) - (b)) <= 1e-12 * fabs(b), "%.17g != %.17g", (double)(a), (double)(b))
+
+/* The 22B GPT of Korthikanti et al. Table 4 (KOR22-T4-*): h 6144, a 64,
+ * s 2048, b 4, t 8. */
+static void k22(struct model *m, struct plan *p, enum recompute r, bool sp)
+{
+  cr_assert_eq(model_from_preset(m, "gpt-18.4b", NULL), 0);
+  m->hidden = 6144;
+  m->heads = 64;
+  m->kv_heads = 64;
+  m->ffn = 4 * 6144;
+  plan_init(p);
+  p->tp = 8;
+  p->micro_batch = 4;
+  p->recompute = r;
+  p->sp = sp;
+}
+
+Test(accounting, korthikanti_per_layer)
+{
+  struct model m;
+  struct plan p;
+  double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+  double sbh = s * b * h;
+  k22(&m, &p, RECOMP_NONE, false);
+  REL(layer_activation_bytes(&m, &p), sbh * (10 + 24 / t + 5 * a * s / (h * t)));
+  k22(&m, &p, RECOMP_NONE, true);
+  REL(layer_activation_bytes(&m, &p), sbh / t * (34 + 5 * a * s / h));
+  k22(&m, &p, RECOMP_SELECTIVE, false);
+  REL(layer_activation_bytes(&m, &p), sbh * (10 + 24 / t));
+  k22(&m, &p, RECOMP_SELECTIVE, true);
+  REL(layer_activation_bytes(&m, &p), sbh * 34 / t);
+  k22(&m, &p, RECOMP_FULL, false);
+  REL(layer_activation_bytes(&m, &p), 2 * sbh);
+  k22(&m, &p, RECOMP_NONE, false);
+  p.tp = 1;
+  REL(layer_activation_bytes(&m, &p), sbh * (34 + 5 * a * s / h));
+}
+
+Test(accounting, one_f_one_b_first_stage_holds_all_layers)
+{
+  /* With 1F1B, stage 0 keeps p micro-batches of L/p layers: L layers. */
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt3-175b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  p.tp = 8;
+  p.pp = 8;
+  p.global_batch = 1536;
+  p.sp = true;
+  p.recompute = RECOMP_SELECTIVE;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 1024, &err), 0, "%s", err.msg);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  double sbh = 2048.0 * 1 * 12288;
+  cr_assert_eq(mem.stage, 0);
+  cr_assert_eq(mem.peak_inflight, 8);
+  REL(mem.activations, 96 * sbh * 34 / 8);
+  /* GPipe keeps all m = 96 micro-batches. */
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "gpipe", "x", &err), 0);
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  REL(mem.activations, 96 * 12 * sbh * 34 / 8);
+}
+
+Test(accounting, weights_grads_optimizer)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  p.global_batch = 512;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 32, &err), 0, "%s", err.msg);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  double P = model_params(&m);
+  REL(stage_params_rank(&m, &p, 0), P);
+  REL(mem.weights, 2 * P);
+  REL(mem.grads, 2 * P);
+  REL(mem.optimizer, 12 * P);
+  cr_assert(mem.fits);
+  /* 16 bytes x 1.7B = 27 GB + activations: does not fit a 16 GB GPU. */
+  memory_per_gpu(&m, &p, 16e9, &mem);
+  cr_assert_not(mem.fits);
+}
+
+Test(accounting, stage_params_sum_to_model)
+{
+  /* Summed over stages and TP ranks, split weights count once; replicated
+   * norms and biases count t times and the tied output copy once more. */
+  const char *models[] = {"gpt3-175b", "llama3-70b"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    cr_assert_eq(model_from_preset(&m, models[i], NULL), 0);
+    struct plan p;
+    plan_init(&p);
+    p.pp = 8;
+    p.global_batch = 64;
+    struct weft_err err = {0};
+    cr_assert_eq(plan_resolve(&p, &m, 8, &err), 0, "%s", err.msg);
+    double sum = 0;
+    for (long s = 0; s < 8; s++)
+      sum += stage_params_rank(&m, &p, s);
+    double tied = m.gpt_style ? (double)m.vocab * m.hidden : 0;
+    REL(sum, model_params(&m) + tied);
+  }
+}

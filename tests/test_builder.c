@@ -1,0 +1,240 @@
+/*
+ * test_builder.c - the task graph against closed forms: FLOPs equal
+ * Megatron-LM's Eq. (3) for every configuration of its Table 1; tensor-
+ * parallel bytes per layer, pipeline bytes per micro-batch and data-parallel
+ * gradient bytes equal the formulas of shared/validation/README.md; sends
+ * and receives pair up across stages.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+
+static struct graph *build(const char *model, long gpus, const char *const *kv,
+                           struct model *m, struct plan *p)
+{
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
+  plan_init(p);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
+                 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(m, p, &err);
+  cr_assert(g, "%s", err.msg);
+  return g;
+}
+
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ALL ((1 << PH_FWD) | (1 << PH_BWD) | (1 << PH_RECOMP) | (1 << PH_OPT))
+#define MODEL_PHASES ((1 << PH_FWD) | (1 << PH_BWD))
+
+/* MEG21-T1-01..10: model, GPUs, TP, PP, global batch; interleaving chunks
+ * as Megatron-LM would choose them (2, or 3 where 2 does not divide the
+ * layers per stage). */
+static const struct {
+  const char *model;
+  long gpus;
+  const char *tp, *pp, *gb, *sched;
+} t1[] = {
+    {"gpt-1.7b", 32, "1", "1", "512", "1f1b"},
+    {"gpt-3.6b", 64, "2", "1", "512", "1f1b"},
+    {"gpt-7.5b", 128, "4", "1", "512", "1f1b"},
+    {"gpt-18.4b", 256, "8", "1", "1024", "1f1b"},
+    {"gpt-39.1b", 512, "8", "2", "1536", "interleaved:2"},
+    {"gpt-76.1b", 1024, "8", "4", "1792", "interleaved:3"},
+    {"gpt-145.6b", 1536, "8", "8", "2304", "interleaved:2"},
+    {"gpt-310.1b", 1920, "8", "16", "2160", "interleaved:2"},
+    {"gpt-529.6b", 2520, "8", "35", "2520", "interleaved:3"},
+    {"gpt-1008b", 3072, "8", "64", "3072", "interleaved:2"},
+};
+
+Test(builder, megatron_eq3_flops_for_table1, .timeout = 120)
+{
+  for (size_t i = 0; i < sizeof t1 / sizeof *t1; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build(t1[i].model, t1[i].gpus,
+                            KV("tp", t1[i].tp, "pp", t1[i].pp, "global_batch",
+                               t1[i].gb, "schedule", t1[i].sched, "recompute",
+                               "full"), &m, &p);
+    double B = (double)p.global_batch, s = (double)m.seq, l = (double)m.layers;
+    double h = (double)m.hidden, V = (double)m.vocab;
+    double eq3 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    double got = graph_total_flops(g, ALL);
+    cr_assert(fabs(got - eq3) <= 1e-9 * eq3, "%s: %.17g vs Eq. 3 %.17g",
+              t1[i].model, got, eq3);
+    double mf = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    double gm = graph_total_flops(g, MODEL_PHASES);
+    cr_assert(fabs(gm - mf) <= 1e-9 * mf, "%s model FLOPs", t1[i].model);
+    cr_assert(fabs(gm - model_flops_per_iter(&m, p.global_batch)) <= 1e-9 * mf);
+    graph_free(g);
+  }
+}
+
+/* Sum of bytes of collectives of `op` on `gk` for layer `layer`, phase. */
+static double coll_bytes(const struct program *pr, enum coll_op op,
+                         enum group_kind gk, long layer, long mb, int phase)
+{
+  double b = 0;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
+        t->layer == layer && t->mb == mb && t->phase == phase)
+      b += t->bytes;
+  }
+  return b;
+}
+
+Test(builder, tensor_parallel_bytes_per_layer)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt3-175b", 64, KV("tp", "8", "pp", "8",
+                          "global_batch", "64", "recompute", "full"), &m, &p);
+  double bsh2 = 1.0 * 2048 * 12288 * 2; /* b s h elements, 2 bytes */
+  const struct program *pr = &g->prog[2];
+  long layer = 2 * 12 + 5;
+  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_FWD), 2 * bsh2);
+  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_BWD), 2 * bsh2);
+  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_RECOMP),
+               2 * bsh2);
+  graph_free(g);
+  /* Sequence parallelism: each all-reduce becomes a reduce-scatter plus an
+   * all-gather of the same total volume. */
+  g = build("gpt3-175b", 64, KV("tp", "8", "pp", "8", "global_batch", "64",
+                                "sp", "yes"), &m, &p);
+  pr = &g->prog[2];
+  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_FWD), 0);
+  cr_assert_eq(coll_bytes(pr, CO_REDUCE_SCATTER, GK_TP, layer, 3, PH_FWD),
+               2 * bsh2);
+  cr_assert_eq(coll_bytes(pr, CO_ALLGATHER, GK_TP, layer, 3, PH_FWD), 2 * bsh2);
+  cr_assert_eq(coll_bytes(pr, CO_REDUCE_SCATTER, GK_TP, layer, 3, PH_BWD),
+               2 * bsh2);
+  cr_assert_eq(coll_bytes(pr, CO_ALLGATHER, GK_TP, layer, 3, PH_BWD), 2 * bsh2);
+  graph_free(g);
+}
+
+Test(builder, pipeline_bytes_per_microbatch_and_pairing)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt3-175b", 256, KV("tp", "8", "pp", "4",
+                          "global_batch", "64", "schedule", "interleaved:2"),
+                          &m, &p);
+  double bsh2 = 2048.0 * 12288 * 2;
+  for (long s = 0; s < 4; s++) {
+    const struct program *pr = &g->prog[s];
+    long sends = 0, recvs = 0;
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_SEND || t->kind == TK_RECV) {
+        /* Scatter/gather: each TP rank carries 1/t of b s h. */
+        cr_assert_eq(t->bytes, bsh2 / 8);
+        if (t->kind == TK_SEND)
+          sends++;
+        else
+          recvs++;
+      }
+    }
+    /* m = 8 micro-batches x 2 chunks, forward and backward, minus the ends
+     * of the virtual pipeline (stage 0 chunk 0, stage 3 chunk 1). */
+    long ends = (s == 0 || s == 3) ? 8 : 0;
+    cr_assert_eq(sends, 2 * 16 - ends, "stage %ld sends", s);
+    cr_assert_eq(recvs, 2 * 16 - ends, "stage %ld receives", s);
+  }
+  graph_free(g);
+  g = build("gpt-1.7b", 4, KV("pp", "4", "global_batch", "8"), &m, &p);
+  for (long i = 0; i < g->prog[1].n; i++)
+    if (g->prog[1].tasks[i].kind == TK_SEND)
+      cr_assert_eq(g->prog[1].tasks[i].bytes, 2048.0 * 2304 * 2);
+  graph_free(g);
+}
+
+Test(builder, data_parallel_gradient_bytes)
+{
+  const char *models[] = {"gpt3-175b", "llama3-70b"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build(models[k], 512, KV("tp", "8", "pp", "4",
+                            "global_batch", "64", "bucket", "40MB"), &m, &p);
+    for (long s = 0; s < 4; s++) {
+      double dp = coll_bytes(&g->prog[s], CO_ALLREDUCE, GK_DP, -1, -1, PH_BWD);
+      double want = 2 * stage_params_rank(&m, &p, s);
+      cr_assert(fabs(dp - want) <= 1e-9 * want, "%s stage %ld: %.17g vs %.17g",
+                models[k], s, dp, want);
+      /* Buckets overlap the backward pass: the first one is issued before
+       * the stage's last backward kernel. */
+      long first_dp = -1, last_bwd = -1;
+      for (long i = 0; i < g->prog[s].n; i++) {
+        const struct task *t = &g->prog[s].tasks[i];
+        if (t->kind == TK_COLL && t->group == GK_DP && first_dp < 0)
+          first_dp = i;
+        if (t->kind == TK_KERNEL && t->phase == PH_BWD)
+          last_bwd = i;
+      }
+      cr_assert(first_dp >= 0 && first_dp < last_bwd);
+    }
+    graph_free(g);
+  }
+}
+
+Test(builder, no_overlap_puts_buckets_at_the_end)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 32, KV("global_batch", "64",
+                          "overlap_grad", "no"), &m, &p);
+  const struct program *pr = &g->prog[0];
+  bool seen_dp = false;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_COLL && t->group == GK_DP)
+      seen_dp = true;
+    else if (seen_dp)
+      cr_assert(t->kind == TK_KERNEL && t->op == KK_OPTIM,
+                "only the optimizer follows the buckets");
+  }
+  cr_assert(seen_dp);
+  graph_free(g);
+}
+
+Test(builder, dependencies_point_backwards_and_optimizer_waits)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt3-175b", 1024, KV("tp", "8", "pp", "8",
+                          "global_batch", "128", "schedule", "interleaved:2"),
+                          &m, &p);
+  for (long s = 0; s < g->stages; s++) {
+    const struct program *pr = &g->prog[s];
+    for (long i = 0; i < pr->n; i++)
+      for (uint32_t d = 0; d < pr->tasks[i].ndep; d++)
+        cr_assert_lt(pr->deps[pr->tasks[i].dep0 + d], (uint32_t)i);
+    const struct task *last = &pr->tasks[pr->n - 1];
+    cr_assert_eq(last->op, KK_OPTIM);
+    long n_dp = 0;
+    for (long i = 0; i < pr->n; i++)
+      n_dp += pr->tasks[i].kind == TK_COLL && pr->tasks[i].stream == ST_DP;
+    cr_assert_eq((long)last->ndep, n_dp, "stage %ld", s);
+  }
+  /* Tied embeddings: only the first and last stage exchange them. */
+  cr_assert_gt(coll_bytes(&g->prog[0], CO_ALLREDUCE, GK_EMB, -1, -1, PH_OPT), 0);
+  cr_assert_gt(coll_bytes(&g->prog[7], CO_ALLREDUCE, GK_EMB, -1, -1, PH_OPT), 0);
+  cr_assert_eq(coll_bytes(&g->prog[3], CO_ALLREDUCE, GK_EMB, -1, -1, PH_OPT), 0);
+  graph_free(g);
+}
+
+Test(builder, compact_for_16k_gpus)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("llama3-405b", 16384, KV("tp", "8", "pp", "16",
+                          "global_batch", "2048"), &m, &p);
+  cr_assert_eq(g->stages, 16);
+  cr_assert_lt(graph_total_tasks(g), 200000);
+  graph_free(g);
+}

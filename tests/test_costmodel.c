@@ -1,0 +1,139 @@
+/*
+ * test_costmodel.c - kernel times: roofline limits, shape-dependent
+ * efficiency, measured tables and their interpolation.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "workloads/costmodel.h"
+
+static struct catalog *cat;
+static const struct gpu_spec *a100;
+
+static void setup(void)
+{
+  cat = catalog_builtin(NULL);
+  a100 = catalog_gpu(cat, "A100-80GB");
+}
+
+static void teardown(void) { catalog_free(cat); }
+
+TestSuite(costmodel, .init = setup, .fini = teardown);
+
+static struct task gemm(double m, double n, double k)
+{
+  struct task t = {.kind = TK_KERNEL, .op = KK_GEMM, .m = (uint32_t)m,
+                   .n = (uint32_t)n, .k = (uint32_t)k, .batch = 1,
+                   .flops = 2 * m * n * k, .bytes = 2 * (m * k + k * n + m * n)};
+  return t;
+}
+
+Test(costmodel, memory_bound_kernels_run_at_hbm_bandwidth)
+{
+  struct task t = {.kind = TK_KERNEL, .op = KK_NORM, .bytes = 1e9};
+  double want = 1e9 / (2.039e12 * a100->mem_eff) + a100->launch_s;
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &t, NULL), want, 1e-15);
+}
+
+Test(costmodel, large_gemm_near_peak_small_gemm_far_below)
+{
+  /* 8192^3 fills 64 x 64 tiles = 4096 over 108 SMs: 38 waves, last partial. */
+  struct task big = gemm(8192, 8192, 8192);
+  double tiles = 64.0 * 64, waves = ceil(tiles / 108);
+  double eff = a100->gemm_eff * tiles / (waves * 108) * 8192 / (8192 + 64.0);
+  double want = big.flops / (312e12 * eff) + a100->launch_s;
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &big, NULL), want, 1e-15);
+  double achieved = big.flops / cost_kernel(a100, DTYPE_BF16, &big, NULL);
+  cr_assert(achieved > 0.75 * 312e12 && achieved < 312e12);
+  /* A decode-sized GEMM is memory-bound and far below peak. */
+  struct task small = gemm(16, 4096, 4096);
+  double a2 = small.flops / cost_kernel(a100, DTYPE_BF16, &small, NULL);
+  cr_assert_lt(a2, 0.1 * 312e12);
+  /* One tile more than a full wave nearly halves the efficiency. */
+  double e1 = cost_gemm_efficiency(a100, 128 * 108, 128, 4096);
+  double e2 = cost_gemm_efficiency(a100, 128 * 109, 128, 4096);
+  cr_assert_float_eq(e2 / e1, 109.0 / 216.0, 1e-12);
+}
+
+Test(costmodel, fp8_and_future_gpus_scale)
+{
+  const struct gpu_spec *h100 = catalog_gpu(cat, "H100-SXM");
+  struct task t = gemm(16384, 16384, 16384);
+  double bf = cost_kernel(h100, DTYPE_BF16, &t, NULL) - h100->launch_s;
+  double f8 = cost_kernel(h100, DTYPE_FP8, &t, NULL) - h100->launch_s;
+  cr_assert_float_eq(bf / f8, h100->peak_flops[DTYPE_FP8] /
+                                 h100->peak_flops[DTYPE_BF16], 1e-9);
+}
+
+static struct cost_table *table(const char *rows)
+{
+  char path[] = "/tmp/weft-table-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "# measured on nothing: a test table\nkernel,shape,dtype,gpu,time\n%s",
+          rows);
+  fclose(f);
+  struct weft_err err = {0};
+  struct cost_table *t = cost_table_read(path, &err);
+  cr_assert(t, "%s", err.msg);
+  unlink(path);
+  return t;
+}
+
+Test(costmodel, measured_table_overrides_and_interpolates)
+{
+  struct cost_table *tab = table(
+      "gemm,1024x1024x1024,bf16,A100-80GB,20us\n"
+      "gemm,4096x4096x4096,bf16,A100-80GB,640us\n");
+  cr_assert_eq(cost_table_rows(tab), 2);
+  struct task t = gemm(1024, 1024, 1024);
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &t, tab), 20e-6, 1e-18);
+  /* Halfway in log(FLOPs) between the rates 107.4 and 214.7 TFLOP/s. */
+  struct task mid = gemm(2048, 2048, 2048);
+  double r1 = 2.0 * 1024 * 1024 * 1024 / 20e-6;
+  double r2 = 2.0 * 4096.0 * 4096 * 4096 / 640e-6;
+  double rate = sqrt(r1 * r2);
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &mid, tab),
+                     mid.flops / rate, 1e-15);
+  /* Beyond the ends: the nearest measured rate. */
+  struct task huge = gemm(16384, 16384, 16384);
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &huge, tab),
+                     huge.flops / r2, 1e-12);
+  /* Another GPU or dtype: the model. */
+  struct task o = gemm(1024, 1024, 1024);
+  cr_assert(fabs(cost_kernel(a100, DTYPE_FP32, &o, tab) - 20e-6) > 1e-6);
+  cost_table_free(tab);
+}
+
+static void bad_table(const char *body, const char *msg_after_line)
+{
+  char path[] = "/tmp/weft-badtable-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fputs(body, f);
+  fclose(f);
+  struct weft_err err = {0};
+  cr_assert_null(cost_table_read(path, &err));
+  char want[512];
+  snprintf(want, sizeof want, "%s%s", path, msg_after_line);
+  cr_assert_str_eq(err.msg, want);
+  unlink(path);
+}
+
+Test(costmodel, bad_tables)
+{
+  bad_table("k,s,d,g,t\n", ":1: expected the header 'kernel,shape,dtype,gpu,time'");
+  bad_table("kernel,shape,dtype,gpu,time\ngemm,1x2,bf16,A100,1us\n",
+            ":2: shape '1x2' is not AxBxC with positive integers");
+  bad_table("kernel,shape,dtype,gpu,time\nconv,1x2x3,bf16,A100,1us\n",
+            ":2: unknown kernel 'conv'; expected gemm, attn or attn_bwd");
+  bad_table("kernel,shape,dtype,gpu,time\ngemm,1x2x3,bf16,A100,12\n",
+            ":2: time: '12' has no unit; expected a time such as 0.35us");
+  bad_table("kernel,shape,dtype,gpu,time\ngemm,1x2x3,int3,A100,1us\n",
+            ":2: unknown dtype 'int3'");
+  bad_table("kernel,shape,dtype,gpu,time\ngemm,1x2x3,bf16,A100\n",
+            ":2: expected 5 fields, got 4");
+  bad_table("", ":0: empty table");
+}

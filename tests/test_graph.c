@@ -1,0 +1,54 @@
+/*
+ * test_graph.c - the graph file format round-trips exactly.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "workloads/builder.h"
+
+static void round_trip(const char *model, long gpus, long tp, long pp, long gb,
+                       const char *sched, const char *recompute, bool sp)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, model, NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  p.tp = tp;
+  p.pp = pp;
+  p.global_batch = gb;
+  p.sp = sp;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, sched, "s", &err), 0);
+  cr_assert_eq(plan_set(&p, PK_RECOMPUTE, recompute, "r", &err), 0);
+  cr_assert_eq(plan_resolve(&p, &m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  cr_assert(g);
+  char path[] = "/tmp/weft-graph-XXXXXX";
+  close(mkstemp(path));
+  cr_assert_eq(graph_write(g, path, &err), 0, "%s", err.msg);
+  struct graph *h = graph_read(path, &err);
+  cr_assert(h, "%s", err.msg);
+  cr_assert(graph_equal(g, h), "%s does not round-trip", model);
+  cr_assert_str_eq(g->model, h->model);
+  cr_assert_str_eq(g->plan, h->plan);
+  /* Writing the read graph gives the same bytes. */
+  char path2[] = "/tmp/weft-graph2-XXXXXX";
+  close(mkstemp(path2));
+  cr_assert_eq(graph_write(h, path2, &err), 0);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "cmp -s %s %s", path, path2);
+  cr_assert_eq(system(cmd), 0);
+  unlink(path);
+  unlink(path2);
+  graph_free(g);
+  graph_free(h);
+}
+
+Test(graph, round_trips)
+{
+  round_trip("gpt-1.7b", 8, 2, 2, 16, "1f1b", "none", true);
+  round_trip("gpt3-175b", 256, 8, 4, 32, "interleaved:2", "full", false);
+  round_trip("llama3-8b", 16, 4, 2, 8, "gpipe", "selective", false);
+  round_trip("mixtral-8x7b", 8, 2, 4, 8, "1f1b", "none", true);
+}
