@@ -53,7 +53,26 @@ expect 1 "weft: --gpu: unknown GPU 'Z100' (see weft list gpus)" platform dgx-h10
 expect 1 "weft: --scale: unknown factor 'memory'; expected compute, hbm_bw, hbm_cap, nvlink or nic" platform dgx-h100 --scale memory=2
 expect 1 "weft: /nonexistent/c.xml: cannot open: No such file or directory" platform /nonexistent/c.xml
 expect 1 "weft: /nonexistent/dir/p.xml: cannot write: No such file or directory" platform dgx-h100 -o /nonexistent/dir/p.xml
-expect 2 "weft: list: unknown list 'cpus'; expected gpus, nics, nodes or clusters" list cpus
+expect 2 "weft: list: unknown list 'cpus'; expected models, gpus, nics, nodes or clusters" list cpus
+
+# weft graph: bad workloads.
+expect 1 "weft: no model: give --model NAME or a workload file with <model>" graph --global-batch 8
+expect 1 "weft: --model: unknown model 'gpt-9'; known models: gpt-1.7b, gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b" graph --model gpt-9
+expect 2 "weft: graph: unknown option '--colour'" graph --model gpt-1.7b --colour red
+expect 1 "weft: --tp: TP 3 x PP 1 x CP 1 = 3 does not divide 32 GPUs" graph --model gpt-1.7b --gpus 32 --tp 3 --global-batch 64
+expect 1 "weft: --global-batch: global batch 100 is not a multiple of micro-batch 1 x DP 32" graph --model gpt-1.7b --gpus 32 --global-batch 100
+expect 1 "weft: --heads: 25 heads do not divide hidden size 2304" graph --model gpt-1.7b --heads 25 --global-batch 32
+expect 1 "weft: --layers: give a model first (--model NAME or a workload file)" graph --layers 4
+expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" graph --model gpt-1.7b --gpus 12 --global-batch 12
+printf '<workload>\n  <model preset="gpt-1.7b"/>\n  <plan tp="2" global_batch="64"\n        recompute="sometimes"/>\n  <cluster preset="selene" gpus="16"/>\n</workload>\n' >"$tmp/w.xml"
+expect 1 "weft: $tmp/w.xml:3: <plan> attribute 'recompute': 'sometimes' is not none, selective or full" graph "$tmp/w.xml"
+printf '<workload>\n  <model preset="gpt-1.7b"/>\n  <optimizer kind="adam"/>\n</workload>\n' >"$tmp/w.xml"
+expect 1 "weft: $tmp/w.xml:3: <optimizer>: unknown element; expected model, plan or cluster" graph "$tmp/w.xml"
+
+# weft graph: a workload file, flags on top, a summary on stderr.
+printf '<workload name="t">\n  <model preset="gpt-1.7b" layers="4"/>\n  <plan tp="2" pp="2" global_batch="8" schedule="interleaved:2"/>\n  <cluster preset="selene" gpus="8"/>\n</workload>\n' >"$tmp/w.xml"
+expect 0 "weft: gpt-1.7b on 8 GPUs (TP 2, PP 2, DP 2): 2 stage programs, 589 tasks; 4.036e+13 model FLOPs, 4.036e+13 with recomputation; 3.816 GB per GPU of 80 GB (fits)" graph "$tmp/w.xml" -o "$tmp/g.txt"
+golden graph-small.txt graph "$tmp/w.xml" --micro-batch 2 --global-batch 8 --recompute full
 
 printf '<cluster name="c" node="DGX-H100"\n  nodes="2" oversubscription="0"/>\n' >"$tmp/c.xml"
 expect 1 "weft: $tmp/c.xml:1: <cluster> attribute 'oversubscription': '0' is below the minimum of 1" platform "$tmp/c.xml"
