@@ -90,6 +90,10 @@ static void write_links(struct out *o, const struct cluster *c)
   const char *ind = "    ";
   char id[64];
   fprintf(o->f, "  <zone id=\"links\" routing=\"None\">\n");
+  /* Not a GPU: the replay engine times latency-only delays with executions
+   * of `delay` flops here (one flop/s per core, a million cores, so that
+   * delays never share it).  It has no links and no routes. */
+  fprintf(o->f, "    <host id=\"weft-timer\" speed=\"1f\" core=\"1048576\"/>\n");
   for (int n = 0; n < c->nodes; n++) {
     int r0 = n * c->gpus_per_node;
     /* Half the GPU-to-GPU latency on each side of the NVSwitch. */

@@ -1,0 +1,568 @@
+/*
+ * engine.c - event-driven replay of a task graph on SimGrid (engine.h).
+ *
+ * Invariants: each stream of a rank has at most one task in flight; a task
+ * of stream s at position k is complete iff done[s] > k, which is how
+ * dependencies are checked without per-task state per rank.  Collective and
+ * transfer instances are found by key (group, sequence) or (sender,
+ * receiver, micro-batch, virtual stage, direction) in one hash table.
+ *
+ * Calibration of the defaults (engine_params_default), flow fidelity, COLL
+ * rows of shared/validation/calibration.csv:
+ *   nvlink_eff 0.819 = 368.55 / 450: COLL-TOG-H100-1N-RING, peak ring
+ *     all-reduce bus bandwidth of 8 H100 over 450 GB/s NVLink;
+ *   step_nvl 9.2 us: the 0.129 ms intercept of the 1 GiB and 8 GiB ring
+ *     all-reduce times of COLL-TOG-H100RAW-AR-1GiB/-8GiB over 2(n-1) = 14
+ *     steps;
+ *   nic_eff 0.862 = 344.7 / 400: COLL-UA-B200-AR-RING-2N, 2 B200 nodes,
+ *     bound by 8 x 50 GB/s NICs per node;
+ *   step_net 9.2 us: no separate data; the NVLink value.
+ * Every other COLL row is held back for checking.
+ */
+#include "sim/engine.h"
+
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/platgen.h"
+#include "sim/base/xalloc.h"
+#include "sim/sgbridge.h"
+
+void engine_params_default(struct engine_params *p)
+{
+  memset(p, 0, sizeof *p);
+  p->dtype = DTYPE_BF16;
+  p->nvlink_eff = 0.819;
+  p->nic_eff = 0.862;
+  p->step_nvl_s = 9.2e-6;
+  p->step_net_s = 9.2e-6;
+}
+
+enum { TAG_KERNEL, TAG_INST, TAG_TIMER };
+
+struct stage_info {
+  long n;
+  int32_t *pos;               /* task -> position in its stream */
+  int32_t *list[ST_COUNT];    /* stream -> task indices in order */
+  long len[ST_COUNT];
+  int32_t *cseq;              /* task -> sequence among its group's colls */
+  double *dur;                /* kernel durations */
+};
+
+struct ktag {
+  int type; /* TAG_KERNEL */
+  int32_t rank, task;
+};
+
+struct rank_state {
+  int32_t stage;
+  int32_t next[ST_COUNT];
+  int32_t done[ST_COUNT];
+  uint8_t busy[ST_COUNT];
+  double started[ST_COUNT];
+  int computing;
+  int comm_active;
+  double last_t, compute, overlapped, exposed, end;
+  struct ktag ktag;
+};
+
+struct inst {
+  int type; /* TAG_INST */
+  int n, arrived, remaining;
+  bool timer_done;
+  double extra_s;
+  uint64_t k0, k1, k2;
+  int32_t *ranks, *tasks;
+  struct inst *hnext;
+};
+
+#define HBITS 18
+#define HSIZE (1u << HBITS)
+
+struct engine {
+  const struct graph *g;
+  const struct cluster *c;
+  const struct engine_params *p;
+  struct stage_info *st;
+  struct rank_state *rs;
+  sg_host_t *hosts;
+  sg_host_t timer;
+  long nranks;
+  struct inst **table;
+  long kernels, flows;
+  double speed;
+};
+
+static struct engine E; /* one replay per process: see engine.h */
+
+/* ---- layout ----------------------------------------------------------- */
+
+static long degree(int dim)
+{
+  const struct graph_layout *l = &E.g->layout;
+  return dim == 0 ? l->tp : dim == 1 ? l->cp : dim == 2 ? l->dp : l->pp;
+}
+
+static void coords(long r, long c[4])
+{
+  for (int i = 0; i < 4; i++) {
+    int d = E.g->layout.order[i];
+    c[d] = r % degree(d);
+    r /= degree(d);
+  }
+}
+
+static long rank_of(const long c[4])
+{
+  long r = 0;
+  for (int i = 3; i >= 0; i--) {
+    int d = E.g->layout.order[i];
+    r = r * degree(d) + c[d];
+  }
+  return r;
+}
+
+/* ---- hash table of instances ------------------------------------------ */
+
+static uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
+{
+  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 31 ^
+               c * 0xC2B2AE3D27D4EB4Full;
+  h ^= h >> 29;
+  return h & (HSIZE - 1);
+}
+
+static struct inst *inst_get(uint64_t a, uint64_t b, uint64_t c, int n)
+{
+  uint64_t h = hash3(a, b, c);
+  for (struct inst *i = E.table[h]; i; i = i->hnext)
+    if (i->k0 == a && i->k1 == b && i->k2 == c)
+      return i;
+  struct inst *i = xcalloc(1, sizeof *i);
+  i->type = TAG_INST;
+  i->k0 = a;
+  i->k1 = b;
+  i->k2 = c;
+  i->n = n;
+  i->ranks = xcalloc((size_t)n, sizeof *i->ranks);
+  i->tasks = xcalloc((size_t)n, sizeof *i->tasks);
+  for (int k = 0; k < n; k++)
+    i->ranks[k] = -1;
+  i->hnext = E.table[h];
+  E.table[h] = i;
+  return i;
+}
+
+static void inst_free(struct inst *in)
+{
+  uint64_t h = hash3(in->k0, in->k1, in->k2);
+  for (struct inst **pp = &E.table[h]; *pp; pp = &(*pp)->hnext)
+    if (*pp == in) {
+      *pp = in->hnext;
+      break;
+    }
+  free(in->ranks);
+  free(in->tasks);
+  free(in);
+}
+
+/* ---- metrics ---------------------------------------------------------- */
+
+static void account(struct rank_state *r)
+{
+  double now = sgb_now(), dt = now - r->last_t;
+  if (dt > 0) {
+    if (r->computing) {
+      r->compute += dt;
+      if (r->comm_active)
+        r->overlapped += dt;
+    } else if (r->comm_active) {
+      r->exposed += dt;
+    }
+  }
+  r->last_t = now;
+}
+
+/* ---- task life -------------------------------------------------------- */
+
+static void try_advance(long rank);
+
+static void complete(long rank, long task)
+{
+  struct rank_state *r = &E.rs[rank];
+  const struct task *t = &E.g->prog[r->stage].tasks[task];
+  account(r);
+  if (t->kind == TK_KERNEL)
+    r->computing = 0;
+  else
+    r->comm_active--;
+  r->busy[t->stream] = 0;
+  r->done[t->stream]++;
+  r->end = sgb_now();
+  if (E.p->on_task)
+    E.p->on_task(E.p->ctx, rank, task, r->started[t->stream], r->end);
+  try_advance(rank);
+}
+
+static void inst_complete(struct inst *in)
+{
+  /* Take the member lists first: completing may create and free other
+   * instances. */
+  int n = in->n;
+  int32_t *ranks = in->ranks, *tasks = in->tasks;
+  in->ranks = in->tasks = NULL;
+  inst_free(in);
+  for (int k = 0; k < n; k++)
+    complete(ranks[k], tasks[k]);
+  free(ranks);
+  free(tasks);
+}
+
+static void on_done(void *tag)
+{
+  int type = *(int *)tag;
+  if (type == TAG_KERNEL) {
+    struct ktag *k = tag;
+    complete(k->rank, k->task);
+    return;
+  }
+  struct inst *in = tag;
+  if (--in->remaining > 0)
+    return;
+  if (!in->timer_done && in->extra_s > 0) {
+    in->timer_done = true;
+    in->remaining = 1;
+    sgb_exec(E.timer, in->extra_s, in);
+    return;
+  }
+  inst_complete(in);
+}
+
+static int node_of(long rank) { return (int)(rank / E.c->gpus_per_node); }
+
+static void flow(long src, long dst, double bytes, struct inst *in)
+{
+  double eff = node_of(src) == node_of(dst) ? E.p->nvlink_eff : E.p->nic_eff;
+  in->remaining++;
+  E.flows++;
+  sgb_comm(E.hosts[src], E.hosts[dst], bytes / eff, in);
+}
+
+/* Start the flows of a collective whose members have all arrived. */
+static void launch_coll(struct inst *in)
+{
+  int n = in->n;
+  const struct task *t =
+      &E.g->prog[E.rs[in->ranks[0]].stage].tasks[in->tasks[0]];
+  for (int k = 0; k < n; k++) {
+    struct rank_state *r = &E.rs[in->ranks[k]];
+    account(r);
+    r->comm_active++;
+  }
+  double S = t->bytes;
+  if (E.p->free_comm || n < 2 || S <= 0) {
+    in->remaining = 1;
+    in->timer_done = true;
+    on_done(in);
+    return;
+  }
+  /* Members by node: a regular multi-node group runs one channel per
+   * member of a node, each with its own exit GPU. */
+  int nodes = 1, g = n;
+  for (int k = 1; k < n; k++)
+    if (node_of(in->ranks[k]) != node_of(in->ranks[k - 1]))
+      nodes++;
+  if (nodes > 1 && n % nodes == 0) {
+    g = n / nodes;
+    for (int k = 0; k < n && g > 0; k++)
+      if (node_of(in->ranks[k]) != node_of(in->ranks[(k / g) * g]))
+        g = 0;
+  }
+  int channels = (nodes > 1 && g > 0) ? g : 1;
+  if (channels == 1)
+    g = n, nodes = 1;
+  double steps, per_edge;
+  switch (t->op) {
+  case CO_ALLREDUCE:
+    steps = 2.0 * (n - 1);
+    per_edge = 2.0 * (n - 1) / n * S;
+    break;
+  case CO_ALLTOALL:
+    steps = 1;
+    per_edge = S / n;
+    break;
+  case CO_BROADCAST:
+    steps = n - 1;
+    per_edge = S;
+    break;
+  default: /* all-gather, reduce-scatter: S is the whole array */
+    steps = n - 1;
+    per_edge = (double)(n - 1) / n * S;
+  }
+  bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
+  in->extra_s = steps * (cross ? E.p->step_net_s : E.p->step_nvl_s);
+  in->remaining = 1; /* guard while starting flows */
+  if (t->op == CO_ALLTOALL) {
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (a != b)
+          flow(in->ranks[a], in->ranks[b], per_edge, in);
+  } else {
+    for (int ch = 0; ch < channels; ch++) {
+      /* Ring of channel ch: in each node the members rotated by ch, so
+       * that the node is left from member (ch - 1) mod g. */
+      for (int k = 0; k < n; k++) {
+        int node = k / g, i = k % g;
+        int nk = k + 1 == n ? 0 : k + 1;
+        int nnode = nk / g, ni = nk % g;
+        long src = in->ranks[node * g + (i + ch) % g];
+        long dst = in->ranks[nnode * g + (ni + ch) % g];
+        if (t->op == CO_BROADCAST && nk == 0)
+          continue; /* a chain, not a ring */
+        flow(src, dst, per_edge / channels, in);
+      }
+    }
+  }
+  on_done(in); /* drop the guard */
+}
+
+static void arrive_coll(long rank, long task)
+{
+  struct rank_state *r = &E.rs[rank];
+  const struct task *t = &E.g->prog[r->stage].tasks[task];
+  long c[4], id[4];
+  coords(rank, c);
+  memcpy(id, c, sizeof id);
+  int n, slot;
+  switch (t->group) {
+  case GK_TP:
+    n = (int)E.g->layout.tp;
+    slot = (int)c[0];
+    id[0] = 0;
+    break;
+  case GK_DP:
+    n = (int)E.g->layout.dp;
+    slot = (int)c[2];
+    id[2] = 0;
+    break;
+  default: /* GK_EMB: first and last stage */
+    n = E.g->layout.pp > 1 ? 2 : 1;
+    slot = c[3] == 0 ? 0 : 1;
+    id[3] = 0;
+  }
+  struct inst *in = inst_get((uint64_t)t->group << 56 | (uint64_t)rank_of(id),
+                             (uint64_t)E.st[r->stage].cseq[task], 0, n);
+  in->ranks[slot] = (int32_t)rank;
+  in->tasks[slot] = (int32_t)task;
+  if (++in->arrived == in->n)
+    launch_coll(in);
+}
+
+static void arrive_p2p(long rank, long task)
+{
+  struct rank_state *r = &E.rs[rank];
+  const struct task *t = &E.g->prog[r->stage].tasks[task];
+  long pp = E.g->layout.pp;
+  long vs = (long)t->chunk * pp + r->stage, vpeer = vs + t->peer;
+  long c[4];
+  coords(rank, c);
+  c[3] = vpeer % pp;
+  long peer = rank_of(c);
+  bool sender = t->kind == TK_SEND;
+  long src = sender ? rank : peer, dst = sender ? peer : rank;
+  long vsrc = sender ? vs : vpeer;
+  struct inst *in = inst_get(1ull << 63 | (uint64_t)src, (uint64_t)dst,
+                             (uint64_t)t->mb << 24 | (uint64_t)vsrc << 1 |
+                                 (t->phase == PH_FWD ? 0 : 1), 2);
+  int slot = sender ? 0 : 1;
+  in->ranks[slot] = (int32_t)rank;
+  in->tasks[slot] = (int32_t)task;
+  if (++in->arrived < 2)
+    return;
+  for (int k = 0; k < 2; k++) {
+    struct rank_state *m = &E.rs[in->ranks[k]];
+    account(m);
+    m->comm_active++;
+  }
+  if (E.p->free_comm || t->bytes <= 0) {
+    in->remaining = 1;
+    in->timer_done = true;
+    on_done(in);
+    return;
+  }
+  in->extra_s = node_of(src) == node_of(dst) ? E.p->step_nvl_s
+                                             : E.p->step_net_s;
+  flow(src, dst, t->bytes, in);
+}
+
+static bool deps_done(const struct rank_state *r, const struct stage_info *si,
+                      const struct task *t, const struct program *pr)
+{
+  for (uint32_t d = 0; d < t->ndep; d++) {
+    long j = pr->deps[t->dep0 + d];
+    if (r->done[pr->tasks[j].stream] <= si->pos[j])
+      return false;
+  }
+  return true;
+}
+
+static void start(long rank, long task)
+{
+  struct rank_state *r = &E.rs[rank];
+  const struct task *t = &E.g->prog[r->stage].tasks[task];
+  r->busy[t->stream] = 1;
+  r->started[t->stream] = sgb_now();
+  r->next[t->stream]++;
+  switch (t->kind) {
+  case TK_KERNEL:
+    account(r);
+    r->computing = 1;
+    r->ktag.task = (int32_t)task;
+    E.kernels++;
+    sgb_exec(E.hosts[rank], E.st[r->stage].dur[task] * E.speed, &r->ktag);
+    break;
+  case TK_COLL:
+    arrive_coll(rank, task);
+    break;
+  default:
+    arrive_p2p(rank, task);
+  }
+}
+
+static void try_advance(long rank)
+{
+  struct rank_state *r = &E.rs[rank];
+  const struct stage_info *si = &E.st[r->stage];
+  const struct program *pr = &E.g->prog[r->stage];
+  bool again = true;
+  while (again) {
+    again = false;
+    for (int s = 0; s < ST_COUNT; s++) {
+      if (r->busy[s] || r->next[s] >= si->len[s])
+        continue;
+      long task = si->list[s][r->next[s]];
+      if (!deps_done(r, si, &pr->tasks[task], pr))
+        continue;
+      start(rank, task);
+      again = true; /* a zero-time task may have completed: look again */
+      break;
+    }
+  }
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+static void prepare_stage(struct stage_info *si, const struct program *pr,
+                          const struct cluster *c, const struct engine_params *p)
+{
+  si->n = pr->n;
+  si->pos = xcalloc((size_t)pr->n + 1, sizeof *si->pos);
+  si->cseq = xcalloc((size_t)pr->n + 1, sizeof *si->cseq);
+  si->dur = xcalloc((size_t)pr->n + 1, sizeof *si->dur);
+  for (int s = 0; s < ST_COUNT; s++) {
+    si->list[s] = xcalloc((size_t)pr->n + 1, sizeof *si->list[s]);
+    si->len[s] = 0;
+  }
+  int32_t seq[GK_COUNT] = {0};
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    si->pos[i] = (int32_t)si->len[t->stream];
+    si->list[t->stream][si->len[t->stream]++] = (int32_t)i;
+    if (t->kind == TK_COLL)
+      si->cseq[i] = seq[t->group]++;
+    if (t->kind == TK_KERNEL)
+      si->dur[i] = cost_kernel(&c->gpu, p->dtype, t, p->table);
+  }
+}
+
+int engine_run(const struct graph *g, const struct cluster *c,
+               const struct engine_params *p, struct engine_result *out,
+               struct weft_err *err)
+{
+  long ranks = g->layout.tp * g->layout.cp * g->layout.dp * g->layout.pp;
+  if (ranks > c->gpus)
+    return weft_errf(err, WEFT_EINVAL, "the graph needs %ld GPUs, the "
+                     "cluster has %d", ranks, c->gpus);
+  memset(&E, 0, sizeof E);
+  E.g = g;
+  E.c = c;
+  E.p = p;
+  E.nranks = ranks;
+  E.table = xcalloc(HSIZE, sizeof *E.table);
+  E.hosts = xcalloc((size_t)ranks, sizeof *E.hosts);
+  for (long r = 0; r < ranks; r++) {
+    char name[32];
+    platgen_host_name((int)r, name, sizeof name);
+    E.hosts[r] = sg_host_by_name(name);
+    if (!E.hosts[r])
+      return weft_errf(err, WEFT_EINVAL, "the platform has no host %s", name);
+  }
+  E.timer = sg_host_by_name("weft-timer");
+  if (!E.timer)
+    return weft_errf(err, WEFT_EINVAL, "the platform has no weft-timer host "
+                     "(write it with weft platform)");
+  E.speed = sg_host_get_speed(E.hosts[0]);
+  E.st = xcalloc((size_t)g->stages, sizeof *E.st);
+  for (long s = 0; s < g->stages; s++)
+    prepare_stage(&E.st[s], &g->prog[s], c, p);
+  E.rs = xcalloc((size_t)ranks, sizeof *E.rs);
+  for (long r = 0; r < ranks; r++) {
+    long co[4];
+    coords(r, co);
+    E.rs[r].stage = (int32_t)co[3];
+    E.rs[r].ktag.type = TAG_KERNEL;
+    E.rs[r].ktag.rank = (int32_t)r;
+  }
+  sgb_init(on_done);
+  for (long r = 0; r < ranks; r++)
+    try_advance(r);
+  sgb_run();
+  int rc = 0;
+  double end = 0, comp = 0, ov = 0, ex = 0;
+  for (long r = 0; r < ranks && !rc; r++) {
+    struct rank_state *st = &E.rs[r];
+    for (int s = 0; s < ST_COUNT; s++)
+      if (st->done[s] != E.st[st->stage].len[s]) {
+        rc = weft_errf(err, WEFT_EINVAL, "replay stopped with rank %ld "
+                       "waiting on its %s stream (a collective or transfer "
+                       "whose peers never came: the graph is inconsistent)",
+                       r, stream_name((enum stream)s));
+        break;
+      }
+    if (st->end > end)
+      end = st->end;
+  }
+  for (long r = 0; r < ranks; r++) {
+    comp += E.rs[r].compute;
+    ov += E.rs[r].overlapped;
+    ex += E.rs[r].exposed;
+  }
+  if (!rc) {
+    memset(out, 0, sizeof *out);
+    out->iteration_s = end;
+    out->compute_s = comp / ranks;
+    out->overlapped_s = ov / ranks;
+    out->exposed_s = ex / ranks;
+    out->idle_s = end - out->compute_s - out->exposed_s;
+    out->kernels = E.kernels;
+    out->flows = E.flows;
+  }
+  for (long s = 0; s < g->stages; s++) {
+    free(E.st[s].pos);
+    free(E.st[s].cseq);
+    free(E.st[s].dur);
+    for (int k = 0; k < ST_COUNT; k++)
+      free(E.st[s].list[k]);
+  }
+  free(E.st);
+  free(E.rs);
+  free(E.hosts);
+  for (unsigned h = 0; h < HSIZE; h++)
+    while (E.table[h])
+      inst_free(E.table[h]);
+  free(E.table);
+  return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * engine.h - replay a task graph on the loaded SimGrid platform.
+ *
+ * Every GPU rank r runs the program of its pipeline stage on host "gpu<r>":
+ * kernels become executions on the host (the cost model's time times the
+ * host speed), collectives and pipeline transfers become flows between the
+ * members' hosts.  A task starts when it is the next of its stream, the
+ * previous one of that stream has completed and its dependencies have; a
+ * collective starts its flows when every member has reached it, a transfer
+ * when both ends have, as NCCL does, so skew and stragglers propagate.
+ *
+ * Collectives are expanded at "flow" fidelity: one flow per ring edge and
+ * channel carrying the bytes of all the algorithm's steps, plus the latency
+ * of the steps it stands for.  A ring that crosses nodes runs one channel
+ * per member GPU of a node, each leaving and entering nodes through a
+ * different GPU and NIC, as NCCL's channels do.  The achievable fraction of
+ * NVLink and NIC bandwidth and the per-step overhead are calibration
+ * parameters (engine_params).
+ */
+#ifndef WEFT_ENGINE_H
+#define WEFT_ENGINE_H
+
+#include <stdbool.h>
+
+#include "platforms/cluster.h"
+#include "sim/base/err.h"
+#include "traces/graph.h"
+#include "workloads/costmodel.h"
+
+struct engine_params {
+  enum dtype dtype;            /* compute type of the kernels */
+  const struct cost_table *table; /* measured kernels, or NULL */
+  double nvlink_eff;           /* share of NVLink bandwidth collectives reach */
+  double nic_eff;              /* share of NIC bandwidth */
+  double step_nvl_s;           /* overhead per algorithm step inside a node */
+  double step_net_s;           /* per step when the ring crosses nodes */
+  bool free_comm;              /* communication takes no time (tests) */
+  /* Called when a task of a rank completes, with its start (the time it
+   * became the running task of its stream) and end; may be NULL. */
+  void (*on_task)(void *ctx, long rank, long task, double start_s,
+                  double end_s);
+  void *ctx;
+};
+
+/* The calibrated defaults (see engine.c for the rows they come from). */
+void engine_params_default(struct engine_params *p);
+
+struct engine_result {
+  double iteration_s;
+  /* Means over ranks, seconds: */
+  double compute_s;     /* kernels running */
+  double overlapped_s;  /* communicating while a kernel runs */
+  double exposed_s;     /* communicating while no kernel runs */
+  double idle_s;        /* neither: bubbles, waiting for peers */
+  long kernels, flows;  /* activities simulated */
+};
+
+/* Replay `g` on the platform of `c`, already loaded (platload_cluster).
+ * One replay per process (one SimGrid engine per process). */
+int engine_run(const struct graph *g, const struct cluster *c,
+               const struct engine_params *p, struct engine_result *out,
+               struct weft_err *err) WEFT_WUR;
+
+#endif

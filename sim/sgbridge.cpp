@@ -1,0 +1,61 @@
+/*
+ * sgbridge.cpp - actor-less SimGrid activities with a completion callback
+ * (see sgbridge.h).  A started activity stays referenced in `live` until it
+ * completes: SimGrid requires it, and it is how the tag is found again.
+ */
+#include "sim/sgbridge.h"
+
+#include <simgrid/s4u.hpp>
+#include <unordered_map>
+
+namespace sg4 = simgrid::s4u;
+
+static sgb_done_fn done_fn;
+static std::unordered_map<const sg4::Activity*, sg4::ActivityPtr> live;
+
+extern "C" void sgb_init(sgb_done_fn fn)
+{
+  done_fn = fn;
+  sg4::Activity::on_completion_cb([](sg4::Activity const& a) {
+    auto it = live.find(&a);
+    if (it == live.end())
+      return; /* not ours */
+    sg4::ActivityPtr keep = it->second; /* alive through the callback */
+    live.erase(it);
+    done_fn(a.get_data<void>());
+  });
+}
+
+extern "C" void sgb_exec(sg_host_t host, double flops, void* tag)
+{
+  sg4::ExecPtr e = sg4::Exec::init();
+  e->set_flops_amount(flops);
+  e->set_host(host);
+  e->set_data(tag);
+  live[e.get()] = e;
+  e->start();
+}
+
+extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
+{
+  sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);
+  c->set_payload_size((uint64_t)(bytes + 0.5));
+  c->set_data(tag);
+  live[c.get()] = c;
+  c->start();
+}
+
+extern "C" void sgb_run(void)
+{
+  sg4::Engine::get_instance()->run();
+}
+
+extern "C" double sgb_now(void)
+{
+  return sg4::Engine::get_clock();
+}
+
+extern "C" long sgb_live(void)
+{
+  return (long)live.size();
+}
