@@ -7,17 +7,22 @@
  * transfer instances are found by key (group, sequence) or (sender,
  * receiver, micro-batch, virtual stage, direction) in one hash table.
  *
- * Calibration of the defaults (engine_params_default), flow fidelity, COLL
- * rows of shared/validation/calibration.csv:
- *   nvlink_eff 0.819 = 368.55 / 450: COLL-TOG-H100-1N-RING, peak ring
- *     all-reduce bus bandwidth of 8 H100 over 450 GB/s NVLink;
- *   step_nvl 9.2 us: the 0.129 ms intercept of the 1 GiB and 8 GiB ring
- *     all-reduce times of COLL-TOG-H100RAW-AR-1GiB/-8GiB over 2(n-1) = 14
- *     steps;
- *   nic_eff 0.862 = 344.7 / 400: COLL-UA-B200-AR-RING-2N, 2 B200 nodes,
- *     bound by 8 x 50 GB/s NICs per node;
- *   step_net 9.2 us: no separate data; the NVLink value.
- * Every other COLL row is held back for checking.
+ * Calibration of the defaults (engine_params_default), flow fidelity, on
+ * five COLL rows of shared/validation/calibration.csv, all ring all-reduce:
+ * A step costs the route latency of a ring edge (the platform's) plus the
+ * protocol's overhead (fitted):
+ *   nvlink_eff 0.8204 and step_simple 8.2 us: the slope and intercept of
+ *     the 1 GiB and 8 GiB times of 8 H100 (COLL-TOG-H100RAW-AR-1GiB, -8GiB:
+ *     369.2 GB/s of 450; 0.129 ms over 2(n-1) = 14 steps, less 1 us of
+ *     NVLink latency per step);
+ *   step_ll 1.50 us: the 8-byte time, 34.98 us, over 14 steps, less the
+ *     latency (COLL-TOG-H100RAW-AR-8B);
+ *   step_ll128 2.07 us: the 32 MiB time (COLL-TOG-H100RAW-AR-32MiB) less
+ *     its LL128 transfer time, over 14 steps, less the latency;
+ *   nic_eff 0.862 = 344.7 / 400: two B200 nodes bound by 8 x 50 GB/s NICs
+ *     (COLL-UA-B200-AR-RING-2N).
+ * The protocol efficiencies 0.5 (LL) and 0.9375 (LL128) are NCCL's wire
+ * formats, not fitted.  Every other COLL row is held back for checking.
  */
 #include "sim/engine.h"
 
@@ -35,10 +40,13 @@ void engine_params_default(struct engine_params *p)
 {
   memset(p, 0, sizeof *p);
   p->dtype = DTYPE_BF16;
-  p->nvlink_eff = 0.819;
+  p->nvlink_eff = 0.8204;
   p->nic_eff = 0.862;
-  p->step_nvl_s = 9.2e-6;
-  p->step_net_s = 9.2e-6;
+  p->step_simple_s = 8.2e-6;
+  p->step_ll128_s = 2.07e-6;
+  p->step_ll_s = 1.50e-6;
+  p->ll128_eff = 0.9375;
+  p->ll_eff = 0.5;
 }
 
 enum { TAG_KERNEL, TAG_INST, TAG_TIMER };
@@ -243,9 +251,11 @@ static void on_done(void *tag)
 
 static int node_of(long rank) { return (int)(rank / E.c->gpus_per_node); }
 
-static void flow(long src, long dst, double bytes, struct inst *in)
+static void flow(long src, long dst, double bytes, double proto_eff,
+                 struct inst *in)
 {
-  double eff = node_of(src) == node_of(dst) ? E.p->nvlink_eff : E.p->nic_eff;
+  double eff = proto_eff *
+               (node_of(src) == node_of(dst) ? E.p->nvlink_eff : E.p->nic_eff);
   in->remaining++;
   E.flows++;
   sgb_comm(E.hosts[src], E.hosts[dst], bytes / eff, in);
@@ -303,13 +313,34 @@ static void launch_coll(struct inst *in)
     per_edge = (double)(n - 1) / n * S;
   }
   bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
-  in->extra_s = steps * (cross ? E.p->step_net_s : E.p->step_nvl_s);
+  /* NCCL's protocol choice, from the bottleneck of one member: its NVLink
+   * inside a node, its NIC (one channel's share) across nodes. */
+  double bw = cross ? E.c->nic.bw_Bps * E.p->nic_eff
+                    : E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
+  /* The flows pay one route latency; the other steps pay theirs here. */
+  double lat = cross ? sg_host_get_route_latency(E.hosts[in->ranks[0]],
+                                                 E.hosts[in->ranks[n - 1]])
+                     : E.c->nvlink_lat_s;
+  const double step[3] = {E.p->step_simple_s, E.p->step_ll128_s,
+                          E.p->step_ll_s};
+  const double peff[3] = {1.0, E.p->ll128_eff, E.p->ll_eff};
+  int best = 0;
+  double tbest = 0;
+  for (int k = 0; k < 3; k++) {
+    double tk = steps * step[k] + per_edge / channels / (bw * peff[k]);
+    if (k == 0 || tk < tbest) {
+      tbest = tk;
+      best = k;
+    }
+  }
+  in->extra_s = steps * step[best] + (steps - 1) * lat;
+  double pe = peff[best];
   in->remaining = 1; /* guard while starting flows */
   if (t->op == CO_ALLTOALL) {
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++)
         if (a != b)
-          flow(in->ranks[a], in->ranks[b], per_edge, in);
+          flow(in->ranks[a], in->ranks[b], per_edge, pe, in);
   } else {
     for (int ch = 0; ch < channels; ch++) {
       /* Ring of channel ch: in each node the members rotated by ch, so
@@ -322,7 +353,7 @@ static void launch_coll(struct inst *in)
         long dst = in->ranks[nnode * g + (ni + ch) % g];
         if (t->op == CO_BROADCAST && nk == 0)
           continue; /* a chain, not a ring */
-        flow(src, dst, per_edge / channels, in);
+        flow(src, dst, per_edge / channels, pe, in);
       }
     }
   }
@@ -393,9 +424,8 @@ static void arrive_p2p(long rank, long task)
     on_done(in);
     return;
   }
-  in->extra_s = node_of(src) == node_of(dst) ? E.p->step_nvl_s
-                                             : E.p->step_net_s;
-  flow(src, dst, t->bytes, in);
+  in->extra_s = E.p->step_simple_s;
+  flow(src, dst, t->bytes, 1.0, in);
 }
 
 static bool deps_done(const struct rank_state *r, const struct stage_info *si,

@@ -11,7 +11,8 @@
  *
  * Collectives are expanded at "flow" fidelity: one flow per ring edge and
  * channel carrying the bytes of all the algorithm's steps, plus the latency
- * of the steps it stands for.  A ring that crosses nodes runs one channel
+ * of the steps it stands for (per protocol, see engine_params).  A ring
+ * that crosses nodes runs one channel
  * per member GPU of a node, each leaving and entering nodes through a
  * different GPU and NIC, as NCCL's channels do.  The achievable fraction of
  * NVLink and NIC bandwidth and the per-step overhead are calibration
@@ -32,8 +33,12 @@ struct engine_params {
   const struct cost_table *table; /* measured kernels, or NULL */
   double nvlink_eff;           /* share of NVLink bandwidth collectives reach */
   double nic_eff;              /* share of NIC bandwidth */
-  double step_nvl_s;           /* overhead per algorithm step inside a node */
-  double step_net_s;           /* per step when the ring crosses nodes */
+  /* NCCL's three protocols: overhead per algorithm step and the share of
+   * the bandwidth they keep (LL: half of each 8-byte word is a flag;
+   * LL128: 120 of 128 bytes).  The engine picks, per collective, the
+   * protocol its own estimate says is fastest, as NCCL's tuner does. */
+  double step_simple_s, step_ll128_s, step_ll_s;
+  double ll128_eff, ll_eff;
   bool free_comm;              /* communication takes no time (tests) */
   /* Called when a task of a rank completes, with its start (the time it
    * became the running task of its stream) and end; may be NULL. */

@@ -10,11 +10,14 @@ int cmd_list(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_coll(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 const struct command weft_commands[] = {
     {"run", cmd_run, "[WORKLOAD.xml] [--json] [flags]",
      "simulate one training iteration (no arguments: a demo job)"},
+    {"coll", cmd_coll, "OP [--min-bytes S --max-bytes S] [--json]",
+     "simulate one collective over a size range, as nccl-tests"},
     {"platform", cmd_platform, "[CLUSTER] [-o FILE] [cluster flags]",
      "write the SimGrid platform XML of a cluster preset or file"},
     {"graph", cmd_graph, "[WORKLOAD.xml] [-o FILE] [flags]",

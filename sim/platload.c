@@ -20,7 +20,7 @@ void platload_boot(int verbose)
   static char a2[] = "--cfg=contexts/factory:raw";
   char *argv[] = {a0, a1, a2, NULL};
   int argc = 3;
-  if (verbose) {
+  if (verbose || getenv("WEFT_SIMGRID_LOG")) {
     argv[1] = a2;
     argc = 2;
   }

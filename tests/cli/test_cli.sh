@@ -90,6 +90,17 @@ golden dgx-a100-16.xml platform dgx-a100 --gpus 16 --nodes-per-leaf 1 --leaves-p
 golden list-gpus.txt list gpus
 golden list-clusters.txt list clusters
 
+# weft run and weft coll.
+expect 2 "weft: coll: unknown operation 'allsum'; expected allreduce, allgather, reducescatter, alltoall or broadcast" coll allsum
+expect 2 "weft: coll: give an operation: allreduce, allgather, reducescatter, alltoall or broadcast" coll
+expect 1 "weft: --min-bytes: '1' has no unit; expected a size such as 80GiB" coll allreduce --min-bytes 1
+expect 2 "weft: run: unknown option '--colour'" run --model gpt-1.7b --colour red
+expect 1 "weft: /nonexistent.csv: cannot open: No such file or directory" run --model gpt-1.7b --gpus 8 --global-batch 8 --kernel-table /nonexistent.csv
+golden coll-h100-8.txt coll allreduce --cluster dgx-h100 --gpus 8 --min-bytes 8B --max-bytes 8GiB --step-factor 64
+"$weft" run --json | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r1"
+"$weft" run --json | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r2"
+if cmp -s "$tmp/r1" "$tmp/r2" && grep -q '"iteration_time_s"' "$tmp/r1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1"; fi
+
 # Determinism: the same command twice gives byte-identical platforms.
 "$weft" platform dgx-h100 --gpus 1024 -o "$tmp/a.xml" 2>/dev/null
 "$weft" platform dgx-h100 --gpus 1024 -o "$tmp/b.xml" 2>/dev/null

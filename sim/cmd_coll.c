@@ -1,0 +1,138 @@
+/*
+ * cmd_coll.c - `weft coll OP [flags]`: simulate one collective over a range
+ * of sizes on a cluster, and print time, algorithm and bus bandwidth as
+ * nccl-tests does (algbw = S / t; busbw = algbw x 2(n-1)/n for all-reduce,
+ * (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast).
+ *
+ * All sizes run in one simulation, one after the other, over all the GPUs
+ * of the cluster (ranks in GPU order, as nccl-tests places them).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/units.h"
+#include "sim/engine.h"
+#include "sim/platload.h"
+#include "sim/cli.h"
+
+static const struct {
+  const char *name;
+  enum coll_op op;
+} ops[] = {
+    {"allreduce", CO_ALLREDUCE},         {"all_reduce", CO_ALLREDUCE},
+    {"allgather", CO_ALLGATHER},         {"all_gather", CO_ALLGATHER},
+    {"reducescatter", CO_REDUCE_SCATTER}, {"reduce_scatter", CO_REDUCE_SCATTER},
+    {"alltoall", CO_ALLTOALL},           {"broadcast", CO_BROADCAST},
+};
+
+struct times {
+  double *start, *end;
+};
+
+static void on_task(void *ctx, long rank, long task, double s, double e)
+{
+  struct times *t = ctx;
+  if (rank == 0) {
+    t->start[task] = s;
+    t->end[task] = e;
+  }
+}
+
+int cmd_coll(int argc, char **argv)
+{
+  struct weft_err err = {0};
+  if (argc < 2 || strncmp(argv[1], "--", 2) == 0)
+    return cli_usage("coll: give an operation: allreduce, allgather, "
+                     "reducescatter, alltoall or broadcast");
+  int op = -1;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (strcmp(argv[1], ops[i].name) == 0)
+      op = (int)ops[i].op;
+  if (op < 0)
+    return cli_usage("coll: unknown operation '%s'; expected allreduce, "
+                     "allgather, reducescatter, alltoall or broadcast",
+                     argv[1]);
+  struct cluster_opts opts;
+  memset(&opts, 0, sizeof opts);
+  double minb = 1 << 20, maxb = 8.0 * (1 << 30), factor = 2;
+  bool json = false;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      json = true;
+      continue;
+    }
+    if (strncmp(argv[i], "--", 2) != 0)
+      return cli_usage("coll: unexpected argument '%s'", argv[i]);
+    const char *name, *value;
+    int rc;
+    if (!cli_opt(argc, argv, &i, &name, &value, &err))
+      return cli_fail(&err);
+    char flag[80];
+    snprintf(flag, sizeof flag, "--%s", name);
+    if (strcmp(name, "min-bytes") == 0 || strcmp(name, "max-bytes") == 0) {
+      double v;
+      if (units_parse_pos(value, UNIT_SIZE, 1e12, &v, &err))
+        return cli_fail((weft_err_prefix(&err, flag), &err));
+      *(name[1] == 'i' ? &minb : &maxb) = v;
+    } else if (strcmp(name, "step-factor") == 0) {
+      if (units_parse_real(value, 1.01, 1024, &factor, &err))
+        return cli_fail((weft_err_prefix(&err, flag), &err));
+    } else if (!cluster_opts_take(&opts, name, value, &err, &rc)) {
+      return cli_usage("coll: unknown option '--%s'", name);
+    } else if (rc) {
+      return cli_fail(&err);
+    }
+  }
+  if (minb > maxb)
+    return cli_usage("coll: --min-bytes exceeds --max-bytes");
+  struct catalog *cat;
+  struct cluster c;
+  if (cluster_opts_resolve(&opts, "dgx-h100", &cat, &c, &err))
+    return cli_fail(&err);
+  long n = c.gpus;
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){n, 1, 1, 1, 1, 1, {0, 1, 2, 3}};
+  long sizes = 0;
+  for (double s = minb; s <= maxb * 1.000001 && sizes < 64; s *= factor) {
+    struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = ST_COMPUTE,
+                     .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,
+                     .bytes = (double)(long long)s};
+    graph_add(g, 0, &t);
+    sizes++;
+  }
+  struct times tm = {calloc((size_t)sizes, sizeof(double)),
+                     calloc((size_t)sizes, sizeof(double))};
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.on_task = on_task;
+  ep.ctx = &tm;
+  struct engine_result res;
+  platload_boot(0);
+  int rc = 0;
+  if (platload_cluster(&c, &err) || engine_run(g, &c, &ep, &res, &err))
+    rc = cli_fail(&err);
+  double f = op == CO_ALLREDUCE ? 2.0 * (n - 1) / n
+             : op == CO_BROADCAST ? 1.0 : (double)(n - 1) / n;
+  for (long i = 0; !rc && i < sizes; i++) {
+    double S = g->prog[0].tasks[i].bytes, t = tm.end[i] - tm.start[i];
+    double alg = S / t / 1e9;
+    if (json)
+      printf("%s{\"op\": \"%s\", \"gpus\": %ld, \"bytes\": %.0f, \"time_s\": "
+             "%.9g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g}\n",
+             i ? "" : "", coll_op_name((enum coll_op)op), n, S, t, alg,
+             alg * f);
+    else {
+      if (i == 0)
+        printf("# %s on %ld x %s (%s, %d nodes)\n#%13s %12s %10s %10s\n",
+               coll_op_name((enum coll_op)op), n, c.gpu.name, c.name, c.nodes,
+               "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
+      printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
+    }
+  }
+  free(tm.start);
+  free(tm.end);
+  graph_free(g);
+  catalog_free(cat);
+  return rc;
+}

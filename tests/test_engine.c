@@ -1,0 +1,244 @@
+/*
+ * test_engine.c - the replay engine against closed forms, on small
+ * platforms with the collective overheads and efficiencies switched off
+ * (the network model has no factors: CM02, no cross-traffic).  Each test
+ * runs in its own process, so each gets a fresh SimGrid engine.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/engine.h"
+#include "sim/platload.h"
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+#include "workloads/schedule.h"
+
+static struct catalog *cat;
+
+static struct cluster load(const char *preset, const char *const *kv)
+{
+  struct weft_err err = {0};
+  cat = catalog_builtin(&err);
+  cr_assert(cat);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, preset, &err), 0);
+  for (int i = 0; kv && kv[i]; i += 2) {
+    int rc = kv[i][0] == '*'
+                 ? cluster_desc_set_scale(&d, kv[i + 1], "--scale", 2, &err)
+                 : cluster_desc_set(&d, cluster_key_from_name(kv[i]), kv[i + 1],
+                                    kv[i], 2, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+  }
+  struct cluster c;
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
+  return c;
+}
+
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Ideal network: no protocol overheads, full link bandwidth. */
+static struct engine_params ideal(void)
+{
+  struct engine_params p;
+  engine_params_default(&p);
+  p.nvlink_eff = p.nic_eff = 1;
+  p.step_simple_s = p.step_ll128_s = p.step_ll_s = 0;
+  p.ll128_eff = p.ll_eff = 1;
+  return p;
+}
+
+/* One collective over all `n` GPUs; returns its simulated time. */
+static double one_coll(const struct cluster *c, long n, enum coll_op op,
+                       double bytes, long tp, long dp, enum group_kind gk)
+{
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){tp, 1, dp, 1, 1, 1, {0, 1, 2, 3}};
+  (void)n;
+  struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = ST_COMPUTE,
+                   .group = (uint8_t)gk, .chunk = -1, .mb = -1,
+                   .layer = -1, .bytes = bytes};
+  graph_add(g, 0, &t);
+  struct engine_params p = ideal();
+  struct engine_result r;
+  struct weft_err err = {0};
+  cr_assert_eq(engine_run(g, c, &p, &r, &err), 0, "%s", err.msg);
+  graph_free(g);
+  return r.iteration_s;
+}
+
+#define REL(a, b, tol) cr_assert(fabs((a) - (b)) <= (tol) * fabs(b), "%.12g != %.12g", (double)(a), (double)(b))
+
+Test(engine, ring_allreduce_in_a_node)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  double S = 1 << 30, B = 450e9, L = 1e-6, n = 8;
+  double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+  REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+Test(engine, ring_allgather_in_a_node)
+{
+  struct cluster c = load("dgx-a100", KV("gpus", "8"));
+  double S = 1 << 28, B = 300e9, L = 1e-6, n = 8;
+  double t = one_coll(&c, 8, CO_ALLGATHER, S, 8, 1, GK_TP);
+  REL(t, (n - 1) / n * S / B + (n - 1) * L, 1e-6);
+}
+
+Test(engine, ring_across_nodes_uses_every_nic)
+{
+  /* 16 GPUs on 2 nodes: 8 channels, each leaving a node through another
+   * NIC, so the ring runs at 8 x 50 GB/s per node, not 50. */
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2"));
+  double S = 1 << 30, n = 16, B = 8 * 50e9;
+  double L = 2 * 1e-6 + 130e-9; /* NIC, leaf switch, NIC */
+  double t = one_coll(&c, 16, CO_ALLREDUCE, S, 16, 1, GK_TP);
+  REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+/* Two data-parallel all-reduces at once, groups {0,2} and {1,3} across 2
+ * nodes of 2 GPUs (layout TP 2 x DP 2).  With one NIC per node both cross
+ * it; with two, each has its own. */
+static double two_groups(const char *nics)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "4", "gpus_per_node", "2",
+                                         "nics_per_node", nics));
+  return one_coll(&c, 4, CO_ALLREDUCE, 1 << 30, 2, 2, GK_DP);
+}
+
+static const double S30 = 1 << 30, NIC = 50e9, LNET = 2e-6 + 130e-9;
+
+Test(engine, two_collectives_sharing_a_nic)
+{
+  /* Each group's ring of 2 moves S each way; two flows share each NIC
+   * direction: 2 S / B, plus 2 steps of latency. */
+  double t = two_groups("1"); /* REL evaluates its arguments twice */
+  REL(t, 2 * S30 / NIC + 2 * LNET, 1e-6);
+}
+
+Test(engine, two_collectives_on_their_own_nics)
+{
+  double t = two_groups("2");
+  REL(t, S30 / NIC + 2 * LNET, 1e-6);
+}
+
+/* Pipeline with free communication: a hand-built graph whose forward and
+ * backward passes are single kernels of known time, connected by sends
+ * and receives as the builder connects them. */
+static double pipeline(enum sched_kind k, long p, long m, long v)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  struct graph *g = graph_new(p);
+  g->layout = (struct graph_layout){1, p, 1, 1, 1, v, {0, 1, 2, 3}};
+  /* Memory-bound kernels: time = bytes / (HBM bw x eff) + launch. */
+  double fb = 1e9 / (double)v, bb = 2e9 / (double)v;
+  long last = p * v - 1;
+  for (long s = 0; s < p; s++) {
+    long n;
+    struct sched_op *ops = schedule_build(k, p, m, v, s, &n);
+    for (long i = 0; i < n; i++) {
+      long vs = ops[i].chunk * p + s;
+      bool f = ops[i].fwd;
+      long recv = -1;
+      bool has_recv = f ? vs > 0 : vs < last;
+      bool has_send = f ? vs < last : vs > 0;
+      struct task t = {.stream = ST_PP_RECV, .kind = TK_RECV,
+                       .phase = f ? PH_FWD : PH_BWD, .peer = f ? -1 : 1,
+                       .chunk = ops[i].chunk, .mb = ops[i].mb, .layer = -1,
+                       .bytes = 1e6};
+      if (has_recv)
+        recv = graph_add(g, s, &t);
+      struct task kt = {.kind = TK_KERNEL, .op = KK_NORM,
+                        .stream = ST_COMPUTE, .phase = t.phase,
+                        .chunk = ops[i].chunk, .mb = ops[i].mb, .layer = 0,
+                        .bytes = f ? fb : bb};
+      long kk = graph_add(g, s, &kt);
+      if (recv >= 0)
+        graph_dep(g, s, recv);
+      if (has_send) {
+        t.kind = TK_SEND;
+        t.stream = ST_PP_SEND;
+        t.peer = f ? 1 : -1;
+        graph_add(g, s, &t);
+        graph_dep(g, s, kk);
+      }
+    }
+    free(ops);
+  }
+  struct engine_params ep = ideal();
+  ep.free_comm = true;
+  struct engine_result r;
+  struct weft_err err = {0};
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  /* Busy time of a stage: m micro-batches of all its chunks. */
+  struct task probe = {.kind = TK_KERNEL, .op = KK_NORM, .bytes = fb};
+  double tf = cost_kernel(&c.gpu, DTYPE_BF16, &probe, NULL);
+  probe.bytes = bb;
+  double tb = cost_kernel(&c.gpu, DTYPE_BF16, &probe, NULL);
+  double ideal_s = (double)(m * v) * (tf + tb);
+  cr_assert_float_eq(r.compute_s, ideal_s, 1e-9 * ideal_s);
+  graph_free(g);
+  return (r.iteration_s - ideal_s) / ideal_s;
+}
+
+Test(engine, gpipe_bubble)
+{
+  double bubble = pipeline(SCHED_GPIPE, 4, 8, 1);
+  cr_assert_float_eq(bubble, 3.0 / 8, 1e-9);
+}
+
+Test(engine, one_f_one_b_bubble)
+{
+  double bubble = pipeline(SCHED_1F1B, 4, 12, 1);
+  cr_assert_float_eq(bubble, 3.0 / 12, 1e-9);
+}
+
+Test(engine, interleaved_bubble)
+{
+  double bubble = pipeline(SCHED_INTERLEAVED, 4, 8, 2);
+  cr_assert_float_eq(bubble, 3.0 / 16, 1e-9);
+}
+
+/* Data-parallel gradient reduction of a small GPT over 2 nodes: hidden
+ * behind the backward pass on a fast fabric, exposed on a slow one. */
+static struct engine_result dp_run(const char *nic_scale)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "2", "gpus_per_node", "1",
+                                         "*", nic_scale));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  p.global_batch = 16;
+  p.bucket_bytes = 25e6;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  graph_free(g);
+  return r;
+}
+
+Test(engine, dp_reduction_hidden_on_a_fast_fabric)
+{
+  struct engine_result r = dp_run("nic=100");
+  cr_assert_gt(r.overlapped_s, 0);
+  cr_assert_lt(r.exposed_s, 0.01 * r.iteration_s, "exposed %g of %g",
+               r.exposed_s, r.iteration_s);
+}
+
+Test(engine, dp_reduction_exposed_on_a_slow_fabric)
+{
+  struct engine_result r = dp_run("nic=0.002");
+  cr_assert_gt(r.exposed_s, 0.3 * r.iteration_s, "exposed %g of %g",
+               r.exposed_s, r.iteration_s);
+  cr_assert_float_eq(r.compute_s + r.exposed_s + r.idle_s, r.iteration_s,
+                     1e-9 * r.iteration_s);
+}
