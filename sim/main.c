@@ -45,7 +45,8 @@ static void usage(FILE *f)
           "--ffn --ffn-kind\n  --vocab --seq --dtype --experts --topk --tp "
           "--pp --dp --sp yes|no\n  --micro-batch --global-batch --schedule "
           "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
-          "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n");
+          "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n"
+          "  --attention flash|unfused --kernel-table FILE (run)\n");
 }
 
 static int cmd_help(int argc, char **argv)

@@ -53,13 +53,17 @@ static const struct {
 
 Test(builder, megatron_eq3_flops_for_table1, .timeout = 120)
 {
-  for (size_t i = 0; i < sizeof t1 / sizeof *t1; i++) {
+  for (size_t j = 0; j < 2 * sizeof t1 / sizeof *t1; j++) {
+    /* Each configuration with the fused attention kernel and with the
+     * unfused batched GEMMs of Megatron-LM 2021. */
+    size_t i = j / 2;
     struct model m;
     struct plan p;
     struct graph *g = build(t1[i].model, t1[i].gpus,
                             KV("tp", t1[i].tp, "pp", t1[i].pp, "global_batch",
                                t1[i].gb, "schedule", t1[i].sched, "recompute",
-                               "full"), &m, &p);
+                               "full", "attention", j % 2 ? "unfused" : "flash"),
+                            &m, &p);
     double B = (double)p.global_batch, s = (double)m.seq, l = (double)m.layers;
     double h = (double)m.hidden, V = (double)m.vocab;
     double eq3 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));

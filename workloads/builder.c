@@ -66,8 +66,42 @@ static long gemm(struct ctx *c, int phase, long layer, double M, double N,
   return add(c, &t);
 }
 
+/* batch x ([M x K] @ [K x N]). */
+static long bmm(struct ctx *c, int phase, long layer, double batch, double M,
+                double N, double K)
+{
+  struct task t = {.kind = TK_KERNEL, .op = KK_GEMM, .stream = ST_COMPUTE,
+                   .phase = (uint8_t)phase, .layer = (int32_t)layer,
+                   .m = (uint32_t)M, .n = (uint32_t)N, .k = (uint32_t)K,
+                   .batch = (uint32_t)batch, .flops = 2 * batch * M * N * K,
+                   .bytes = c->e * batch * (M * K + K * N + M * N)};
+  return add(c, &t);
+}
+
+/* Attention before FlashAttention (Megatron-LM 2021): scores materialized
+ * in HBM, a fused scale-mask-softmax kernel, dropout with a 1-byte mask. */
+static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
+{
+  double B = c->b * c->a / c->t, S = c->S, D = c->d, e = c->e;
+  double sc = B * S * S; /* scores */
+  if (!bwd) {
+    bmm(c, phase, layer, B, S, S, D);                       /* Q K^T */
+    kernel(c, KK_ELEMWISE, phase, layer, 0, e * 2 * sc);    /* softmax */
+    kernel(c, KK_ELEMWISE, phase, layer, 0, (e * 2 + 1) * sc); /* dropout */
+    return bmm(c, phase, layer, B, S, D, S);                /* P V */
+  }
+  bmm(c, phase, layer, B, S, S, D);                         /* dP = dO V^T */
+  bmm(c, phase, layer, B, S, D, S);                         /* dV = P^T dO */
+  kernel(c, KK_ELEMWISE, phase, layer, 0, (e * 2 + 1) * sc); /* dropout */
+  kernel(c, KK_ELEMWISE, phase, layer, 0, e * 3 * sc);      /* softmax */
+  bmm(c, phase, layer, B, S, D, S);                         /* dQ = dS K */
+  return bmm(c, phase, layer, B, S, D, S);                  /* dK = dS^T Q */
+}
+
 static long attention(struct ctx *c, int phase, long layer, bool bwd)
 {
+  if (c->p->unfused_attention)
+    return attention_unfused(c, phase, layer, bwd);
   double heads = c->a / c->t;
   double flops = 4 * c->b * c->S * c->S * c->h / c->t;
   double q = c->T * c->h / c->t, kv = c->T * c->kv / c->t;

@@ -83,7 +83,8 @@ static double model_time(const struct gpu_spec *g, enum dtype dt,
   double comp = 0;
   if (t->flops > 0) {
     if (t->op == KK_GEMM) {
-      comp = t->flops / (peak * cost_gemm_efficiency(g, t->m, t->n, t->k));
+      double b = t->batch > 1 ? (double)t->batch : 1.0;
+      comp = t->flops / (peak * cost_gemm_efficiency(g, b * t->m, t->n, t->k));
     } else {
       double s = (double)t->m;
       double eff = g->attn_eff * s / (s + ATTN_SEQ_HALF);

@@ -3,7 +3,8 @@
  *
  * The analytical model is a roofline with shape-dependent efficiency:
  *   time = max(flops / (peak * eff), bytes / (hbm_bw * mem_eff)) + launch
- * where, for a GEMM, eff = gemm_eff * wave * kfill: `wave` is the share of
+ * where, for a GEMM, eff = gemm_eff * wave * kfill (a batched GEMM counts
+ * batch x m rows): `wave` is the share of
  * the last wave of 128x128 output tiles that keeps the GPU's SMs busy
  * (tiles / (ceil(tiles / sms) * sms)), and kfill = k / (k + 64) the
  * pipeline fill of a short reduction dimension; for fused attention

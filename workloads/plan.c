@@ -12,7 +12,7 @@
 
 static const char *const key_names[PK_COUNT] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
-    "schedule", "recompute", "bucket", "overlap_grad", "order"};
+    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention"};
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -160,6 +160,14 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   }
   case PK_ORDER:
     rc = parse_order(value, p->order, err);
+    break;
+  case PK_ATTENTION:
+    if (strcmp(value, "flash") == 0)
+      p->unfused_attention = false;
+    else if (strcmp(value, "unfused") == 0)
+      p->unfused_attention = true;
+    else
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not flash or unfused", value);
     break;
   case PK_COUNT:
     break;

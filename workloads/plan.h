@@ -25,7 +25,8 @@ enum pdim { PD_TP, PD_CP, PD_DP, PD_PP, PD_COUNT };
 
 enum plan_key {
   PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
-  PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER, PK_COUNT
+  PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
+  PK_ATTENTION, PK_COUNT
 };
 
 struct plan {
@@ -39,6 +40,10 @@ struct plan {
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
   enum pdim order[PD_COUNT]; /* innermost first */
+  bool unfused_attention; /* attention as batched GEMMs with materialized
+                             scores, softmax and dropout kernels (Megatron-LM
+                             before FlashAttention, 2021), else one fused
+                             flash-style kernel */
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
