@@ -337,6 +337,18 @@ static void launch_coll(struct inst *in)
   }
   in->extra_s = steps * step[best] + (steps - 1) * lat;
   double pe = peff[best];
+  if (!cross && n == E.c->gpus_per_node && !E.p->force_flows) {
+    /* Whole node: each NVLink direction carries one flow of the ring (n - 1
+     * of all-to-all), so the flows would take exactly this. */
+    double per_link = t->op == CO_ALLTOALL ? (n - 1) * per_edge : per_edge;
+    in->extra_s += E.c->nvlink_lat_s +
+                   per_link / (pe * E.p->nvlink_eff * E.c->gpu.nvlink_bw_Bps);
+    in->remaining = 1;
+    in->timer_done = false;
+    E.flows += t->op == CO_ALLTOALL ? (long)n * (n - 1) : n;
+    on_done(in);
+    return;
+  }
   in->remaining = 1; /* guard while starting flows */
   if (t->op == CO_ALLTOALL) {
     for (int a = 0; a < n; a++)

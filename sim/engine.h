@@ -40,6 +40,11 @@ struct engine_params {
   double step_simple_s, step_ll128_s, step_ll_s;
   double ll128_eff, ll_eff;
   bool free_comm;              /* communication takes no time (tests) */
+  /* A collective over every GPU of one node has the node's NVLinks to
+   * itself (nothing else can use them while it runs), so its flows' time
+   * is known in closed form and the engine times it with one delay instead
+   * of n flows.  force_flows simulates the flows anyway. */
+  bool force_flows;
   /* Called when a task of a rank completes, with its start (the time it
    * became the running task of its stream) and end; may be NULL. */
   void (*on_task)(void *ctx, long rank, long task, double start_s,

@@ -53,6 +53,8 @@ static struct engine_params ideal(void)
 }
 
 /* One collective over all `n` GPUs; returns its simulated time. */
+static bool flows_forced;
+
 static double one_coll(const struct cluster *c, long n, enum coll_op op,
                        double bytes, long tp, long dp, enum group_kind gk)
 {
@@ -64,6 +66,7 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
                    .layer = -1, .bytes = bytes};
   graph_add(g, 0, &t);
   struct engine_params p = ideal();
+  p.force_flows = flows_forced;
   struct engine_result r;
   struct weft_err err = {0};
   cr_assert_eq(engine_run(g, c, &p, &r, &err), 0, "%s", err.msg);
@@ -79,6 +82,35 @@ Test(engine, ring_allreduce_in_a_node)
   double S = 1 << 30, B = 450e9, L = 1e-6, n = 8;
   double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
   REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+/* The closed-form shortcut for whole-node collectives gives what the flows
+ * give: the same formulas with the flows simulated. */
+Test(engine, ring_allreduce_in_a_node_as_flows)
+{
+  flows_forced = true;
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  double S = 1 << 30, B = 450e9, L = 1e-6, n = 8;
+  double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+  REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+Test(engine, alltoall_in_a_node_both_ways)
+{
+  double S = 1 << 28, B = 300e9, L = 1e-6, n = 8;
+  double want = (n - 1) * S / n / B + L; /* n-1 flows share each link */
+  struct cluster c = load("dgx-a100", KV("gpus", "8"));
+  double t = one_coll(&c, 8, CO_ALLTOALL, S, 8, 1, GK_TP);
+  REL(t, want, 1e-6);
+}
+
+Test(engine, alltoall_in_a_node_as_flows)
+{
+  flows_forced = true;
+  double S = 1 << 28, B = 300e9, L = 1e-6, n = 8;
+  struct cluster c = load("dgx-a100", KV("gpus", "8"));
+  double t = one_coll(&c, 8, CO_ALLTOALL, S, 8, 1, GK_TP);
+  REL(t, (n - 1) * S / n / B + L, 1e-6);
 }
 
 Test(engine, ring_allgather_in_a_node)
