@@ -15,7 +15,13 @@
 #include "sim/platload.h"
 #include "sim/workload_opts.h"
 #include "workloads/accounting.h"
+#include "traces/trace.h"
 #include "workloads/builder.h"
+
+static void record(void *ctx, long rank, long task, double s, double e)
+{
+  trace_add(ctx, rank, task, s, e);
+}
 
 static const char *const default_args[] = {
     "run", "--model", "gpt-18.4b", "--cluster", "selene", "--gpus", "64",
@@ -32,8 +38,9 @@ static double wall(void)
 int cmd_run(int argc, char **argv)
 {
   double t0 = wall();
-  static const char *const own[] = {"json", "kernel-table", NULL};
-  const char *vals[] = {NULL, NULL, NULL};
+  static const char *const own[] = {"json", "kernel-table", "paje",
+                                    "chrome", NULL};
+  const char *vals[] = {NULL, NULL, NULL, NULL, NULL};
   /* --json takes no value: strip it before the generic parser sees it. */
   bool json = false;
   char *args[256];
@@ -68,13 +75,24 @@ int cmd_run(int argc, char **argv)
   ep.table = table;
   struct graph *g = rc ? NULL : build_graph(&w.model, &w.plan, &err);
   struct engine_result res;
+  struct trace *tr = NULL;
   if (!rc && !g)
     rc = 1;
+  if (!rc && (vals[2] || vals[3])) {
+    tr = trace_new(g);
+    ep.on_task = record;
+    ep.ctx = tr;
+  }
   if (!rc) {
     platload_boot(0);
     if (platload_cluster(&c, &err) || engine_run(g, &c, &ep, &res, &err))
       rc = 1;
   }
+  if (!rc && vals[2] && trace_write_paje(tr, vals[2], &err))
+    rc = 1;
+  if (!rc && vals[3] && trace_write_chrome(tr, vals[3], &err))
+    rc = 1;
+  trace_free(tr);
   if (rc) {
     graph_free(g);
     cost_table_free(table);

@@ -14,7 +14,7 @@ int cmd_coll(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 const struct command weft_commands[] = {
-    {"run", cmd_run, "[WORKLOAD.xml] [--json] [flags]",
+    {"run", cmd_run, "[WORKLOAD.xml] [--json] [--paje F] [--chrome F]",
      "simulate one training iteration (no arguments: a demo job)"},
     {"coll", cmd_coll, "OP [--min-bytes S --max-bytes S] [--json]",
      "simulate one collective over a size range, as nccl-tests"},

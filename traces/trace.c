@@ -1,0 +1,224 @@
+/*
+ * trace.c - Paje and Chrome trace writers (trace.h).
+ *
+ * SimGrid 3.32's own Paje tracer crashes on nested zones and split-duplex
+ * links, so weft writes Paje itself, in the plain-text format of the Paje
+ * file specification (event definitions, then one event per line).
+ */
+#include "traces/trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/xalloc.h"
+
+struct event {
+  double start, end;
+  int32_t rank, task;
+  uint8_t stream;
+};
+
+struct trace {
+  const struct graph *g;
+  struct event *ev;
+  long n, cap;
+  long ranks;
+};
+
+struct trace *trace_new(const struct graph *g)
+{
+  struct trace *t = xcalloc(1, sizeof *t);
+  t->g = g;
+  t->ranks = g->layout.tp * g->layout.cp * g->layout.dp * g->layout.pp;
+  return t;
+}
+
+void trace_free(struct trace *t)
+{
+  if (!t)
+    return;
+  free(t->ev);
+  free(t);
+}
+
+long trace_events(const struct trace *t) { return t->n; }
+
+static long stage_of(const struct trace *t, long rank)
+{
+  /* Position along PP in the layout's order. */
+  const struct graph_layout *l = &t->g->layout;
+  long deg[4] = {l->tp, l->cp, l->dp, l->pp}, c = 0;
+  for (int i = 0; i < 4; i++) {
+    int d = l->order[i];
+    c = rank % deg[d];
+    rank /= deg[d];
+    if (d == 3)
+      return c;
+  }
+  return c;
+}
+
+void trace_add(struct trace *t, long rank, long task, double start_s,
+               double end_s)
+{
+  if (t->n == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 4096;
+    t->ev = xreallocarray(t->ev, (size_t)t->cap, sizeof *t->ev);
+  }
+  const struct task *tk = &t->g->prog[stage_of(t, rank)].tasks[task];
+  t->ev[t->n++] = (struct event){start_s, end_s, (int32_t)rank, (int32_t)task,
+                                 tk->stream};
+}
+
+static const struct task *task_of(const struct trace *t, const struct event *e)
+{
+  return &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
+}
+
+/* "fwd gemm L3 mb2" style name (no quotes or backslashes). */
+static void name_of(const struct task *tk, char *buf, size_t size)
+{
+  const char *op = tk->kind == TK_KERNEL ? kernel_kind_name(tk->op)
+                   : tk->kind == TK_COLL ? coll_op_name(tk->op)
+                                          : task_kind_name(tk->kind);
+  int n = snprintf(buf, size, "%s %s", phase_name(tk->phase), op);
+  if (tk->kind == TK_COLL)
+    n += snprintf(buf + n, size - (size_t)n, " %s", group_kind_name(tk->group));
+  if (tk->layer >= 0)
+    n += snprintf(buf + n, size - (size_t)n, " L%d", tk->layer);
+  if (tk->mb >= 0)
+    snprintf(buf + n, size - (size_t)n, " mb%d", tk->mb);
+}
+
+static int by_start(const void *a, const void *b)
+{
+  const struct event *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  return x->task < y->task ? -1 : x->task > y->task;
+}
+
+static FILE *open_out(const char *path, struct weft_err *err)
+{
+  FILE *f = fopen(path, "w");
+  if (!f)
+    weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path, strerror(errno));
+  return f;
+}
+
+static int close_out(FILE *f, const char *path, struct weft_err *err)
+{
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad)
+    return weft_errf(err, WEFT_EIO, "%s: write error", path);
+  return 0;
+}
+
+int trace_write_chrome(struct trace *t, const char *path, struct weft_err *err)
+{
+  qsort(t->ev, (size_t)t->n, sizeof *t->ev, by_start);
+  FILE *f = open_out(path, err);
+  if (!f)
+    return WEFT_EIO;
+  fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+  for (long r = 0; r < t->ranks; r++) {
+    fprintf(f, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %ld, "
+            "\"args\": {\"name\": \"gpu%ld\"}},\n", r, r);
+    for (int s = 0; s < ST_COUNT; s++)
+      fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %ld, "
+              "\"tid\": %d, \"args\": {\"name\": \"%s\"}},\n", r, s,
+              stream_name((enum stream)s));
+  }
+  char name[96];
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    const struct task *tk = task_of(t, e);
+    name_of(tk, name, sizeof name);
+    fprintf(f, "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, "
+            "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"task\": %d, "
+            "\"bytes\": %.0f, \"flops\": %.0f}}%s\n", name, e->rank, e->stream,
+            e->start * 1e6, (e->end - e->start) * 1e6, e->task, tk->bytes,
+            tk->flops, i + 1 < t->n ? "," : "");
+  }
+  fprintf(f, "]}\n");
+  return close_out(f, path, err);
+}
+
+struct record {
+  double time;
+  int32_t rank, task;
+  uint8_t stream, is_start;
+};
+
+static int by_time(const void *a, const void *b)
+{
+  const struct record *x = a, *y = b;
+  if (x->time != y->time)
+    return x->time < y->time ? -1 : 1;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  if (x->is_start != y->is_start) /* a stream ends a task, then starts one */
+    return x->is_start < y->is_start ? -1 : 1;
+  return x->task < y->task ? -1 : x->task > y->task;
+}
+
+int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
+{
+  struct record *rec = xcalloc((size_t)(2 * t->n + 1), sizeof *rec);
+  double end = 0;
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    rec[2 * i] = (struct record){e->start, e->rank, e->task, e->stream, 1};
+    rec[2 * i + 1] = (struct record){e->end, e->rank, e->task, e->stream, 0};
+    if (e->end > end)
+      end = e->end;
+  }
+  qsort(rec, (size_t)(2 * t->n), sizeof *rec, by_time);
+  FILE *f = open_out(path, err);
+  if (!f) {
+    free(rec);
+    return WEFT_EIO;
+  }
+  fprintf(f,
+          "%%EventDef PajeDefineContainerType 0\n%%  Alias string\n"
+          "%%  Type string\n%%  Name string\n%%EndEventDef\n"
+          "%%EventDef PajeDefineStateType 1\n%%  Alias string\n"
+          "%%  Type string\n%%  Name string\n%%EndEventDef\n"
+          "%%EventDef PajeCreateContainer 2\n%%  Time date\n%%  Alias string\n"
+          "%%  Type string\n%%  Container string\n%%  Name string\n"
+          "%%EndEventDef\n"
+          "%%EventDef PajeDestroyContainer 3\n%%  Time date\n%%  Type string\n"
+          "%%  Name string\n%%EndEventDef\n"
+          "%%EventDef PajeSetState 4\n%%  Time date\n%%  Type string\n"
+          "%%  Container string\n%%  Value string\n%%EndEventDef\n");
+  fprintf(f, "0 GPU 0 \"GPU\"\n");
+  for (int s = 0; s < ST_COUNT; s++)
+    fprintf(f, "1 S_%s GPU \"%s stream\"\n", stream_name((enum stream)s),
+            stream_name((enum stream)s));
+  for (long r = 0; r < t->ranks; r++)
+    fprintf(f, "2 0 gpu%ld GPU 0 \"gpu%ld\"\n", r, r);
+  char name[96];
+  for (long i = 0; i < 2 * t->n; i++) {
+    const struct record *x = &rec[i];
+    if (x->is_start) {
+      struct event e = {0, 0, x->rank, x->task, x->stream};
+      name_of(task_of(t, &e), name, sizeof name);
+    } else {
+      snprintf(name, sizeof name, "idle");
+    }
+    fprintf(f, "4 %.9f S_%s gpu%d \"%s\"\n", x->time,
+            stream_name((enum stream)x->stream), x->rank, name);
+  }
+  for (long r = 0; r < t->ranks; r++)
+    fprintf(f, "3 %.9f GPU gpu%ld\n", end, r);
+  free(rec);
+  return close_out(f, path, err);
+}

@@ -1,0 +1,31 @@
+/*
+ * trace.h - record the tasks a replay ran and write them as Paje (ViTE,
+ * PajeNG's pj_dump) or Chrome trace-event JSON (Perfetto, chrome://tracing).
+ *
+ * One container (Paje) or process (Chrome) per GPU rank, one state type or
+ * thread per stream.  Events are written in a total order (time, rank,
+ * stream, task), so the same replay gives byte-identical files.
+ */
+#ifndef WEFT_TRACE_H
+#define WEFT_TRACE_H
+
+#include "sim/base/err.h"
+#include "traces/graph.h"
+
+struct trace;
+
+/* A recorder for the replay of `g` (borrowed until trace_free). */
+struct trace *trace_new(const struct graph *g);
+void trace_free(struct trace *t);
+
+/* Record one task of `rank` that ran from start_s to end_s. */
+void trace_add(struct trace *t, long rank, long task, double start_s,
+               double end_s);
+long trace_events(const struct trace *t);
+
+int trace_write_paje(struct trace *t, const char *path,
+                     struct weft_err *err) WEFT_WUR;
+int trace_write_chrome(struct trace *t, const char *path,
+                       struct weft_err *err) WEFT_WUR;
+
+#endif
