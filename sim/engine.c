@@ -82,6 +82,7 @@ struct rank_state {
 struct inst {
   int type; /* TAG_INST */
   int n, arrived, remaining;
+  int sym_n;      /* > 1: one representative of a TP group of sym_n */
   bool timer_done;
   double extra_s;
   uint64_t k0, k1, k2;
@@ -104,6 +105,14 @@ struct engine {
   struct inst **table;
   long kernels, flows;
   double speed;
+  /* Symmetry: the TP ranks of a group run the same program on the same
+   * time line when TP groups fill whole nodes (their collectives have the
+   * node's NVLinks to themselves) and every GPU has its own NIC on a
+   * non-blocking fabric (their DP and PP flows use disjoint NICs and never
+   * contend in the fabric).  Then only TP rank 0 of each group is
+   * simulated: the same results with TP times fewer activities. */
+  bool sym;
+  long rank_step; /* 1, or TP under symmetry */
 };
 
 static struct engine E; /* one replay per process: see engine.h */
@@ -263,6 +272,68 @@ static void flow(long src, long dst, double bytes, double proto_eff,
   sgb_comm(E.hosts[src], E.hosts[dst], bytes / eff, in);
 }
 
+/* The algorithm's shape for `op` over n members and S bytes: steps and
+ * bytes per ring edge, and NCCL's protocol choice (its efficiency and the
+ * delay beyond one flow's time).  `bw` is a member's bottleneck bandwidth
+ * and `lat` the latency of one step's route. */
+struct coll_shape {
+  double steps, per_edge, pe, extra_s;
+};
+
+static struct coll_shape coll_shape(int op, int n, double S, double bw,
+                                    double lat, int channels)
+{
+  struct coll_shape cs;
+  switch (op) {
+  case CO_ALLREDUCE:
+    cs.steps = 2.0 * (n - 1);
+    cs.per_edge = 2.0 * (n - 1) / n * S;
+    break;
+  case CO_ALLTOALL:
+    cs.steps = 1;
+    cs.per_edge = S / n;
+    break;
+  case CO_BROADCAST:
+    cs.steps = n - 1;
+    cs.per_edge = S;
+    break;
+  default: /* all-gather, reduce-scatter: S is the whole array */
+    cs.steps = n - 1;
+    cs.per_edge = (double)(n - 1) / n * S;
+  }
+  const double step[3] = {E.p->step_simple_s, E.p->step_ll128_s,
+                          E.p->step_ll_s};
+  const double peff[3] = {1.0, E.p->ll128_eff, E.p->ll_eff};
+  int best = 0;
+  double tbest = 0;
+  for (int k = 0; k < 3; k++) {
+    double tk = cs.steps * step[k] + cs.per_edge / channels / (bw * peff[k]);
+    if (k == 0 || tk < tbest) {
+      tbest = tk;
+      best = k;
+    }
+  }
+  /* The flows pay one route latency; the other steps pay theirs here. */
+  cs.extra_s = cs.steps * step[best] + (cs.steps - 1) * lat;
+  cs.pe = peff[best];
+  return cs;
+}
+
+/* A collective over every GPU of one node: each NVLink direction carries
+ * one flow of the ring (n - 1 of all-to-all), so the flows would take
+ * exactly this; time it with one delay. */
+static void whole_node(struct inst *in, int op, int n, double S)
+{
+  double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
+  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1);
+  double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
+  in->extra_s = cs.extra_s + E.c->nvlink_lat_s + per_link / (cs.pe * bw);
+  in->remaining = 1;
+  in->timer_done = false;
+  E.flows += op == CO_ALLTOALL ? (long)n * (n - 1) : n;
+  on_done(in);
+}
+
 /* Start the flows of a collective whose members have all arrived. */
 static void launch_coll(struct inst *in)
 {
@@ -275,6 +346,11 @@ static void launch_coll(struct inst *in)
     r->comm_active++;
   }
   double S = t->bytes;
+  if (in->sym_n > 1 && !E.p->free_comm && S > 0) {
+    /* One representative of a whole-node TP group (see E.sym). */
+    whole_node(in, t->op, in->sym_n, S);
+    return;
+  }
   if (E.p->free_comm || n < 2 || S <= 0) {
     in->remaining = 1;
     in->timer_done = true;
@@ -296,59 +372,21 @@ static void launch_coll(struct inst *in)
   int channels = (nodes > 1 && g > 0) ? g : 1;
   if (channels == 1)
     g = n, nodes = 1;
-  double steps, per_edge;
-  switch (t->op) {
-  case CO_ALLREDUCE:
-    steps = 2.0 * (n - 1);
-    per_edge = 2.0 * (n - 1) / n * S;
-    break;
-  case CO_ALLTOALL:
-    steps = 1;
-    per_edge = S / n;
-    break;
-  case CO_BROADCAST:
-    steps = n - 1;
-    per_edge = S;
-    break;
-  default: /* all-gather, reduce-scatter: S is the whole array */
-    steps = n - 1;
-    per_edge = (double)(n - 1) / n * S;
-  }
   bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
+  if (!cross && n == E.c->gpus_per_node && !E.p->force_flows) {
+    whole_node(in, t->op, n, S);
+    return;
+  }
   /* NCCL's protocol choice, from the bottleneck of one member: its NVLink
    * inside a node, its NIC (one channel's share) across nodes. */
   double bw = cross ? E.c->nic.bw_Bps * E.p->nic_eff
                     : E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
-  /* The flows pay one route latency; the other steps pay theirs here. */
   double lat = cross ? sg_host_get_route_latency(E.hosts[in->ranks[0]],
                                                  E.hosts[in->ranks[n - 1]])
                      : E.c->nvlink_lat_s;
-  const double step[3] = {E.p->step_simple_s, E.p->step_ll128_s,
-                          E.p->step_ll_s};
-  const double peff[3] = {1.0, E.p->ll128_eff, E.p->ll_eff};
-  int best = 0;
-  double tbest = 0;
-  for (int k = 0; k < 3; k++) {
-    double tk = steps * step[k] + per_edge / channels / (bw * peff[k]);
-    if (k == 0 || tk < tbest) {
-      tbest = tk;
-      best = k;
-    }
-  }
-  in->extra_s = steps * step[best] + (steps - 1) * lat;
-  double pe = peff[best];
-  if (!cross && n == E.c->gpus_per_node && !E.p->force_flows) {
-    /* Whole node: each NVLink direction carries one flow of the ring (n - 1
-     * of all-to-all), so the flows would take exactly this. */
-    double per_link = t->op == CO_ALLTOALL ? (n - 1) * per_edge : per_edge;
-    in->extra_s += E.c->nvlink_lat_s +
-                   per_link / (pe * E.p->nvlink_eff * E.c->gpu.nvlink_bw_Bps);
-    in->remaining = 1;
-    in->timer_done = false;
-    E.flows += t->op == CO_ALLTOALL ? (long)n * (n - 1) : n;
-    on_done(in);
-    return;
-  }
+  struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels);
+  in->extra_s = cs.extra_s;
+  double pe = cs.pe, per_edge = cs.per_edge;
   in->remaining = 1; /* guard while starting flows */
   if (t->op == CO_ALLTOALL) {
     for (int a = 0; a < n; a++)
@@ -384,8 +422,8 @@ static void arrive_coll(long rank, long task)
   int n, slot;
   switch (t->group) {
   case GK_TP:
-    n = (int)E.g->layout.tp;
-    slot = (int)c[0];
+    n = E.sym ? 1 : (int)E.g->layout.tp;
+    slot = E.sym ? 0 : (int)c[0];
     id[0] = 0;
     break;
   case GK_DP:
@@ -402,6 +440,8 @@ static void arrive_coll(long rank, long task)
                              (uint64_t)E.st[r->stage].cseq[task], 0, n);
   in->ranks[slot] = (int32_t)rank;
   in->tasks[slot] = (int32_t)task;
+  if (t->group == GK_TP && E.sym)
+    in->sym_n = (int)E.g->layout.tp;
   if (++in->arrived == in->n)
     launch_coll(in);
 }
@@ -582,13 +622,19 @@ int engine_run(const struct graph *g, const struct cluster *c,
     E.rs[r].ktag.type = TAG_KERNEL;
     E.rs[r].ktag.rank = (int32_t)r;
   }
+  E.sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
+          g->layout.order[0] == 0 && c->nics_per_node == c->gpus_per_node &&
+          c->oversub == 1 && c->pod_oversub == 1 && !p->force_flows &&
+          !p->on_task && !p->no_symmetry;
+  E.rank_step = E.sym ? g->layout.tp : 1;
   sgb_init(on_done);
-  for (long r = 0; r < ranks; r++)
+  for (long r = 0; r < ranks; r += E.rank_step)
     try_advance(r);
   sgb_run();
   int rc = 0;
   double end = 0, comp = 0, ov = 0, ex = 0;
-  for (long r = 0; r < ranks && !rc; r++) {
+  long simulated = 0;
+  for (long r = 0; r < ranks && !rc; r += E.rank_step) {
     struct rank_state *st = &E.rs[r];
     for (int s = 0; s < ST_COUNT; s++)
       if (st->done[s] != E.st[st->stage].len[s]) {
@@ -601,20 +647,23 @@ int engine_run(const struct graph *g, const struct cluster *c,
     if (st->end > end)
       end = st->end;
   }
-  for (long r = 0; r < ranks; r++) {
+  for (long r = 0; r < ranks; r += E.rank_step) {
     comp += E.rs[r].compute;
     ov += E.rs[r].overlapped;
     ex += E.rs[r].exposed;
+    simulated++;
   }
   if (!rc) {
     memset(out, 0, sizeof *out);
     out->iteration_s = end;
-    out->compute_s = comp / ranks;
-    out->overlapped_s = ov / ranks;
-    out->exposed_s = ex / ranks;
+    out->compute_s = comp / simulated;
+    out->overlapped_s = ov / simulated;
+    out->exposed_s = ex / simulated;
+    out->symmetric = E.sym;
     out->idle_s = end - out->compute_s - out->exposed_s;
-    out->kernels = E.kernels;
-    out->flows = E.flows;
+    /* Activities stand for the whole job: scale the representatives'. */
+    out->kernels = E.kernels * E.rank_step;
+    out->flows = E.flows * E.rank_step;
   }
   for (long s = 0; s < g->stages; s++) {
     free(E.st[s].pos);

@@ -45,6 +45,8 @@ struct engine_params {
    * is known in closed form and the engine times it with one delay instead
    * of n flows.  force_flows simulates the flows anyway. */
   bool force_flows;
+  /* Simulate every TP rank even when the job is symmetric (engine.c). */
+  bool no_symmetry;
   /* Called when a task of a rank completes, with its start (the time it
    * became the running task of its stream) and end; may be NULL. */
   void (*on_task)(void *ctx, long rank, long task, double start_s,
@@ -62,7 +64,8 @@ struct engine_result {
   double overlapped_s;  /* communicating while a kernel runs */
   double exposed_s;     /* communicating while no kernel runs */
   double idle_s;        /* neither: bubbles, waiting for peers */
-  long kernels, flows;  /* activities simulated */
+  long kernels, flows;  /* activities of the job */
+  bool symmetric;       /* one TP rank per group was simulated */
 };
 
 /* Replay `g` on the platform of `c`, already loaded (platload_cluster).

@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sim/engine.h"
 #include "sim/platload.h"
@@ -273,4 +276,64 @@ Test(engine, dp_reduction_exposed_on_a_slow_fabric)
                r.exposed_s, r.iteration_s);
   cr_assert_float_eq(r.compute_s + r.exposed_s + r.idle_s, r.iteration_s,
                      1e-9 * r.iteration_s);
+}
+
+/* A TP-8 job on whole nodes is symmetric: simulating one TP rank per group
+ * must give exactly what simulating all of them gives.  Each variant runs
+ * in a child process (one SimGrid engine per process). */
+static void sym_job(bool all_ranks, double out[5])
+{
+  struct cluster c = load("selene", KV("gpus", "64"));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-7.5b", NULL), 0);
+  m.layers = 8;
+  struct plan p;
+  plan_init(&p);
+  p.tp = 8;
+  p.pp = 2;
+  p.global_batch = 16;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2", "s", &err), 0);
+  cr_assert_eq(plan_resolve(&p, &m, 64, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.no_symmetry = all_ranks;
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  cr_assert_eq(r.symmetric, !all_ranks);
+  double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
+                 r.idle_s};
+  memcpy(out, v, sizeof v);
+  graph_free(g);
+}
+
+static void in_child(bool all_ranks, double out[5])
+{
+  int fd[2];
+  cr_assert_eq(pipe(fd), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    double v[5];
+    sym_job(all_ranks, v);
+    ssize_t w = write(fd[1], v, sizeof v);
+    _exit(w == (ssize_t)sizeof v ? 0 : 1);
+  }
+  close(fd[1]);
+  cr_assert_eq(read(fd[0], out, 5 * sizeof(double)), (ssize_t)(5 * sizeof(double)));
+  close(fd[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+Test(engine, symmetry_is_exact, .timeout = 120)
+{
+  double a[5], b[5];
+  in_child(false, a);
+  in_child(true, b);
+  for (int i = 0; i < 5; i++)
+    cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "metric %d: %.15g "
+                       "vs %.15g", i, a[i], b[i]);
+  cr_assert_gt(a[0], 0);
 }
