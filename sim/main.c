@@ -46,7 +46,8 @@ static void usage(FILE *f)
           "--pp --dp --sp yes|no\n  --micro-batch --global-batch --schedule "
           "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
           "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n"
-          "  --attention flash|unfused --kernel-table FILE (run)\n");
+          "  --attention flash|unfused --p2p async|blocking --kernel-table FILE "
+          "(run)\n");
 }
 
 static int cmd_help(int argc, char **argv)

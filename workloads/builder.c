@@ -265,7 +265,8 @@ static void recv(struct ctx *c, int peer, int phase)
 
 static void send(struct ctx *c, int peer, int phase)
 {
-  struct task t = {.kind = TK_SEND, .stream = ST_PP_SEND,
+  struct task t = {.kind = TK_SEND,
+                   .stream = c->p->blocking_p2p ? ST_COMPUTE : ST_PP_SEND,
                    .phase = (uint8_t)phase, .peer = (int8_t)peer,
                    .layer = -1, .bytes = p2p_bytes(c)};
   add(c, &t);

@@ -12,7 +12,7 @@
 
 static const char *const key_names[PK_COUNT] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
-    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention"};
+    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p"};
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -160,6 +160,14 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   }
   case PK_ORDER:
     rc = parse_order(value, p->order, err);
+    break;
+  case PK_P2P:
+    if (strcmp(value, "async") == 0)
+      p->blocking_p2p = false;
+    else if (strcmp(value, "blocking") == 0)
+      p->blocking_p2p = true;
+    else
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not async or blocking", value);
     break;
   case PK_ATTENTION:
     if (strcmp(value, "flash") == 0)

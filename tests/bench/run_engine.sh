@@ -2,7 +2,10 @@
 # run_engine.sh [BUILD_DIR] [RUNS] - wall time and peak memory of simulating
 # one iteration (weft run --json), median over RUNS runs.  Target (issue 4):
 # GPT-3 175B on 1024 A100 (TP 8, PP 8, DP 16, global batch 1536, micro-batch
-# 1) under 30 s and 2 GiB on one core.
+# 1) under 30 s and 2 GiB on one core; Llama 3 405B on 16384 H100 (TP 8,
+# PP 16, DP 128, sequence 8192, global batch 2048) under 10 min and 8 GiB.
+# The Llama series keeps 16 micro-batches per pipeline (batch = 16 x DP) to
+# show how wall time grows with the number of GPUs.
 build=${1:-build}
 runs=${2:-3}
 tmp=$(mktemp)
@@ -22,4 +25,8 @@ gpt-18.4b/tp4-pp2-dp8(default-run) 64 --model gpt-18.4b --cluster selene --tp 4 
 gpt3-175b/tp8-pp8-dp2 128 --model gpt3-175b --cluster selene --tp 8 --pp 8 --global-batch 192 --recompute full
 gpt3-175b/tp8-pp8-dp4 256 --model gpt3-175b --cluster selene --tp 8 --pp 8 --global-batch 384 --recompute full
 gpt3-175b/tp8-pp8-dp16 1024 --model gpt3-175b --cluster selene --tp 8 --pp 8 --global-batch 1536 --recompute full
+llama3-405b/tp8-pp16-dp1 128 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 16
+llama3-405b/tp8-pp16-dp8 1024 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 128
+llama3-405b/tp8-pp16-dp32 4096 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 512
+llama3-405b/tp8-pp16-dp128 16384 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 2048
 JOBS
