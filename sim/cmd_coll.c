@@ -57,6 +57,7 @@ int cmd_coll(int argc, char **argv)
   memset(&opts, 0, sizeof opts);
   double minb = 1 << 20, maxb = 8.0 * (1 << 30), factor = 2;
   bool json = false;
+  int algo = CA_AUTO;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
@@ -75,6 +76,11 @@ int cmd_coll(int argc, char **argv)
       if (units_parse_pos(value, UNIT_SIZE, 1e12, &v, &err))
         return cli_fail((weft_err_prefix(&err, flag), &err));
       *(name[1] == 'i' ? &minb : &maxb) = v;
+    } else if (strcmp(name, "collective") == 0) {
+      algo = coll_algo_from_name(value);
+      if (algo < 0)
+        return cli_usage("--collective: unknown algorithm '%s' (see weft "
+                         "list collectives)", value);
     } else if (strcmp(name, "step-factor") == 0) {
       if (units_parse_real(value, 1.01, 1024, &factor, &err))
         return cli_fail((weft_err_prefix(&err, flag), &err));
@@ -106,6 +112,7 @@ int cmd_coll(int argc, char **argv)
   struct engine_params ep;
   engine_params_default(&ep);
   ep.on_task = on_task;
+  ep.algo = (enum coll_algo)algo;
   ep.ctx = &tm;
   struct engine_result res;
   platload_boot(0);
@@ -124,8 +131,10 @@ int cmd_coll(int argc, char **argv)
              alg * f);
     else {
       if (i == 0)
-        printf("# %s on %ld x %s (%s, %d nodes)\n#%13s %12s %10s %10s\n",
-               coll_op_name((enum coll_op)op), n, c.gpu.name, c.name, c.nodes,
+        printf("# %s (%s) on %ld x %s (%s, %d nodes)\n#%13s %12s %10s "
+               "%10s\n", coll_op_name((enum coll_op)op),
+               coll_algo_name((enum coll_algo)algo), n, c.gpu.name, c.name,
+               c.nodes,
                "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
       printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
     }

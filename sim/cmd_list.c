@@ -8,6 +8,19 @@
 #include "platforms/cluster.h"
 #include "sim/base/units.h"
 #include "sim/cli.h"
+#include "sim/engine.h"
+
+static void list_collectives(void)
+{
+  printf("%-13s %-44s %s\n", "algorithm", "operations", "what it does");
+  for (int a = 0; a < CA_COUNT; a++)
+    printf("%-13s %-44s %s\n", coll_algo_name((enum coll_algo)a),
+           coll_algo_ops((enum coll_algo)a),
+           coll_algo_summary((enum coll_algo)a));
+  printf("\nFidelity: flow (one flow per ring edge and channel, with the "
+         "latency of the\nsteps it stands for). Choose with --collective "
+         "ALGO (weft run, weft coll).\n");
+}
 #include "workloads/accounting.h"
 #include "workloads/model.h"
 
@@ -133,6 +146,8 @@ int cmd_list(int argc, char **argv)
     list_nodes(cat);
     printf("\n");
     rc = list_clusters(cat);
+  } else if (strcmp(what, "collectives") == 0) {
+    list_collectives();
   } else if (strcmp(what, "models") == 0) {
     list_models();
   } else if (strcmp(what, "gpus") == 0)
@@ -145,7 +160,7 @@ int cmd_list(int argc, char **argv)
     rc = list_clusters(cat);
   else
     rc = cli_usage("list: unknown list '%s'; expected models, gpus, nics, "
-                   "nodes or clusters", what);
+                   "nodes, clusters or collectives", what);
   catalog_free(cat);
   return rc;
 }

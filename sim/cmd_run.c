@@ -39,8 +39,8 @@ int cmd_run(int argc, char **argv)
 {
   double t0 = wall();
   static const char *const own[] = {"json", "kernel-table", "paje",
-                                    "chrome", NULL};
-  const char *vals[] = {NULL, NULL, NULL, NULL, NULL};
+                                    "chrome", "collective", NULL};
+  const char *vals[] = {NULL, NULL, NULL, NULL, NULL, NULL};
   /* --json takes no value: strip it before the generic parser sees it. */
   bool json = false;
   char *args[256];
@@ -68,6 +68,15 @@ int cmd_run(int argc, char **argv)
   struct engine_params ep;
   engine_params_default(&ep);
   ep.dtype = w.model.dtype;
+  if (vals[4]) {
+    int a = coll_algo_from_name(vals[4]);
+    if (a < 0) {
+      catalog_free(cat);
+      return cli_usage("--collective: unknown algorithm '%s' (see weft list "
+                       "collectives)", vals[4]);
+    }
+    ep.algo = (enum coll_algo)a;
+  }
   struct cost_table *table = NULL;
   int rc = 0;
   if (vals[1] && !(table = cost_table_read(vals[1], &err)))

@@ -1,9 +1,11 @@
 /*
  * engine.c - event-driven replay of a task graph on SimGrid (engine.h).
  *
- * Invariants: each stream of a rank has at most one task in flight; a task
- * of stream s at position k is complete iff done[s] > k, which is how
- * dependencies are checked without per-task state per rank.  Collective and
+ * Invariants: each stream of a rank but the receive stream has at most one
+ * task in flight; a task of such a stream at position k is complete iff
+ * done[s] > k, which is how dependencies are checked without per-task state.
+ * Receives are all posted at once (irecv) and complete in any order, so
+ * they carry one completion flag each (rdone).  Collective and
  * transfer instances are found by key (group, sequence) or (sender,
  * receiver, micro-batch, virtual stage, direction) in one hash table.
  *
@@ -21,6 +23,11 @@
  *     its LL128 transfer time, over 14 steps, less the latency;
  *   nic_eff 0.862 = 344.7 / 400: two B200 nodes bound by 8 x 50 GB/s NICs
  *     (COLL-UA-B200-AR-RING-2N).
+ *   nvls_eff 0.6067: NVLS all-reduce of 8 H100 at 477.8 GB/s bus bandwidth
+ *     (COLL-TOG-H100-1N-NVLS): each GPU moves S up and S down once;
+ *   tree_eff 0.43: tree all-reduce of 4 B200 nodes at 190.7 GB/s
+ *     (COLL-UA-B200-AR-TREE-4N) against 445 GB/s for the flows at full
+ *     efficiency: NCCL's trees pipeline far less well than its rings.
  * The protocol efficiencies 0.5 (LL) and 0.9375 (LL128) are NCCL's wire
  * formats, not fitted.  Every other COLL row is held back for checking.
  */
@@ -47,7 +54,43 @@ void engine_params_default(struct engine_params *p)
   p->step_ll_s = 1.50e-6;
   p->ll128_eff = 0.9375;
   p->ll_eff = 0.5;
+  p->nvls_eff = 0.6067;
+  p->tree_eff = 0.43;
+  p->algo = CA_AUTO;
 }
+
+static const struct {
+  const char *name, *ops, *summary;
+} algos[CA_COUNT] = {
+    [CA_AUTO] = {"auto", "all", "ring for all-reduce, all-gather, "
+                 "reduce-scatter and broadcast; direct all-to-all"},
+    [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
+                 "NCCL ring; one channel per member GPU of a node when it "
+                 "crosses nodes, each through its own NIC"},
+    [CA_TREE] = {"tree", "allreduce", "double binary tree across nodes "
+                 "(one tree per half of a node's GPUs and NICs), chains "
+                 "inside nodes; reduce up, broadcast down, pipelined"},
+    [CA_HIER] = {"hierarchical", "allreduce", "reduce-scatter in each node, "
+                 "all-reduce across nodes per rail (GPU i of every node), "
+                 "all-gather in each node"},
+    [CA_NVLS] = {"nvls", "allreduce", "NVLink SHARP: the NVSwitch reduces; "
+                 "each GPU moves S up and S down (NVSwitch gen 3 and later, "
+                 "within one NVLink domain)"},
+    [CA_DIRECT] = {"direct", "alltoall", "every pair exchanges its share "
+                   "directly"},
+};
+
+int coll_algo_from_name(const char *name)
+{
+  for (int a = 0; a < CA_COUNT; a++)
+    if (strcmp(algos[a].name, name) == 0)
+      return a;
+  return -1;
+}
+
+const char *coll_algo_name(enum coll_algo a) { return algos[a].name; }
+const char *coll_algo_summary(enum coll_algo a) { return algos[a].summary; }
+const char *coll_algo_ops(enum coll_algo a) { return algos[a].ops; }
 
 enum { TAG_KERNEL, TAG_INST, TAG_TIMER };
 
@@ -73,6 +116,7 @@ struct rank_state {
   uint8_t busy[ST_COUNT];
   double started[ST_COUNT];
   int32_t merged;             /* kernels run as the current execution */
+  uint8_t *rdone;             /* receives, by position: complete */
   int computing;
   int comm_active;
   double last_t, compute, overlapped, exposed, end;
@@ -83,6 +127,9 @@ struct inst {
   int type; /* TAG_INST */
   int n, arrived, remaining;
   int sym_n;      /* > 1: one representative of a TP group of sym_n */
+  int phase, nphases; /* multi-phase algorithms (hierarchical) */
+  int g, nodes;   /* members per node, nodes (regular groups) */
+  double S;
   bool timer_done;
   double extra_s;
   uint64_t k0, k1, k2;
@@ -220,6 +267,8 @@ static void complete(long rank, long task)
     r->comm_active--;
   r->busy[t->stream] = 0;
   r->done[t->stream] += t->kind == TK_KERNEL ? r->merged : 1;
+  if (t->kind == TK_RECV)
+    r->rdone[E.st[r->stage].pos[task]] = 1;
   r->end = sgb_now();
   if (E.p->on_task)
     E.p->on_task(E.p->ctx, rank, task, r->started[t->stream], r->end);
@@ -240,6 +289,8 @@ static void inst_complete(struct inst *in)
   free(tasks);
 }
 
+static void hier_phase(struct inst *in);
+
 static void on_done(void *tag)
 {
   int type = *(int *)tag;
@@ -251,6 +302,11 @@ static void on_done(void *tag)
   struct inst *in = tag;
   if (--in->remaining > 0)
     return;
+  if (in->phase + 1 < in->nphases) {
+    in->phase++;
+    hier_phase(in);
+    return;
+  }
   if (!in->timer_done && in->extra_s > 0) {
     in->timer_done = true;
     in->remaining = 1;
@@ -325,6 +381,15 @@ static struct coll_shape coll_shape(int op, int n, double S, double bw,
 static void whole_node(struct inst *in, int op, int n, double S)
 {
   double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
+  if (op == CO_ALLREDUCE && E.p->algo == CA_NVLS && E.c->nvls) {
+    in->extra_s = 2 * E.p->step_simple_s + E.c->nvlink_lat_s +
+                  S / (E.p->nvls_eff * E.c->gpu.nvlink_bw_Bps);
+    in->remaining = 1;
+    in->timer_done = false;
+    E.flows += n;
+    on_done(in);
+    return;
+  }
   struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1);
   double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
   in->extra_s = cs.extra_s + E.c->nvlink_lat_s + per_link / (cs.pe * bw);
@@ -332,6 +397,61 @@ static void whole_node(struct inst *in, int op, int n, double S)
   in->timer_done = false;
   E.flows += op == CO_ALLTOALL ? (long)n * (n - 1) : n;
   on_done(in);
+}
+
+/* A ring over members[0..m) (stride apart in in->ranks, from first). */
+static void ring_flows(struct inst *in, int first, int stride, int m,
+                       double bytes, double pe)
+{
+  for (int k = 0; k < m; k++)
+    flow(in->ranks[first + k * stride],
+         in->ranks[first + ((k + 1) % m) * stride], bytes, pe, in);
+}
+
+/* Hierarchical all-reduce, phase by phase: 0 reduce-scatter in each node,
+ * 1 all-reduce of S/g across nodes per rail, 2 all-gather in each node. */
+static void hier_phase(struct inst *in)
+{
+  int g = in->g, N = in->nodes;
+  double S = in->S;
+  in->remaining = 1; /* guard */
+  if (in->phase == 1) {
+    for (int i = 0; i < g; i++)
+      ring_flows(in, i, g, N, 2.0 * (N - 1) / N * S / g, 1.0);
+  } else {
+    for (int node = 0; node < N; node++)
+      ring_flows(in, node * g, 1, g, (double)(g - 1) / g * S, 1.0);
+  }
+  on_done(in);
+}
+
+/* Double binary trees, one pair per channel as NCCL builds them: channel c
+ * enters and leaves each node through GPU c and its NIC, carries S/g, and
+ * runs a chain through the node's GPUs starting at c; of its two trees over
+ * the nodes, the second is the first mirrored, so that a leaf of one is an
+ * inner node of the other.  Reduce up and broadcast down run pipelined:
+ * flows both ways at once.  Tree flows reach tree_eff of the links. */
+static void tree_flows(struct inst *in, double S)
+{
+  int g = in->g, N = in->nodes;
+  double share = S / g, pe = E.p->tree_eff;
+  for (int c = 0; c < g; c++) {
+    for (int node = 0; node < N; node++)
+      for (int i = 0; i + 1 < g; i++) {
+        long a = in->ranks[node * g + (c + i) % g];
+        long b = in->ranks[node * g + (c + i + 1) % g];
+        flow(b, a, share, pe, in);
+        flow(a, b, share, pe, in);
+      }
+    for (int k = 0; k < 2 && N > 1; k++)
+      for (int v = 1; v < N; v++) {
+        int parent = (v - 1) / 2;
+        int a = k ? N - 1 - v : v, b = k ? N - 1 - parent : parent;
+        long child = in->ranks[a * g + c], up = in->ranks[b * g + c];
+        flow(child, up, share / 2, pe, in);
+        flow(up, child, share / 2, pe, in);
+      }
+  }
 }
 
 /* Start the flows of a collective whose members have all arrived. */
@@ -373,6 +493,42 @@ static void launch_coll(struct inst *in)
   if (channels == 1)
     g = n, nodes = 1;
   bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
+  enum coll_algo algo = t->op == CO_ALLTOALL ? CA_DIRECT : E.p->algo;
+  if (t->op == CO_ALLREDUCE && algo == CA_NVLS && !cross && E.c->nvls) {
+    /* NVLS: each GPU's data crosses its NVLink once each way. */
+    in->extra_s = 2 * E.p->step_simple_s;
+    in->remaining = 1;
+    for (int k = 0; k < n; k++)
+      flow(in->ranks[k], in->ranks[(k + 1) % n], S, E.p->nvls_eff /
+           E.p->nvlink_eff, in);
+    on_done(in);
+    return;
+  }
+  if (t->op == CO_ALLREDUCE && (algo == CA_TREE || algo == CA_HIER) &&
+      channels > 1) {
+    in->g = g;
+    in->nodes = nodes;
+    in->S = S;
+    double lat = sg_host_get_route_latency(E.hosts[in->ranks[0]],
+                                           E.hosts[in->ranks[n - 1]]);
+    if (algo == CA_TREE) {
+      double depth = 0;
+      for (int v = nodes; v > 1; v = (v + 1) / 2)
+        depth++;
+      double steps = 2 * (depth + g - 1);
+      in->extra_s = steps * E.p->step_simple_s + (steps - 1) * lat;
+      in->remaining = 1;
+      tree_flows(in, S);
+      on_done(in);
+    } else {
+      double steps = 2.0 * (g - 1) + 2.0 * (nodes - 1);
+      in->extra_s = steps * E.p->step_simple_s + (steps - 3) * lat;
+      in->nphases = 3;
+      in->phase = 0;
+      hier_phase(in);
+    }
+    return;
+  }
   if (!cross && n == E.c->gpus_per_node && !E.p->force_flows) {
     whole_node(in, t->op, n, S);
     return;
@@ -487,7 +643,8 @@ static bool deps_done(const struct rank_state *r, const struct stage_info *si,
 {
   for (uint32_t d = 0; d < t->ndep; d++) {
     long j = pr->deps[t->dep0 + d];
-    if (r->done[pr->tasks[j].stream] <= si->pos[j])
+    if (pr->tasks[j].kind == TK_RECV ? !r->rdone[si->pos[j]]
+                                     : r->done[pr->tasks[j].stream] <= si->pos[j])
       return false;
   }
   return true;
@@ -543,8 +700,12 @@ static void try_advance(long rank)
   bool again = true;
   while (again) {
     again = false;
+    /* Receives are posted as soon as they are reached, all of them: a
+     * receive only waits for its sender, never for another receive. */
+    while (r->next[ST_PP_RECV] < si->len[ST_PP_RECV])
+      start(rank, si->list[ST_PP_RECV][r->next[ST_PP_RECV]]);
     for (int s = 0; s < ST_COUNT; s++) {
-      if (r->busy[s] || r->next[s] >= si->len[s])
+      if (s == ST_PP_RECV || r->busy[s] || r->next[s] >= si->len[s])
         continue;
       long task = si->list[s][r->next[s]];
       if (!deps_done(r, si, &pr->tasks[task], pr))
@@ -621,6 +782,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
     E.rs[r].stage = (int32_t)co[3];
     E.rs[r].ktag.type = TAG_KERNEL;
     E.rs[r].ktag.rank = (int32_t)r;
+    E.rs[r].rdone = xcalloc((size_t)E.st[co[3]].len[ST_PP_RECV] + 1, 1);
   }
   E.sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
           g->layout.order[0] == 0 && c->nics_per_node == c->gpus_per_node &&
@@ -674,6 +836,8 @@ int engine_run(const struct graph *g, const struct cluster *c,
       free(E.st[s].list[k]);
   }
   free(E.st);
+  for (long r = 0; r < ranks; r++)
+    free(E.rs[r].rdone);
   free(E.rs);
   free(E.hosts);
   for (unsigned h = 0; h < HSIZE; h++)

@@ -28,7 +28,18 @@
 #include "traces/graph.h"
 #include "workloads/costmodel.h"
 
+/* Collective algorithms (the table behind `weft list collectives`). */
+enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,
+                 CA_COUNT };
+int coll_algo_from_name(const char *name); /* -1 when unknown */
+const char *coll_algo_name(enum coll_algo a);
+const char *coll_algo_summary(enum coll_algo a);
+const char *coll_algo_ops(enum coll_algo a);
+
 struct engine_params {
+  enum coll_algo algo;         /* for all-reduce (others fall back to ring) */
+  double nvls_eff;             /* share of NVLink bandwidth NVLS reaches */
+  double tree_eff;             /* share of link bandwidth tree flows reach */
   enum dtype dtype;            /* compute type of the kernels */
   const struct cost_table *table; /* measured kernels, or NULL */
   double nvlink_eff;           /* share of NVLink bandwidth collectives reach */

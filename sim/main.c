@@ -22,7 +22,7 @@ const struct command weft_commands[] = {
      "write the SimGrid platform XML of a cluster preset or file"},
     {"graph", cmd_graph, "[WORKLOAD.xml] [-o FILE] [flags]",
      "write the task graph of one training iteration"},
-    {"list", cmd_list, "[models|gpus|nics|nodes|clusters]",
+    {"list", cmd_list, "[models|gpus|nics|nodes|clusters|collectives]",
      "show the hardware catalog and cluster presets"},
     {"help", cmd_help, "", "show this help"},
     {NULL, NULL, NULL, NULL},
@@ -46,8 +46,8 @@ static void usage(FILE *f)
           "--pp --dp --sp yes|no\n  --micro-batch --global-batch --schedule "
           "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
           "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n"
-          "  --attention flash|unfused --p2p async|blocking --kernel-table FILE "
-          "(run)\n");
+          "  --attention flash|unfused --p2p async|blocking\n"
+          "  --collective ALGO --kernel-table FILE (run)\n");
 }
 
 static int cmd_help(int argc, char **argv)

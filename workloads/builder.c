@@ -265,12 +265,15 @@ static void recv(struct ctx *c, int peer, int phase)
 
 static void send(struct ctx *c, int peer, int phase)
 {
-  struct task t = {.kind = TK_SEND,
-                   .stream = c->p->blocking_p2p ? ST_COMPUTE : ST_PP_SEND,
+  struct task t = {.kind = TK_SEND, .stream = ST_PP_SEND,
                    .phase = (uint8_t)phase, .peer = (int8_t)peer,
                    .layer = -1, .bytes = p2p_bytes(c)};
-  add(c, &t);
+  long i = add(c, &t);
   graph_dep(c->g, c->s, c->last_compute);
+  /* Blocking: the next computation waits until the transfer is done, as
+   * Megatron-LM 2021 waited on its batched send/recv. */
+  if (c->p->blocking_p2p)
+    c->pending_dep = i;
 }
 
 /* Gradient buckets of one chunk: layers in backward order. */

@@ -151,7 +151,12 @@ int model_set(struct model *m, enum model_key k, const char *value,
     switch (k) {
     case MK_LAYERS: m->layers = v; break;
     case MK_HIDDEN: m->hidden = v; break;
-    case MK_HEADS: m->heads = v; break;
+    case MK_HEADS:
+      /* Multi-head attention stays multi-head unless KV heads are set. */
+      if (!m->set[MK_KV_HEADS] && m->kv_heads == m->heads)
+        m->kv_heads = v;
+      m->heads = v;
+      break;
     case MK_KV_HEADS: m->kv_heads = v; break;
     case MK_FFN: m->ffn = v; break;
     case MK_VOCAB: m->vocab = v; break;

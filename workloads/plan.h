@@ -40,9 +40,9 @@ struct plan {
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
   enum pdim order[PD_COUNT]; /* innermost first */
-  bool blocking_p2p;      /* pipeline sends block the compute stream until
-                             delivered (Megatron-LM 2021's synchronous
-                             send/recv), else they run on their own stream */
+  bool blocking_p2p;      /* the computation after a pipeline send waits
+                             until it is delivered (Megatron-LM 2021's
+                             synchronous send/recv), else it goes on */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused

@@ -1,16 +1,17 @@
 #!/bin/sh
 # coll_rows.sh [BUILD_DIR] - simulate the ring collectives of the COLL rows
 # of shared/validation/calibration.csv held back from calibration (large
-# messages: 64 MiB and above, or "peak"/vendor figures, taken at 8 GiB) and
-# print predicted vs measured bus bandwidth.  The rows calibrated on are
+# messages: 64 MiB and above, or "peak"/vendor figures, taken at 8 GiB), ring
+# first, then NVLS and tree, and print predicted vs measured bus bandwidth.  The rows calibrated on are
 # named in sim/engine.c and are not listed here.
 build=${1:-build}
-printf '%-28s %-9s %4s %-13s %6s %9s %9s %7s\n' row cluster gpus op size predicted measured error
-while read -r row cluster gpus op size meas; do
+printf '%-28s %-9s %4s %-13s %-5s %6s %9s %9s %7s\n' row cluster gpus op algo size predicted measured error
+while read -r row cluster gpus op size meas algo; do
+  algo=${algo:-ring}
   out=$("$build/weft" coll "$op" --cluster "$cluster" --gpus "$gpus" \
-    --min-bytes "$size" --max-bytes "$size" --json) || exit 1
+    --min-bytes "$size" --max-bytes "$size" --collective "$algo" --json) || exit 1
   bus=$(echo "$out" | sed 's/.*"busbw_GBps": \([0-9.e+-]*\).*/\1/')
-  printf '%-28s %-9s %4s %-13s %6s %9.1f %9s %+6.1f%%\n' "$row" "$cluster" "$gpus" "$op" "$size" "$bus" "$meas" \
+  printf '%-28s %-9s %4s %-13s %-5s %6s %9.1f %9s %+6.1f%%\n' "$row" "$cluster" "$gpus" "$op" "$algo" "$size" "$bus" "$meas" \
     "$(echo "$bus $meas" | awk '{ print ($1 - $2) / $2 * 100 }')"
 done <<'ROWS'
 COLL-SB-A100-AR-64MiB dgx-a100 8 allreduce 64MiB 171.54
@@ -36,4 +37,10 @@ COLL-UA-B200-AG-RING-1N dgx-b200 8 allgather 8GiB 673.6
 COLL-UA-B200-AG-RING-2N dgx-b200 16 allgather 8GiB 342.9
 COLL-UA-B200-AG-RING-8N dgx-b200 64 allgather 8GiB 311.5
 COLL-UA-B200-AG-RING-46N dgx-b200 368 allgather 8GiB 293.3
+COLL-SB-H200-AR-NVLS-16GiB dgx-h200 8 allreduce 16GiB 482.26 nvls
+COLL-GTC25-AR-H100-SHARP dgx-h100 8 allreduce 8GiB 480 nvls
+COLL-TOG-B200-1N-AR-NVLS dgx-b200 8 allreduce 8GiB 843.53 nvls
+COLL-UA-B200-AR-NVLS-1N dgx-b200 8 allreduce 8GiB 840.8 nvls
+COLL-GTC25-AR-B200-SHARP dgx-b200 8 allreduce 8GiB 850 nvls
+COLL-UA-B200-AR-TREE-46N dgx-b200 368 allreduce 8GiB 193.2 tree
 ROWS
