@@ -46,7 +46,7 @@ static void usage(FILE *f)
           "--pp --dp --sp yes|no\n  --micro-batch --global-batch --schedule "
           "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
           "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n"
-          "  --attention flash|unfused --p2p async|blocking\n"
+          "  --attention flash|unfused --p2p async|blocking --grad-dtype bf16|fp32\n"
           "  --collective ALGO --kernel-table FILE (run)\n");
 }
 

@@ -133,6 +133,8 @@ Test(model_fault, plans_that_do_not_divide)
            "as tp-cp-dp-pp");
   bad_plan("gpt-1.7b", 32, KV("bucket", "25"), WEFT_EINVAL,
            "--bucket: '25' has no unit; expected a size such as 80GiB");
+  bad_plan("gpt-1.7b", 32, KV("grad-dtype", "fp8"), WEFT_EINVAL,
+           "--grad-dtype: 'fp8' is not bf16, fp16 or fp32");
   bad_plan("gpt-1.7b", 32, KV("p2p", "eager"), WEFT_EINVAL,
            "--p2p: 'eager' is not async or blocking");
   bad_plan("gpt-1.7b", 32, KV("attention", "paged"), WEFT_EINVAL,

@@ -187,7 +187,7 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     struct memory x = {0};
     double params = stage_params_rank(m, p, st);
     x.weights = 2 * params;
-    x.grads = 2 * params;
+    x.grads = dtype_bytes(p->grad_dtype) * params;
     x.optimizer = 12 * params;
     long inflight;
     x.activations = per_layer * peak_layers_inflight(m, p, st, &inflight);

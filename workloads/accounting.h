@@ -11,8 +11,9 @@
  * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
  *
  * Memory per GPU follows mixed-precision Adam as in the ZeRO paper: 2 bytes
- * of weights, 2 of gradients and 12 of optimizer state (FP32 master weights,
- * momentum, variance) per parameter the GPU holds.  Activations follow
+ * of weights, 2 of gradients (4 with FP32 gradients, plan grad_dtype) and 12
+ * of optimizer state (FP32 master weights, momentum, variance) per
+ * parameter the GPU holds.  Activations follow
  * Korthikanti et al. (MLSys 2023) per layer and micro-batch, times the
  * micro-batches the stage's schedule keeps in flight at its peak.
  */

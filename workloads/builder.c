@@ -321,7 +321,7 @@ static int build_stage(struct graph *g, const struct model *m,
   long max_dp = 4 * (m->layers + 4) + 16;
   long *dp_tasks = xcalloc((size_t)max_dp, sizeof *dp_tasks);
   long n_dp = 0;
-  double grad_e = c.e; /* gradients reduced in the model dtype */
+  double grad_e = dtype_bytes(p->grad_dtype);
   double lp = layer_params_rank(m, p->tp);
   double emb = (double)m->vocab * c.h / c.t +
                (m->gpt_style ? (double)m->seq * c.h : 0);

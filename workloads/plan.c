@@ -12,7 +12,7 @@
 
 static const char *const key_names[PK_COUNT] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
-    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p"};
+    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype"};
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -28,6 +28,7 @@ void plan_init(struct plan *p)
   p->recompute = RECOMP_NONE;
   p->bucket_bytes = 80e6;
   p->overlap_grad = true;
+  p->grad_dtype = DTYPE_BF16;
   for (int d = 0; d < PD_COUNT; d++)
     p->order[d] = (enum pdim)d;
   for (int k = 0; k < PK_COUNT; k++)
@@ -160,6 +161,17 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   }
   case PK_ORDER:
     rc = parse_order(value, p->order, err);
+    break;
+  case PK_GRAD_DTYPE:
+    if (strcmp(value, "bf16") == 0)
+      p->grad_dtype = DTYPE_BF16;
+    else if (strcmp(value, "fp16") == 0)
+      p->grad_dtype = DTYPE_FP16;
+    else if (strcmp(value, "fp32") == 0)
+      p->grad_dtype = DTYPE_FP32;
+    else
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not bf16, fp16 or fp32",
+                     value);
     break;
   case PK_P2P:
     if (strcmp(value, "async") == 0)

@@ -26,7 +26,7 @@ enum pdim { PD_TP, PD_CP, PD_DP, PD_PP, PD_COUNT };
 enum plan_key {
   PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
-  PK_ATTENTION, PK_P2P, PK_COUNT
+  PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_COUNT
 };
 
 struct plan {
@@ -40,6 +40,9 @@ struct plan {
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
   enum pdim order[PD_COUNT]; /* innermost first */
+  enum dtype grad_dtype;  /* gradients as reduced and stored: bf16 (ZeRO
+                             paper's 2 bytes) or fp32 (Megatron-LM's main
+                             gradients) */
   bool blocking_p2p;      /* the computation after a pipeline send waits
                              until it is delivered (Megatron-LM 2021's
                              synchronous send/recv), else it goes on */
