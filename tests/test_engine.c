@@ -57,6 +57,7 @@ static struct engine_params ideal(void)
 
 /* One collective over all `n` GPUs; returns its simulated time. */
 static bool flows_forced;
+static enum coll_algo algo = CA_AUTO;
 
 static double one_coll(const struct cluster *c, long n, enum coll_op op,
                        double bytes, long tp, long dp, enum group_kind gk)
@@ -70,6 +71,8 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
   graph_add(g, 0, &t);
   struct engine_params p = ideal();
   p.force_flows = flows_forced;
+  p.algo = algo;
+  p.nvls_eff = p.tree_eff = 1;
   struct engine_result r;
   struct weft_err err = {0};
   cr_assert_eq(engine_run(g, c, &p, &r, &err), 0, "%s", err.msg);
@@ -336,4 +339,63 @@ Test(engine, symmetry_is_exact, .timeout = 120)
     cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "metric %d: %.15g "
                        "vs %.15g", i, a[i], b[i]);
   cr_assert_gt(a[0], 0);
+}
+
+Test(engine, nvls_allreduce_in_a_node)
+{
+  /* NVLS: each GPU's S crosses its NVLink once each way. */
+  algo = CA_NVLS;
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  double S = 1 << 30;
+  double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+  REL(t, S / 450e9 + 1e-6, 1e-6);
+}
+
+Test(engine, nvls_allreduce_in_a_node_as_flows)
+{
+  algo = CA_NVLS;
+  flows_forced = true;
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  double S = 1 << 30;
+  double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+  REL(t, S / 450e9 + 1e-6, 1e-6);
+}
+
+Test(engine, nvls_needs_an_nvls_switch)
+{
+  /* DGX A100's NVSwitch cannot reduce: the ring runs instead. */
+  algo = CA_NVLS;
+  struct cluster c = load("dgx-a100", KV("gpus", "8"));
+  double S = 1 << 30, n = 8;
+  double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+  REL(t, 2 * (n - 1) / n * S / 300e9 + 2 * (n - 1) * 1e-6, 1e-6);
+}
+
+Test(engine, hierarchical_allreduce_across_nodes)
+{
+  /* 2 nodes x 8: reduce-scatter in each node, all-reduce of S/8 per rail
+   * across the nodes, all-gather in each node, one after the other. */
+  algo = CA_HIER;
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2"));
+  double S = 1 << 30, g = 8, Lv = 1e-6, Ln = 2e-6 + 130e-9;
+  double intra = Lv + (g - 1) / g * S / 450e9;
+  double inter = Ln + S / g / 50e9;
+  double steps = 2 * (g - 1) + 2;
+  double t = one_coll(&c, 16, CO_ALLREDUCE, S, 16, 1, GK_TP);
+  REL(t, 2 * intra + inter + (steps - 3) * Ln, 1e-6);
+}
+
+Test(engine, tree_allreduce_across_nodes)
+{
+  /* 4 nodes x 8, one tree pair per channel.  In the intra-node chains each
+   * GPU sends 2(g-1) flows of S/g over its NVLink (1.75 S); a node's NIC
+   * sends 3 x S/(2g) (inner node of one tree, leaf of the other): here the
+   * NVLink side is the slower.  Steps: 2 (tree depth 2 + g - 1). */
+  algo = CA_TREE;
+  struct cluster c = load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "4"));
+  double S = 1 << 30, g = 8, Ln = 2e-6 + 130e-9, steps = 2 * (2 + g - 1);
+  double nvl = 2 * (g - 1) / g * S / 450e9, nic = 3 * S / (2 * g) / 50e9;
+  cr_assert_gt(nvl, nic);
+  double t = one_coll(&c, 32, CO_ALLREDUCE, S, 32, 1, GK_TP);
+  REL(t, 1e-6 + nvl + (steps - 1) * Ln, 1e-6);
 }

@@ -89,6 +89,8 @@ expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), 1 leaf gro
 golden dgx-a100-16.xml platform dgx-a100 --gpus 16 --nodes-per-leaf 1 --leaves-per-pod 1
 golden list-gpus.txt list gpus
 golden list-clusters.txt list clusters
+golden list-collectives.txt list collectives
+expect 2 "weft: --collective: unknown algorithm 'butterfly' (see weft list collectives)" coll allreduce --collective butterfly
 
 # weft run and weft coll.
 expect 2 "weft: coll: unknown operation 'allsum'; expected allreduce, allgather, reducescatter, alltoall or broadcast" coll allsum
