@@ -57,7 +57,7 @@ int cmd_coll(int argc, char **argv)
   memset(&opts, 0, sizeof opts);
   double minb = 1 << 20, maxb = 8.0 * (1 << 30), factor = 2;
   bool json = false;
-  int algo = CA_AUTO;
+  int algo = CA_AUTO, fid = FID_FLOW;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
@@ -81,6 +81,10 @@ int cmd_coll(int argc, char **argv)
       if (algo < 0)
         return cli_usage("--collective: unknown algorithm '%s' (see weft "
                          "list collectives)", value);
+    } else if (strcmp(name, "fidelity") == 0) {
+      fid = fidelity_from_name(value);
+      if (fid < 0)
+        return cli_usage("--fidelity: '%s' is not flow, step or auto", value);
     } else if (strcmp(name, "step-factor") == 0) {
       if (units_parse_real(value, 1.01, 1024, &factor, &err))
         return cli_fail((weft_err_prefix(&err, flag), &err));
@@ -113,6 +117,7 @@ int cmd_coll(int argc, char **argv)
   engine_params_default(&ep);
   ep.on_task = on_task;
   ep.algo = (enum coll_algo)algo;
+  ep.fidelity = (enum fidelity)fid;
   ep.ctx = &tm;
   struct engine_result res;
   platload_boot(0);

@@ -17,9 +17,11 @@ static void list_collectives(void)
     printf("%-13s %-44s %s\n", coll_algo_name((enum coll_algo)a),
            coll_algo_ops((enum coll_algo)a),
            coll_algo_summary((enum coll_algo)a));
-  printf("\nFidelity: flow (one flow per ring edge and channel, with the "
-         "latency of the\nsteps it stands for). Choose with --collective "
-         "ALGO (weft run, weft coll).\n");
+  printf("\nChoose with --collective ALGO (weft run, weft coll).  Fidelity "
+         "(--fidelity):\n  flow  one flow per ring edge and channel carrying "
+         "every step, plus the steps'\n        latency (default)\n  step  "
+         "each ring step a round of flows\n  auto  step for groups of up to "
+         "16 GPUs, flow above\n");
 }
 #include "workloads/accounting.h"
 #include "workloads/model.h"

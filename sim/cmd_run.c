@@ -39,8 +39,8 @@ int cmd_run(int argc, char **argv)
 {
   double t0 = wall();
   static const char *const own[] = {"json", "kernel-table", "paje",
-                                    "chrome", "collective", NULL};
-  const char *vals[] = {NULL, NULL, NULL, NULL, NULL, NULL};
+                                    "chrome", "collective", "fidelity", NULL};
+  const char *vals[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   /* --json takes no value: strip it before the generic parser sees it. */
   bool json = false;
   char *args[256];
@@ -76,6 +76,14 @@ int cmd_run(int argc, char **argv)
                        "collectives)", vals[4]);
     }
     ep.algo = (enum coll_algo)a;
+  }
+  if (vals[5]) {
+    int f = fidelity_from_name(vals[5]);
+    if (f < 0) {
+      catalog_free(cat);
+      return cli_usage("--fidelity: '%s' is not flow, step or auto", vals[5]);
+    }
+    ep.fidelity = (enum fidelity)f;
   }
   struct cost_table *table = NULL;
   int rc = 0;

@@ -54,6 +54,7 @@ void engine_params_default(struct engine_params *p)
   p->step_ll_s = 1.50e-6;
   p->ll128_eff = 0.9375;
   p->ll_eff = 0.5;
+  p->fidelity = FID_FLOW;
   p->nvls_eff = 0.6067;
   p->tree_eff = 0.43;
   p->algo = CA_AUTO;
@@ -89,10 +90,21 @@ int coll_algo_from_name(const char *name)
 }
 
 const char *coll_algo_name(enum coll_algo a) { return algos[a].name; }
+
+int fidelity_from_name(const char *name)
+{
+  static const char *const n[] = {"flow", "step", "auto"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(n[i], name) == 0)
+      return i;
+  return -1;
+}
 const char *coll_algo_summary(enum coll_algo a) { return algos[a].summary; }
 const char *coll_algo_ops(enum coll_algo a) { return algos[a].ops; }
 
 enum { TAG_KERNEL, TAG_INST, TAG_TIMER };
+
+struct inst;
 
 struct stage_info {
   long n;
@@ -127,7 +139,10 @@ struct inst {
   int type; /* TAG_INST */
   int n, arrived, remaining;
   int sym_n;      /* > 1: one representative of a TP group of sym_n */
-  int phase, nphases; /* multi-phase algorithms (hierarchical) */
+  int phase, nphases; /* multi-phase algorithms (hierarchical, steps) */
+  void (*next_phase)(struct inst *in);
+  double step_bytes, step_pe; /* step fidelity: bytes per flow per step */
+  int channels;
   int g, nodes;   /* members per node, nodes (regular groups) */
   double S;
   bool timer_done;
@@ -289,8 +304,6 @@ static void inst_complete(struct inst *in)
   free(tasks);
 }
 
-static void hier_phase(struct inst *in);
-
 static void on_done(void *tag)
 {
   int type = *(int *)tag;
@@ -304,7 +317,7 @@ static void on_done(void *tag)
     return;
   if (in->phase + 1 < in->nphases) {
     in->phase++;
-    hier_phase(in);
+    in->next_phase(in);
     return;
   }
   if (!in->timer_done && in->extra_s > 0) {
@@ -406,6 +419,28 @@ static void ring_flows(struct inst *in, int first, int stride, int m,
   for (int k = 0; k < m; k++)
     flow(in->ranks[first + k * stride],
          in->ranks[first + ((k + 1) % m) * stride], bytes, pe, in);
+}
+
+/* One ring step: every member sends one chunk to its successor in every
+ * channel (the same rings as the flow fidelity). */
+static void ring_step(struct inst *in)
+{
+  int n = in->n, g = in->g, ch_n = in->channels;
+  const struct task *t =
+      &E.g->prog[E.rs[in->ranks[0]].stage].tasks[in->tasks[0]];
+  in->remaining = 1;
+  for (int ch = 0; ch < ch_n; ch++)
+    for (int k = 0; k < n; k++) {
+      int node = k / g, i = k % g;
+      int nk = k + 1 == n ? 0 : k + 1;
+      int nnode = nk / g, ni = nk % g;
+      if (t->op == CO_BROADCAST && nk == 0)
+        continue;
+      flow(in->ranks[node * g + (i + ch) % g],
+           in->ranks[nnode * g + (ni + ch) % g], in->step_bytes, in->step_pe,
+           in);
+    }
+  on_done(in);
 }
 
 /* Hierarchical all-reduce, phase by phase: 0 reduce-scatter in each node,
@@ -525,6 +560,7 @@ static void launch_coll(struct inst *in)
       in->extra_s = steps * E.p->step_simple_s + (steps - 3) * lat;
       in->nphases = 3;
       in->phase = 0;
+      in->next_phase = hier_phase;
       hier_phase(in);
     }
     return;
@@ -543,6 +579,23 @@ static void launch_coll(struct inst *in)
   struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels);
   in->extra_s = cs.extra_s;
   double pe = cs.pe, per_edge = cs.per_edge;
+  bool step = t->op != CO_ALLTOALL &&
+              (E.p->fidelity == FID_STEP ||
+               (E.p->fidelity == FID_AUTO && n <= 16));
+  if (step) {
+    /* Each step pays its route latency itself: only the protocol's
+     * overhead is left as a delay. */
+    in->extra_s = cs.extra_s - (cs.steps - 1) * lat;
+    in->g = g;
+    in->channels = channels;
+    in->nphases = (int)cs.steps;
+    in->phase = 0;
+    in->step_bytes = per_edge / cs.steps / channels;
+    in->step_pe = pe;
+    in->next_phase = ring_step;
+    ring_step(in);
+    return;
+  }
   in->remaining = 1; /* guard while starting flows */
   if (t->op == CO_ALLTOALL) {
     for (int a = 0; a < n; a++)

@@ -36,8 +36,18 @@ const char *coll_algo_name(enum coll_algo a);
 const char *coll_algo_summary(enum coll_algo a);
 const char *coll_algo_ops(enum coll_algo a);
 
+/* Fidelity of collectives: one flow per ring edge and channel carrying all
+ * steps (flow, the default), each ring step a round of flows (step), or
+ * step for groups of up to 16 GPUs and flow above (auto).  Without
+ * contention both give the same times; they differ when other traffic
+ * shares the links during the collective. */
+enum fidelity { FID_FLOW, FID_STEP, FID_AUTO };
+
+int fidelity_from_name(const char *name); /* -1 when unknown */
+
 struct engine_params {
-  enum coll_algo algo;         /* for all-reduce (others fall back to ring) */
+  enum coll_algo algo;
+  enum fidelity fidelity;         /* for all-reduce (others fall back to ring) */
   double nvls_eff;             /* share of NVLink bandwidth NVLS reaches */
   double tree_eff;             /* share of link bandwidth tree flows reach */
   enum dtype dtype;            /* compute type of the kernels */

@@ -47,7 +47,7 @@ static void usage(FILE *f)
           "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
           "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n"
           "  --attention flash|unfused --p2p async|blocking --grad-dtype bf16|fp32\n"
-          "  --collective ALGO --kernel-table FILE (run)\n");
+          "  --collective ALGO --fidelity flow|step|auto --kernel-table FILE (run)\n");
 }
 
 static int cmd_help(int argc, char **argv)

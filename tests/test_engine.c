@@ -58,6 +58,7 @@ static struct engine_params ideal(void)
 /* One collective over all `n` GPUs; returns its simulated time. */
 static bool flows_forced;
 static enum coll_algo algo = CA_AUTO;
+static enum fidelity fidelity = FID_FLOW;
 
 static double one_coll(const struct cluster *c, long n, enum coll_op op,
                        double bytes, long tp, long dp, enum group_kind gk)
@@ -72,6 +73,7 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
   struct engine_params p = ideal();
   p.force_flows = flows_forced;
   p.algo = algo;
+  p.fidelity = fidelity;
   p.nvls_eff = p.tree_eff = 1;
   struct engine_result r;
   struct weft_err err = {0};
@@ -398,4 +400,25 @@ Test(engine, tree_allreduce_across_nodes)
   cr_assert_gt(nvl, nic);
   double t = one_coll(&c, 32, CO_ALLREDUCE, S, 32, 1, GK_TP);
   REL(t, 1e-6 + nvl + (steps - 1) * Ln, 1e-6);
+}
+
+/* Step by step: each of the 2(N-1) steps is a round of flows of S/N per
+ * channel, paying its latency; without contention, the same closed form. */
+Test(engine, ring_across_nodes_step_by_step)
+{
+  fidelity = FID_STEP;
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2"));
+  double S = 1 << 30, n = 16, B = 8 * 50e9, L = 2e-6 + 130e-9;
+  double t = one_coll(&c, 16, CO_ALLREDUCE, S, 16, 1, GK_TP);
+  REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+Test(engine, ring_allgather_in_a_node_step_by_step)
+{
+  fidelity = FID_STEP;
+  flows_forced = true;
+  struct cluster c = load("dgx-a100", KV("gpus", "8"));
+  double S = 1 << 28, B = 300e9, L = 1e-6, n = 8;
+  double t = one_coll(&c, 8, CO_ALLGATHER, S, 8, 1, GK_TP);
+  REL(t, (n - 1) / n * S / B + (n - 1) * L, 1e-6);
 }

@@ -91,6 +91,7 @@ golden list-gpus.txt list gpus
 golden list-clusters.txt list clusters
 golden list-collectives.txt list collectives
 expect 2 "weft: --collective: unknown algorithm 'butterfly' (see weft list collectives)" coll allreduce --collective butterfly
+expect 2 "weft: --fidelity: 'packet' is not flow, step or auto" coll allreduce --fidelity packet
 
 # weft run and weft coll.
 expect 2 "weft: coll: unknown operation 'allsum'; expected allreduce, allgather, reducescatter, alltoall or broadcast" coll allsum
