@@ -23,6 +23,15 @@ static void record(void *ctx, long rank, long task, double s, double e)
   trace_add(ctx, rank, task, s, e);
 }
 
+static int gpus_per_node;
+
+static void record_flow(void *ctx, long src, long dst, double bytes,
+                        double s, double e)
+{
+  trace_add_flow(ctx, src, dst, src / gpus_per_node == dst / gpus_per_node,
+                 bytes, s, e);
+}
+
 static const char *const default_args[] = {
     "run", "--model", "gpt-18.4b", "--cluster", "selene", "--gpus", "64",
     "--tp", "4", "--pp", "2", "--global-batch", "128", "--schedule",
@@ -98,6 +107,8 @@ int cmd_run(int argc, char **argv)
   if (!rc && (vals[2] || vals[3])) {
     tr = trace_new(g);
     ep.on_task = record;
+    gpus_per_node = c.gpus_per_node;
+    ep.on_flow = record_flow;
     ep.ctx = tr;
   }
   if (!rc) {

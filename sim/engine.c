@@ -102,9 +102,17 @@ int fidelity_from_name(const char *name)
 const char *coll_algo_summary(enum coll_algo a) { return algos[a].summary; }
 const char *coll_algo_ops(enum coll_algo a) { return algos[a].ops; }
 
-enum { TAG_KERNEL, TAG_INST, TAG_TIMER };
+enum { TAG_KERNEL, TAG_INST, TAG_TIMER, TAG_FLOW };
 
 struct inst;
+
+/* A traced flow: reported to on_flow when it completes. */
+struct ftag {
+  int type; /* TAG_FLOW */
+  struct inst *in;
+  long src, dst;
+  double bytes, start;
+};
 
 struct stage_info {
   long n;
@@ -312,6 +320,12 @@ static void on_done(void *tag)
     complete(k->rank, k->task);
     return;
   }
+  if (type == TAG_FLOW) {
+    struct ftag *f = tag;
+    E.p->on_flow(E.p->ctx, f->src, f->dst, f->bytes, f->start, sgb_now());
+    tag = f->in;
+    free(f);
+  }
   struct inst *in = tag;
   if (--in->remaining > 0)
     return;
@@ -338,6 +352,12 @@ static void flow(long src, long dst, double bytes, double proto_eff,
                (node_of(src) == node_of(dst) ? E.p->nvlink_eff : E.p->nic_eff);
   in->remaining++;
   E.flows++;
+  if (E.p->on_flow) {
+    struct ftag *f = xmalloc(sizeof *f);
+    *f = (struct ftag){TAG_FLOW, in, src, dst, bytes / eff, sgb_now()};
+    sgb_comm(E.hosts[src], E.hosts[dst], bytes / eff, f);
+    return;
+  }
   sgb_comm(E.hosts[src], E.hosts[dst], bytes / eff, in);
 }
 
@@ -565,7 +585,8 @@ static void launch_coll(struct inst *in)
     }
     return;
   }
-  if (!cross && n == E.c->gpus_per_node && !E.p->force_flows) {
+  if (!cross && n == E.c->gpus_per_node && !E.p->force_flows &&
+      !E.p->on_flow) {
     whole_node(in, t->op, n, S);
     return;
   }
@@ -840,7 +861,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
   E.sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
           g->layout.order[0] == 0 && c->nics_per_node == c->gpus_per_node &&
           c->oversub == 1 && c->pod_oversub == 1 && !p->force_flows &&
-          !p->on_task && !p->no_symmetry;
+          !p->on_task && !p->on_flow && !p->no_symmetry;
   E.rank_step = E.sym ? g->layout.tp : 1;
   sgb_init(on_done);
   for (long r = 0; r < ranks; r += E.rank_step)

@@ -72,6 +72,10 @@ struct engine_params {
    * became the running task of its stream) and end; may be NULL. */
   void (*on_task)(void *ctx, long rank, long task, double start_s,
                   double end_s);
+  /* Called when a flow completes (every flow is simulated then): bytes on
+   * the wire from src to dst between start_s and end_s; may be NULL. */
+  void (*on_flow)(void *ctx, long src, long dst, double bytes,
+                  double start_s, double end_s);
   void *ctx;
 };
 

@@ -20,12 +20,34 @@ struct event {
   uint8_t stream;
 };
 
+struct flowrec {
+  double start, end, rate;
+  int32_t src, dst;
+  uint8_t same_node;
+};
+
 struct trace {
   const struct graph *g;
   struct event *ev;
   long n, cap;
+  struct flowrec *fl;
+  long nf, fcap;
   long ranks;
 };
+
+void trace_add_flow(struct trace *t, long src, long dst, int same_node,
+                    double bytes, double start_s, double end_s)
+{
+  if (end_s <= start_s)
+    return;
+  if (t->nf == t->fcap) {
+    t->fcap = t->fcap ? 2 * t->fcap : 4096;
+    t->fl = xreallocarray(t->fl, (size_t)t->fcap, sizeof *t->fl);
+  }
+  t->fl[t->nf++] = (struct flowrec){start_s, end_s, bytes / (end_s - start_s),
+                                    (int32_t)src, (int32_t)dst,
+                                    (uint8_t)(same_node != 0)};
+}
 
 struct trace *trace_new(const struct graph *g)
 {
@@ -40,6 +62,7 @@ void trace_free(struct trace *t)
   if (!t)
     return;
   free(t->ev);
+  free(t->fl);
   free(t);
 }
 
@@ -152,8 +175,10 @@ int trace_write_chrome(struct trace *t, const char *path, struct weft_err *err)
 
 struct record {
   double time;
-  int32_t rank, task;
+  int32_t rank, task;    /* task: a state; -1: a variable change */
   uint8_t stream, is_start;
+  uint8_t var;           /* variables: 0 nvl_tx 1 nvl_rx 2 nic_tx 3 nic_rx */
+  double delta;          /* variables: GB/s added (negative: removed) */
 };
 
 static int by_time(const void *a, const void *b)
@@ -167,21 +192,41 @@ static int by_time(const void *a, const void *b)
     return x->stream < y->stream ? -1 : 1;
   if (x->is_start != y->is_start) /* a stream ends a task, then starts one */
     return x->is_start < y->is_start ? -1 : 1;
-  return x->task < y->task ? -1 : x->task > y->task;
+  if (x->task != y->task)
+    return x->task < y->task ? -1 : 1;
+  if (x->var != y->var)
+    return x->var < y->var ? -1 : 1;
+  return x->delta < y->delta ? -1 : x->delta > y->delta;
 }
 
 int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
 {
-  struct record *rec = xcalloc((size_t)(2 * t->n + 1), sizeof *rec);
+  long nrec = 2 * t->n + 4 * t->nf;
+  struct record *rec = xcalloc((size_t)nrec + 1, sizeof *rec);
   double end = 0;
+  long k = 0;
   for (long i = 0; i < t->n; i++) {
     const struct event *e = &t->ev[i];
-    rec[2 * i] = (struct record){e->start, e->rank, e->task, e->stream, 1};
-    rec[2 * i + 1] = (struct record){e->end, e->rank, e->task, e->stream, 0};
+    rec[k++] = (struct record){e->start, e->rank, e->task, e->stream, 1, 0, 0};
+    rec[k++] = (struct record){e->end, e->rank, e->task, e->stream, 0, 0, 0};
     if (e->end > end)
       end = e->end;
   }
-  qsort(rec, (size_t)(2 * t->n), sizeof *rec, by_time);
+  /* Variable changes: a flow adds its rate at its start and removes it at
+   * its end, on the sender's tx and the receiver's rx variable.  Streams
+   * sort before variables at equal times (is_start 2 for variables). */
+  for (long i = 0; i < t->nf; i++) {
+    const struct flowrec *f = &t->fl[i];
+    uint8_t base = f->same_node ? 0 : 2;
+    double gb = f->rate / 1e9;
+    rec[k++] = (struct record){f->start, f->src, -1, 0, 2, base, gb};
+    rec[k++] = (struct record){f->start, f->dst, -1, 0, 2, (uint8_t)(base + 1), gb};
+    rec[k++] = (struct record){f->end, f->src, -1, 0, 2, base, -gb};
+    rec[k++] = (struct record){f->end, f->dst, -1, 0, 2, (uint8_t)(base + 1), -gb};
+    if (f->end > end)
+      end = f->end;
+  }
+  qsort(rec, (size_t)nrec, sizeof *rec, by_time);
   FILE *f = open_out(path, err);
   if (!f) {
     free(rec);
@@ -198,16 +243,38 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
           "%%EventDef PajeDestroyContainer 3\n%%  Time date\n%%  Type string\n"
           "%%  Name string\n%%EndEventDef\n"
           "%%EventDef PajeSetState 4\n%%  Time date\n%%  Type string\n"
-          "%%  Container string\n%%  Value string\n%%EndEventDef\n");
+          "%%  Container string\n%%  Value string\n%%EndEventDef\n"
+          "%%EventDef PajeDefineVariableType 5\n%%  Alias string\n"
+          "%%  Type string\n%%  Name string\n%%EndEventDef\n"
+          "%%EventDef PajeSetVariable 6\n%%  Time date\n%%  Type string\n"
+          "%%  Container string\n%%  Value double\n%%EndEventDef\n");
   fprintf(f, "0 GPU 0 \"GPU\"\n");
   for (int s = 0; s < ST_COUNT; s++)
     fprintf(f, "1 S_%s GPU \"%s stream\"\n", stream_name((enum stream)s),
             stream_name((enum stream)s));
+  static const char *const vars[4] = {"nvl_tx", "nvl_rx", "nic_tx", "nic_rx"};
+  static const char *const vnames[4] = {
+      "NVLink send GB/s", "NVLink receive GB/s", "NIC send GB/s",
+      "NIC receive GB/s"};
+  for (int v = 0; v < 4; v++)
+    fprintf(f, "5 %s GPU \"%s\"\n", vars[v], vnames[v]);
   for (long r = 0; r < t->ranks; r++)
     fprintf(f, "2 0 gpu%ld GPU 0 \"gpu%ld\"\n", r, r);
+  /* Current value of each variable, to write absolute values (SetVariable)
+   * rounded so that sums of many flows print as exact zeros. */
+  double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
   char name[96];
-  for (long i = 0; i < 2 * t->n; i++) {
+  for (long i = 0; i < nrec; i++) {
     const struct record *x = &rec[i];
+    if (x->is_start == 2) {
+      double *v = &val[4 * x->rank + x->var];
+      *v += x->delta;
+      if (*v < 1e-9 && *v > -1e-9)
+        *v = 0;
+      fprintf(f, "6 %.9f %s gpu%d %.6f\n", x->time, vars[x->var], x->rank,
+              *v);
+      continue;
+    }
     if (x->is_start) {
       struct event e = {0, 0, x->rank, x->task, x->stream};
       name_of(task_of(t, &e), name, sizeof name);
@@ -219,6 +286,7 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
   }
   for (long r = 0; r < t->ranks; r++)
     fprintf(f, "3 %.9f GPU gpu%ld\n", end, r);
+  free(val);
   free(rec);
   return close_out(f, path, err);
 }

@@ -23,6 +23,13 @@ void trace_add(struct trace *t, long rank, long task, double start_s,
                double end_s);
 long trace_events(const struct trace *t);
 
+/* Record a flow of `bytes` from rank src to rank dst; `same_node` says
+ * whether it crossed NVLink only (else the two GPUs' NICs).  The Paje trace
+ * shows per GPU the NVLink and NIC send and receive rates (GB/s, each flow
+ * at its average rate) as variables. */
+void trace_add_flow(struct trace *t, long src, long dst, int same_node,
+                    double bytes, double start_s, double end_s);
+
 int trace_write_paje(struct trace *t, const char *path,
                      struct weft_err *err) WEFT_WUR;
 int trace_write_chrome(struct trace *t, const char *path,

@@ -106,12 +106,13 @@ if cmp -s "$tmp/r1" "$tmp/r2" && grep -q '"iteration_time_s"' "$tmp/r1"; then pa
 
 # Traces: identical runs give identical files; pj_dump parses the Paje one
 # and the Chrome one is valid JSON.
-small="--model gpt-1.7b --layers 4 --cluster selene --gpus 8 --tp 2 --pp 2 --global-batch 8"
+small="--model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 2 --global-batch 16"
 "$weft" run $small --paje "$tmp/a.paje" --chrome "$tmp/a.json" >/dev/null
 "$weft" run $small --paje "$tmp/b.paje" --chrome "$tmp/b.json" >/dev/null
 if cmp -s "$tmp/a.paje" "$tmp/b.paje" && cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: traces differ between identical runs"; fi
 if command -v pj_dump >/dev/null; then
-  if pj_dump "$tmp/a.paje" >"$tmp/dump" 2>&1 && grep -q '^State, gpu7, compute stream' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects the Paje trace"; head -5 "$tmp/dump"; fi
+  if pj_dump "$tmp/a.paje" >"$tmp/dump" 2>&1 && grep -q '^State, gpu7, compute stream' "$tmp/dump" &&
+     grep -q '^Variable, gpu9, NIC receive GB/s' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects the Paje trace"; head -5 "$tmp/dump"; fi
 fi
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("ph") == "X" for e in d["traceEvents"])' "$tmp/a.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Chrome trace is not valid JSON"; fi
 expect 1 "weft: /nonexistent/t.paje: cannot write: No such file or directory" run $small --paje /nonexistent/t.paje
