@@ -61,6 +61,9 @@ struct node_spec {
   int nics;                /* compute NICs */
   double nvlink_lat_s;     /* one-way GPU-to-GPU latency through NVSwitch */
   bool nvls;               /* in-switch reduction (NVLink SHARP) */
+  double coll_nvlink_eff;  /* share of NVLink bandwidth NCCL rings reach
+                              (calibrated per NVLink generation) */
+  double coll_nvls_eff;    /* and NVLS all-reduce (0 when no NVLS) */
   char source[WEFT_MAX_SOURCE];
 };
 

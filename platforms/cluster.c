@@ -425,6 +425,8 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   if (d->set[CK_NIC_LAT])
     c.nic.lat_s = d->num[CK_NIC_LAT];
   c.nvls = node->nvls;
+  c.coll_nvlink_eff = node->coll_nvlink_eff;
+  c.coll_nvls_eff = node->coll_nvls_eff;
 
   c.scale = hw_scale_none;
   if (d->set[CK_SCALE_COMPUTE])

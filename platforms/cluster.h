@@ -71,6 +71,7 @@ struct cluster {
   int nodes_per_leaf, leaves_per_pod, leaves, pods;
   double oversub, pod_oversub;
   double nvlink_lat_s, switch_lat_s;
+  double coll_nvlink_eff, coll_nvls_eff; /* from the node type */
   bool nvls;
   struct hw_scale scale;
 };

@@ -13,7 +13,8 @@
  * five COLL rows of shared/validation/calibration.csv, all ring all-reduce:
  * A step costs the route latency of a ring edge (the platform's) plus the
  * protocol's overhead (fitted):
- *   nvlink_eff 0.8204 and step_simple 8.2 us: the slope and intercept of
+ *   NVLink efficiency per generation (catalog coll_nvlink_eff): Hopper
+ *     0.8204 and step_simple 8.2 us: the slope and intercept of
  *     the 1 GiB and 8 GiB times of 8 H100 (COLL-TOG-H100RAW-AR-1GiB, -8GiB:
  *     369.2 GB/s of 450; 0.129 ms over 2(n-1) = 14 steps, less 1 us of
  *     NVLink latency per step);
@@ -21,10 +22,14 @@
  *     latency (COLL-TOG-H100RAW-AR-8B);
  *   step_ll128 2.07 us: the 32 MiB time (COLL-TOG-H100RAW-AR-32MiB) less
  *     its LL128 transfer time, over 14 steps, less the latency;
+ *     Ampere 0.7838 from COLL-SB-A100-AR-16GiB (234.89 GB/s) and Blackwell
+ *     0.766 from COLL-TOG-B200-1N-AR-RING (685.35 GB/s), with that step;
  *   nic_eff 0.862 = 344.7 / 400: two B200 nodes bound by 8 x 50 GB/s NICs
  *     (COLL-UA-B200-AR-RING-2N).
- *   nvls_eff 0.6067: NVLS all-reduce of 8 H100 at 477.8 GB/s bus bandwidth
- *     (COLL-TOG-H100-1N-NVLS): each GPU moves S up and S down once;
+ *   NVLS efficiency per generation (catalog coll_nvls_eff): 0.6067 from
+ *     8 H100 at 477.8 GB/s bus bandwidth (COLL-TOG-H100-1N-NVLS), 0.5356
+ *     from 8 B200 at 843.53 (COLL-TOG-B200-1N-AR-NVLS): each GPU moves S up
+ *     and S down once;
  *   tree_eff 0.43: tree all-reduce of 4 B200 nodes at 190.7 GB/s
  *     (COLL-UA-B200-AR-TREE-4N) against 445 GB/s for the flows at full
  *     efficiency: NCCL's trees pipeline far less well than its rings.
@@ -47,7 +52,7 @@ void engine_params_default(struct engine_params *p)
 {
   memset(p, 0, sizeof *p);
   p->dtype = DTYPE_BF16;
-  p->nvlink_eff = 0.8204;
+  p->nvlink_eff = 0; /* the cluster's node type says (catalog) */
   p->nic_eff = 0.862;
   p->step_simple_s = 8.2e-6;
   p->step_ll128_s = 2.07e-6;
@@ -55,7 +60,7 @@ void engine_params_default(struct engine_params *p)
   p->ll128_eff = 0.9375;
   p->ll_eff = 0.5;
   p->fidelity = FID_FLOW;
-  p->nvls_eff = 0.6067;
+  p->nvls_eff = 0; /* the node type says (catalog) */
   p->tree_eff = 0.43;
   p->algo = CA_AUTO;
 }
@@ -828,9 +833,15 @@ int engine_run(const struct graph *g, const struct cluster *c,
     return weft_errf(err, WEFT_EINVAL, "the graph needs %ld GPUs, the "
                      "cluster has %d", ranks, c->gpus);
   memset(&E, 0, sizeof E);
+  static struct engine_params pr;
+  pr = *p;
+  if (pr.nvlink_eff <= 0)
+    pr.nvlink_eff = c->coll_nvlink_eff > 0 ? c->coll_nvlink_eff : 0.8204;
+  if (pr.nvls_eff <= 0)
+    pr.nvls_eff = c->coll_nvls_eff > 0 ? c->coll_nvls_eff : 0.6067;
   E.g = g;
   E.c = c;
-  E.p = p;
+  E.p = &pr;
   E.nranks = ranks;
   E.table = xcalloc(HSIZE, sizeof *E.table);
   E.hosts = xcalloc((size_t)ranks, sizeof *E.hosts);

@@ -16,7 +16,6 @@ while read -r row cluster gpus op size meas algo; do
 done <<'ROWS'
 COLL-SB-A100-AR-64MiB dgx-a100 8 allreduce 64MiB 171.54
 COLL-SB-A100-AR-1GiB dgx-a100 8 allreduce 1GiB 229.04
-COLL-SB-A100-AR-16GiB dgx-a100 8 allreduce 16GiB 234.89
 COLL-GTC25-AR-A100 dgx-a100 8 allreduce 8GiB 232
 COLL-SB-H200-AR-RING-16GiB dgx-h200 8 allreduce 16GiB 367.61
 COLL-TOG-H100RAW-AG-8GiB dgx-h100 8 allgather 8GiB 357.9
@@ -24,7 +23,6 @@ COLL-TOG-H100RAW-AG-64MiB dgx-h100 8 allgather 64MiB 278.45
 COLL-TOG-H100-2N-RING dgx-h100 16 allreduce 8GiB 368.24
 COLL-GTC25-AR-DGXH100-32 dgx-h100 32 allreduce 8GiB 370
 COLL-GTC25-AR-DGXA100-32 dgx-a100 32 allreduce 8GiB 192
-COLL-TOG-B200-1N-AR-RING dgx-b200 8 allreduce 8GiB 685.35
 COLL-TOG-B200-1N-AG-RING dgx-b200 8 allgather 8GiB 660.48
 COLL-TOG-B200-1N-RS-RING dgx-b200 8 reducescatter 8GiB 684.93
 COLL-UA-B200-AR-RING-1N dgx-b200 8 allreduce 8GiB 679.0
@@ -39,7 +37,6 @@ COLL-UA-B200-AG-RING-8N dgx-b200 64 allgather 8GiB 311.5
 COLL-UA-B200-AG-RING-46N dgx-b200 368 allgather 8GiB 293.3
 COLL-SB-H200-AR-NVLS-16GiB dgx-h200 8 allreduce 16GiB 482.26 nvls
 COLL-GTC25-AR-H100-SHARP dgx-h100 8 allreduce 8GiB 480 nvls
-COLL-TOG-B200-1N-AR-NVLS dgx-b200 8 allreduce 8GiB 843.53 nvls
 COLL-UA-B200-AR-NVLS-1N dgx-b200 8 allreduce 8GiB 840.8 nvls
 COLL-GTC25-AR-B200-SHARP dgx-b200 8 allreduce 8GiB 850 nvls
 COLL-UA-B200-AR-TREE-46N dgx-b200 368 allreduce 8GiB 193.2 tree
