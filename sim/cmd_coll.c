@@ -102,7 +102,7 @@ int cmd_coll(int argc, char **argv)
     return cli_fail(&err);
   long n = c.gpus;
   struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){n, 1, 1, 1, 1, 1, {0, 1, 2, 3}};
+  g->layout = (struct graph_layout){n, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0};
   long sizes = 0;
   for (double s = minb; s <= maxb * 1.000001 && sizes < 64; s *= factor) {
     struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = ST_COMPUTE,

@@ -666,6 +666,20 @@ static void arrive_coll(long rank, long task)
     slot = (int)c[2];
     id[2] = 0;
     break;
+  case GK_SHARD: { /* consecutive DP indices */
+    long sh = E.g->layout.shard ? E.g->layout.shard : E.g->layout.dp;
+    n = (int)sh;
+    slot = (int)(c[2] % sh);
+    id[2] = c[2] - c[2] % sh;
+    break;
+  }
+  case GK_REPL: { /* the same index in every shard group */
+    long sh = E.g->layout.shard ? E.g->layout.shard : E.g->layout.dp;
+    n = (int)(E.g->layout.dp / sh);
+    slot = (int)(c[2] / sh);
+    id[2] = c[2] % sh;
+    break;
+  }
   default: /* GK_EMB: first and last stage */
     n = E.g->layout.pp > 1 ? 2 : 1;
     slot = c[3] == 0 ? 0 : 1;

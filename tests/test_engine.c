@@ -64,7 +64,7 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
                        double bytes, long tp, long dp, enum group_kind gk)
 {
   struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){tp, 1, dp, 1, 1, 1, {0, 1, 2, 3}};
+  g->layout = (struct graph_layout){tp, 1, dp, 1, 1, 1, {0, 1, 2, 3}, 0};
   (void)n;
   struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = ST_COMPUTE,
                    .group = (uint8_t)gk, .chunk = -1, .mb = -1,
@@ -173,7 +173,7 @@ static double pipeline(enum sched_kind k, long p, long m, long v)
 {
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   struct graph *g = graph_new(p);
-  g->layout = (struct graph_layout){1, p, 1, 1, 1, v, {0, 1, 2, 3}};
+  g->layout = (struct graph_layout){1, p, 1, 1, 1, v, {0, 1, 2, 3}, 0};
   /* Memory-bound kernels: time = bytes / (HBM bw x eff) + launch. */
   double fb = 1e9 / (double)v, bb = 2e9 / (double)v;
   long last = p * v - 1;
@@ -421,4 +421,42 @@ Test(engine, ring_allgather_in_a_node_step_by_step)
   double S = 1 << 28, B = 300e9, L = 1e-6, n = 8;
   double t = one_coll(&c, 8, CO_ALLGATHER, S, 8, 1, GK_TP);
   REL(t, (n - 1) / n * S / B + (n - 1) * L, 1e-6);
+}
+
+/* FSDP over 2 nodes of one GPU: the all-gathers hide behind the layers'
+ * compute on a fast fabric and are exposed on a slow one. */
+static struct engine_result fsdp_run(const char *nic_scale)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "2", "gpus_per_node", "1",
+                                         "*", nic_scale));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  p.global_batch = 4;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_FSDP, "yes", "--fsdp", &err), 0);
+  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  graph_free(g);
+  return r;
+}
+
+Test(engine, fsdp_gathers_hidden_on_a_fast_fabric)
+{
+  struct engine_result r = fsdp_run("nic=100");
+  cr_assert_gt(r.overlapped_s, 0);
+  cr_assert_lt(r.exposed_s, 0.02 * r.iteration_s, "exposed %g of %g",
+               r.exposed_s, r.iteration_s);
+}
+
+Test(engine, fsdp_gathers_exposed_on_a_slow_fabric)
+{
+  struct engine_result r = fsdp_run("nic=0.01");
+  cr_assert_gt(r.exposed_s, 0.3 * r.iteration_s, "exposed %g of %g",
+               r.exposed_s, r.iteration_s);
 }

@@ -24,10 +24,11 @@ static const char *const kernel_kinds[KK_COUNT] = {
     "gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim"};
 static const char *const coll_ops[CO_COUNT] = {
     "allreduce", "reducescatter", "allgather", "alltoall", "broadcast"};
-static const char *const group_kinds[GK_COUNT] = {"tp", "dp", "emb"};
+static const char *const group_kinds[GK_COUNT] = {"tp", "dp", "emb", "shard",
+                                                  "repl"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
-                                              "dp"};
+                                              "dp", "ag"};
 
 const char *task_kind_name(enum task_kind k) { return task_kinds[k]; }
 const char *kernel_kind_name(enum kernel_kind k) { return kernel_kinds[k]; }
@@ -127,10 +128,11 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
   fprintf(f, "weft-graph 1\n");
   fprintf(f, "# One program per pipeline stage; see traces/README.md.\n");
   fprintf(f, "model %s\nplan %s\n", g->model, g->plan);
-  fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s\n",
-          l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks, dim_names[l->order[0]],
-          dim_names[l->order[1]], dim_names[l->order[2]],
-          dim_names[l->order[3]]);
+  fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s"
+          " shard=%ld\n", l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks,
+          dim_names[l->order[0]], dim_names[l->order[1]],
+          dim_names[l->order[2]], dim_names[l->order[3]],
+          l->shard ? l->shard : l->dp);
   fprintf(f, "tokens");
   put_num(f, g->tokens);
   fprintf(f, "\n");
@@ -342,10 +344,13 @@ struct graph *graph_read(const char *path, struct weft_err *err)
           goto out;
       } else if (strncmp(line, "layout ", 7) == 0) {
         char o[4][8];
-        if (sscanf(line, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld "
-                   "order=%2[a-z]-%2[a-z]-%2[a-z]-%2[a-z]", &l.tp, &l.pp,
-                   &l.dp, &l.cp, &l.ep, &l.vchunks, o[0], o[1], o[2],
-                   o[3]) != 10) {
+        int got = sscanf(line, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld "
+                         "v=%ld order=%2[a-z]-%2[a-z]-%2[a-z]-%2[a-z] "
+                         "shard=%ld", &l.tp, &l.pp, &l.dp, &l.cp, &l.ep,
+                         &l.vchunks, o[0], o[1], o[2], o[3], &l.shard);
+        if (got == 10)
+          l.shard = l.dp;
+        if (got < 10 || l.shard < 1 || l.dp % l.shard != 0) {
           rc = rerr(&r, "malformed layout line%s", "");
           goto out;
         }

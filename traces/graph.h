@@ -52,12 +52,17 @@ enum group_kind {
   GK_TP,    /* the tensor-parallel group of the rank */
   GK_DP,    /* its data-parallel group */
   GK_EMB,   /* first and last pipeline stage (tied embedding gradients) */
+  GK_SHARD, /* the DP ranks of its shard group (HSDP: `shard` consecutive
+               DP indices) */
+  GK_REPL,  /* the DP ranks holding the same shard in the other groups */
   GK_COUNT
 };
 
 enum phase { PH_FWD, PH_BWD, PH_RECOMP, PH_OPT, PH_COUNT };
 
-enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_COUNT };
+/* ST_AG: parameter all-gathers of ZeRO-3/FSDP and after a ZeRO-1/2 step,
+ * apart from ST_DP's gradient reductions, as FSDP uses two streams. */
+enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_AG, ST_COUNT };
 
 struct task {
   uint8_t kind;   /* enum task_kind */
@@ -87,6 +92,7 @@ struct program {
 struct graph_layout {
   long tp, pp, dp, cp, ep, vchunks;
   int order[4];      /* innermost first: 0 tp, 1 cp, 2 dp, 3 pp */
+  long shard;        /* DP ranks per shard group (HSDP); 0 or dp: all */
 };
 
 #define WEFT_GRAPH_TEXT 256

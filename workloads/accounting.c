@@ -186,9 +186,12 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
   for (long st = 0; st < p->pp; st++) {
     struct memory x = {0};
     double params = stage_params_rank(m, p, st);
-    x.weights = 2 * params;
-    x.grads = dtype_bytes(p->grad_dtype) * params;
-    x.optimizer = 12 * params;
+    /* ZeRO: stage 1 shards optimizer states, 2 also gradients, 3 also
+     * weights, over the shard group (all of DP unless HSDP). */
+    double N = (double)(p->hsdp ? p->hsdp : p->dp);
+    x.weights = 2 * params / (p->zero >= 3 ? N : 1);
+    x.grads = dtype_bytes(p->grad_dtype) * params / (p->zero >= 2 ? N : 1);
+    x.optimizer = 12 * params / (p->zero >= 1 ? N : 1);
     long inflight;
     x.activations = per_layer * peak_layers_inflight(m, p, st, &inflight);
     x.peak_inflight = inflight;
@@ -199,6 +202,8 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     }
     if (st == p->pp - 1) /* FP32 logits for the loss (Korthikanti: 4sbv/t) */
       x.transient += 4 * s * b * (double)m->vocab / (double)p->tp;
+    if (p->zero >= 3) /* two layers gathered at once (prefetch) */
+      x.transient += 2 * 2 * layer_params_rank(m, p->tp) * (1 - 1 / N);
     x.total = x.weights + x.grads + x.optimizer + x.activations + x.transient;
     x.stage = st;
     if (st == 0 || x.total > best.total)

@@ -25,7 +25,8 @@ struct ctx {
   double e;           /* bytes per activation element */
   double b, S, T, h, t, kv, f, gates, a, d, topk;
   double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
-  long pending_dep;   /* a task the next compute task must wait for, or -1 */
+  long pending[4];    /* tasks the next compute task must wait for */
+  int npending;
   long last_compute;  /* the last task on the compute stream */
 };
 
@@ -35,10 +36,9 @@ static long add(struct ctx *c, struct task *t)
   t->mb = c->mb;
   long i = graph_add(c->g, c->s, t);
   if (t->stream == ST_COMPUTE) {
-    if (c->pending_dep >= 0) {
-      graph_dep(c->g, c->s, c->pending_dep);
-      c->pending_dep = -1;
-    }
+    for (int k = 0; k < c->npending; k++)
+      graph_dep(c->g, c->s, c->pending[k]);
+    c->npending = 0;
     c->last_compute = i;
   }
   return i;
@@ -256,10 +256,10 @@ static void recv(struct ctx *c, int peer, int phase)
   long r = add(c, &t);
   if (c->t > 1 && !c->p->sp) {
     /* Scatter/gather: rebuild the full tensor over NVLink. */
-    c->pending_dep = r;
+    c->pending[c->npending++] = r;
     coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, -1, c->e * c->T * c->h);
   } else {
-    c->pending_dep = r;
+    c->pending[c->npending++] = r;
   }
 }
 
@@ -273,7 +273,7 @@ static void send(struct ctx *c, int peer, int phase)
   /* Blocking: the next computation waits until the transfer is done, as
    * Megatron-LM 2021 waited on its batched send/recv. */
   if (c->p->blocking_p2p)
-    c->pending_dep = i;
+    c->pending[c->npending++] = i;
 }
 
 /* Gradient buckets of one chunk: layers in backward order. */
@@ -283,17 +283,93 @@ static void flush_bucket(struct ctx *c, double *acc, long after,
 {
   if (*acc <= 0 || c->p->dp < 2)
     return;
-  long i = coll(c, CO_ALLREDUCE, GK_DP, ST_DP, PH_BWD, -1, *acc);
+  /* ZeRO 1 and 2 reduce-scatter: each rank updates its shard only. */
+  long i = coll(c, c->p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_DP, ST_DP,
+                PH_BWD, -1, *acc);
   c->g->prog[c->s].tasks[i].mb = -1; /* belongs to no micro-batch */
   graph_dep(c->g, c->s, after);
   dp_tasks[(*n_dp)++] = i;
   *acc = 0;
 }
 
+/* ZeRO-3 / FSDP: a chunk's pass is a list of units (embedding, layers,
+ * loss), each with its own parameters: all-gathered before the unit runs
+ * (one unit ahead: prefetching, at most two gathered at once), its
+ * gradients reduce-scattered right after its backward (and, with HSDP,
+ * all-reduced across the replicas of its shard). */
+struct unit {
+  int kind; /* 0 embedding, 1 layer, 2 loss and output layer */
+  long layer;
+  double params;
+};
+
+static long gather(struct ctx *c, const struct unit *u, int phase,
+                   enum group_kind gk, long after)
+{
+  long i = coll(c, CO_ALLGATHER, gk, ST_AG, phase, u->kind == 1 ? u->layer : -1,
+                u->params * c->e);
+  if (after >= 0)
+    graph_dep(c->g, c->s, after);
+  return i;
+}
+
+static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
+                       long *dp_tasks, long *n_dp)
+{
+  const struct plan *p = c->p;
+  bool hsdp = p->hsdp && p->hsdp < p->dp;
+  long shard = hsdp ? p->hsdp : p->dp;
+  enum group_kind gk = hsdp ? GK_SHARD : GK_DP;
+  double grad_e = dtype_bytes(p->grad_dtype);
+  int phase = fwd ? PH_FWD : PH_BWD;
+  long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
+  for (int k = 0; k < n && k < 2; k++) {
+    int u_i = fwd ? k : n - 1 - k;
+    ag[k % 3] = shard > 1 ? gather(c, &u[u_i], phase, gk, -1) : -1;
+  }
+  for (int k = 0; k < n; k++) {
+    int u_i = fwd ? k : n - 1 - k;
+    const struct unit *un = &u[u_i];
+    if (ag[k % 3] >= 0)
+      c->pending[c->npending++] = ag[k % 3];
+    long w = -1;
+    if (fwd) {
+      if (un->kind == 0)
+        embed_fwd(c);
+      else if (un->kind == 1)
+        layer_fwd(c, un->layer, PH_FWD);
+      else
+        loss_fwd(c);
+    } else {
+      w = un->kind == 0 ? embed_bwd(c)
+          : un->kind == 1 ? layer_bwd(c, un->layer)
+                          : loss_bwd(c);
+      if (shard > 1) {
+        long rs = coll(c, CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD,
+                       un->kind == 1 ? un->layer : -1, un->params * grad_e);
+        graph_dep(c->g, c->s, w);
+        dp_tasks[(*n_dp)++] = rs;
+      }
+      if (hsdp) {
+        long ar = coll(c, CO_ALLREDUCE, GK_REPL, ST_DP, PH_BWD,
+                       un->kind == 1 ? un->layer : -1,
+                       un->params * grad_e / (double)shard);
+        graph_dep(c->g, c->s, w);
+        dp_tasks[(*n_dp)++] = ar;
+      }
+    }
+    if (k + 2 < n) {
+      int nx = fwd ? k + 2 : n - 3 - k;
+      ag[(k + 2) % 3] = shard > 1 ? gather(c, &u[nx], phase, gk,
+                                           c->last_compute) : -1;
+    }
+  }
+}
+
 static int build_stage(struct graph *g, const struct model *m,
                        const struct plan *p, long stage, struct weft_err *err)
 {
-  struct ctx c = {.g = g, .m = m, .p = p, .s = stage, .pending_dep = -1,
+  struct ctx c = {.g = g, .m = m, .p = p, .s = stage, .npending = 0,
                   .last_compute = -1};
   c.e = dtype_bytes(m->dtype);
   c.b = (double)p->micro_batch;
@@ -319,6 +395,8 @@ static int build_stage(struct graph *g, const struct model *m,
     if (!ops[i].fwd)
       last_bwd[ops[i].chunk] = i;
   long max_dp = 4 * (m->layers + 4) + 16;
+  if (p->zero == 3)
+    max_dp += 4 * (m->layers + 4) * p->microbatches;
   long *dp_tasks = xcalloc((size_t)max_dp, sizeof *dp_tasks);
   long n_dp = 0;
   double grad_e = dtype_bytes(p->grad_dtype);
@@ -337,7 +415,27 @@ static int build_stage(struct graph *g, const struct model *m,
     long vs = op->chunk * p->pp + stage, first, count;
     plan_chunk_layers(p, m, stage, op->chunk, &first, &count);
     bool overlap_here = p->overlap_grad && i == last_bwd[op->chunk];
-    if (op->fwd) {
+    if (p->zero == 3) {
+      /* The units of this chunk, in forward order. */
+      struct unit *u = xcalloc((size_t)count + 2, sizeof *u);
+      int n = 0;
+      if (vs == 0)
+        u[n++] = (struct unit){0, -1, emb};
+      for (long l = first; l < first + count; l++)
+        u[n++] = (struct unit){1, l, lp};
+      if (vs == vlast)
+        u[n++] = (struct unit){2, -1, out_layer + fnorm};
+      if (op->fwd && vs > 0)
+        recv(&c, -1, PH_FWD);
+      if (!op->fwd && vs < vlast)
+        recv(&c, +1, PH_BWD);
+      zero3_pass(&c, u, n, op->fwd, dp_tasks, &n_dp);
+      if (op->fwd && vs < vlast)
+        send(&c, +1, PH_FWD);
+      if (!op->fwd && vs > 0)
+        send(&c, -1, PH_BWD);
+      free(u);
+    } else if (op->fwd) {
       if (vs > 0)
         recv(&c, -1, PH_FWD);
       if (vs == 0)
@@ -382,7 +480,7 @@ static int build_stage(struct graph *g, const struct model *m,
   }
   c.chunk = -1;
   c.mb = -1;
-  if (!p->overlap_grad && p->dp > 1) {
+  if (!p->overlap_grad && p->dp > 1 && p->zero < 3) {
     /* All buckets after the whole backward pass, in backward order. */
     for (long ch = p->vchunks - 1; ch >= 0; ch--) {
       long first, count;
@@ -410,9 +508,17 @@ static int build_stage(struct graph *g, const struct model *m,
   /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
    * gradient, write the first three and the 16-bit weights (28 bytes per
    * parameter). */
-  kernel(&c, KK_OPTIM, PH_OPT, -1, 0, 28 * params);
+  long shard = p->hsdp ? p->hsdp : p->dp;
+  long opt = kernel(&c, KK_OPTIM, PH_OPT, -1, 0,
+                    28 * params / (p->zero ? (double)shard : 1.0));
   for (long i = 0; i < n_dp; i++)
     graph_dep(g, stage, dp_tasks[i]);
+  /* ZeRO 1 and 2: gather the updated parameter shards for the next
+   * iteration. */
+  if ((p->zero == 1 || p->zero == 2) && p->dp > 1) {
+    coll(&c, CO_ALLGATHER, GK_DP, ST_AG, PH_OPT, -1, params * c.e);
+    graph_dep(g, stage, opt);
+  }
   free(dp_tasks);
   free(last_bwd);
   free(ops);
@@ -424,7 +530,8 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
 {
   struct graph *g = graph_new(p->pp);
   g->layout = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep,
-                                    p->vchunks, {0, 1, 2, 3}};
+                                    p->vchunks, {0, 1, 2, 3},
+                                    p->hsdp ? p->hsdp : p->dp};
   for (int i = 0; i < 4; i++)
     g->layout.order[i] = (int)p->order[i];
   g->tokens = (double)p->global_batch * (double)m->seq;
@@ -433,10 +540,11 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
            m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->vocab, m->seq, m->experts, m->topk);
   snprintf(g->plan, sizeof g->plan, "tp=%ld pp=%ld dp=%ld sp=%s "
-           "micro_batch=%ld global_batch=%ld schedule=%s v=%ld recompute=%s",
-           p->tp, p->pp, p->dp, p->sp ? "yes" : "no", p->micro_batch,
-           p->global_batch, sched_name(p->schedule), p->vchunks,
-           recompute_name(p->recompute));
+           "micro_batch=%ld global_batch=%ld schedule=%s v=%ld recompute=%s "
+           "zero=%d shard=%ld", p->tp, p->pp, p->dp, p->sp ? "yes" : "no",
+           p->micro_batch, p->global_batch, sched_name(p->schedule),
+           p->vchunks, recompute_name(p->recompute), p->zero,
+           p->hsdp ? p->hsdp : p->dp);
   for (long s = 0; s < p->pp; s++)
     if (build_stage(g, m, p, s, err)) {
       graph_free(g);

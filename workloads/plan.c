@@ -12,7 +12,7 @@
 
 static const char *const key_names[PK_COUNT] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
-    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype"};
+    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype", "zero", "fsdp", "hsdp"};
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -162,6 +162,24 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   case PK_ORDER:
     rc = parse_order(value, p->order, err);
     break;
+  case PK_ZERO:
+    rc = units_parse_int(value, 0, 3, &v, err);
+    if (!rc)
+      p->zero = (int)v;
+    break;
+  case PK_FSDP:
+    rc = parse_bool(value, &p->fsdp, err);
+    if (!rc && p->fsdp)
+      p->zero = 3;
+    break;
+  case PK_HSDP:
+    rc = units_parse_int(value, 1, WEFT_MAX_DEGREE, &v, err);
+    if (!rc) {
+      p->hsdp = v;
+      p->fsdp = true;
+      p->zero = 3;
+    }
+    break;
   case PK_GRAD_DTYPE:
     if (strcmp(value, "bf16") == 0)
       p->grad_dtype = DTYPE_BF16;
@@ -299,6 +317,16 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   if (p->schedule == SCHED_INTERLEAVED && p->pp < 2)
     return weft_errf(err, WEFT_EINVAL, "%s: the interleaved schedule needs "
                      "PP > 1", p->origin[PK_SCHEDULE]);
+  if (p->zero >= 2 && p->pp > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: ZeRO stage %d cannot be combined "
+                     "with pipeline parallelism (PP %ld), as in DeepSpeed; use "
+                     "stage 1", p->origin[p->set[PK_FSDP] ? PK_FSDP
+                                           : p->set[PK_HSDP] ? PK_HSDP
+                                                             : PK_ZERO],
+                     p->zero, p->pp);
+  if (p->hsdp && (p->hsdp > p->dp || p->dp % p->hsdp != 0))
+    return weft_errf(err, WEFT_EINVAL, "%s: shard groups of %ld do not divide "
+                     "DP %ld", p->origin[PK_HSDP], p->hsdp, p->dp);
   if (p->cp > 1)
     return weft_errf(err, WEFT_EINVAL, "%s: context parallelism is not "
                      "supported yet", p->origin[PK_CP]);

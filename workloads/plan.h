@@ -26,7 +26,7 @@ enum pdim { PD_TP, PD_CP, PD_DP, PD_PP, PD_COUNT };
 enum plan_key {
   PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
-  PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_COUNT
+  PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP, PK_COUNT
 };
 
 struct plan {
@@ -40,6 +40,12 @@ struct plan {
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
   enum pdim order[PD_COUNT]; /* innermost first */
+  int zero;               /* ZeRO stage 0-3 over the data-parallel group:
+                             1 shards optimizer states, 2 also gradients,
+                             3 also parameters (FSDP is stage 3) */
+  bool fsdp;              /* PyTorch FSDP (ZeRO-3 with per-layer units) */
+  long hsdp;              /* shard within groups of this many DP ranks,
+                             replicate across them (0: all of DP) */
   enum dtype grad_dtype;  /* gradients as reduced and stored: bf16 (ZeRO
                              paper's 2 bytes) or fp32 (Megatron-LM's main
                              gradients) */

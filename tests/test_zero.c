@@ -1,0 +1,161 @@
+/*
+ * test_zero.c - ZeRO stages, FSDP and HSDP: bytes of every collective and
+ * memory per GPU against their closed forms (Rajbhandari et al., ZeRO:
+ * 2 + 2 + 12 bytes per parameter, split by stage over N data-parallel
+ * ranks), and the combinations that are refused.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
+
+static struct graph *build(const char *model, long gpus, const char *const *kv,
+                           struct model *m, struct plan *p)
+{
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
+  plan_init(p);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
+                 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(m, p, &err);
+  cr_assert(g, "%s", err.msg);
+  return g;
+}
+
+/* Bytes of collectives `op` on group `gk` in stage 0's program. */
+static double bytes(const struct graph *g, enum coll_op op, enum group_kind gk,
+                    long *count)
+{
+  double b = 0;
+  long n = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_COLL && t->op == op && t->group == gk) {
+      b += t->bytes;
+      n++;
+    }
+  }
+  if (count)
+    *count = n;
+  return b;
+}
+
+Test(zero, zero3_gathers_twice_and_reduce_scatters_once)
+{
+  /* One micro-batch per iteration (4 sequences per GPU, micro-batch 4). */
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 16, KV("zero", "3", "micro_batch", "4",
+                          "global_batch", "64"), &m, &p);
+  double P = stage_params_rank(&m, &p, 0); /* the whole model, TP 1 PP 1 */
+  long n_ag, n_rs;
+  REL(bytes(g, CO_ALLGATHER, GK_DP, &n_ag), 2 * 2 * P);
+  REL(bytes(g, CO_REDUCE_SCATTER, GK_DP, &n_rs), 2 * P);
+  REL(bytes(g, CO_ALLREDUCE, GK_DP, NULL), 0);
+  /* Per unit: embedding, 24 layers, loss: gathered for forward and for
+   * backward, reduce-scattered once. */
+  cr_assert_eq(n_ag, 2 * (24 + 2));
+  cr_assert_eq(n_rs, 24 + 2);
+  graph_free(g);
+}
+
+Test(zero, fsdp_gathers_per_micro_batch)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 16, KV("fsdp", "yes", "global_batch",
+                          "64"), &m, &p);
+  double P = stage_params_rank(&m, &p, 0);
+  REL(bytes(g, CO_ALLGATHER, GK_DP, NULL), 2 * 2 * P * 4);
+  REL(bytes(g, CO_REDUCE_SCATTER, GK_DP, NULL), 2 * P * 4);
+  graph_free(g);
+}
+
+Test(zero, zero1_and_2_reduce_scatter_then_gather)
+{
+  const char *stages[] = {"1", "2"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("gpt-1.7b", 16, KV("zero", stages[k],
+                            "global_batch", "64"), &m, &p);
+    double P = stage_params_rank(&m, &p, 0);
+    REL(bytes(g, CO_REDUCE_SCATTER, GK_DP, NULL), 2 * P);
+    REL(bytes(g, CO_ALLGATHER, GK_DP, NULL), 2 * P);
+    REL(bytes(g, CO_ALLREDUCE, GK_DP, NULL), 0);
+    graph_free(g);
+  }
+}
+
+Test(zero, hsdp_shards_inside_groups_and_reduces_across)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 32, KV("hsdp", "8", "micro_batch", "2",
+                          "global_batch", "64"), &m, &p);
+  cr_assert_eq(g->layout.shard, 8);
+  double P = stage_params_rank(&m, &p, 0);
+  REL(bytes(g, CO_ALLGATHER, GK_SHARD, NULL), 2 * 2 * P);
+  REL(bytes(g, CO_REDUCE_SCATTER, GK_SHARD, NULL), 2 * P);
+  /* Each rank's reduced shard, all-reduced across the 4 replicas. */
+  REL(bytes(g, CO_ALLREDUCE, GK_REPL, NULL), 2 * P / 8);
+  graph_free(g);
+}
+
+Test(zero, memory_follows_the_zero_paper)
+{
+  for (int stage = 0; stage <= 3; stage++) {
+    struct model m;
+    struct plan p;
+    char z[2] = {(char)('0' + stage), 0};
+    struct graph *g = build("gpt-1.7b", 64, KV("zero", z, "global_batch",
+                            "64"), &m, &p);
+    struct memory mem;
+    memory_per_gpu(&m, &p, 80e9, &mem);
+    double P = model_params(&m), N = 64;
+    REL(mem.weights, stage >= 3 ? 2 * P / N : 2 * P);
+    REL(mem.grads, stage >= 2 ? 2 * P / N : 2 * P);
+    REL(mem.optimizer, stage >= 1 ? 12 * P / N : 12 * P);
+    graph_free(g);
+  }
+}
+
+static void refused(const char *const *kv, long gpus, const char *msg)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  int rc = 0;
+  for (int i = 0; kv[i] && !rc; i += 2) {
+    char o[32];
+    snprintf(o, sizeof o, "--%s", kv[i]);
+    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
+  }
+  if (!rc)
+    rc = plan_resolve(&p, &m, gpus, &err);
+  cr_assert_neq(rc, 0);
+  cr_assert_str_eq(err.msg, msg);
+}
+
+Test(zero, bad_combinations)
+{
+  refused(KV("zero", "2", "pp", "2", "global_batch", "64"), 32,
+          "--zero: ZeRO stage 2 cannot be combined with pipeline parallelism "
+          "(PP 2), as in DeepSpeed; use stage 1");
+  refused(KV("fsdp", "yes", "pp", "4", "global_batch", "64"), 32,
+          "--fsdp: ZeRO stage 3 cannot be combined with pipeline parallelism "
+          "(PP 4), as in DeepSpeed; use stage 1");
+  refused(KV("hsdp", "12", "global_batch", "64"), 32,
+          "--hsdp: shard groups of 12 do not divide DP 32");
+  refused(KV("zero", "4"), 32, "--zero: '4' exceeds the limit of 3");
+}
