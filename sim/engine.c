@@ -680,6 +680,20 @@ static void arrive_coll(long rank, long task)
     id[2] = c[2] % sh;
     break;
   }
+  case GK_EP: {
+    long ep = E.g->layout.ep;
+    n = (int)ep;
+    slot = (int)(c[2] % ep);
+    id[2] = c[2] - c[2] % ep;
+    break;
+  }
+  case GK_EDP: {
+    long ep = E.g->layout.ep;
+    n = (int)(E.g->layout.dp / ep);
+    slot = (int)(c[2] / ep);
+    id[2] = c[2] % ep;
+    break;
+  }
   default: /* GK_EMB: first and last stage */
     n = E.g->layout.pp > 1 ? 2 : 1;
     slot = c[3] == 0 ? 0 : 1;

@@ -25,7 +25,7 @@ static const char *const kernel_kinds[KK_COUNT] = {
 static const char *const coll_ops[CO_COUNT] = {
     "allreduce", "reducescatter", "allgather", "alltoall", "broadcast"};
 static const char *const group_kinds[GK_COUNT] = {"tp", "dp", "emb", "shard",
-                                                  "repl"};
+                                                  "repl", "ep", "edp"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
                                               "dp", "ag"};

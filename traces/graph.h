@@ -55,6 +55,8 @@ enum group_kind {
   GK_SHARD, /* the DP ranks of its shard group (HSDP: `shard` consecutive
                DP indices) */
   GK_REPL,  /* the DP ranks holding the same shard in the other groups */
+  GK_EP,    /* its expert-parallel group: ep consecutive DP indices */
+  GK_EDP,   /* the DP ranks holding the same experts (dp / ep of them) */
   GK_COUNT
 };
 

@@ -13,8 +13,10 @@ double dtype_bytes(enum dtype t)
   return b[t];
 }
 
-/* Split (tensor-parallel) and replicated parameters of one layer. */
-static void layer_parts(const struct model *m, double *split, double *repl)
+/* Split (tensor-parallel) and replicated parameters of one layer, and the
+ * experts' share of the split ones (all of them for one GPU). */
+static void layer_parts(const struct model *m, double *split, double *repl,
+                        double *experts)
 {
   double h = (double)m->hidden, f = (double)m->ffn;
   double qkv = h + 2.0 * (double)model_kv_dim(m);
@@ -37,20 +39,28 @@ static void layer_parts(const struct model *m, double *split, double *repl)
     r += h * e;                         /* router */
   *split = s;
   *repl = r;
+  *experts = model_is_moe(m) ? e * mlp : 0;
 }
 
 double layer_params(const struct model *m)
 {
-  double s, r;
-  layer_parts(m, &s, &r);
+  double s, r, x;
+  layer_parts(m, &s, &r, &x);
   return s + r;
 }
 
-double layer_params_rank(const struct model *m, long tp)
+double layer_expert_params_rank(const struct model *m, long tp, long ep)
 {
-  double s, r;
-  layer_parts(m, &s, &r);
-  return s / (double)tp + r;
+  double s, r, x;
+  layer_parts(m, &s, &r, &x);
+  return x / (double)tp / (double)ep;
+}
+
+double layer_params_rank(const struct model *m, long tp, long ep)
+{
+  double s, r, x;
+  layer_parts(m, &s, &r, &x);
+  return (s - x) / (double)tp + r + layer_expert_params_rank(m, tp, ep);
 }
 
 double embedding_params(const struct model *m)
@@ -85,7 +95,7 @@ double stage_params_rank(const struct model *m, const struct plan *p,
     long first, count;
     plan_chunk_layers(p, m, stage, c, &first, &count);
     (void)first;
-    n += (double)count * layer_params_rank(m, p->tp);
+    n += (double)count * layer_params_rank(m, p->tp, p->ep);
   }
   if (stage == 0) {
     n += (double)m->vocab * (double)m->hidden / t;
@@ -203,7 +213,7 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     if (st == p->pp - 1) /* FP32 logits for the loss (Korthikanti: 4sbv/t) */
       x.transient += 4 * s * b * (double)m->vocab / (double)p->tp;
     if (p->zero >= 3) /* two layers gathered at once (prefetch) */
-      x.transient += 2 * 2 * layer_params_rank(m, p->tp) * (1 - 1 / N);
+      x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
     x.total = x.weights + x.grads + x.optimizer + x.activations + x.transient;
     x.stage = st;
     if (st == 0 || x.total > best.total)

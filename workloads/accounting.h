@@ -37,9 +37,11 @@ double output_params(const struct model *m);
 double final_norm_params(const struct model *m);
 double model_params(const struct model *m);
 
-/* Parameters of one layer held by one GPU of tensor-parallel degree tp
- * (split weights / tp plus replicated norms and biases). */
-double layer_params_rank(const struct model *m, long tp);
+/* Parameters of one layer held by one GPU of tensor-parallel degree tp and
+ * expert-parallel degree ep (split weights / tp, experts / ep, plus
+ * replicated norms and biases), and the expert part of it. */
+double layer_params_rank(const struct model *m, long tp, long ep);
+double layer_expert_params_rank(const struct model *m, long tp, long ep);
 
 /* Parameters held by a GPU of pipeline stage `stage`. */
 double stage_params_rank(const struct model *m, const struct plan *p,

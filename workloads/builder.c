@@ -143,10 +143,20 @@ static void sp_gather(struct ctx *c, int phase, long layer)
     coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, layer, c->e * c->T * c->h);
 }
 
+/* MoE token exchange over the expert-parallel group: each rank's buffer is
+ * its routed token copies, tokens x top-k x hidden (nccl-tests all-to-all
+ * size; (EP-1)/EP of it leaves the rank). */
+static void a2a(struct ctx *c, int phase, long layer)
+{
+  if (c->p->ep > 1)
+    coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, layer,
+         c->e * c->T * c->topk * c->h);
+}
+
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
-  double M = T * c->topk;
+  double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
   kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
   sp_gather(c, phase, l);
   gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h);
@@ -156,11 +166,15 @@ static void layer_fwd(struct ctx *c, long l, int phase)
   kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h); /* dropout+residual */
   kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
   sp_gather(c, phase, l);
-  if (model_is_moe(c->m))
+  if (model_is_moe(c->m)) {
     gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
+    a2a(c, phase, l);                               /* dispatch */
+  }
   gemm(c, phase, l, M, c->gates * c->f / c->t, h);
   kernel(c, KK_ELEMWISE, phase, l, 0, e * (c->gates + 1) * M * c->f / c->t);
   gemm(c, phase, l, M, h, c->f / c->t);
+  if (model_is_moe(c->m))
+    a2a(c, phase, l);                               /* combine */
   tp_reduce(c, phase, l);
   kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
 }
@@ -170,17 +184,21 @@ static long layer_bwd(struct ctx *c, long l)
 {
   const int B = PH_BWD;
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T, t = c->t;
-  double M = T * c->topk, F = c->f / t, G = c->gates;
+  double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
+  double F = c->f / t, G = c->gates;
   if (c->p->recompute == RECOMP_FULL)
     layer_fwd(c, l, PH_RECOMP);
   kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
   sp_gather(c, B, l);
+  if (model_is_moe(c->m))
+    a2a(c, B, l); /* combine's backward */
   gemm(c, B, l, M, F, h);              /* FC2 data gradient */
   gemm(c, B, l, F, h, M);              /* FC2 weight gradient */
   kernel(c, KK_ELEMWISE, B, l, 0, e * (G + 2) * M * c->f / t);
   gemm(c, B, l, M, h, G * F);          /* FC1 data gradient */
   gemm(c, B, l, G * F, h, M);          /* FC1 weight gradient */
   if (model_is_moe(c->m)) {
+    a2a(c, B, l); /* dispatch's backward */
     double E = (double)c->m->experts;
     gemm(c, B, l, T, h, E);
     gemm(c, B, l, E, h, T);
@@ -400,7 +418,12 @@ static int build_stage(struct graph *g, const struct model *m,
   long *dp_tasks = xcalloc((size_t)max_dp, sizeof *dp_tasks);
   long n_dp = 0;
   double grad_e = dtype_bytes(p->grad_dtype);
-  double lp = layer_params_rank(m, p->tp);
+  double lp = layer_params_rank(m, p->tp, p->ep);
+  /* With EP, expert gradients are reduced over the ranks holding the same
+   * experts, right after each layer's backward of the chunk's last pass. */
+  double lx = p->ep > 1 ? layer_expert_params_rank(m, p->tp, p->ep) : 0;
+  if (p->ep > 1)
+    lp -= lx;
   double emb = (double)m->vocab * c.h / c.t +
                (m->gpt_style ? (double)m->seq * c.h : 0);
   double out_layer = (!m->gpt_style || p->pp > 1) ? (double)m->vocab * c.h / c.t
@@ -461,6 +484,15 @@ static int build_stage(struct graph *g, const struct model *m,
         acc += lp * grad_e;
         if (overlap_here && acc >= p->bucket_bytes)
           flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
+        if (lx > 0 && (overlap_here || (!p->overlap_grad &&
+                                        i == last_bwd[op->chunk])) &&
+            p->dp / p->ep > 1) {
+          long x = coll(&c, CO_ALLREDUCE, GK_EDP, ST_DP, PH_BWD, l,
+                        lx * grad_e);
+          c.g->prog[stage].tasks[x].mb = -1;
+          graph_dep(g, stage, w);
+          dp_tasks[n_dp++] = x;
+        }
       }
       if (vs == 0) {
         long w = embed_bwd(&c);
@@ -532,6 +564,7 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
   g->layout = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep,
                                     p->vchunks, {0, 1, 2, 3},
                                     p->hsdp ? p->hsdp : p->dp};
+  snprintf(g->plan, sizeof g->plan, "-");
   for (int i = 0; i < 4; i++)
     g->layout.order[i] = (int)p->order[i];
   g->tokens = (double)p->global_batch * (double)m->seq;

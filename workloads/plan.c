@@ -12,7 +12,8 @@
 
 static const char *const key_names[PK_COUNT] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
-    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype", "zero", "fsdp", "hsdp"};
+    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype", "zero", "fsdp", "hsdp",
+    "moe_imbalance"};
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -29,6 +30,7 @@ void plan_init(struct plan *p)
   p->bucket_bytes = 80e6;
   p->overlap_grad = true;
   p->grad_dtype = DTYPE_BF16;
+  p->moe_imbalance = 1;
   for (int d = 0; d < PD_COUNT; d++)
     p->order[d] = (enum pdim)d;
   for (int k = 0; k < PK_COUNT; k++)
@@ -161,6 +163,9 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   }
   case PK_ORDER:
     rc = parse_order(value, p->order, err);
+    break;
+  case PK_MOE_IMBALANCE:
+    rc = units_parse_real(value, 1, 1024, &p->moe_imbalance, err);
     break;
   case PK_ZERO:
     rc = units_parse_int(value, 0, 3, &v, err);
@@ -330,9 +335,19 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   if (p->cp > 1)
     return weft_errf(err, WEFT_EINVAL, "%s: context parallelism is not "
                      "supported yet", p->origin[PK_CP]);
-  if (p->ep > 1)
-    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism is not "
-                     "supported yet", p->origin[PK_EP]);
+  if (p->ep > 1 && !model_is_moe(m))
+    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism needs an MoE "
+                     "model (experts > 1)", p->origin[PK_EP]);
+  if (p->ep > 1 && m->experts % p->ep != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide %ld "
+                     "experts", p->origin[PK_EP], p->ep, m->experts);
+  if (p->ep > 1 && p->dp % p->ep != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
+                     "(expert parallelism is carved out of data parallelism)",
+                     p->origin[PK_EP], p->ep, p->dp);
+  if (p->ep > 1 && p->zero == 3)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with ZeRO-3 / "
+                     "FSDP is not supported", p->origin[PK_EP]);
   if (p->global_batch < 1)
     return weft_errf(err, WEFT_EINVAL, "plan: global batch is required (set "
                      "global_batch= or --global-batch)");

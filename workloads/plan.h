@@ -3,7 +3,10 @@
  *
  * Degrees: data (dp), tensor (tp, Megatron's 1D split of attention heads and
  * FFN columns/rows), pipeline (pp), context (cp) and expert (ep)
- * parallelism; tp * cp * dp * pp GPUs in all.  A degree left out is derived:
+ * parallelism; tp * cp * dp * pp GPUs in all.  Expert parallelism splits
+ * the experts of MoE layers over ep consecutive data-parallel ranks (as
+ * Megatron-LM carves EP out of DP); their gradients are reduced over the
+ * dp / ep ranks that hold the same experts.  A degree left out is derived:
  * dp = GPUs / (tp * pp * cp).  Ranks are numbered with TP innermost, then
  * CP, then DP, then PP, as Megatron-LM does (`order` changes it).
  * Settings come from a workload file and flags, like clusters and models.
@@ -26,7 +29,8 @@ enum pdim { PD_TP, PD_CP, PD_DP, PD_PP, PD_COUNT };
 enum plan_key {
   PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
-  PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP, PK_COUNT
+  PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
+  PK_MOE_IMBALANCE, PK_COUNT
 };
 
 struct plan {
@@ -46,6 +50,9 @@ struct plan {
   bool fsdp;              /* PyTorch FSDP (ZeRO-3 with per-layer units) */
   long hsdp;              /* shard within groups of this many DP ranks,
                              replicate across them (0: all of DP) */
+  double moe_imbalance;   /* tokens of the most loaded expert over the
+                             mean (>= 1); every rank is timed as the most
+                             loaded one, which the all-to-all waits for */
   enum dtype grad_dtype;  /* gradients as reduced and stored: bf16 (ZeRO
                              paper's 2 bytes) or fp32 (Megatron-LM's main
                              gradients) */

@@ -1,0 +1,145 @@
+/*
+ * test_moe.c - expert parallelism: all-to-all volumes of token dispatch and
+ * combine, expert gradient reduction, FLOPs, and refused combinations.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
+
+static struct graph *build(const char *model, long gpus, const char *const *kv,
+                           struct model *m, struct plan *p)
+{
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
+  plan_init(p);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
+                 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(m, p, &err);
+  cr_assert(g, "%s", err.msg);
+  return g;
+}
+
+static double sum(const struct graph *g, long stage, enum coll_op op,
+                  enum group_kind gk, int phase, long layer, long mb, long *n)
+{
+  double b = 0;
+  long k = 0;
+  const struct program *pr = &g->prog[stage];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
+        (phase < 0 || t->phase == phase) && (layer < -1 || t->layer == layer) &&
+        (mb < -1 || t->mb == mb)) {
+      b += t->bytes;
+      k++;
+    }
+  }
+  if (n)
+    *n = k;
+  return b;
+}
+
+Test(moe, dispatch_and_combine_volumes)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("mixtral-8x7b", 64, KV("tp", "2", "pp", "4", "ep",
+                          "8", "global_batch", "64", "recompute", "full"),
+                          &m, &p);
+  /* One all-to-all buffer: tokens x top-k x hidden, 2 bytes. */
+  double S = 4096.0 * 2 * 4096 * 2;
+  long n;
+  REL(sum(g, 1, CO_ALLTOALL, GK_EP, PH_FWD, 9, 3, &n), 2 * S);
+  cr_assert_eq(n, 2);
+  REL(sum(g, 1, CO_ALLTOALL, GK_EP, PH_BWD, 9, 3, NULL), 2 * S);
+  REL(sum(g, 1, CO_ALLTOALL, GK_EP, PH_RECOMP, 9, 3, NULL), 2 * S);
+  /* What leaves a rank per dispatch: tokens x hidden x top-k x (EP-1)/EP. */
+  double leaving = S * (8 - 1) / 8.0;
+  REL(leaving, 4096.0 * 4096 * 2 * 7 / 8 * 2);
+  graph_free(g);
+}
+
+Test(moe, expert_gradients_over_the_ranks_holding_the_same_experts)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("mixtral-8x7b", 64, KV("tp", "2", "pp", "2", "ep",
+                          "4", "global_batch", "32"), &m, &p);
+  /* DP 16 = 4 EP groups of 4: expert grads reduced over 4 replicas. */
+  double lx = layer_expert_params_rank(&m, 2, 4);
+  REL(lx, 8.0 / 4 * 3 * 4096 * 14336 / 2);
+  long n;
+  REL(sum(g, 0, CO_ALLREDUCE, GK_EDP, PH_BWD, -2, -2, &n), 16 * lx * 2);
+  cr_assert_eq(n, 16); /* one per layer of the stage */
+  /* Dense parameters go through the usual buckets. */
+  double dense = stage_params_rank(&m, &p, 0) - 16 * lx;
+  REL(sum(g, 0, CO_ALLREDUCE, GK_DP, PH_BWD, -2, -2, NULL), dense * 2);
+  graph_free(g);
+}
+
+Test(moe, flops_are_the_model_flops)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("mixtral-8x7b", 64, KV("tp", "2", "pp", "4", "ep",
+                          "8", "global_batch", "64"), &m, &p);
+  /* The router runs on every TP rank (replicated, as in Megatron-LM): the
+   * graph has (TP - 1) extra copies of its 3 x 2 T h E FLOPs per layer. */
+  double model = model_flops_per_iter(&m, 64);
+  double T = 64.0 * 4096, router = 3 * 2 * T * 4096 * 8 * 32;
+  REL(graph_total_flops(g, (1 << PH_FWD) | (1 << PH_BWD)), model + router);
+  graph_free(g);
+}
+
+Test(moe, imbalance_slows_the_experts_not_the_count)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("mixtral-8x7b", 16, KV("ep", "8", "global_batch",
+                          "16", "moe_imbalance", "1.5"), &m, &p);
+  cr_assert_gt(graph_total_flops(g, 0xf), model_flops_per_iter(&m, 16));
+  graph_free(g);
+}
+
+static void refused(const char *model, const char *const *kv, long gpus,
+                    const char *msg)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, model, NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  int rc = 0;
+  for (int i = 0; kv[i] && !rc; i += 2) {
+    char o[32];
+    snprintf(o, sizeof o, "--%s", kv[i]);
+    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
+  }
+  if (!rc)
+    rc = plan_resolve(&p, &m, gpus, &err);
+  cr_assert_neq(rc, 0);
+  cr_assert_str_eq(err.msg, msg);
+}
+
+Test(moe, bad_combinations)
+{
+  refused("gpt-1.7b", KV("ep", "2", "global_batch", "64"), 32,
+          "--ep: expert parallelism needs an MoE model (experts > 1)");
+  refused("mixtral-8x7b", KV("ep", "3", "global_batch", "48"), 24,
+          "--ep: EP 3 does not divide 8 experts");
+  refused("mixtral-8x7b", KV("ep", "8", "tp", "4", "global_batch", "64"), 16,
+          "--ep: EP 8 does not divide DP 4 (expert parallelism is carved out "
+          "of data parallelism)");
+  refused("mixtral-8x7b", KV("ep", "2", "fsdp", "yes", "global_batch", "64"),
+          16, "--ep: expert parallelism with ZeRO-3 / FSDP is not supported");
+  refused("mixtral-8x7b", KV("moe_imbalance", "0.5", "global_batch", "64"), 16,
+          "--moe_imbalance: '0.5' is below the minimum of 1");
+}
