@@ -391,6 +391,10 @@ static struct coll_shape coll_shape(int op, int n, double S, double bw,
     cs.steps = n - 1;
     cs.per_edge = S;
     break;
+  case CO_SENDRECV:
+    cs.steps = 1;
+    cs.per_edge = S;
+    break;
   default: /* all-gather, reduce-scatter: S is the whole array */
     cs.steps = n - 1;
     cs.per_edge = (double)(n - 1) / n * S;
@@ -550,10 +554,13 @@ static void launch_coll(struct inst *in)
         g = 0;
   }
   int channels = (nodes > 1 && g > 0) ? g : 1;
+  if (t->op == CO_SENDRECV)
+    channels = 1;
   if (channels == 1)
     g = n, nodes = 1;
   bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
-  enum coll_algo algo = t->op == CO_ALLTOALL ? CA_DIRECT : E.p->algo;
+  enum coll_algo algo = t->op == CO_ALLTOALL ? CA_DIRECT
+                       : t->op == CO_SENDRECV ? CA_RING : E.p->algo;
   if (t->op == CO_ALLREDUCE && algo == CA_NVLS && !cross && E.c->nvls) {
     /* NVLS: each GPU's data crosses its NVLink once each way. */
     in->extra_s = 2 * E.p->step_simple_s;
@@ -605,7 +612,7 @@ static void launch_coll(struct inst *in)
   struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels);
   in->extra_s = cs.extra_s;
   double pe = cs.pe, per_edge = cs.per_edge;
-  bool step = t->op != CO_ALLTOALL &&
+  bool step = t->op != CO_ALLTOALL && t->op != CO_SENDRECV &&
               (E.p->fidelity == FID_STEP ||
                (E.p->fidelity == FID_AUTO && n <= 16));
   if (step) {
@@ -680,6 +687,17 @@ static void arrive_coll(long rank, long task)
     id[2] = c[2] % sh;
     break;
   }
+  case GK_CP:
+    n = (int)E.g->layout.cp;
+    slot = (int)c[1];
+    id[1] = 0;
+    break;
+  case GK_DPCP:
+    n = (int)(E.g->layout.cp * E.g->layout.dp);
+    slot = (int)(c[1] + E.g->layout.cp * c[2]);
+    id[1] = 0;
+    id[2] = 0;
+    break;
   case GK_EP: {
     long ep = E.g->layout.ep;
     n = (int)ep;

@@ -23,12 +23,13 @@ static const char *const task_kinds[TK_COUNT] = {"kernel", "coll", "send",
 static const char *const kernel_kinds[KK_COUNT] = {
     "gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim"};
 static const char *const coll_ops[CO_COUNT] = {
-    "allreduce", "reducescatter", "allgather", "alltoall", "broadcast"};
-static const char *const group_kinds[GK_COUNT] = {"tp", "dp", "emb", "shard",
-                                                  "repl", "ep", "edp"};
+    "allreduce", "reducescatter", "allgather", "alltoall", "broadcast",
+    "sendrecv"};
+static const char *const group_kinds[GK_COUNT] = {
+    "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
-                                              "dp", "ag"};
+                                              "dp", "ag", "cp"};
 
 const char *task_kind_name(enum task_kind k) { return task_kinds[k]; }
 const char *kernel_kind_name(enum kernel_kind k) { return kernel_kinds[k]; }

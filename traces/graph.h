@@ -44,6 +44,7 @@ enum kernel_kind {
 
 enum coll_op {
   CO_ALLREDUCE, CO_REDUCE_SCATTER, CO_ALLGATHER, CO_ALLTOALL, CO_BROADCAST,
+  CO_SENDRECV, /* each member sends `bytes` to the next one of the group */
   CO_COUNT
 };
 
@@ -57,6 +58,8 @@ enum group_kind {
   GK_REPL,  /* the DP ranks holding the same shard in the other groups */
   GK_EP,    /* its expert-parallel group: ep consecutive DP indices */
   GK_EDP,   /* the DP ranks holding the same experts (dp / ep of them) */
+  GK_CP,    /* its context-parallel group */
+  GK_DPCP,  /* data- and context-parallel ranks together (gradients) */
   GK_COUNT
 };
 
@@ -64,7 +67,9 @@ enum phase { PH_FWD, PH_BWD, PH_RECOMP, PH_OPT, PH_COUNT };
 
 /* ST_AG: parameter all-gathers of ZeRO-3/FSDP and after a ZeRO-1/2 step,
  * apart from ST_DP's gradient reductions, as FSDP uses two streams. */
-enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_AG, ST_COUNT };
+/* ST_CP: ring-attention exchanges of context parallelism. */
+enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_AG, ST_CP,
+              ST_COUNT };
 
 struct task {
   uint8_t kind;   /* enum task_kind */

@@ -131,7 +131,8 @@ double model_flops_per_iter(const struct model *m, long global_batch)
 
 double layer_activation_bytes(const struct model *m, const struct plan *p)
 {
-  double s = (double)m->seq, b = (double)p->micro_batch;
+  /* Context parallelism keeps 1/cp of the sequence on each rank. */
+  double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
   double kv = (double)model_kv_dim(m), f = (double)m->ffn;
   double k = (double)m->topk;
@@ -192,13 +193,13 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
 {
   struct memory best = {0};
   double per_layer = layer_activation_bytes(m, p);
-  double s = (double)m->seq, b = (double)p->micro_batch;
+  double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   for (long st = 0; st < p->pp; st++) {
     struct memory x = {0};
     double params = stage_params_rank(m, p, st);
     /* ZeRO: stage 1 shards optimizer states, 2 also gradients, 3 also
      * weights, over the shard group (all of DP unless HSDP). */
-    double N = (double)(p->hsdp ? p->hsdp : p->dp);
+    double N = (double)(p->hsdp ? p->hsdp : p->dp * p->cp);
     x.weights = 2 * params / (p->zero >= 3 ? N : 1);
     x.grads = dtype_bytes(p->grad_dtype) * params / (p->zero >= 2 ? N : 1);
     x.optimizer = 12 * params / (p->zero >= 1 ? N : 1);

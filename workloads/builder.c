@@ -98,11 +98,52 @@ static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
   return bmm(c, phase, layer, B, S, D, S);                  /* dK = dS^T Q */
 }
 
+static long attention_block(struct ctx *c, int phase, long layer, bool bwd);
+static long coll(struct ctx *c, enum coll_op op, enum group_kind gk,
+                 enum stream st, int phase, long layer, double bytes);
+
+/* Ring attention (context parallelism): the rank's queries meet the
+ * key/value blocks of every CP rank in turn; while one block is used, the
+ * next arrives from the previous rank (stream "cp"), the exchange of block
+ * j+1 overlapping the attention on block j.  Causal load balancing (each
+ * rank holds chunks i and 2cp-1-i) gives every step the same work: 1/cp of
+ * the rank's share.  Backward passes the key/value gradients along with
+ * the blocks. */
+static long attention_cp(struct ctx *c, int phase, long layer, bool bwd)
+{
+  long cp = c->p->cp, w = -1, prev = -1;
+  double kv = 2 * c->T * c->kv / c->t * c->e; /* K and V of the local part */
+  for (long j = 0; j < cp; j++) {
+    if (j + 1 < cp) {
+      long x = coll(c, CO_SENDRECV, GK_CP, ST_CP, phase, layer,
+                    bwd ? 2 * kv : kv);
+      if (c->last_compute >= 0)
+        graph_dep(c->g, c->s, c->last_compute);
+      if (j > 0)
+        c->pending[c->npending++] = prev;
+      prev = x;
+    } else if (j > 0) {
+      c->pending[c->npending++] = prev;
+    }
+    w = attention_block(c, phase, layer, bwd);
+  }
+  return w;
+}
+
 static long attention(struct ctx *c, int phase, long layer, bool bwd)
+{
+  if (c->p->cp > 1)
+    return attention_cp(c, phase, layer, bwd);
+  return attention_block(c, phase, layer, bwd);
+}
+
+static long attention_block(struct ctx *c, int phase, long layer, bool bwd)
 {
   if (c->p->unfused_attention)
     return attention_unfused(c, phase, layer, bwd);
   double heads = c->a / c->t;
+  /* c->S: the local sequence (all of it without CP, one CP rank's share
+   * with it, each block being as long as the local part). */
   double flops = 4 * c->b * c->S * c->S * c->h / c->t;
   double q = c->T * c->h / c->t, kv = c->T * c->kv / c->t;
   struct task t = {.kind = TK_KERNEL, .op = bwd ? KK_ATTN_BWD : KK_ATTN,
@@ -299,11 +340,11 @@ static void send(struct ctx *c, int peer, int phase)
 static void flush_bucket(struct ctx *c, double *acc, long after,
                          long *dp_tasks, long *n_dp)
 {
-  if (*acc <= 0 || c->p->dp < 2)
+  if (*acc <= 0 || c->p->dp * c->p->cp < 2)
     return;
   /* ZeRO 1 and 2 reduce-scatter: each rank updates its shard only. */
-  long i = coll(c, c->p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_DP, ST_DP,
-                PH_BWD, -1, *acc);
+  long i = coll(c, c->p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE,
+                c->p->cp > 1 ? GK_DPCP : GK_DP, ST_DP, PH_BWD, -1, *acc);
   c->g->prog[c->s].tasks[i].mb = -1; /* belongs to no micro-batch */
   graph_dep(c->g, c->s, after);
   dp_tasks[(*n_dp)++] = i;
@@ -391,7 +432,7 @@ static int build_stage(struct graph *g, const struct model *m,
                   .last_compute = -1};
   c.e = dtype_bytes(m->dtype);
   c.b = (double)p->micro_batch;
-  c.S = (double)m->seq;
+  c.S = (double)m->seq / (double)p->cp; /* tokens of a sequence on a rank */
   c.T = c.b * c.S;
   c.h = (double)m->hidden;
   c.t = (double)p->tp;
@@ -512,7 +553,7 @@ static int build_stage(struct graph *g, const struct model *m,
   }
   c.chunk = -1;
   c.mb = -1;
-  if (!p->overlap_grad && p->dp > 1 && p->zero < 3) {
+  if (!p->overlap_grad && p->dp * p->cp > 1 && p->zero < 3) {
     /* All buckets after the whole backward pass, in backward order. */
     for (long ch = p->vchunks - 1; ch >= 0; ch--) {
       long first, count;
@@ -540,15 +581,16 @@ static int build_stage(struct graph *g, const struct model *m,
   /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
    * gradient, write the first three and the 16-bit weights (28 bytes per
    * parameter). */
-  long shard = p->hsdp ? p->hsdp : p->dp;
+  long shard = p->hsdp ? p->hsdp : p->dp * p->cp;
   long opt = kernel(&c, KK_OPTIM, PH_OPT, -1, 0,
                     28 * params / (p->zero ? (double)shard : 1.0));
   for (long i = 0; i < n_dp; i++)
     graph_dep(g, stage, dp_tasks[i]);
   /* ZeRO 1 and 2: gather the updated parameter shards for the next
    * iteration. */
-  if ((p->zero == 1 || p->zero == 2) && p->dp > 1) {
-    coll(&c, CO_ALLGATHER, GK_DP, ST_AG, PH_OPT, -1, params * c.e);
+  if ((p->zero == 1 || p->zero == 2) && p->dp * p->cp > 1) {
+    coll(&c, CO_ALLGATHER, p->cp > 1 ? GK_DPCP : GK_DP, ST_AG, PH_OPT, -1,
+         params * c.e);
     graph_dep(g, stage, opt);
   }
   free(dp_tasks);

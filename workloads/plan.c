@@ -332,9 +332,18 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   if (p->hsdp && (p->hsdp > p->dp || p->dp % p->hsdp != 0))
     return weft_errf(err, WEFT_EINVAL, "%s: shard groups of %ld do not divide "
                      "DP %ld", p->origin[PK_HSDP], p->hsdp, p->dp);
-  if (p->cp > 1)
-    return weft_errf(err, WEFT_EINVAL, "%s: context parallelism is not "
-                     "supported yet", p->origin[PK_CP]);
+  if (p->cp > 1 && m->seq % (2 * p->cp) != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: sequence %ld is not a multiple of "
+                     "2 x CP %ld (each rank holds two chunks, for causal load "
+                     "balance)", p->origin[PK_CP], m->seq, p->cp);
+  if (p->cp > 1 && p->sp && (m->seq / p->cp) % p->tp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide the %ld "
+                     "tokens per CP rank (sequence parallelism)",
+                     p->origin[PK_SP], p->tp, m->seq / p->cp);
+  if (p->cp > 1 && (p->zero >= 2 || p->ep > 1))
+    return weft_errf(err, WEFT_EINVAL, "%s: context parallelism with ZeRO "
+                     "stage 2 or 3 or with expert parallelism is not supported",
+                     p->origin[PK_CP]);
   if (p->ep > 1 && !model_is_moe(m))
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism needs an MoE "
                      "model (experts > 1)", p->origin[PK_EP]);

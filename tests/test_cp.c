@@ -1,0 +1,129 @@
+/*
+ * test_cp.c - context parallelism: ring-attention transfers, FLOPs,
+ * gradients over DP x CP, and refused combinations.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
+
+static struct graph *build(const char *model, long gpus, const char *const *kv,
+                           struct model *m, struct plan *p)
+{
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
+  plan_init(p);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
+                 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(m, p, &err);
+  cr_assert(g, "%s", err.msg);
+  return g;
+}
+
+static double sum(const struct graph *g, enum coll_op op, enum group_kind gk,
+                  int phase, long layer, long mb, long *n)
+{
+  double b = 0;
+  long k = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
+        (phase < 0 || t->phase == phase) && (layer < -1 || t->layer == layer) &&
+        (mb < -1 || t->mb == mb)) {
+      b += t->bytes;
+      k++;
+    }
+  }
+  if (n)
+    *n = k;
+  return b;
+}
+
+Test(cp, ring_attention_moves_2_cp_minus_1_over_cp_of_kv)
+{
+  const long cps[] = {2, 4, 8};
+  for (int i = 0; i < 3; i++) {
+    struct model m;
+    struct plan p;
+    char cp[4];
+    snprintf(cp, sizeof cp, "%ld", cps[i]);
+    struct graph *g = build("llama3-8b", 4 * cps[i], KV("tp", "4", "cp", cp,
+                            "global_batch", "2"), &m, &p);
+    /* K and V of the whole sequence, per TP rank: 2 b s kv_dim / t x 2 B. */
+    double kv_all = 2.0 * 8192 * 1024 / 4 * 2;
+    long n;
+    double fwd = sum(g, CO_SENDRECV, GK_CP, PH_FWD, 5, 1, &n);
+    REL(fwd, (double)(cps[i] - 1) / (double)cps[i] * kv_all);
+    cr_assert_eq(n, cps[i] - 1);
+    /* Backward carries the blocks and their gradients. */
+    REL(sum(g, CO_SENDRECV, GK_CP, PH_BWD, 5, 1, NULL), 2 * fwd);
+    graph_free(g);
+  }
+}
+
+Test(cp, flops_and_gradients)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("llama3-8b", 32, KV("tp", "2", "cp", "4",
+                          "global_batch", "8"), &m, &p);
+  REL(graph_total_flops(g, (1 << PH_FWD) | (1 << PH_BWD)),
+      model_flops_per_iter(&m, 8));
+  /* Gradients reduced over DP 4 x CP 4 ranks. */
+  REL(sum(g, CO_ALLREDUCE, GK_DPCP, PH_BWD, -2, -2, NULL),
+      2 * stage_params_rank(&m, &p, 0));
+  REL(sum(g, CO_ALLREDUCE, GK_DP, PH_BWD, -2, -2, NULL), 0);
+  graph_free(g);
+}
+
+Test(cp, activations_shrink_with_cp)
+{
+  struct model m;
+  struct plan p, q;
+  struct graph *g = build("llama3-8b", 8, KV("tp", "2", "global_batch", "4"),
+                          &m, &p);
+  graph_free(g);
+  g = build("llama3-8b", 8, KV("tp", "2", "cp", "4", "global_batch", "1"), &m,
+            &q);
+  REL(layer_activation_bytes(&m, &q) * 4, layer_activation_bytes(&m, &p) -
+      /* the score term shrinks by cp^2, not cp */
+      5.0 * 32 * 8192 * 8192 / 2 * (1 - 1.0 / 4));
+  graph_free(g);
+}
+
+static void refused(const char *const *kv, long gpus, const char *msg)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "llama3-8b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  int rc = 0;
+  for (int i = 0; kv[i] && !rc; i += 2) {
+    char o[32];
+    snprintf(o, sizeof o, "--%s", kv[i]);
+    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
+  }
+  if (!rc)
+    rc = plan_resolve(&p, &m, gpus, &err);
+  cr_assert_neq(rc, 0);
+  cr_assert_str_eq(err.msg, msg);
+}
+
+Test(cp, bad_combinations)
+{
+  refused(KV("cp", "3", "global_batch", "8"), 24,
+          "--cp: sequence 8192 is not a multiple of 2 x CP 3 (each rank holds "
+          "two chunks, for causal load balance)");
+  refused(KV("cp", "2", "fsdp", "yes", "global_batch", "8"), 16,
+          "--cp: context parallelism with ZeRO stage 2 or 3 or with expert "
+          "parallelism is not supported");
+}
