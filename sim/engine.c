@@ -635,20 +635,38 @@ static void launch_coll(struct inst *in)
       for (int b = 0; b < n; b++)
         if (a != b)
           flow(in->ranks[a], in->ranks[b], per_edge, pe, in);
-  } else {
-    for (int ch = 0; ch < channels; ch++) {
-      /* Ring of channel ch: in each node the members rotated by ch, so
-       * that the node is left from member (ch - 1) mod g. */
-      for (int k = 0; k < n; k++) {
-        int node = k / g, i = k % g;
-        int nk = k + 1 == n ? 0 : k + 1;
-        int nnode = nk / g, ni = nk % g;
-        long src = in->ranks[node * g + (i + ch) % g];
-        long dst = in->ranks[nnode * g + (ni + ch) % g];
-        if (t->op == CO_BROADCAST && nk == 0)
-          continue; /* a chain, not a ring */
-        flow(src, dst, per_edge / channels, pe, in);
+  } else if (channels > 1) {
+    /* Ring of channel ch: in each node the members rotated by ch, so that
+     * the node is left from member (ch - 1) mod g and entered at member ch.
+     * Inside a node, channel ch uses the edges a -> a+1 (mod g) but the
+     * exit one; the channels' flows between the same two GPUs are merged
+     * (same bytes, same start: max-min sharing gives them together what it
+     * gives one flow of their sum), g flows per node instead of g(g-1). */
+    double share = per_edge / channels;
+    for (int node = 0; node < nodes; node++) {
+      for (int a = 0; a < g; a++) {
+        /* The edge a -> a+1 is the exit edge of channel (a + 1) mod g only:
+         * the other g - 1 channels carry it. */
+        long src = in->ranks[node * g + a];
+        long dst = in->ranks[node * g + (a + 1) % g];
+        if (g > 1)
+          flow(src, dst, share * (g - 1), pe, in);
       }
+      int nnode = (node + 1) % nodes;
+      for (int ch = 0; ch < channels; ch++) {
+        if (t->op == CO_BROADCAST && nnode == 0)
+          continue; /* a chain, not a ring */
+        long src = in->ranks[node * g + (ch + g - 1) % g];
+        long dst = in->ranks[nnode * g + ch % g];
+        flow(src, dst, share, pe, in);
+      }
+    }
+  } else {
+    for (int k = 0; k < n; k++) {
+      int nk = k + 1 == n ? 0 : k + 1;
+      if (t->op == CO_BROADCAST && nk == 0)
+        continue; /* a chain, not a ring */
+      flow(in->ranks[k], in->ranks[nk], per_edge, pe, in);
     }
   }
   on_done(in); /* drop the guard */
