@@ -138,22 +138,39 @@ int cmd_run(int argc, char **argv)
   double sim_wall = wall() - t0;
   if (json) {
     printf("{\"model\": \"%s\", \"gpus\": %ld, \"tp\": %ld, \"pp\": %ld, "
-           "\"dp\": %ld, \"iteration_time_s\": %.9g, \"tflops_per_gpu\": "
+           "\"dp\": %ld, \"cp\": %ld, \"ep\": %ld, \"zero\": %d, "
+           "\"iteration_time_s\": %.9g, \"tflops_per_gpu\": "
            "%.6g, \"model_tflops_per_gpu\": %.6g, \"mfu\": %.6g, "
            "\"tokens_per_s\": %.6g, \"compute_s\": %.9g, "
            "\"overlapped_comm_s\": %.9g, \"exposed_comm_s\": %.9g, "
            "\"idle_s\": %.9g, \"memory_per_gpu_bytes\": %.0f, "
            "\"fits_in_memory\": %s, \"kernels\": %ld, \"flows\": %ld, "
            "\"sim_wall_s\": %.3f}\n",
-           w.model.name, w.plan.gpus, w.plan.tp, w.plan.pp, w.plan.dp, T,
+           w.model.name, w.plan.gpus, w.plan.tp, w.plan.pp, w.plan.dp,
+           w.plan.cp, w.plan.ep, w.plan.zero, T,
            hw / 1e12, model / 1e12, model / peak, tokens, res.compute_s,
            res.overlapped_s, res.exposed_s, res.idle_s, mem.total,
            mem.fits ? "true" : "false", res.kernels, res.flows, sim_wall);
   } else {
-    char a[32], b[32];
-    printf("%s on %ld x %s (%s): TP %ld, PP %ld, DP %ld, micro-batch %ld, "
+    char a[32], b[32], extra[96] = "";
+    int n = 0;
+    if (w.plan.cp > 1)
+      n += snprintf(extra + n, sizeof extra - (size_t)n, ", CP %ld", w.plan.cp);
+    if (w.plan.ep > 1)
+      n += snprintf(extra + n, sizeof extra - (size_t)n, ", EP %ld", w.plan.ep);
+    if (w.plan.hsdp)
+      n += snprintf(extra + n, sizeof extra - (size_t)n, ", HSDP %ld",
+                    w.plan.hsdp);
+    else if (w.plan.fsdp)
+      n += snprintf(extra + n, sizeof extra - (size_t)n, ", FSDP");
+    else if (w.plan.zero)
+      n += snprintf(extra + n, sizeof extra - (size_t)n, ", ZeRO-%d",
+                    w.plan.zero);
+    if (w.plan.sp)
+      snprintf(extra + n, sizeof extra - (size_t)n, ", SP");
+    printf("%s on %ld x %s (%s): TP %ld, PP %ld, DP %ld%s, micro-batch %ld, "
            "global batch %ld, %s, recompute %s\n", w.model.name, w.plan.gpus,
-           c.gpu.name, c.name, w.plan.tp, w.plan.pp, w.plan.dp,
+           c.gpu.name, c.name, w.plan.tp, w.plan.pp, w.plan.dp, extra,
            w.plan.micro_batch, w.plan.global_batch,
            w.plan.schedule == SCHED_INTERLEAVED ? "interleaved 1F1B"
                                                  : sched_name(w.plan.schedule),

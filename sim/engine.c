@@ -716,6 +716,14 @@ static void arrive_coll(long rank, long task)
     id[1] = 0;
     id[2] = 0;
     break;
+  case GK_EDPCP: {
+    long ep = E.g->layout.ep, cp = E.g->layout.cp;
+    n = (int)(cp * (E.g->layout.dp / ep));
+    slot = (int)(c[1] + cp * (c[2] / ep));
+    id[1] = 0;
+    id[2] = c[2] % ep;
+    break;
+  }
   case GK_EP: {
     long ep = E.g->layout.ep;
     n = (int)ep;

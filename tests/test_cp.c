@@ -123,7 +123,23 @@ Test(cp, bad_combinations)
   refused(KV("cp", "3", "global_batch", "8"), 24,
           "--cp: sequence 8192 is not a multiple of 2 x CP 3 (each rank holds "
           "two chunks, for causal load balance)");
-  refused(KV("cp", "2", "fsdp", "yes", "global_batch", "8"), 16,
-          "--cp: context parallelism with ZeRO stage 2 or 3 or with expert "
-          "parallelism is not supported");
+  refused(KV("cp", "2", "hsdp", "2", "global_batch", "8"), 16,
+          "--cp: context parallelism with HSDP is not supported yet");
+}
+
+Test(cp, fsdp_shards_over_dp_and_cp)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("llama3-8b", 16, KV("cp", "4", "fsdp", "yes",
+                          "global_batch", "4"), &m, &p);
+  /* One micro-batch: every unit gathered twice, reduce-scattered once,
+   * over the 4 x 4 DP x CP ranks. */
+  double P = stage_params_rank(&m, &p, 0);
+  REL(sum(g, CO_ALLGATHER, GK_DPCP, -1, -2, -2, NULL), 2 * 2 * P);
+  REL(sum(g, CO_REDUCE_SCATTER, GK_DPCP, -1, -2, -2, NULL), 2 * P);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  REL(mem.optimizer, 12 * P / 16);
+  graph_free(g);
 }

@@ -139,7 +139,26 @@ Test(moe, bad_combinations)
           "--ep: EP 8 does not divide DP 4 (expert parallelism is carved out "
           "of data parallelism)");
   refused("mixtral-8x7b", KV("ep", "2", "fsdp", "yes", "global_batch", "64"),
-          16, "--ep: expert parallelism with ZeRO-3 / FSDP is not supported");
+          16, "--ep: expert parallelism with ZeRO (stage 3) is not supported "
+          "yet");
+  refused("mixtral-8x7b", KV("ep", "2", "zero", "1", "global_batch", "64"),
+          16, "--ep: expert parallelism with ZeRO (stage 1) is not supported "
+          "yet");
   refused("mixtral-8x7b", KV("moe_imbalance", "0.5", "global_batch", "64"), 16,
           "--moe_imbalance: '0.5' is below the minimum of 1");
+}
+
+Test(moe, with_context_parallelism)
+{
+  /* DP 4 x CP 2: experts split over EP 2, expert gradients reduced over the
+   * 2 x 2 ranks holding the same experts (EDP x CP). */
+  struct model m;
+  struct plan p;
+  struct graph *g = build("mixtral-8x7b", 16, KV("tp", "2", "cp", "2", "ep",
+                          "2", "global_batch", "8"), &m, &p);
+  double lx = layer_expert_params_rank(&m, 2, 2);
+  long n;
+  REL(sum(g, 0, CO_ALLREDUCE, GK_EDPCP, PH_BWD, -2, -2, &n), 32 * lx * 2);
+  cr_assert_eq(n, 32);
+  graph_free(g);
 }

@@ -26,7 +26,7 @@ static const char *const coll_ops[CO_COUNT] = {
     "allreduce", "reducescatter", "allgather", "alltoall", "broadcast",
     "sendrecv"};
 static const char *const group_kinds[GK_COUNT] = {
-    "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp"};
+    "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
                                               "dp", "ag", "cp"};

@@ -60,6 +60,7 @@ enum group_kind {
   GK_EDP,   /* the DP ranks holding the same experts (dp / ep of them) */
   GK_CP,    /* its context-parallel group */
   GK_DPCP,  /* data- and context-parallel ranks together (gradients) */
+  GK_EDPCP, /* GK_EDP times the context-parallel ranks (expert gradients) */
   GK_COUNT
 };
 

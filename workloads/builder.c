@@ -377,8 +377,10 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
 {
   const struct plan *p = c->p;
   bool hsdp = p->hsdp && p->hsdp < p->dp;
-  long shard = hsdp ? p->hsdp : p->dp;
-  enum group_kind gk = hsdp ? GK_SHARD : GK_DP;
+  /* Without HSDP parameters are sharded over data and context parallel
+   * ranks together (they hold the same weights). */
+  long shard = hsdp ? p->hsdp : p->dp * p->cp;
+  enum group_kind gk = hsdp ? GK_SHARD : p->cp > 1 ? GK_DPCP : GK_DP;
   double grad_e = dtype_bytes(p->grad_dtype);
   int phase = fwd ? PH_FWD : PH_BWD;
   long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
@@ -527,9 +529,9 @@ static int build_stage(struct graph *g, const struct model *m,
           flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
         if (lx > 0 && (overlap_here || (!p->overlap_grad &&
                                         i == last_bwd[op->chunk])) &&
-            p->dp / p->ep > 1) {
-          long x = coll(&c, CO_ALLREDUCE, GK_EDP, ST_DP, PH_BWD, l,
-                        lx * grad_e);
+            p->dp / p->ep * p->cp > 1) {
+          long x = coll(&c, CO_ALLREDUCE, p->cp > 1 ? GK_EDPCP : GK_EDP, ST_DP,
+                        PH_BWD, l, lx * grad_e);
           c.g->prog[stage].tasks[x].mb = -1;
           graph_dep(g, stage, w);
           dp_tasks[n_dp++] = x;

@@ -340,10 +340,9 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide the %ld "
                      "tokens per CP rank (sequence parallelism)",
                      p->origin[PK_SP], p->tp, m->seq / p->cp);
-  if (p->cp > 1 && (p->zero >= 2 || p->ep > 1))
-    return weft_errf(err, WEFT_EINVAL, "%s: context parallelism with ZeRO "
-                     "stage 2 or 3 or with expert parallelism is not supported",
-                     p->origin[PK_CP]);
+  if (p->cp > 1 && p->hsdp)
+    return weft_errf(err, WEFT_EINVAL, "%s: context parallelism with HSDP is "
+                     "not supported yet", p->origin[PK_CP]);
   if (p->ep > 1 && !model_is_moe(m))
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism needs an MoE "
                      "model (experts > 1)", p->origin[PK_EP]);
@@ -354,9 +353,10 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
                      "(expert parallelism is carved out of data parallelism)",
                      p->origin[PK_EP], p->ep, p->dp);
-  if (p->ep > 1 && p->zero == 3)
-    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with ZeRO-3 / "
-                     "FSDP is not supported", p->origin[PK_EP]);
+  if (p->ep > 1 && p->zero >= 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with ZeRO "
+                     "(stage %d) is not supported yet", p->origin[PK_EP],
+                     p->zero);
   if (p->global_batch < 1)
     return weft_errf(err, WEFT_EINVAL, "plan: global batch is required (set "
                      "global_batch= or --global-batch)");
