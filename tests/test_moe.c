@@ -138,12 +138,8 @@ Test(moe, bad_combinations)
   refused("mixtral-8x7b", KV("ep", "8", "tp", "4", "global_batch", "64"), 16,
           "--ep: EP 8 does not divide DP 4 (expert parallelism is carved out "
           "of data parallelism)");
-  refused("mixtral-8x7b", KV("ep", "2", "fsdp", "yes", "global_batch", "64"),
-          16, "--ep: expert parallelism with ZeRO (stage 3) is not supported "
-          "yet");
-  refused("mixtral-8x7b", KV("ep", "2", "zero", "1", "global_batch", "64"),
-          16, "--ep: expert parallelism with ZeRO (stage 1) is not supported "
-          "yet");
+  refused("mixtral-8x7b", KV("ep", "2", "hsdp", "2", "global_batch", "64"),
+          16, "--ep: expert parallelism with HSDP is not supported yet");
   refused("mixtral-8x7b", KV("moe_imbalance", "0.5", "global_batch", "64"), 16,
           "--moe_imbalance: '0.5' is below the minimum of 1");
 }
@@ -161,4 +157,28 @@ Test(moe, with_context_parallelism)
   REL(sum(g, 0, CO_ALLREDUCE, GK_EDPCP, PH_BWD, -2, -2, &n), 32 * lx * 2);
   cr_assert_eq(n, 32);
   graph_free(g);
+}
+
+Test(moe, with_zero)
+{
+  /* DP 8 = 2 EP groups of 4: dense parameters sharded over 8, experts over
+   * the 2 ranks holding them. */
+  for (int z = 1; z <= 3; z++) {
+    struct model m;
+    struct plan p;
+    char zs[2] = {(char)('0' + z), 0};
+    struct graph *g = build("mixtral-8x7b", 8, KV("ep", "4", "zero", zs,
+                            "global_batch", "8", "micro_batch", "1"), &m, &p);
+    double X = stage_expert_params_rank(&m, &p, 0);
+    double D = stage_params_rank(&m, &p, 0) - X;
+    double rounds = z == 3 ? 2 : 1; /* gathers per iteration */
+    REL(sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL), rounds * 2 * D);
+    REL(sum(g, 0, CO_ALLGATHER, GK_EDP, -1, -2, -2, NULL), rounds * 2 * X);
+    REL(sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL), 2 * D);
+    REL(sum(g, 0, CO_REDUCE_SCATTER, GK_EDP, -1, -2, -2, NULL), 2 * X);
+    struct memory mem;
+    memory_per_gpu(&m, &p, 80e9, &mem);
+    REL(mem.optimizer, 12 * (D / 8 + X / 2));
+    graph_free(g);
+  }
 }

@@ -112,6 +112,19 @@ double stage_params_rank(const struct model *m, const struct plan *p,
   return n;
 }
 
+double stage_expert_params_rank(const struct model *m, const struct plan *p,
+                                long stage)
+{
+  double n = 0;
+  for (long c = 0; c < p->vchunks; c++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, c, &first, &count);
+    (void)first;
+    n += (double)count * layer_expert_params_rank(m, p->tp, p->ep);
+  }
+  return n;
+}
+
 double model_flops_per_iter(const struct model *m, long global_batch)
 {
   double B = (double)global_batch, s = (double)m->seq, h = (double)m->hidden;
@@ -196,13 +209,20 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
   double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   for (long st = 0; st < p->pp; st++) {
     struct memory x = {0};
-    double params = stage_params_rank(m, p, st);
     /* ZeRO: stage 1 shards optimizer states, 2 also gradients, 3 also
-     * weights, over the shard group (all of DP unless HSDP). */
+     * weights, over the shard group (DP x CP unless HSDP); expert
+     * parameters over the ranks holding the same experts. */
+    double xp = p->ep > 1 ? stage_expert_params_rank(m, p, st) : 0;
+    double params = stage_params_rank(m, p, st) - xp;
     double N = (double)(p->hsdp ? p->hsdp : p->dp * p->cp);
-    x.weights = 2 * params / (p->zero >= 3 ? N : 1);
-    x.grads = dtype_bytes(p->grad_dtype) * params / (p->zero >= 2 ? N : 1);
-    x.optimizer = 12 * params / (p->zero >= 1 ? N : 1);
+    double Nx = (double)(p->dp / p->ep * p->cp);
+    double gb = dtype_bytes(p->grad_dtype);
+    x.weights = 2 * (params / (p->zero >= 3 ? N : 1) +
+                     xp / (p->zero >= 3 ? Nx : 1));
+    x.grads = gb * (params / (p->zero >= 2 ? N : 1) +
+                    xp / (p->zero >= 2 ? Nx : 1));
+    x.optimizer = 12 * (params / (p->zero >= 1 ? N : 1) +
+                        xp / (p->zero >= 1 ? Nx : 1));
     long inflight;
     x.activations = per_layer * peak_layers_inflight(m, p, st, &inflight);
     x.peak_inflight = inflight;

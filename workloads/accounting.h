@@ -43,9 +43,12 @@ double model_params(const struct model *m);
 double layer_params_rank(const struct model *m, long tp, long ep);
 double layer_expert_params_rank(const struct model *m, long tp, long ep);
 
-/* Parameters held by a GPU of pipeline stage `stage`. */
+/* Parameters held by a GPU of pipeline stage `stage`, and the expert part
+ * of them (sharded by ZeRO over the ranks holding the same experts). */
 double stage_params_rank(const struct model *m, const struct plan *p,
                          long stage);
+double stage_expert_params_rank(const struct model *m, const struct plan *p,
+                                long stage);
 
 /* Model FLOPs of one iteration of `global_batch` sequences (see above). */
 double model_flops_per_iter(const struct model *m, long global_batch);

@@ -359,16 +359,32 @@ static void flush_bucket(struct ctx *c, double *acc, long after,
 struct unit {
   int kind; /* 0 embedding, 1 layer, 2 loss and output layer */
   long layer;
-  double params;
+  double params;  /* sharded over the shard group */
+  double xparams; /* experts: sharded over the ranks holding them */
 };
 
+/* The group holding the same experts, and its size. */
+static enum group_kind expert_group(const struct plan *p, long *n)
+{
+  *n = p->dp / p->ep * p->cp;
+  return p->cp > 1 ? GK_EDPCP : GK_EDP;
+}
+
+/* Gather a unit's parameters; returns the last gather issued (the stream is
+ * in order, so waiting for it waits for both). */
 static long gather(struct ctx *c, const struct unit *u, int phase,
                    enum group_kind gk, long after)
 {
-  long i = coll(c, CO_ALLGATHER, gk, ST_AG, phase, u->kind == 1 ? u->layer : -1,
-                u->params * c->e);
+  long layer = u->kind == 1 ? u->layer : -1, nx, i;
+  i = coll(c, CO_ALLGATHER, gk, ST_AG, phase, layer, u->params * c->e);
   if (after >= 0)
     graph_dep(c->g, c->s, after);
+  enum group_kind xg = expert_group(c->p, &nx);
+  if (u->xparams > 0 && nx > 1) {
+    i = coll(c, CO_ALLGATHER, xg, ST_AG, phase, layer, u->xparams * c->e);
+    if (after >= 0)
+      graph_dep(c->g, c->s, after);
+  }
   return i;
 }
 
@@ -408,6 +424,14 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
       if (shard > 1) {
         long rs = coll(c, CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD,
                        un->kind == 1 ? un->layer : -1, un->params * grad_e);
+        graph_dep(c->g, c->s, w);
+        dp_tasks[(*n_dp)++] = rs;
+      }
+      long nx;
+      enum group_kind xg = expert_group(p, &nx);
+      if (un->xparams > 0 && nx > 1) {
+        long rs = coll(c, CO_REDUCE_SCATTER, xg, ST_DP, PH_BWD, un->layer,
+                       un->xparams * grad_e);
         graph_dep(c->g, c->s, w);
         dp_tasks[(*n_dp)++] = rs;
       }
@@ -486,11 +510,11 @@ static int build_stage(struct graph *g, const struct model *m,
       struct unit *u = xcalloc((size_t)count + 2, sizeof *u);
       int n = 0;
       if (vs == 0)
-        u[n++] = (struct unit){0, -1, emb};
+        u[n++] = (struct unit){0, -1, emb, 0};
       for (long l = first; l < first + count; l++)
-        u[n++] = (struct unit){1, l, lp};
+        u[n++] = (struct unit){1, l, lp, lx};
       if (vs == vlast)
-        u[n++] = (struct unit){2, -1, out_layer + fnorm};
+        u[n++] = (struct unit){2, -1, out_layer + fnorm, 0};
       if (op->fwd && vs > 0)
         recv(&c, -1, PH_FWD);
       if (!op->fwd && vs < vlast)
@@ -527,11 +551,12 @@ static int build_stage(struct graph *g, const struct model *m,
         acc += lp * grad_e;
         if (overlap_here && acc >= p->bucket_bytes)
           flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
-        if (lx > 0 && (overlap_here || (!p->overlap_grad &&
+        if (lx > 0 && p->zero < 3 && (overlap_here || (!p->overlap_grad &&
                                         i == last_bwd[op->chunk])) &&
             p->dp / p->ep * p->cp > 1) {
-          long x = coll(&c, CO_ALLREDUCE, p->cp > 1 ? GK_EDPCP : GK_EDP, ST_DP,
-                        PH_BWD, l, lx * grad_e);
+          long x = coll(&c, p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE,
+                        p->cp > 1 ? GK_EDPCP : GK_EDP, ST_DP, PH_BWD, l,
+                        lx * grad_e);
           c.g->prog[stage].tasks[x].mb = -1;
           graph_dep(g, stage, w);
           dp_tasks[n_dp++] = x;
@@ -583,17 +608,25 @@ static int build_stage(struct graph *g, const struct model *m,
   /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
    * gradient, write the first three and the 16-bit weights (28 bytes per
    * parameter). */
-  long shard = p->hsdp ? p->hsdp : p->dp * p->cp;
+  long shard = p->hsdp ? p->hsdp : p->dp * p->cp, nx;
+  enum group_kind xg = expert_group(p, &nx);
+  double xparams = p->ep > 1 ? stage_expert_params_rank(m, p, stage) : 0;
+  double dense = params - xparams;
   long opt = kernel(&c, KK_OPTIM, PH_OPT, -1, 0,
-                    28 * params / (p->zero ? (double)shard : 1.0));
+                    28 * (p->zero ? dense / (double)shard + xparams / (double)nx
+                                  : params));
   for (long i = 0; i < n_dp; i++)
     graph_dep(g, stage, dp_tasks[i]);
   /* ZeRO 1 and 2: gather the updated parameter shards for the next
    * iteration. */
   if ((p->zero == 1 || p->zero == 2) && p->dp * p->cp > 1) {
     coll(&c, CO_ALLGATHER, p->cp > 1 ? GK_DPCP : GK_DP, ST_AG, PH_OPT, -1,
-         params * c.e);
+         dense * c.e);
     graph_dep(g, stage, opt);
+    if (xparams > 0 && nx > 1) {
+      coll(&c, CO_ALLGATHER, xg, ST_AG, PH_OPT, -1, xparams * c.e);
+      graph_dep(g, stage, opt);
+    }
   }
   free(dp_tasks);
   free(last_bwd);

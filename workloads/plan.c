@@ -353,10 +353,9 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
                      "(expert parallelism is carved out of data parallelism)",
                      p->origin[PK_EP], p->ep, p->dp);
-  if (p->ep > 1 && p->zero >= 1)
-    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with ZeRO "
-                     "(stage %d) is not supported yet", p->origin[PK_EP],
-                     p->zero);
+  if (p->ep > 1 && p->hsdp)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with HSDP is "
+                     "not supported yet", p->origin[PK_EP]);
   if (p->global_batch < 1)
     return weft_errf(err, WEFT_EINVAL, "plan: global batch is required (set "
                      "global_batch= or --global-batch)");
