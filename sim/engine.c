@@ -691,10 +691,12 @@ static void arrive_coll(long rank, long task)
     slot = (int)c[2];
     id[2] = 0;
     break;
-  case GK_SHARD: { /* consecutive DP indices */
+  case GK_SHARD: { /* consecutive DP indices, with all their CP ranks */
     long sh = E.g->layout.shard ? E.g->layout.shard : E.g->layout.dp;
-    n = (int)sh;
-    slot = (int)(c[2] % sh);
+    long cp = E.g->layout.cp;
+    n = (int)(sh * cp);
+    slot = (int)(c[1] + cp * (c[2] % sh));
+    id[1] = 0;
     id[2] = c[2] - c[2] % sh;
     break;
   }

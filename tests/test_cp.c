@@ -123,8 +123,9 @@ Test(cp, bad_combinations)
   refused(KV("cp", "3", "global_batch", "8"), 24,
           "--cp: sequence 8192 is not a multiple of 2 x CP 3 (each rank holds "
           "two chunks, for causal load balance)");
-  refused(KV("cp", "2", "hsdp", "2", "global_batch", "8"), 16,
-          "--cp: context parallelism with HSDP is not supported yet");
+  refused(KV("cp", "5", "global_batch", "8"), 40,
+          "--cp: sequence 8192 is not a multiple of 2 x CP 5 (each rank holds "
+          "two chunks, for causal load balance)");
 }
 
 Test(cp, fsdp_shards_over_dp_and_cp)
@@ -141,5 +142,21 @@ Test(cp, fsdp_shards_over_dp_and_cp)
   struct memory mem;
   memory_per_gpu(&m, &p, 80e9, &mem);
   REL(mem.optimizer, 12 * P / 16);
+  graph_free(g);
+}
+
+Test(cp, hsdp_shards_over_its_group_and_cp)
+{
+  /* DP 4 in shard groups of 2, CP 2: shards of 2 x 2 ranks, 2 replicas. */
+  struct model m;
+  struct plan p;
+  struct graph *g = build("llama3-8b", 8, KV("cp", "2", "hsdp", "2",
+                          "global_batch", "4"), &m, &p);
+  double P = stage_params_rank(&m, &p, 0);
+  REL(sum(g, CO_ALLGATHER, GK_SHARD, -1, -2, -2, NULL), 2 * 2 * P);
+  REL(sum(g, CO_ALLREDUCE, GK_REPL, -1, -2, -2, NULL), 2 * P / 4);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  REL(mem.weights, 2 * P / 4);
   graph_free(g);
 }

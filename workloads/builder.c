@@ -395,7 +395,7 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
   bool hsdp = p->hsdp && p->hsdp < p->dp;
   /* Without HSDP parameters are sharded over data and context parallel
    * ranks together (they hold the same weights). */
-  long shard = hsdp ? p->hsdp : p->dp * p->cp;
+  long shard = (hsdp ? p->hsdp : p->dp) * p->cp;
   enum group_kind gk = hsdp ? GK_SHARD : p->cp > 1 ? GK_DPCP : GK_DP;
   double grad_e = dtype_bytes(p->grad_dtype);
   int phase = fwd ? PH_FWD : PH_BWD;
@@ -608,7 +608,7 @@ static int build_stage(struct graph *g, const struct model *m,
   /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
    * gradient, write the first three and the 16-bit weights (28 bytes per
    * parameter). */
-  long shard = p->hsdp ? p->hsdp : p->dp * p->cp, nx;
+  long shard = (p->hsdp ? p->hsdp : p->dp) * p->cp, nx;
   enum group_kind xg = expert_group(p, &nx);
   double xparams = p->ep > 1 ? stage_expert_params_rank(m, p, stage) : 0;
   double dense = params - xparams;

@@ -340,9 +340,6 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide the %ld "
                      "tokens per CP rank (sequence parallelism)",
                      p->origin[PK_SP], p->tp, m->seq / p->cp);
-  if (p->cp > 1 && p->hsdp)
-    return weft_errf(err, WEFT_EINVAL, "%s: context parallelism with HSDP is "
-                     "not supported yet", p->origin[PK_CP]);
   if (p->ep > 1 && !model_is_moe(m))
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism needs an MoE "
                      "model (experts > 1)", p->origin[PK_EP]);
