@@ -24,6 +24,7 @@ static void k22(struct model *m, struct plan *p, enum recompute r, bool sp)
   p->micro_batch = 4;
   p->recompute = r;
   p->sp = sp;
+  p->unfused_attention = true; /* the attention Korthikanti et al. measured */
 }
 
 Test(accounting, korthikanti_per_layer)
@@ -115,4 +116,14 @@ Test(accounting, stage_params_sum_to_model)
     double tied = m.gpt_style ? (double)m.vocab * m.hidden : 0;
     REL(sum, model_params(&m) + tied);
   }
+}
+
+Test(accounting, flash_attention_keeps_no_scores)
+{
+  struct model m;
+  struct plan p;
+  k22(&m, &p, RECOMP_NONE, false);
+  p.unfused_attention = false;
+  double s = 2048, b = 4, h = 6144, a = 64, t = 8;
+  REL(layer_activation_bytes(&m, &p), s * b * (h * (10 + 24 / t) + 4 * a / t));
 }

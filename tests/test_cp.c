@@ -88,11 +88,11 @@ Test(cp, activations_shrink_with_cp)
 {
   struct model m;
   struct plan p, q;
-  struct graph *g = build("llama3-8b", 8, KV("tp", "2", "global_batch", "4"),
-                          &m, &p);
+  struct graph *g = build("llama3-8b", 8, KV("tp", "2", "global_batch", "4",
+                          "attention", "unfused"), &m, &p);
   graph_free(g);
-  g = build("llama3-8b", 8, KV("tp", "2", "cp", "4", "global_batch", "1"), &m,
-            &q);
+  g = build("llama3-8b", 8, KV("tp", "2", "cp", "4", "global_batch", "1",
+                               "attention", "unfused"), &m, &q);
   REL(layer_activation_bytes(&m, &q) * 4, layer_activation_bytes(&m, &p) -
       /* the score term shrinks by cp^2, not cp */
       5.0 * 32 * 8192 * 8192 / 2 * (1 - 1.0 / 4));

@@ -160,7 +160,10 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
   double split = 2 * h + 4 * kv + 2 * h + k * (2 * f * gates + 2 * f);
   if (k > 1)
     repl += (k - 1) * 3 * h; /* routed copies of the FC1 input and mask */
-  double scores = 5 * a * s;
+  /* Unfused attention keeps the scores (Korthikanti's 5as term); a fused
+   * flash-style kernel keeps only its output and the FP32 log-sum-exp of
+   * each row (4 bytes per head and token). */
+  double scores = p->unfused_attention ? 5 * a * s : 4 * a;
   double per_token;
   switch (p->recompute) {
   case RECOMP_FULL:

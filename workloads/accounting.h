@@ -10,6 +10,9 @@
  * counted over the full s x s square as Megatron does), which for GPT is
  * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
  *
+ * Activations follow Korthikanti et al. with unfused attention (as they
+ * measured it); with the fused flash-style kernel, the default, the s x s
+ * scores are not stored, only a 4-byte log-sum-exp per head and token.
  * Memory per GPU follows mixed-precision Adam as in the ZeRO paper: 2 bytes
  * of weights, 2 of gradients (4 with FP32 gradients, plan grad_dtype) and 12
  * of optimizer state (FP32 master weights, momentum, variance) per
@@ -54,7 +57,8 @@ double stage_expert_params_rank(const struct model *m, const struct plan *p,
 double model_flops_per_iter(const struct model *m, long global_batch);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.):
- * with 16-bit activations, GPT, no parallelism: s b h (34 + 5 a s / h). */
+ * with 16-bit activations, GPT, unfused attention, no parallelism:
+ * s b h (34 + 5 a s / h). */
 double layer_activation_bytes(const struct model *m, const struct plan *p);
 
 struct memory {
