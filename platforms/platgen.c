@@ -90,10 +90,14 @@ static void write_links(struct out *o, const struct cluster *c)
   const char *ind = "    ";
   char id[64];
   fprintf(o->f, "  <zone id=\"links\" routing=\"None\">\n");
-  /* Not a GPU: the replay engine times latency-only delays with executions
-   * of `delay` flops here (one flop/s per core, a million cores, so that
-   * delays never share it).  It has no links and no routes. */
-  fprintf(o->f, "    <host id=\"weft-timer\" speed=\"1f\" core=\"1048576\"/>\n");
+  /* Not GPUs: the replay engine times latency-only delays with executions
+   * of `delay` flops on these (one flop/s per core, a million cores, so that
+   * delays never share one).  One per node: SimGrid scans a host's list of
+   * executions when one ends, so a single timer host made that quadratic
+   * in the number of concurrent delays.  No links, no routes. */
+  for (int n = 0; n < c->nodes; n++)
+    fprintf(o->f, "    <host id=\"weft-timer%d\" speed=\"1f\" "
+            "core=\"1048576\"/>\n", n);
   for (int n = 0; n < c->nodes; n++) {
     int r0 = n * c->gpus_per_node;
     /* Half the GPU-to-GPU latency on each side of the NVSwitch. */

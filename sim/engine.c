@@ -175,7 +175,7 @@ struct engine {
   struct stage_info *st;
   struct rank_state *rs;
   sg_host_t *hosts;
-  sg_host_t timer;
+  sg_host_t *timers; /* one per node: weft-timer<n> */
   long nranks;
   struct inst **table;
   long kernels, flows;
@@ -317,6 +317,8 @@ static void inst_complete(struct inst *in)
   free(tasks);
 }
 
+static int node_of(long rank) { return (int)(rank / E.c->gpus_per_node); }
+
 static void on_done(void *tag)
 {
   int type = *(int *)tag;
@@ -342,13 +344,12 @@ static void on_done(void *tag)
   if (!in->timer_done && in->extra_s > 0) {
     in->timer_done = true;
     in->remaining = 1;
-    sgb_exec(E.timer, in->extra_s, in);
+    sgb_exec(E.timers[node_of(in->ranks[0])], in->extra_s, in);
     return;
   }
   inst_complete(in);
 }
 
-static int node_of(long rank) { return (int)(rank / E.c->gpus_per_node); }
 
 static void flow(long src, long dst, double bytes, double proto_eff,
                  struct inst *in)
@@ -926,10 +927,17 @@ int engine_run(const struct graph *g, const struct cluster *c,
     if (!E.hosts[r])
       return weft_errf(err, WEFT_EINVAL, "the platform has no host %s", name);
   }
-  E.timer = sg_host_by_name("weft-timer");
-  if (!E.timer)
-    return weft_errf(err, WEFT_EINVAL, "the platform has no weft-timer host "
-                     "(write it with weft platform)");
+  E.timers = xcalloc((size_t)c->nodes, sizeof *E.timers);
+  for (int n = 0; n < c->nodes; n++) {
+    char name[32];
+    snprintf(name, sizeof name, "weft-timer%d", n);
+    E.timers[n] = sg_host_by_name(name);
+    if (!E.timers[n]) {
+      free(E.timers);
+      return weft_errf(err, WEFT_EINVAL, "the platform has no %s host (write "
+                       "it with weft platform)", name);
+    }
+  }
   E.speed = sg_host_get_speed(E.hosts[0]);
   E.st = xcalloc((size_t)g->stages, sizeof *E.st);
   for (long s = 0; s < g->stages; s++)
@@ -999,6 +1007,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
     free(E.rs[r].rdone);
   free(E.rs);
   free(E.hosts);
+  free(E.timers);
   for (unsigned h = 0; h < HSIZE; h++)
     while (E.table[h])
       inst_free(E.table[h]);
