@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sim/base/names.h"
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
 #include "sim/base/xin.h"
@@ -68,14 +69,8 @@ void cluster_desc_init(struct cluster_desc *d)
 
 int cluster_key_from_name(const char *name)
 {
-  char norm[64];
-  size_t n = strlen(name);
-  if (n >= sizeof norm)
-    return -1;
-  for (size_t i = 0; i <= n; i++)
-    norm[i] = name[i] == '-' ? '_' : name[i];
   for (int k = 0; k < CK_COUNT; k++)
-    if (strcmp(norm, keys[k].name) == 0)
+    if (names_eq(name, keys[k].name))
       return k;
   return -1;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sim/base/names.h"
 #include "sim/base/units.h"
 
 #define GPT(nm, l, h, a)                                                       \
@@ -96,14 +97,8 @@ static const struct {
 
 int model_key_from_name(const char *name)
 {
-  char norm[32];
-  size_t n = strlen(name);
-  if (n >= sizeof norm)
-    return -1;
-  for (size_t i = 0; i <= n; i++)
-    norm[i] = name[i] == '-' ? '_' : name[i];
   for (int k = 0; k < MK_COUNT; k++)
-    if (strcmp(norm, keys[k].name) == 0)
+    if (names_eq(name, keys[k].name))
       return k;
   return -1;
 }
@@ -116,14 +111,14 @@ int model_set(struct model *m, enum model_key k, const char *value,
   int rc = 0;
   long v = 0;
   switch (k) {
-  case MK_FFN_KIND:
-    if (strcmp(value, "gelu") == 0)
-      m->ffn_kind = FFN_GELU;
-    else if (strcmp(value, "swiglu") == 0)
-      m->ffn_kind = FFN_SWIGLU;
-    else
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not gelu or swiglu", value);
+  case MK_FFN_KIND: {
+    int i;
+    rc = names_choice(value, (const char *const[]){"gelu", "swiglu", NULL}, &i,
+                      err);
+    if (!rc)
+      m->ffn_kind = i ? FFN_SWIGLU : FFN_GELU;
     break;
+  }
   case MK_DTYPE: {
     enum dtype t;
     if (!dtype_from_name(value, &t))
@@ -136,14 +131,14 @@ int model_set(struct model *m, enum model_key k, const char *value,
       m->dtype = t;
     break;
   }
-  case MK_STYLE:
-    if (strcmp(value, "gpt") == 0)
-      m->gpt_style = true;
-    else if (strcmp(value, "llama") == 0)
-      m->gpt_style = false;
-    else
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not gpt or llama", value);
+  case MK_STYLE: {
+    int i;
+    rc = names_choice(value, (const char *const[]){"gpt", "llama", NULL}, &i,
+                      err);
+    if (!rc)
+      m->gpt_style = i == 0;
     break;
+  }
   default:
     rc = units_parse_int(value, keys[k].min, keys[k].max, &v, err);
     if (rc)

@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/names.h"
 #include "sim/base/units.h"
 
-static const char *const key_names[PK_COUNT] = {
+static const char *const key_names[PK_COUNT + 1] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
     "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype", "zero", "fsdp", "hsdp",
-    "moe_imbalance"};
+    "moe_imbalance", NULL};
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -39,16 +40,7 @@ void plan_init(struct plan *p)
 
 int plan_key_from_name(const char *name)
 {
-  char norm[32];
-  size_t n = strlen(name);
-  if (n >= sizeof norm)
-    return -1;
-  for (size_t i = 0; i <= n; i++)
-    norm[i] = name[i] == '-' ? '_' : name[i];
-  for (int k = 0; k < PK_COUNT; k++)
-    if (strcmp(norm, key_names[k]) == 0)
-      return k;
-  return -1;
+  return names_find(name, key_names);
 }
 
 const char *plan_key_name(enum plan_key k) { return key_names[k]; }
@@ -67,14 +59,18 @@ const char *recompute_name(enum recompute r)
 
 static int parse_bool(const char *v, bool *out, struct weft_err *err)
 {
-  if (strcmp(v, "yes") == 0 || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-    *out = true;
-  else if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0 ||
-           strcmp(v, "0") == 0)
-    *out = false;
-  else
-    return weft_errf(err, WEFT_EINVAL, "'%s' is not yes or no", v);
-  return 0;
+  int i;
+  int rc = names_choice(v, (const char *const[]){"yes", "no", NULL}, &i, err);
+  if (!rc)
+    *out = i == 0;
+  return rc;
+}
+
+/* A setting with a few allowed words: store the index as an int. */
+static int choice(const char *v, const char *const *words, int *out,
+                  struct weft_err *err)
+{
+  return names_choice(v, words, out, err);
 }
 
 static int parse_order(const char *v, enum pdim out[PD_COUNT],
@@ -143,17 +139,14 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
                      "interleaved:V", value);
     }
     break;
-  case PK_RECOMPUTE:
-    if (strcmp(value, "none") == 0)
-      p->recompute = RECOMP_NONE;
-    else if (strcmp(value, "selective") == 0)
-      p->recompute = RECOMP_SELECTIVE;
-    else if (strcmp(value, "full") == 0)
-      p->recompute = RECOMP_FULL;
-    else
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not none, selective or full",
-                     value);
+  case PK_RECOMPUTE: {
+    int r;
+    rc = choice(value, (const char *const[]){"none", "selective", "full",
+                                             NULL}, &r, err);
+    if (!rc)
+      p->recompute = (enum recompute)r;
     break;
+  }
   case PK_BUCKET: {
     double b;
     rc = units_parse_pos(value, UNIT_SIZE, 1e12, &b, err);
@@ -185,33 +178,31 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
       p->zero = 3;
     }
     break;
-  case PK_GRAD_DTYPE:
-    if (strcmp(value, "bf16") == 0)
-      p->grad_dtype = DTYPE_BF16;
-    else if (strcmp(value, "fp16") == 0)
-      p->grad_dtype = DTYPE_FP16;
-    else if (strcmp(value, "fp32") == 0)
-      p->grad_dtype = DTYPE_FP32;
-    else
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not bf16, fp16 or fp32",
-                     value);
+  case PK_GRAD_DTYPE: {
+    static const enum dtype types[] = {DTYPE_BF16, DTYPE_FP16, DTYPE_FP32};
+    int i;
+    rc = choice(value, (const char *const[]){"bf16", "fp16", "fp32", NULL},
+                &i, err);
+    if (!rc)
+      p->grad_dtype = types[i];
     break;
-  case PK_P2P:
-    if (strcmp(value, "async") == 0)
-      p->blocking_p2p = false;
-    else if (strcmp(value, "blocking") == 0)
-      p->blocking_p2p = true;
-    else
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not async or blocking", value);
+  }
+  case PK_P2P: {
+    int i;
+    rc = choice(value, (const char *const[]){"async", "blocking", NULL}, &i,
+                err);
+    if (!rc)
+      p->blocking_p2p = i == 1;
     break;
-  case PK_ATTENTION:
-    if (strcmp(value, "flash") == 0)
-      p->unfused_attention = false;
-    else if (strcmp(value, "unfused") == 0)
-      p->unfused_attention = true;
-    else
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not flash or unfused", value);
+  }
+  case PK_ATTENTION: {
+    int i;
+    rc = choice(value, (const char *const[]){"flash", "unfused", NULL}, &i,
+                err);
+    if (!rc)
+      p->unfused_attention = i == 1;
     break;
+  }
   case PK_COUNT:
     break;
   }

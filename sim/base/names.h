@@ -1,0 +1,24 @@
+/*
+ * names.h - settings named in files and flags: "gpus_per_node" in XML is
+ * "--gpus-per-node" on the command line, and a setting with a few allowed
+ * words ("none", "selective", "full") says which when it gets another.
+ */
+#ifndef WEFT_NAMES_H
+#define WEFT_NAMES_H
+
+#include <stdbool.h>
+
+#include "err.h"
+
+/* True when `name` is `key`, a '-' in `name` standing for '_'. */
+bool names_eq(const char *name, const char *key);
+
+/* The index of `name` among the NULL-terminated `keys` (names_eq), or -1. */
+int names_find(const char *name, const char *const *keys);
+
+/* Set *out to the index of `value` among the NULL-terminated `choices`, or
+ * fail with "'value' is not a, b or c".  *out is untouched on failure. */
+int names_choice(const char *value, const char *const *choices, int *out,
+                 struct weft_err *err) WEFT_WUR;
+
+#endif
