@@ -10,24 +10,8 @@
 #include <string.h>
 
 #include "workloads/accounting.h"
-#include "workloads/builder.h"
+#include "tests/plan_helpers.h"
 
-static struct graph *build(const char *model, long gpus, const char *const *kv,
-                           struct model *m, struct plan *p)
-{
-  struct weft_err err = {0};
-  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
-  plan_init(p);
-  for (int i = 0; kv[i]; i += 2)
-    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
-                 0, "%s", err.msg);
-  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(m, p, &err);
-  cr_assert(g, "%s", err.msg);
-  return g;
-}
-
-#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define ALL ((1 << PH_FWD) | (1 << PH_BWD) | (1 << PH_RECOMP) | (1 << PH_OPT))
 #define MODEL_PHASES ((1 << PH_FWD) | (1 << PH_BWD))
 

@@ -7,25 +7,9 @@
 #include <stdio.h>
 
 #include "workloads/accounting.h"
-#include "workloads/builder.h"
+#include "tests/plan_helpers.h"
 
-#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
-
-static struct graph *build(const char *model, long gpus, const char *const *kv,
-                           struct model *m, struct plan *p)
-{
-  struct weft_err err = {0};
-  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
-  plan_init(p);
-  for (int i = 0; kv[i]; i += 2)
-    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
-                 0, "%s", err.msg);
-  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(m, p, &err);
-  cr_assert(g, "%s", err.msg);
-  return g;
-}
 
 static double sum(const struct graph *g, enum coll_op op, enum group_kind gk,
                   int phase, long layer, long mb, long *n)
@@ -99,31 +83,12 @@ Test(cp, activations_shrink_with_cp)
   graph_free(g);
 }
 
-static void refused(const char *const *kv, long gpus, const char *msg)
-{
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, "llama3-8b", NULL), 0);
-  struct plan p;
-  plan_init(&p);
-  struct weft_err err = {0};
-  int rc = 0;
-  for (int i = 0; kv[i] && !rc; i += 2) {
-    char o[32];
-    snprintf(o, sizeof o, "--%s", kv[i]);
-    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
-  }
-  if (!rc)
-    rc = plan_resolve(&p, &m, gpus, &err);
-  cr_assert_neq(rc, 0);
-  cr_assert_str_eq(err.msg, msg);
-}
-
 Test(cp, bad_combinations)
 {
-  refused(KV("cp", "3", "global_batch", "8"), 24,
+  refused("llama3-8b", KV("cp", "3", "global_batch", "8"), 24,
           "--cp: sequence 8192 is not a multiple of 2 x CP 3 (each rank holds "
           "two chunks, for causal load balance)");
-  refused(KV("cp", "5", "global_batch", "8"), 40,
+  refused("llama3-8b", KV("cp", "5", "global_batch", "8"), 40,
           "--cp: sequence 8192 is not a multiple of 2 x CP 5 (each rank holds "
           "two chunks, for causal load balance)");
 }

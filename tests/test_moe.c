@@ -7,25 +7,9 @@
 #include <stdio.h>
 
 #include "workloads/accounting.h"
-#include "workloads/builder.h"
+#include "tests/plan_helpers.h"
 
-#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
-
-static struct graph *build(const char *model, long gpus, const char *const *kv,
-                           struct model *m, struct plan *p)
-{
-  struct weft_err err = {0};
-  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
-  plan_init(p);
-  for (int i = 0; kv[i]; i += 2)
-    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
-                 0, "%s", err.msg);
-  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(m, p, &err);
-  cr_assert(g, "%s", err.msg);
-  return g;
-}
 
 static double sum(const struct graph *g, long stage, enum coll_op op,
                   enum group_kind gk, int phase, long layer, long mb, long *n)
@@ -107,26 +91,6 @@ Test(moe, imbalance_slows_the_experts_not_the_count)
                           "16", "moe_imbalance", "1.5"), &m, &p);
   cr_assert_gt(graph_total_flops(g, 0xf), model_flops_per_iter(&m, 16));
   graph_free(g);
-}
-
-static void refused(const char *model, const char *const *kv, long gpus,
-                    const char *msg)
-{
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, model, NULL), 0);
-  struct plan p;
-  plan_init(&p);
-  struct weft_err err = {0};
-  int rc = 0;
-  for (int i = 0; kv[i] && !rc; i += 2) {
-    char o[32];
-    snprintf(o, sizeof o, "--%s", kv[i]);
-    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
-  }
-  if (!rc)
-    rc = plan_resolve(&p, &m, gpus, &err);
-  cr_assert_neq(rc, 0);
-  cr_assert_str_eq(err.msg, msg);
 }
 
 Test(moe, bad_combinations)

@@ -9,25 +9,9 @@
 #include <stdio.h>
 
 #include "workloads/accounting.h"
-#include "workloads/builder.h"
+#include "tests/plan_helpers.h"
 
-#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
-
-static struct graph *build(const char *model, long gpus, const char *const *kv,
-                           struct model *m, struct plan *p)
-{
-  struct weft_err err = {0};
-  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
-  plan_init(p);
-  for (int i = 0; kv[i]; i += 2)
-    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
-                 0, "%s", err.msg);
-  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(m, p, &err);
-  cr_assert(g, "%s", err.msg);
-  return g;
-}
 
 /* Bytes of collectives `op` on group `gk` in stage 0's program. */
 static double bytes(const struct graph *g, enum coll_op op, enum group_kind gk,
@@ -128,34 +112,15 @@ Test(zero, memory_follows_the_zero_paper)
   }
 }
 
-static void refused(const char *const *kv, long gpus, const char *msg)
-{
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
-  struct plan p;
-  plan_init(&p);
-  struct weft_err err = {0};
-  int rc = 0;
-  for (int i = 0; kv[i] && !rc; i += 2) {
-    char o[32];
-    snprintf(o, sizeof o, "--%s", kv[i]);
-    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
-  }
-  if (!rc)
-    rc = plan_resolve(&p, &m, gpus, &err);
-  cr_assert_neq(rc, 0);
-  cr_assert_str_eq(err.msg, msg);
-}
-
 Test(zero, bad_combinations)
 {
-  refused(KV("zero", "2", "pp", "2", "global_batch", "64"), 32,
+  refused("gpt-1.7b", KV("zero", "2", "pp", "2", "global_batch", "64"), 32,
           "--zero: ZeRO stage 2 cannot be combined with pipeline parallelism "
           "(PP 2), as in DeepSpeed; use stage 1");
-  refused(KV("fsdp", "yes", "pp", "4", "global_batch", "64"), 32,
+  refused("gpt-1.7b", KV("fsdp", "yes", "pp", "4", "global_batch", "64"), 32,
           "--fsdp: ZeRO stage 3 cannot be combined with pipeline parallelism "
           "(PP 4), as in DeepSpeed; use stage 1");
-  refused(KV("hsdp", "12", "global_batch", "64"), 32,
+  refused("gpt-1.7b", KV("hsdp", "12", "global_batch", "64"), 32,
           "--hsdp: shard groups of 12 do not divide DP 32");
-  refused(KV("zero", "4"), 32, "--zero: '4' exceeds the limit of 3");
+  refused("gpt-1.7b", KV("zero", "4"), 32, "--zero: '4' exceeds the limit of 3");
 }

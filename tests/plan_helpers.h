@@ -1,0 +1,55 @@
+/*
+ * plan_helpers.h - shared by the workload tests: build the graph of a
+ * preset model under a plan given as name/value pairs, and check that a
+ * plan is refused with an exact message.  Header-only (static) so that each
+ * test program stays one file plus this.
+ */
+#ifndef WEFT_TEST_PLAN_HELPERS_H
+#define WEFT_TEST_PLAN_HELPERS_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "workloads/builder.h"
+
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static inline struct graph *build(const char *model, long gpus,
+                                  const char *const *kv, struct model *m,
+                                  struct plan *p)
+{
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
+  plan_init(p);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
+                 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(m, p, &err);
+  cr_assert(g, "%s", err.msg);
+  return g;
+}
+
+/* The flags kv ("--name value" pairs without dashes) on `gpus` GPUs must be
+ * refused with exactly `msg`. */
+static inline void refused(const char *model, const char *const *kv,
+                           long gpus, const char *msg)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, model, NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  int rc = 0;
+  for (int i = 0; kv[i] && !rc; i += 2) {
+    char o[32];
+    snprintf(o, sizeof o, "--%s", kv[i]);
+    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
+  }
+  if (!rc)
+    rc = plan_resolve(&p, &m, gpus, &err);
+  cr_assert_neq(rc, 0, "plan accepted");
+  cr_assert_str_eq(err.msg, msg);
+}
+
+#endif
