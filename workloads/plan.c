@@ -279,7 +279,9 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                        mp * p->dp, gpus);
   } else {
     if (gpus % mp != 0) {
-      o = p->set[PK_PP] ? p->origin[PK_PP] : p->origin[PK_TP];
+      o = p->set[PK_CP]   ? p->origin[PK_CP]
+          : p->set[PK_PP] ? p->origin[PK_PP]
+                          : p->origin[PK_TP];
       return weft_errf(err, WEFT_EINVAL, "%s: TP %ld x PP %ld x CP %ld = %ld "
                        "does not divide %ld GPUs", o, p->tp, p->pp, p->cp, mp,
                        gpus);
