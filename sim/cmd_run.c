@@ -60,10 +60,25 @@ int cmd_run(int argc, char **argv)
     else
       args[n++] = argv[i];
   }
-  if (n == 1) {
-    n = 0;
-    for (size_t i = 0; i < sizeof default_args / sizeof *default_args; i++)
-      args[n++] = (char *)default_args[i];
+  /* No model and no workload file: the demo job, with the given flags on
+   * top of it (weft run --collective tree, weft run --gpus 128, ...). */
+  bool scenario = false;
+  for (int i = 1; i < n; i++) {
+    if (strcmp(args[i], "--model") == 0 || strncmp(args[i], "--model=", 8) == 0)
+      scenario = true;
+    else if (args[i][0] != '-' && strcmp(args[i - 1], "-o") != 0 &&
+             (i == 1 || strncmp(args[i - 1], "--", 2) != 0 ||
+              strchr(args[i - 1], '=')))
+      scenario = true; /* a positional workload file */
+  }
+  if (!scenario) {
+    size_t nd = sizeof default_args / sizeof *default_args;
+    if (n - 1 + nd < 255) {
+      memmove(args + nd, args + 1, sizeof *args * (size_t)(n - 1));
+      for (size_t i = 0; i < nd; i++)
+        args[i] = (char *)default_args[i];
+      n += (int)nd - 1;
+    }
   }
   args[n] = NULL;
   struct workload w;

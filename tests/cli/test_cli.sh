@@ -99,6 +99,9 @@ expect 2 "weft: coll: give an operation: allreduce, allgather, reducescatter, al
 expect 1 "weft: --min-bytes: '1' has no unit; expected a size such as 80GiB" coll allreduce --min-bytes 1
 expect 2 "weft: run: unknown option '--colour'" run --model gpt-1.7b --colour red
 expect 1 "weft: /nonexistent.csv: cannot open: No such file or directory" run --model gpt-1.7b --gpus 8 --global-batch 8 --kernel-table /nonexistent.csv
+# Flags without a model apply to the demo job.
+"$weft" run --gpus 128 --global-batch 256 >"$tmp/demo" 2>&1
+if head -1 "$tmp/demo" | grep -q "^gpt-18.4b on 128 x A100-80GB (selene): TP 4, PP 2, DP 16,"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo job with flags"; cat "$tmp/demo"; fi
 golden coll-h100-8.txt coll allreduce --cluster dgx-h100 --gpus 8 --min-bytes 8B --max-bytes 8GiB --step-factor 64
 "$weft" run --json | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r1"
 "$weft" run --json | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r2"
