@@ -1,0 +1,38 @@
+#!/bin/sh
+# check.sh WEFT_BUILD_DIR SCRIPT_DIR - regression guard on the accuracy
+# against published measurements: re-runs the held-back COLL rows and the
+# first five rows of Megatron-LM's Table 1 and fails if the errors grow past
+# what was reached when the constants were set (tests/validation/*.out):
+# ring rows mean |error| <= 6 % and worst <= 20 %; NVLS rows worst <= 5 %;
+# Table 1 rows 1-5 mean |error| <= 10 % and worst <= 15 %.
+# Prints "validation: N passed, N failed".
+build=$1
+dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+verdict() { # NAME OK
+  if [ "$2" = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+sh "$dir/coll_rows.sh" "$build" >"$tmp/coll" || { echo "coll_rows.sh failed"; exit 1; }
+sh "$dir/megatron_table1.sh" "$build" 1 5 >"$tmp/t1" || { echo "megatron_table1.sh failed"; exit 1; }
+stats() { # FILE ALGO-FILTER BACK: error in column NF-BACK; "count mean worst"
+  awk -v want="$2" -v back="$3" 'NR > 1 && (want == "" || $5 == want) {
+      e = $(NF - back); sub("%", "", e); e = e + 0; if (e < 0) e = -e
+      n++; s += e; if (e > m) m = e }
+    END { printf "%d %.2f %.2f\n", n, n ? s / n : 0, m }' "$1"
+}
+set -- $(stats "$tmp/coll" ring 0)
+echo "ring rows: $1, mean |error| $2 %, worst $3 %"
+verdict "ring mean error $2 % > 6 %" "$(echo "$2" | awk '{ print ($1 <= 6) }')"
+verdict "ring worst error $3 % > 20 %" "$(echo "$3" | awk '{ print ($1 <= 20) }')"
+set -- $(stats "$tmp/coll" nvls 0)
+echo "NVLS rows: $1, mean |error| $2 %, worst $3 %"
+verdict "NVLS worst error $3 % > 5 %" "$(echo "$3" | awk '{ print ($1 <= 5) }')"
+set -- $(stats "$tmp/t1" "" 1)
+echo "Table 1 rows 1-5: $1, mean |error| $2 %, worst $3 %"
+verdict "Table 1 mean error $2 % > 10 %" "$(echo "$2" | awk '{ print ($1 <= 10) }')"
+verdict "Table 1 worst error $3 % > 15 %" "$(echo "$3" | awk '{ print ($1 <= 15) }')"
+echo "validation: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
