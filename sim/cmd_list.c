@@ -148,6 +148,8 @@ int cmd_list(int argc, char **argv)
     list_nodes(cat);
     printf("\n");
     rc = list_clusters(cat);
+    printf("\n");
+    list_collectives();
   } else if (strcmp(what, "collectives") == 0) {
     list_collectives();
   } else if (strcmp(what, "models") == 0) {
