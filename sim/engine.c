@@ -73,8 +73,8 @@ static const struct {
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
                  "NCCL ring; one channel per member GPU of a node when it "
                  "crosses nodes, each through its own NIC"},
-    [CA_TREE] = {"tree", "allreduce", "double binary tree across nodes "
-                 "(one tree per half of a node's GPUs and NICs), chains "
+    [CA_TREE] = {"tree", "allreduce", "double binary trees across nodes, one "
+                 "pair per channel (each through its own GPU and NIC), chains "
                  "inside nodes; reduce up, broadcast down, pipelined"},
     [CA_HIER] = {"hierarchical", "allreduce", "reduce-scatter in each node, "
                  "all-reduce across nodes per rail (GPU i of every node), "
