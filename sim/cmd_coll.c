@@ -126,14 +126,18 @@ int cmd_coll(int argc, char **argv)
     rc = cli_fail(&err);
   double f = op == CO_ALLREDUCE ? 2.0 * (n - 1) / n
              : op == CO_BROADCAST ? 1.0 : (double)(n - 1) / n;
+  if (!rc && json)
+    printf("{\"op\": \"%s\", \"algorithm\": \"%s\", \"gpus\": %ld, "
+           "\"cluster\": \"%s\", \"gpu\": \"%s\", \"nodes\": %d, "
+           "\"results\": [", coll_op_name((enum coll_op)op),
+           coll_algo_name((enum coll_algo)algo), n, c.name, c.gpu.name,
+           c.nodes);
   for (long i = 0; !rc && i < sizes; i++) {
     double S = g->prog[0].tasks[i].bytes, t = tm.end[i] - tm.start[i];
     double alg = S / t / 1e9;
     if (json)
-      printf("%s{\"op\": \"%s\", \"gpus\": %ld, \"bytes\": %.0f, \"time_s\": "
-             "%.9g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g}\n",
-             i ? "" : "", coll_op_name((enum coll_op)op), n, S, t, alg,
-             alg * f);
+      printf("%s{\"bytes\": %.0f, \"time_s\": %.9g, \"algbw_GBps\": %.6g, "
+             "\"busbw_GBps\": %.6g}", i ? ", " : "", S, t, alg, alg * f);
     else {
       if (i == 0)
         printf("# %s (%s) on %ld x %s (%s, %d nodes)\n#%13s %12s %10s "
@@ -144,6 +148,8 @@ int cmd_coll(int argc, char **argv)
       printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
     }
   }
+  if (!rc && json)
+    printf("]}\n");
   free(tm.start);
   free(tm.end);
   graph_free(g);

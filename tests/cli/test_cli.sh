@@ -99,6 +99,10 @@ expect 2 "weft: coll: give an operation: allreduce, allgather, reducescatter, al
 expect 1 "weft: --min-bytes: '1' has no unit; expected a size such as 80GiB" coll allreduce --min-bytes 1
 expect 2 "weft: run: unknown option '--colour'" run --model gpt-1.7b --colour red
 expect 1 "weft: /nonexistent.csv: cannot open: No such file or directory" run --model gpt-1.7b --gpus 8 --global-batch 8 --kernel-table /nonexistent.csv
+# weft coll --json is one JSON object with a result per size.
+"$weft" coll allgather --cluster dgx-h100 --gpus 16 --min-bytes 1MiB --max-bytes 4MiB --json >"$tmp/coll.json"
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["op"] == "allgather" and d["gpus"] == 16 and [r["bytes"] for r in d["results"]] == [1048576, 2097152, 4194304] and all(r["busbw_GBps"] > 0 for r in d["results"])' "$tmp/coll.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft coll --json"; cat "$tmp/coll.json"; fi
+
 # Flags without a model apply to the demo job.
 "$weft" run --gpus 128 --global-batch 256 >"$tmp/demo" 2>&1
 if head -1 "$tmp/demo" | grep -q "^gpt-18.4b on 128 x A100-80GB (selene): TP 4, PP 2, DP 16,"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo job with flags"; cat "$tmp/demo"; fi
