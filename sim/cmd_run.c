@@ -150,6 +150,11 @@ int cmd_run(int argc, char **argv)
                  (T * gpus);
   double peak = c.gpu.peak_flops[ep.dtype];
   double tokens = g->tokens / T;
+  /* Energy of the GPUs (boards only): idle power all along, plus the
+   * difference to TDP while kernels run (a linear model; communication and
+   * host, switch and cooling power are left out). */
+  double energy = gpus * (c.gpu.idle_w * T +
+                          (c.gpu.max_w - c.gpu.idle_w) * res.compute_s);
   double sim_wall = wall() - t0;
   if (json) {
     printf("{\"model\": \"%s\", \"gpus\": %ld, \"tp\": %ld, \"pp\": %ld, "
@@ -159,13 +164,15 @@ int cmd_run(int argc, char **argv)
            "\"tokens_per_s\": %.6g, \"compute_s\": %.9g, "
            "\"overlapped_comm_s\": %.9g, \"exposed_comm_s\": %.9g, "
            "\"idle_s\": %.9g, \"memory_per_gpu_bytes\": %.0f, "
-           "\"fits_in_memory\": %s, \"kernels\": %ld, \"flows\": %ld, "
-           "\"sim_wall_s\": %.3f}\n",
+           "\"fits_in_memory\": %s, \"gpu_energy_j\": %.6g, "
+           "\"gpu_energy_per_token_j\": %.6g, \"kernels\": %ld, "
+           "\"flows\": %ld, \"sim_wall_s\": %.3f}\n",
            w.model.name, w.plan.gpus, w.plan.tp, w.plan.pp, w.plan.dp,
            w.plan.cp, w.plan.ep, w.plan.zero, T,
            hw / 1e12, model / 1e12, model / peak, tokens, res.compute_s,
            res.overlapped_s, res.exposed_s, res.idle_s, mem.total,
-           mem.fits ? "true" : "false", res.kernels, res.flows, sim_wall);
+           mem.fits ? "true" : "false", energy, energy / g->tokens,
+           res.kernels, res.flows, sim_wall);
   } else {
     char a[32], b[32], extra[96] = "";
     int n = 0;
@@ -202,6 +209,8 @@ int cmd_run(int argc, char **argv)
            100 * res.exposed_s / T);
     printf("  idle (bubbles)   %10.4f s  %5.1f %%\n", res.idle_s,
            100 * res.idle_s / T);
+    printf("  GPU energy       %10.4g kJ  %.3g J per token (idle power, TDP "
+           "while computing)\n", energy / 1e3, energy / g->tokens);
     printf("  memory per GPU   %10s of %s: %s\n",
            units_fmt_human(mem.total, UNIT_SIZE, a, sizeof a),
            units_fmt_human(mem.capacity, UNIT_SIZE, b, sizeof b),

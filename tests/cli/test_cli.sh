@@ -103,6 +103,11 @@ expect 1 "weft: /nonexistent.csv: cannot open: No such file or directory" run --
 "$weft" coll allgather --cluster dgx-h100 --gpus 16 --min-bytes 1MiB --max-bytes 4MiB --json >"$tmp/coll.json"
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["op"] == "allgather" and d["gpus"] == 16 and [r["bytes"] for r in d["results"]] == [1048576, 2097152, 4194304] and all(r["busbw_GBps"] > 0 for r in d["results"])' "$tmp/coll.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft coll --json"; cat "$tmp/coll.json"; fi
 
+# GPU energy: idle power all along plus TDP - idle while computing
+# (A100: 50 W, 400 W), for every GPU.
+"$weft" run --json >"$tmp/run.json"
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); e = d["gpus"] * (50 * d["iteration_time_s"] + 350 * d["compute_s"]); assert abs(d["gpu_energy_j"] - e) <= 1e-5 * e, (d["gpu_energy_j"], e)' "$tmp/run.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: GPU energy"; fi
+
 # Flags without a model apply to the demo job.
 "$weft" run --gpus 128 --global-batch 256 >"$tmp/demo" 2>&1
 if head -1 "$tmp/demo" | grep -q "^gpt-18.4b on 128 x A100-80GB (selene): TP 4, PP 2, DP 16,"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo job with flags"; cat "$tmp/demo"; fi
