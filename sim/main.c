@@ -16,7 +16,7 @@ static int cmd_help(int argc, char **argv);
 const struct command weft_commands[] = {
     {"run", cmd_run, "[WORKLOAD.xml] [--json] [--paje F] [--chrome F]",
      "simulate one training iteration (no arguments: a demo job)"},
-    {"coll", cmd_coll, "OP [--min-bytes S --max-bytes S] [--json]",
+    {"coll", cmd_coll, "OP [--min/max-bytes S] [--collective A] [--json]",
      "simulate one collective over a size range, as nccl-tests"},
     {"platform", cmd_platform, "[CLUSTER] [-o FILE] [cluster flags]",
      "write the SimGrid platform XML of a cluster preset or file"},
