@@ -34,7 +34,7 @@ static void usage(FILE *f)
           "weft simulates distributed Transformer training on GPU clusters "
           "with SimGrid.\n\ncommands:\n");
   for (const struct command *c = weft_commands; c->name; c++)
-    fprintf(f, "  weft %-8s %-36s %s\n", c->name, c->args, c->summary);
+    fprintf(f, "  weft %s %s\n      %s\n", c->name, c->args, c->summary);
   fprintf(f, "\ncluster flags: --cluster NAME|FILE --catalog FILE --gpus N "
           "--nodes N --node TYPE\n  --gpu NAME --nic NAME --gpus-per-node N "
           "--nics-per-node N --nodes-per-leaf N\n  --leaves-per-pod N "
