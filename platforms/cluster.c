@@ -170,19 +170,32 @@ int cluster_desc_set_scale(struct cluster_desc *d, const char *spec,
   return rc;
 }
 
+struct set_ctx {
+  struct cluster_desc *d;
+  int layer;
+};
+
+static int set_attr(void *ctx, int key, const char *value, const char *origin,
+                    struct weft_err *err)
+{
+  struct set_ctx *c = ctx;
+  return cluster_desc_set(c->d, (enum cluster_key)key, value, origin,
+                          c->layer, err);
+}
+
 /* Read the attributes of a <cluster> element into `d` at `layer`. */
 static int read_cluster_elem(struct cluster_desc *d, const struct xin_doc *doc,
                              const struct xin_elem *e, int layer,
                              bool allow_preset, struct weft_err *err)
 {
-  static const char *attrs[CK_COUNT + 3];
+  static const char *attrs[CK_COUNT + 3], *names[CK_COUNT + 1];
   if (!attrs[0]) {
     int i = 0;
     attrs[i++] = "name";
     attrs[i++] = "preset";
     for (int k = 0; k < CK_COUNT; k++)
-      attrs[i++] = keys[k].name;
-    attrs[i] = NULL;
+      attrs[i++] = names[k] = keys[k].name;
+    attrs[i] = names[CK_COUNT] = NULL;
   }
   int rc = xin_check_attrs(doc, e, attrs, err);
   if (rc)
@@ -208,21 +221,8 @@ static int read_cluster_elem(struct cluster_desc *d, const struct xin_doc *doc,
     snprintf(d->name, sizeof d->name, "%s", name);
   snprintf(d->source, sizeof d->source, "%s:%d: <%s>", xin_doc_name(doc),
            xin_line_in(doc, e), xin_name(e));
-  for (int k = 0; k < CK_COUNT; k++) {
-    char value[WEFT_MAX_DESC + 1] = "";
-    if (!xin_has(e, keys[k].name))
-      continue;
-    rc = xin_str(doc, e, keys[k].name, true, value, sizeof value, err);
-    if (rc)
-      return rc;
-    char origin[WEFT_MAX_ORIGIN];
-    snprintf(origin, sizeof origin, "%s:%d: <%s> attribute '%s'",
-             xin_doc_name(doc), xin_line_in(doc, e), xin_name(e), keys[k].name);
-    rc = cluster_desc_set(d, (enum cluster_key)k, value, origin, layer, err);
-    if (rc)
-      return rc;
-  }
-  return 0;
+  struct set_ctx ctx = {d, layer};
+  return xin_apply(doc, e, names, WEFT_MAX_DESC, set_attr, &ctx, err);
 }
 
 static struct xin_doc *presets_doc(struct weft_err *err)

@@ -16,19 +16,25 @@ void workload_init(struct workload *w)
   cluster_desc_init(&w->cluster);
 }
 
-static int origin_of(char *buf, size_t size, const struct xin_doc *doc,
-                     const struct xin_elem *e, const char *attr)
+static int set_model(void *ctx, int key, const char *value,
+                     const char *origin, struct weft_err *err)
 {
-  return snprintf(buf, size, "%s:%d: <%s> attribute '%s'", xin_doc_name(doc),
-                  xin_line_in(doc, e), xin_name(e), attr);
+  return model_set(ctx, (enum model_key)key, value, origin, err);
 }
 
-/* Apply every attribute of `e` through `set`, checking names against the
- * key table of the section. */
+static int set_plan(void *ctx, int key, const char *value, const char *origin,
+                    struct weft_err *err)
+{
+  return plan_set(ctx, (enum plan_key)key, value, origin, err);
+}
+
+/* The attributes of <model> and <plan> are the settings of model.h and
+ * plan.h, applied in key order (xin_apply). */
 static int read_model(struct workload *w, const struct xin_doc *doc,
                       const struct xin_elem *e, struct weft_err *err)
 {
   const char *attrs[MK_COUNT + 3];
+  const char *const *keys = attrs + 2;
   int n = 0;
   attrs[n++] = "preset";
   attrs[n++] = "name";
@@ -52,23 +58,13 @@ static int read_model(struct workload *w, const struct xin_doc *doc,
     w->model.gpt_style = true;
     snprintf(w->model.name, sizeof w->model.name, "custom");
     for (int k = 0; k < MK_COUNT; k++)
-      origin_of(w->model.origin[k], sizeof w->model.origin[k], doc, e,
-                model_key_name((enum model_key)k));
+      xin_origin(doc, e, keys[k], w->model.origin[k],
+                 sizeof w->model.origin[k]);
   }
   if ((rc = xin_str(doc, e, "name", false, w->model.name,
                     sizeof w->model.name, err)))
     return rc;
-  for (int k = 0; k < MK_COUNT && !rc; k++) {
-    const char *a = model_key_name((enum model_key)k);
-    char v[WEFT_MAX_DESC] = "";
-    if (!xin_has(e, a))
-      continue;
-    if ((rc = xin_str(doc, e, a, true, v, sizeof v, err)))
-      break;
-    char o[WEFT_MAX_ORIGIN];
-    origin_of(o, sizeof o, doc, e, a);
-    rc = model_set(&w->model, (enum model_key)k, v, o, err);
-  }
+  rc = xin_apply(doc, e, keys, WEFT_MAX_DESC - 1, set_model, &w->model, err);
   w->have_model = true;
   return rc;
 }
@@ -81,17 +77,8 @@ static int read_plan(struct workload *w, const struct xin_doc *doc,
     attrs[k] = plan_key_name((enum plan_key)k);
   attrs[PK_COUNT] = NULL;
   int rc = xin_check_attrs(doc, e, attrs, err);
-  for (int k = 0; k < PK_COUNT && !rc; k++) {
-    const char *a = plan_key_name((enum plan_key)k);
-    char v[WEFT_MAX_DESC] = "";
-    if (!xin_has(e, a))
-      continue;
-    if ((rc = xin_str(doc, e, a, true, v, sizeof v, err)))
-      break;
-    char o[WEFT_MAX_ORIGIN];
-    origin_of(o, sizeof o, doc, e, a);
-    rc = plan_set(&w->plan, (enum plan_key)k, v, o, err);
-  }
+  if (!rc)
+    rc = xin_apply(doc, e, attrs, WEFT_MAX_DESC - 1, set_plan, &w->plan, err);
   return rc;
 }
 

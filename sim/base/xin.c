@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "bounds.h"
@@ -300,6 +301,33 @@ int xin_str(const struct xin_doc *doc, const struct xin_elem *e,
   else
     memcpy(buf, v, n + 1);
   xmlFree(v);
+  return rc;
+}
+
+void xin_origin(const struct xin_doc *doc, const struct xin_elem *e,
+                const char *attr, char *buf, size_t size)
+{
+  snprintf(buf, size, "%s:%d: <%s> attribute '%s'", doc->name,
+           start_line(doc, e), xin_name(e), attr);
+}
+
+int xin_apply(const struct xin_doc *doc, const struct xin_elem *e,
+              const char *const *keys, size_t max_len, xin_set_fn set,
+              void *ctx, struct weft_err *err)
+{
+  char *value = xmalloc(max_len + 1);
+  int rc = 0;
+  for (int k = 0; keys[k] && !rc; k++) {
+    if (!xin_has(e, keys[k]))
+      continue;
+    rc = xin_str(doc, e, keys[k], true, value, max_len + 1, err);
+    if (rc)
+      break;
+    char origin[WEFT_MAX_ORIGIN];
+    xin_origin(doc, e, keys[k], origin, sizeof origin);
+    rc = set(ctx, k, value, origin, err);
+  }
+  free(value);
   return rc;
 }
 

@@ -57,6 +57,21 @@ int xin_str(const struct xin_doc *doc, const struct xin_elem *e,
             const char *attr, bool required, char *buf, size_t size,
             struct weft_err *err) WEFT_WUR;
 
+/* Where attribute `attr` of `e` comes from, for messages:
+ * "FILE:LINE: <elem> attribute 'attr'". */
+void xin_origin(const struct xin_doc *doc, const struct xin_elem *e,
+                const char *attr, char *buf, size_t size);
+
+/* For each attribute of `e` named in the NULL-terminated `keys`, in key
+ * order: read its value (at most `max_len` characters) and call
+ * set(ctx, key index, value, origin, err) with the xin_origin of the
+ * attribute.  Stops at and returns the first error. */
+typedef int (*xin_set_fn)(void *ctx, int key, const char *value,
+                          const char *origin, struct weft_err *err);
+int xin_apply(const struct xin_doc *doc, const struct xin_elem *e,
+              const char *const *keys, size_t max_len, xin_set_fn set,
+              void *ctx, struct weft_err *err) WEFT_WUR;
+
 /* A positive quantity with a unit, at most `max`.  Missing optional
  * attributes leave *out untouched. */
 int xin_quantity(const struct xin_doc *doc, const struct xin_elem *e,
