@@ -451,25 +451,54 @@ static void ring_flows(struct inst *in, int first, int stride, int m,
          in->ranks[first + ((k + 1) % m) * stride], bytes, pe, in);
 }
 
-/* One ring step: every member sends one chunk to its successor in every
- * channel (the same rings as the flow fidelity). */
+/* The flows of NCCL's rings over the members: `share` bytes per edge and
+ * channel.  One channel: a plain ring over the members in order.  Several
+ * (one per member GPU of a node, g of them): in channel ch each node's
+ * members are rotated by ch, so that the node is left from member
+ * (ch - 1) mod g and entered at member ch.  Inside a node, channel ch uses
+ * the edges a -> a+1 (mod g) but its exit one; the channels' flows between
+ * the same two GPUs are merged (same bytes, same start: max-min sharing
+ * gives them together what it gives one flow of their sum), g flows per
+ * node instead of g(g-1).  A broadcast is a chain: no edge back to the
+ * first member. */
+static void channel_rings(struct inst *in, int op, int g, int nodes,
+                          int channels, double share, double pe)
+{
+  int n = in->n;
+  if (channels == 1) {
+    for (int k = 0; k < n; k++) {
+      int nk = k + 1 == n ? 0 : k + 1;
+      if (op == CO_BROADCAST && nk == 0)
+        continue;
+      flow(in->ranks[k], in->ranks[nk], share, pe, in);
+    }
+    return;
+  }
+  for (int node = 0; node < nodes; node++) {
+    /* The edge a -> a+1 is the exit edge of channel (a + 1) mod g only:
+     * the other g - 1 channels carry it. */
+    for (int a = 0; a < g; a++)
+      if (g > 1)
+        flow(in->ranks[node * g + a], in->ranks[node * g + (a + 1) % g],
+             share * (g - 1), pe, in);
+    int nnode = (node + 1) % nodes;
+    if (op == CO_BROADCAST && nnode == 0)
+      continue;
+    for (int ch = 0; ch < channels; ch++)
+      flow(in->ranks[node * g + (ch + g - 1) % g], in->ranks[nnode * g + ch],
+           share, pe, in);
+  }
+}
+
+/* One ring step (step fidelity): every member sends one chunk to its
+ * successor in every channel. */
 static void ring_step(struct inst *in)
 {
-  int n = in->n, g = in->g, ch_n = in->channels;
   const struct task *t =
       &E.g->prog[E.rs[in->ranks[0]].stage].tasks[in->tasks[0]];
   in->remaining = 1;
-  for (int ch = 0; ch < ch_n; ch++)
-    for (int k = 0; k < n; k++) {
-      int node = k / g, i = k % g;
-      int nk = k + 1 == n ? 0 : k + 1;
-      int nnode = nk / g, ni = nk % g;
-      if (t->op == CO_BROADCAST && nk == 0)
-        continue;
-      flow(in->ranks[node * g + (i + ch) % g],
-           in->ranks[nnode * g + (ni + ch) % g], in->step_bytes, in->step_pe,
-           in);
-    }
+  channel_rings(in, t->op, in->g, in->nodes, in->channels, in->step_bytes,
+                in->step_pe);
   on_done(in);
 }
 
@@ -621,6 +650,7 @@ static void launch_coll(struct inst *in)
      * overhead is left as a delay. */
     in->extra_s = cs.extra_s - (cs.steps - 1) * lat;
     in->g = g;
+    in->nodes = nodes;
     in->channels = channels;
     in->nphases = (int)cs.steps;
     in->phase = 0;
@@ -636,39 +666,8 @@ static void launch_coll(struct inst *in)
       for (int b = 0; b < n; b++)
         if (a != b)
           flow(in->ranks[a], in->ranks[b], per_edge, pe, in);
-  } else if (channels > 1) {
-    /* Ring of channel ch: in each node the members rotated by ch, so that
-     * the node is left from member (ch - 1) mod g and entered at member ch.
-     * Inside a node, channel ch uses the edges a -> a+1 (mod g) but the
-     * exit one; the channels' flows between the same two GPUs are merged
-     * (same bytes, same start: max-min sharing gives them together what it
-     * gives one flow of their sum), g flows per node instead of g(g-1). */
-    double share = per_edge / channels;
-    for (int node = 0; node < nodes; node++) {
-      for (int a = 0; a < g; a++) {
-        /* The edge a -> a+1 is the exit edge of channel (a + 1) mod g only:
-         * the other g - 1 channels carry it. */
-        long src = in->ranks[node * g + a];
-        long dst = in->ranks[node * g + (a + 1) % g];
-        if (g > 1)
-          flow(src, dst, share * (g - 1), pe, in);
-      }
-      int nnode = (node + 1) % nodes;
-      for (int ch = 0; ch < channels; ch++) {
-        if (t->op == CO_BROADCAST && nnode == 0)
-          continue; /* a chain, not a ring */
-        long src = in->ranks[node * g + (ch + g - 1) % g];
-        long dst = in->ranks[nnode * g + ch % g];
-        flow(src, dst, share, pe, in);
-      }
-    }
   } else {
-    for (int k = 0; k < n; k++) {
-      int nk = k + 1 == n ? 0 : k + 1;
-      if (t->op == CO_BROADCAST && nk == 0)
-        continue; /* a chain, not a ring */
-      flow(in->ranks[k], in->ranks[nk], per_edge, pe, in);
-    }
+    channel_rings(in, t->op, g, nodes, channels, per_edge / channels, pe);
   }
   on_done(in); /* drop the guard */
 }
