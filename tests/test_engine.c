@@ -243,9 +243,10 @@ Test(engine, interleaved_bubble)
   cr_assert_float_eq(bubble, 3.0 / 16, 1e-9);
 }
 
-/* Data-parallel gradient reduction of a small GPT over 2 nodes: hidden
- * behind the backward pass on a fast fabric, exposed on a slow one. */
-static struct engine_result dp_run(const char *nic_scale)
+/* GPT 1.7B on 2 nodes of one GPU, the plan given as name/value pairs, on a
+ * fabric whose NICs are scaled by `nic_scale`. */
+static struct engine_result two_nodes(const char *nic_scale,
+                                      const char *const *plan_kv)
 {
   struct cluster c = load("dgx-h100", KV("gpus", "2", "gpus_per_node", "1",
                                          "*", nic_scale));
@@ -253,9 +254,10 @@ static struct engine_result dp_run(const char *nic_scale)
   cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
   struct plan p;
   plan_init(&p);
-  p.global_batch = 16;
-  p.bucket_bytes = 25e6;
   struct weft_err err = {0};
+  for (int i = 0; plan_kv[i]; i += 2)
+    cr_assert_eq(plan_set(&p, plan_key_from_name(plan_kv[i]), plan_kv[i + 1],
+                          plan_kv[i], &err), 0, "%s", err.msg);
   cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
   struct graph *g = build_graph(&m, &p, &err);
   struct engine_params ep;
@@ -264,6 +266,13 @@ static struct engine_result dp_run(const char *nic_scale)
   cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
   graph_free(g);
   return r;
+}
+
+/* Data-parallel gradient reduction of a small GPT over 2 nodes: hidden
+ * behind the backward pass on a fast fabric, exposed on a slow one. */
+static struct engine_result dp_run(const char *nic_scale)
+{
+  return two_nodes(nic_scale, KV("global_batch", "16", "bucket", "25MB"));
 }
 
 Test(engine, dp_reduction_hidden_on_a_fast_fabric)
@@ -427,23 +436,7 @@ Test(engine, ring_allgather_in_a_node_step_by_step)
  * compute on a fast fabric and are exposed on a slow one. */
 static struct engine_result fsdp_run(const char *nic_scale)
 {
-  struct cluster c = load("dgx-h100", KV("gpus", "2", "gpus_per_node", "1",
-                                         "*", nic_scale));
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
-  struct plan p;
-  plan_init(&p);
-  p.global_batch = 4;
-  struct weft_err err = {0};
-  cr_assert_eq(plan_set(&p, PK_FSDP, "yes", "--fsdp", &err), 0);
-  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
-  struct engine_params ep;
-  engine_params_default(&ep);
-  struct engine_result r;
-  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
-  graph_free(g);
-  return r;
+  return two_nodes(nic_scale, KV("global_batch", "4", "fsdp", "yes"));
 }
 
 Test(engine, fsdp_gathers_hidden_on_a_fast_fabric)
