@@ -52,4 +52,28 @@ static inline void refused(const char *model, const char *const *kv,
   cr_assert_str_eq(err.msg, msg);
 }
 
+/* Bytes (and, in *n if not NULL, the number) of the collectives `op` on
+ * group `gk` in stage `stage`'s program with the given phase, layer and
+ * micro-batch; phase < 0, layer < -1 or mb < -1 match any. */
+static inline double coll_sum(const struct graph *g, long stage,
+                              enum coll_op op, enum group_kind gk, int phase,
+                              long layer, long mb, long *n)
+{
+  double b = 0;
+  long k = 0;
+  const struct program *pr = &g->prog[stage];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
+        (phase < 0 || t->phase == phase) && (layer < -1 || t->layer == layer) &&
+        (mb < -1 || t->mb == mb)) {
+      b += t->bytes;
+      k++;
+    }
+  }
+  if (n)
+    *n = k;
+  return b;
+}
+
 #endif

@@ -62,20 +62,6 @@ Test(builder, megatron_eq3_flops_for_table1, .timeout = 120)
   }
 }
 
-/* Sum of bytes of collectives of `op` on `gk` for layer `layer`, phase. */
-static double coll_bytes(const struct program *pr, enum coll_op op,
-                         enum group_kind gk, long layer, long mb, int phase)
-{
-  double b = 0;
-  for (long i = 0; i < pr->n; i++) {
-    const struct task *t = &pr->tasks[i];
-    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
-        t->layer == layer && t->mb == mb && t->phase == phase)
-      b += t->bytes;
-  }
-  return b;
-}
-
 Test(builder, tensor_parallel_bytes_per_layer)
 {
   struct model m;
@@ -83,25 +69,23 @@ Test(builder, tensor_parallel_bytes_per_layer)
   struct graph *g = build("gpt3-175b", 64, KV("tp", "8", "pp", "8",
                           "global_batch", "64", "recompute", "full"), &m, &p);
   double bsh2 = 1.0 * 2048 * 12288 * 2; /* b s h elements, 2 bytes */
-  const struct program *pr = &g->prog[2];
-  long layer = 2 * 12 + 5;
-  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_FWD), 2 * bsh2);
-  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_BWD), 2 * bsh2);
-  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_RECOMP),
+  long stage = 2, layer = 2 * 12 + 5;
+  cr_assert_eq(coll_sum(g, stage, CO_ALLREDUCE, GK_TP, PH_FWD, layer, 3, NULL), 2 * bsh2);
+  cr_assert_eq(coll_sum(g, stage, CO_ALLREDUCE, GK_TP, PH_BWD, layer, 3, NULL), 2 * bsh2);
+  cr_assert_eq(coll_sum(g, stage, CO_ALLREDUCE, GK_TP, PH_RECOMP, layer, 3, NULL),
                2 * bsh2);
   graph_free(g);
   /* Sequence parallelism: each all-reduce becomes a reduce-scatter plus an
    * all-gather of the same total volume. */
   g = build("gpt3-175b", 64, KV("tp", "8", "pp", "8", "global_batch", "64",
                                 "sp", "yes"), &m, &p);
-  pr = &g->prog[2];
-  cr_assert_eq(coll_bytes(pr, CO_ALLREDUCE, GK_TP, layer, 3, PH_FWD), 0);
-  cr_assert_eq(coll_bytes(pr, CO_REDUCE_SCATTER, GK_TP, layer, 3, PH_FWD),
+  cr_assert_eq(coll_sum(g, stage, CO_ALLREDUCE, GK_TP, PH_FWD, layer, 3, NULL), 0);
+  cr_assert_eq(coll_sum(g, stage, CO_REDUCE_SCATTER, GK_TP, PH_FWD, layer, 3, NULL),
                2 * bsh2);
-  cr_assert_eq(coll_bytes(pr, CO_ALLGATHER, GK_TP, layer, 3, PH_FWD), 2 * bsh2);
-  cr_assert_eq(coll_bytes(pr, CO_REDUCE_SCATTER, GK_TP, layer, 3, PH_BWD),
+  cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_FWD, layer, 3, NULL), 2 * bsh2);
+  cr_assert_eq(coll_sum(g, stage, CO_REDUCE_SCATTER, GK_TP, PH_BWD, layer, 3, NULL),
                2 * bsh2);
-  cr_assert_eq(coll_bytes(pr, CO_ALLGATHER, GK_TP, layer, 3, PH_BWD), 2 * bsh2);
+  cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_BWD, layer, 3, NULL), 2 * bsh2);
   graph_free(g);
 }
 
@@ -150,7 +134,7 @@ Test(builder, data_parallel_gradient_bytes)
     struct graph *g = build(models[k], 512, KV("tp", "8", "pp", "4",
                             "global_batch", "64", "bucket", "40MB"), &m, &p);
     for (long s = 0; s < 4; s++) {
-      double dp = coll_bytes(&g->prog[s], CO_ALLREDUCE, GK_DP, -1, -1, PH_BWD);
+      double dp = coll_sum(g, s, CO_ALLREDUCE, GK_DP, PH_BWD, -1, -1, NULL);
       double want = 2 * stage_params_rank(&m, &p, s);
       cr_assert(fabs(dp - want) <= 1e-9 * want, "%s stage %ld: %.17g vs %.17g",
                 models[k], s, dp, want);
@@ -210,9 +194,9 @@ Test(builder, dependencies_point_backwards_and_optimizer_waits)
     cr_assert_eq((long)last->ndep, n_dp, "stage %ld", s);
   }
   /* Tied embeddings: only the first and last stage exchange them. */
-  cr_assert_gt(coll_bytes(&g->prog[0], CO_ALLREDUCE, GK_EMB, -1, -1, PH_OPT), 0);
-  cr_assert_gt(coll_bytes(&g->prog[7], CO_ALLREDUCE, GK_EMB, -1, -1, PH_OPT), 0);
-  cr_assert_eq(coll_bytes(&g->prog[3], CO_ALLREDUCE, GK_EMB, -1, -1, PH_OPT), 0);
+  cr_assert_gt(coll_sum(g, 0, CO_ALLREDUCE, GK_EMB, PH_OPT, -1, -1, NULL), 0);
+  cr_assert_gt(coll_sum(g, 7, CO_ALLREDUCE, GK_EMB, PH_OPT, -1, -1, NULL), 0);
+  cr_assert_eq(coll_sum(g, 3, CO_ALLREDUCE, GK_EMB, PH_OPT, -1, -1, NULL), 0);
   graph_free(g);
 }
 

@@ -11,26 +11,6 @@
 
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
 
-static double sum(const struct graph *g, enum coll_op op, enum group_kind gk,
-                  int phase, long layer, long mb, long *n)
-{
-  double b = 0;
-  long k = 0;
-  const struct program *pr = &g->prog[0];
-  for (long i = 0; i < pr->n; i++) {
-    const struct task *t = &pr->tasks[i];
-    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
-        (phase < 0 || t->phase == phase) && (layer < -1 || t->layer == layer) &&
-        (mb < -1 || t->mb == mb)) {
-      b += t->bytes;
-      k++;
-    }
-  }
-  if (n)
-    *n = k;
-  return b;
-}
-
 Test(cp, ring_attention_moves_2_cp_minus_1_over_cp_of_kv)
 {
   const long cps[] = {2, 4, 8};
@@ -44,11 +24,11 @@ Test(cp, ring_attention_moves_2_cp_minus_1_over_cp_of_kv)
     /* K and V of the whole sequence, per TP rank: 2 b s kv_dim / t x 2 B. */
     double kv_all = 2.0 * 8192 * 1024 / 4 * 2;
     long n;
-    double fwd = sum(g, CO_SENDRECV, GK_CP, PH_FWD, 5, 1, &n);
+    double fwd = coll_sum(g, 0, CO_SENDRECV, GK_CP, PH_FWD, 5, 1, &n);
     REL(fwd, (double)(cps[i] - 1) / (double)cps[i] * kv_all);
     cr_assert_eq(n, cps[i] - 1);
     /* Backward carries the blocks and their gradients. */
-    REL(sum(g, CO_SENDRECV, GK_CP, PH_BWD, 5, 1, NULL), 2 * fwd);
+    REL(coll_sum(g, 0, CO_SENDRECV, GK_CP, PH_BWD, 5, 1, NULL), 2 * fwd);
     graph_free(g);
   }
 }
@@ -62,9 +42,9 @@ Test(cp, flops_and_gradients)
   REL(graph_total_flops(g, (1 << PH_FWD) | (1 << PH_BWD)),
       model_flops_per_iter(&m, 8));
   /* Gradients reduced over DP 4 x CP 4 ranks. */
-  REL(sum(g, CO_ALLREDUCE, GK_DPCP, PH_BWD, -2, -2, NULL),
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_DPCP, PH_BWD, -2, -2, NULL),
       2 * stage_params_rank(&m, &p, 0));
-  REL(sum(g, CO_ALLREDUCE, GK_DP, PH_BWD, -2, -2, NULL), 0);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_DP, PH_BWD, -2, -2, NULL), 0);
   graph_free(g);
 }
 
@@ -102,8 +82,8 @@ Test(cp, fsdp_shards_over_dp_and_cp)
   /* One micro-batch: every unit gathered twice, reduce-scattered once,
    * over the 4 x 4 DP x CP ranks. */
   double P = stage_params_rank(&m, &p, 0);
-  REL(sum(g, CO_ALLGATHER, GK_DPCP, -1, -2, -2, NULL), 2 * 2 * P);
-  REL(sum(g, CO_REDUCE_SCATTER, GK_DPCP, -1, -2, -2, NULL), 2 * P);
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_DPCP, -1, -2, -2, NULL), 2 * 2 * P);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DPCP, -1, -2, -2, NULL), 2 * P);
   struct memory mem;
   memory_per_gpu(&m, &p, 80e9, &mem);
   REL(mem.optimizer, 12 * P / 16);
@@ -118,8 +98,8 @@ Test(cp, hsdp_shards_over_its_group_and_cp)
   struct graph *g = build("llama3-8b", 8, KV("cp", "2", "hsdp", "2",
                           "global_batch", "4"), &m, &p);
   double P = stage_params_rank(&m, &p, 0);
-  REL(sum(g, CO_ALLGATHER, GK_SHARD, -1, -2, -2, NULL), 2 * 2 * P);
-  REL(sum(g, CO_ALLREDUCE, GK_REPL, -1, -2, -2, NULL), 2 * P / 4);
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_SHARD, -1, -2, -2, NULL), 2 * 2 * P);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_REPL, -1, -2, -2, NULL), 2 * P / 4);
   struct memory mem;
   memory_per_gpu(&m, &p, 80e9, &mem);
   REL(mem.weights, 2 * P / 4);

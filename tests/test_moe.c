@@ -11,26 +11,6 @@
 
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
 
-static double sum(const struct graph *g, long stage, enum coll_op op,
-                  enum group_kind gk, int phase, long layer, long mb, long *n)
-{
-  double b = 0;
-  long k = 0;
-  const struct program *pr = &g->prog[stage];
-  for (long i = 0; i < pr->n; i++) {
-    const struct task *t = &pr->tasks[i];
-    if (t->kind == TK_COLL && t->op == op && t->group == gk &&
-        (phase < 0 || t->phase == phase) && (layer < -1 || t->layer == layer) &&
-        (mb < -1 || t->mb == mb)) {
-      b += t->bytes;
-      k++;
-    }
-  }
-  if (n)
-    *n = k;
-  return b;
-}
-
 Test(moe, dispatch_and_combine_volumes)
 {
   struct model m;
@@ -41,10 +21,10 @@ Test(moe, dispatch_and_combine_volumes)
   /* One all-to-all buffer: tokens x top-k x hidden, 2 bytes. */
   double S = 4096.0 * 2 * 4096 * 2;
   long n;
-  REL(sum(g, 1, CO_ALLTOALL, GK_EP, PH_FWD, 9, 3, &n), 2 * S);
+  REL(coll_sum(g, 1, CO_ALLTOALL, GK_EP, PH_FWD, 9, 3, &n), 2 * S);
   cr_assert_eq(n, 2);
-  REL(sum(g, 1, CO_ALLTOALL, GK_EP, PH_BWD, 9, 3, NULL), 2 * S);
-  REL(sum(g, 1, CO_ALLTOALL, GK_EP, PH_RECOMP, 9, 3, NULL), 2 * S);
+  REL(coll_sum(g, 1, CO_ALLTOALL, GK_EP, PH_BWD, 9, 3, NULL), 2 * S);
+  REL(coll_sum(g, 1, CO_ALLTOALL, GK_EP, PH_RECOMP, 9, 3, NULL), 2 * S);
   /* What leaves a rank per dispatch: tokens x hidden x top-k x (EP-1)/EP. */
   double leaving = S * (8 - 1) / 8.0;
   REL(leaving, 4096.0 * 4096 * 2 * 7 / 8 * 2);
@@ -61,11 +41,11 @@ Test(moe, expert_gradients_over_the_ranks_holding_the_same_experts)
   double lx = layer_expert_params_rank(&m, 2, 4);
   REL(lx, 8.0 / 4 * 3 * 4096 * 14336 / 2);
   long n;
-  REL(sum(g, 0, CO_ALLREDUCE, GK_EDP, PH_BWD, -2, -2, &n), 16 * lx * 2);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_EDP, PH_BWD, -2, -2, &n), 16 * lx * 2);
   cr_assert_eq(n, 16); /* one per layer of the stage */
   /* Dense parameters go through the usual buckets. */
   double dense = stage_params_rank(&m, &p, 0) - 16 * lx;
-  REL(sum(g, 0, CO_ALLREDUCE, GK_DP, PH_BWD, -2, -2, NULL), dense * 2);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_DP, PH_BWD, -2, -2, NULL), dense * 2);
   graph_free(g);
 }
 
@@ -118,7 +98,7 @@ Test(moe, with_context_parallelism)
                           "2", "global_batch", "8"), &m, &p);
   double lx = layer_expert_params_rank(&m, 2, 2);
   long n;
-  REL(sum(g, 0, CO_ALLREDUCE, GK_EDPCP, PH_BWD, -2, -2, &n), 32 * lx * 2);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_EDPCP, PH_BWD, -2, -2, &n), 32 * lx * 2);
   cr_assert_eq(n, 32);
   graph_free(g);
 }
@@ -136,10 +116,10 @@ Test(moe, with_zero)
     double X = stage_expert_params_rank(&m, &p, 0);
     double D = stage_params_rank(&m, &p, 0) - X;
     double rounds = z == 3 ? 2 : 1; /* gathers per iteration */
-    REL(sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL), rounds * 2 * D);
-    REL(sum(g, 0, CO_ALLGATHER, GK_EDP, -1, -2, -2, NULL), rounds * 2 * X);
-    REL(sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL), 2 * D);
-    REL(sum(g, 0, CO_REDUCE_SCATTER, GK_EDP, -1, -2, -2, NULL), 2 * X);
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL), rounds * 2 * D);
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_EDP, -1, -2, -2, NULL), rounds * 2 * X);
+    REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL), 2 * D);
+    REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_EDP, -1, -2, -2, NULL), 2 * X);
     struct memory mem;
     memory_per_gpu(&m, &p, 80e9, &mem);
     REL(mem.optimizer, 12 * (D / 8 + X / 2));

@@ -13,25 +13,6 @@
 
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
 
-/* Bytes of collectives `op` on group `gk` in stage 0's program. */
-static double bytes(const struct graph *g, enum coll_op op, enum group_kind gk,
-                    long *count)
-{
-  double b = 0;
-  long n = 0;
-  const struct program *pr = &g->prog[0];
-  for (long i = 0; i < pr->n; i++) {
-    const struct task *t = &pr->tasks[i];
-    if (t->kind == TK_COLL && t->op == op && t->group == gk) {
-      b += t->bytes;
-      n++;
-    }
-  }
-  if (count)
-    *count = n;
-  return b;
-}
-
 Test(zero, zero3_gathers_twice_and_reduce_scatters_once)
 {
   /* One micro-batch per iteration (4 sequences per GPU, micro-batch 4). */
@@ -41,9 +22,9 @@ Test(zero, zero3_gathers_twice_and_reduce_scatters_once)
                           "global_batch", "64"), &m, &p);
   double P = stage_params_rank(&m, &p, 0); /* the whole model, TP 1 PP 1 */
   long n_ag, n_rs;
-  REL(bytes(g, CO_ALLGATHER, GK_DP, &n_ag), 2 * 2 * P);
-  REL(bytes(g, CO_REDUCE_SCATTER, GK_DP, &n_rs), 2 * P);
-  REL(bytes(g, CO_ALLREDUCE, GK_DP, NULL), 0);
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, &n_ag), 2 * 2 * P);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, &n_rs), 2 * P);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_DP, -1, -2, -2, NULL), 0);
   /* Per unit: embedding, 24 layers, loss: gathered for forward and for
    * backward, reduce-scattered once. */
   cr_assert_eq(n_ag, 2 * (24 + 2));
@@ -58,8 +39,8 @@ Test(zero, fsdp_gathers_per_micro_batch)
   struct graph *g = build("gpt-1.7b", 16, KV("fsdp", "yes", "global_batch",
                           "64"), &m, &p);
   double P = stage_params_rank(&m, &p, 0);
-  REL(bytes(g, CO_ALLGATHER, GK_DP, NULL), 2 * 2 * P * 4);
-  REL(bytes(g, CO_REDUCE_SCATTER, GK_DP, NULL), 2 * P * 4);
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL), 2 * 2 * P * 4);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL), 2 * P * 4);
   graph_free(g);
 }
 
@@ -72,9 +53,9 @@ Test(zero, zero1_and_2_reduce_scatter_then_gather)
     struct graph *g = build("gpt-1.7b", 16, KV("zero", stages[k],
                             "global_batch", "64"), &m, &p);
     double P = stage_params_rank(&m, &p, 0);
-    REL(bytes(g, CO_REDUCE_SCATTER, GK_DP, NULL), 2 * P);
-    REL(bytes(g, CO_ALLGATHER, GK_DP, NULL), 2 * P);
-    REL(bytes(g, CO_ALLREDUCE, GK_DP, NULL), 0);
+    REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL), 2 * P);
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL), 2 * P);
+    REL(coll_sum(g, 0, CO_ALLREDUCE, GK_DP, -1, -2, -2, NULL), 0);
     graph_free(g);
   }
 }
@@ -87,10 +68,10 @@ Test(zero, hsdp_shards_inside_groups_and_reduces_across)
                           "global_batch", "64"), &m, &p);
   cr_assert_eq(g->layout.shard, 8);
   double P = stage_params_rank(&m, &p, 0);
-  REL(bytes(g, CO_ALLGATHER, GK_SHARD, NULL), 2 * 2 * P);
-  REL(bytes(g, CO_REDUCE_SCATTER, GK_SHARD, NULL), 2 * P);
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_SHARD, -1, -2, -2, NULL), 2 * 2 * P);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_SHARD, -1, -2, -2, NULL), 2 * P);
   /* Each rank's reduced shard, all-reduced across the 4 replicas. */
-  REL(bytes(g, CO_ALLREDUCE, GK_REPL, NULL), 2 * P / 8);
+  REL(coll_sum(g, 0, CO_ALLREDUCE, GK_REPL, -1, -2, -2, NULL), 2 * P / 8);
   graph_free(g);
 }
 
