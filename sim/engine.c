@@ -107,7 +107,7 @@ int fidelity_from_name(const char *name)
 const char *coll_algo_summary(enum coll_algo a) { return algos[a].summary; }
 const char *coll_algo_ops(enum coll_algo a) { return algos[a].ops; }
 
-enum { TAG_KERNEL, TAG_INST, TAG_TIMER, TAG_FLOW };
+enum { TAG_KERNEL, TAG_INST, TAG_FLOW };
 
 struct inst;
 

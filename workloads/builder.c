@@ -641,7 +641,6 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
   g->layout = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep,
                                     p->vchunks, {0, 1, 2, 3},
                                     p->hsdp ? p->hsdp : p->dp};
-  snprintf(g->plan, sizeof g->plan, "-");
   for (int i = 0; i < 4; i++)
     g->layout.order[i] = (int)p->order[i];
   g->tokens = (double)p->global_batch * (double)m->seq;

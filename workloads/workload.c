@@ -154,7 +154,6 @@ int workload_flag(struct workload *w, const char *name, const char *value,
     return 1; /* handled by the caller, which owns the catalog */
   }
   if (strcmp(name, "scale") == 0) {
-    w->have_cluster = w->have_cluster || false;
     return cluster_desc_set_scale(&w->cluster, value, origin, 2, err);
   }
   k = cluster_key_from_name(name);
