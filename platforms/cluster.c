@@ -321,6 +321,26 @@ int cluster_desc_read_elem(struct cluster_desc *d, struct catalog *cat,
   return rc ? rc : read_cluster_elem(d, doc, e, layer, true, err);
 }
 
+void cluster_desc_fill(struct cluster_desc *d, const struct cluster_desc *base)
+{
+  bool size_set = d->set[CK_GPUS] || d->set[CK_NODES];
+  if (!d->set[CK_NODE]) { /* the description is base's, under d's settings */
+    memcpy(d->name, base->name, sizeof d->name);
+    memcpy(d->source, base->source, sizeof d->source);
+  }
+  for (int k = 0; k < CK_COUNT; k++) {
+    if (d->set[k] || !base->set[k])
+      continue;
+    if (size_set && (k == CK_GPUS || k == CK_NODES))
+      continue;
+    d->set[k] = true;
+    d->layer[k] = base->layer[k];
+    d->num[k] = base->num[k];
+    memcpy(d->text[k], base->text[k], sizeof d->text[k]);
+    memcpy(d->origin[k], base->origin[k], sizeof d->origin[k]);
+  }
+}
+
 int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
                       const char *spec, struct weft_err *err)
 {

@@ -117,6 +117,11 @@ int cluster_desc_read_elem(struct cluster_desc *d, struct catalog *cat,
                            const struct xin_elem *e, int layer,
                            struct weft_err *err) WEFT_WUR;
 
+/* Fill the settings `d` leaves unset from `base` (a lower layer): what
+ * `d` sets wins, and a `gpus` or `nodes` in `d` keeps the other from
+ * `base`.  When `d` has no node type, it takes base's name and source. */
+void cluster_desc_fill(struct cluster_desc *d, const struct cluster_desc *base);
+
 /* A preset name, or else a path to a cluster file (anything with '/' or
  * ending in ".xml"). */
 int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,

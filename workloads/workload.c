@@ -174,23 +174,12 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
   if (rc)
     return rc;
   if (!w->cluster.set[CK_NODE]) {
-    /* No cluster yet: start from the default preset under the flags. */
+    /* No node type yet: the default preset goes under what was set. */
     struct cluster_desc d;
     cluster_desc_init(&d);
     if ((rc = cluster_desc_preset(&d, default_cluster, err)))
       return rc;
-    for (int k = 0; k < CK_COUNT; k++)
-      if (w->cluster.set[k]) {
-        d.set[k] = true;
-        d.layer[k] = w->cluster.layer[k];
-        d.num[k] = w->cluster.num[k];
-        memcpy(d.text[k], w->cluster.text[k], sizeof d.text[k]);
-        memcpy(d.origin[k], w->cluster.origin[k], sizeof d.origin[k]);
-        if ((k == CK_GPUS || k == CK_NODES))
-          d.set[k == CK_GPUS ? CK_NODES : CK_GPUS] &=
-              w->cluster.set[k == CK_GPUS ? CK_NODES : CK_GPUS];
-      }
-    w->cluster = d;
+    cluster_desc_fill(&w->cluster, &d);
   }
   if ((rc = cluster_resolve(&w->cluster, cat, out_cluster, err)))
     return rc;
