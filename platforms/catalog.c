@@ -259,7 +259,8 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
 
 static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
                                          "nvlink_lat", "nvls", "coll_nvlink_eff",
-                                         "coll_nvls_eff", "source", NULL};
+                                         "coll_nvls_eff", "coll_nic_eff",
+                                         "coll_lat", "source", NULL};
 
 static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
                      const char *attr, bool *out, struct weft_err *err)
@@ -283,8 +284,10 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
 {
   struct node_spec n = {0};
   long gpus = 0, nics = 0;
-  n.coll_nvlink_eff = 0.8204;
-  n.coll_nvls_eff = 0.6067;
+  n.coll_nvlink_eff = CATALOG_DEFAULT_NVLINK_EFF;
+  n.coll_nvls_eff = CATALOG_DEFAULT_NVLS_EFF;
+  n.coll_nic_eff = CATALOG_DEFAULT_NIC_EFF;
+  n.coll_lat_s = CATALOG_DEFAULT_COLL_LAT;
   int rc = xin_check_attrs(doc, e, node_attrs, err);
   if (!rc)
     rc = xin_str(doc, e, "name", true, n.name, sizeof n.name, err);
@@ -307,6 +310,12 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   if (!rc)
     rc = xin_real(doc, e, "coll_nvls_eff", false, 0.01, 1, &n.coll_nvls_eff,
                   err);
+  if (!rc)
+    rc = xin_real(doc, e, "coll_nic_eff", false, 0.01, 1, &n.coll_nic_eff,
+                  err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "coll_lat", false, UNIT_TIME, MAX_LAT,
+                       &n.coll_lat_s, err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
   if (rc)

@@ -30,6 +30,13 @@ bool dtype_from_name(const char *name, enum dtype *out);
 
 #define WEFT_MAX_SOURCE 256
 
+/* Collective calibration of a node type that does not give its own
+ * (Hopper's, sim/engine.c says from which rows). */
+#define CATALOG_DEFAULT_NVLINK_EFF 0.8133
+#define CATALOG_DEFAULT_NVLS_EFF 0.6077
+#define CATALOG_DEFAULT_NIC_EFF 0.9599
+#define CATALOG_DEFAULT_COLL_LAT 46.8e-6
+
 struct gpu_spec {
   char name[WEFT_MAX_NAME];
   double peak_flops[DTYPE_COUNT]; /* dense tensor-core flop/s; 0 = none */
@@ -64,6 +71,9 @@ struct node_spec {
   double coll_nvlink_eff;  /* share of NVLink bandwidth NCCL rings reach
                               (calibrated per NVLink generation) */
   double coll_nvls_eff;    /* and NVLS all-reduce (0 when no NVLS) */
+  double coll_nic_eff;     /* share of NIC bandwidth NCCL rings reach */
+  double coll_lat_s;       /* fixed cost of one collective, Simple protocol
+                              (launch, setup, synchronisation) */
   char source[WEFT_MAX_SOURCE];
 };
 

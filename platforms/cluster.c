@@ -442,6 +442,8 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.nvls = node->nvls;
   c.coll_nvlink_eff = node->coll_nvlink_eff;
   c.coll_nvls_eff = node->coll_nvls_eff;
+  c.coll_nic_eff = node->coll_nic_eff;
+  c.coll_lat_s = node->coll_lat_s;
 
   c.scale = hw_scale_none;
   if (d->set[CK_SCALE_COMPUTE])

@@ -72,6 +72,7 @@ struct cluster {
   double oversub, pod_oversub;
   double nvlink_lat_s, switch_lat_s;
   double coll_nvlink_eff, coll_nvls_eff; /* from the node type */
+  double coll_nic_eff, coll_lat_s;       /* from the node type */
   bool nvls;
   struct hw_scale scale;
 };

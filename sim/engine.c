@@ -9,32 +9,27 @@
  * transfer instances are found by key (group, sequence) or (sender,
  * receiver, micro-batch, virtual stage, direction) in one hash table.
  *
- * Calibration of the defaults (engine_params_default), flow fidelity, on
- * five COLL rows of shared/validation/calibration.csv, all ring all-reduce:
- * A step costs the route latency of a ring edge (the platform's) plus the
- * protocol's overhead (fitted):
- *   NVLink efficiency per generation (catalog coll_nvlink_eff): Hopper
- *     0.8204 and step_simple 8.2 us: the slope and intercept of
- *     the 1 GiB and 8 GiB times of 8 H100 (COLL-TOG-H100RAW-AR-1GiB, -8GiB:
- *     369.2 GB/s of 450; 0.129 ms over 2(n-1) = 14 steps, less 1 us of
- *     NVLink latency per step);
- *   step_ll 1.50 us: the 8-byte time, 34.98 us, over 14 steps, less the
- *     latency (COLL-TOG-H100RAW-AR-8B);
- *   step_ll128 2.07 us: the 32 MiB time (COLL-TOG-H100RAW-AR-32MiB) less
- *     its LL128 transfer time, over 14 steps, less the latency;
- *     Ampere 0.7838 from COLL-SB-A100-AR-16GiB (234.89 GB/s) and Blackwell
- *     0.766 from COLL-TOG-B200-1N-AR-RING (685.35 GB/s), with that step;
- *   nic_eff 0.862 = 344.7 / 400: two B200 nodes bound by 8 x 50 GB/s NICs
- *     (COLL-UA-B200-AR-RING-2N).
- *   NVLS efficiency per generation (catalog coll_nvls_eff): 0.6067 from
- *     8 H100 at 477.8 GB/s bus bandwidth (COLL-TOG-H100-1N-NVLS), 0.5356
- *     from 8 B200 at 843.53 (COLL-TOG-B200-1N-AR-NVLS): each GPU moves S up
- *     and S down once;
- *   tree_eff 0.43: tree all-reduce of 4 B200 nodes at 190.7 GB/s
- *     (COLL-UA-B200-AR-TREE-4N) against 445 GB/s for the flows at full
- *     efficiency: NCCL's trees pipeline far less well than its rings.
- * The protocol efficiencies 0.5 (LL) and 0.9375 (LL128) are NCCL's wire
- * formats, not fitted.  Every other COLL row is held back for checking.
+ * Calibration (analysis/calibrate_coll.py derives every constant below and
+ * in the catalog's coll_* attributes, and names its rows; every other COLL
+ * row of shared/validation/calibration.csv is held back,
+ * tests/validation/coll_rows.sh).  A ring collective costs
+ *   coll_lat x protocol fraction + steps x (route latency
+ *   [+ step_net across nodes]) + bytes per edge / (bandwidth x eff x share):
+ *   per node type (catalog): coll_nvlink_eff and coll_lat (Simple) from two
+ *     sizes of one measured all-reduce curve (Hopper: 128 MiB and 2 GiB of
+ *     8 H100, tests/validation/nccl_h100_8gpu_ring.csv, 366 GB/s + 60.8 us;
+ *     Ampere: COLL-SB-A100-AR-1GiB and -16GiB, 235 GB/s + 218 us: an older
+ *     NCCL on an older system); coll_nic_eff from one multi-node row;
+ *   LAT_LL 0.448 of Simple's latency: the 8-byte all-reduce of 8 H100;
+ *   LAT_LL128 0.616: the 32 MiB one, both on Hopper's line;
+ *   STEP_NET_S 23.5 us, with the B200 NIC efficiency: the 2- and 46-node
+ *     ring all-reduces of 16 GiB on B200 (344.7, 291.4 GB/s): a ring's
+ *     every step waits on a network edge, NCCL's proxy and NIC round;
+ *   TREE_BW 12.3 GB/s per channel: tree all-reduce of 4 B200 nodes at
+ *     190.7 GB/s (NCCL's trees run far below their links and do not slow
+ *     down with depth: 193.2 GB/s at 46 nodes).
+ * The protocol shares 0.5 (LL) and 0.9375 (LL128) are NCCL's wire
+ * formats, not fitted.
  */
 #include "sim/engine.h"
 
@@ -44,24 +39,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platforms/catalog.h"
 #include "platforms/platgen.h"
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
+
+#define LAT_LL128 0.616
+#define LAT_LL 0.448
+#define STEP_NET_S 23.5e-6
+#define TREE_BW 12.316e9
 
 void engine_params_default(struct engine_params *p)
 {
   memset(p, 0, sizeof *p);
   p->dtype = DTYPE_BF16;
   p->nvlink_eff = 0; /* the cluster's node type says (catalog) */
-  p->nic_eff = 0.862;
-  p->step_simple_s = 8.2e-6;
-  p->step_ll128_s = 2.07e-6;
-  p->step_ll_s = 1.50e-6;
+  p->nic_eff = 0;    /* the node type says (catalog) */
+  p->coll_lat_s = -1; /* the node type says (catalog) */
+  p->lat_ll128 = LAT_LL128;
+  p->lat_ll = LAT_LL;
+  p->step_net_s = STEP_NET_S;
   p->ll128_eff = 0.9375;
   p->ll_eff = 0.5;
   p->fidelity = FID_FLOW;
   p->nvls_eff = 0; /* the node type says (catalog) */
-  p->tree_eff = 0.43;
+  p->tree_bw = TREE_BW;
   p->algo = CA_AUTO;
 }
 
@@ -376,7 +378,7 @@ struct coll_shape {
 };
 
 static struct coll_shape coll_shape(int op, int n, double S, double bw,
-                                    double lat, int channels)
+                                    double lat, int channels, bool cross)
 {
   struct coll_shape cs;
   switch (op) {
@@ -400,20 +402,21 @@ static struct coll_shape coll_shape(int op, int n, double S, double bw,
     cs.steps = n - 1;
     cs.per_edge = (double)(n - 1) / n * S;
   }
-  const double step[3] = {E.p->step_simple_s, E.p->step_ll128_s,
-                          E.p->step_ll_s};
+  const double fixed[3] = {E.p->coll_lat_s, E.p->coll_lat_s * E.p->lat_ll128,
+                           E.p->coll_lat_s * E.p->lat_ll};
   const double peff[3] = {1.0, E.p->ll128_eff, E.p->ll_eff};
   int best = 0;
   double tbest = 0;
   for (int k = 0; k < 3; k++) {
-    double tk = cs.steps * step[k] + cs.per_edge / channels / (bw * peff[k]);
+    double tk = fixed[k] + cs.per_edge / channels / (bw * peff[k]);
     if (k == 0 || tk < tbest) {
       tbest = tk;
       best = k;
     }
   }
   /* The flows pay one route latency; the other steps pay theirs here. */
-  cs.extra_s = cs.steps * step[best] + (cs.steps - 1) * lat;
+  cs.extra_s = fixed[best] + cs.steps * (cross ? E.p->step_net_s : 0) +
+               (cs.steps - 1) * lat;
   cs.pe = peff[best];
   return cs;
 }
@@ -425,7 +428,7 @@ static void whole_node(struct inst *in, int op, int n, double S)
 {
   double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
   if (op == CO_ALLREDUCE && E.p->algo == CA_NVLS && E.c->nvls) {
-    in->extra_s = 2 * E.p->step_simple_s + E.c->nvlink_lat_s +
+    in->extra_s = E.p->coll_lat_s + E.c->nvlink_lat_s +
                   S / (E.p->nvls_eff * E.c->gpu.nvlink_bw_Bps);
     in->remaining = 1;
     in->timer_done = false;
@@ -433,7 +436,7 @@ static void whole_node(struct inst *in, int op, int n, double S)
     on_done(in);
     return;
   }
-  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1);
+  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1, false);
   double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
   in->extra_s = cs.extra_s + E.c->nvlink_lat_s + per_link / (cs.pe * bw);
   in->remaining = 1;
@@ -524,11 +527,18 @@ static void hier_phase(struct inst *in)
  * runs a chain through the node's GPUs starting at c; of its two trees over
  * the nodes, the second is the first mirrored, so that a leaf of one is an
  * inner node of the other.  Reduce up and broadcast down run pipelined:
- * flows both ways at once.  Tree flows reach tree_eff of the links. */
+ * flows both ways at once, at the links' achievable bandwidth.  NCCL's
+ * trees do not reach it: a channel's pipeline moves at most tree_bw of
+ * algorithm bandwidth, whatever the depth of the trees, so the collective
+ * also waits for a delay of S/g / tree_bw, started with the flows. */
 static void tree_flows(struct inst *in, double S)
 {
   int g = in->g, N = in->nodes;
-  double share = S / g, pe = E.p->tree_eff;
+  double share = S / g, pe = 1;
+  if (E.p->tree_bw > 0) {
+    in->remaining++;
+    sgb_exec(E.timers[node_of(in->ranks[0])], share / E.p->tree_bw, in);
+  }
   for (int c = 0; c < g; c++) {
     for (int node = 0; node < N; node++)
       for (int i = 0; i + 1 < g; i++) {
@@ -593,7 +603,7 @@ static void launch_coll(struct inst *in)
                        : t->op == CO_SENDRECV ? CA_RING : E.p->algo;
   if (t->op == CO_ALLREDUCE && algo == CA_NVLS && !cross && E.c->nvls) {
     /* NVLS: each GPU's data crosses its NVLink once each way. */
-    in->extra_s = 2 * E.p->step_simple_s;
+    in->extra_s = E.p->coll_lat_s;
     in->remaining = 1;
     for (int k = 0; k < n; k++)
       flow(in->ranks[k], in->ranks[(k + 1) % n], S, E.p->nvls_eff /
@@ -613,13 +623,15 @@ static void launch_coll(struct inst *in)
       for (int v = nodes; v > 1; v = (v + 1) / 2)
         depth++;
       double steps = 2 * (depth + g - 1);
-      in->extra_s = steps * E.p->step_simple_s + (steps - 1) * lat;
+      in->extra_s = E.p->coll_lat_s + 2 * depth * E.p->step_net_s +
+                    (steps - 1) * lat;
       in->remaining = 1;
       tree_flows(in, S);
       on_done(in);
     } else {
       double steps = 2.0 * (g - 1) + 2.0 * (nodes - 1);
-      in->extra_s = steps * E.p->step_simple_s + (steps - 3) * lat;
+      in->extra_s = E.p->coll_lat_s + 2.0 * (nodes - 1) * E.p->step_net_s +
+                    (steps - 3) * lat;
       in->nphases = 3;
       in->phase = 0;
       in->next_phase = hier_phase;
@@ -639,7 +651,7 @@ static void launch_coll(struct inst *in)
   double lat = cross ? sg_host_get_route_latency(E.hosts[in->ranks[0]],
                                                  E.hosts[in->ranks[n - 1]])
                      : E.c->nvlink_lat_s;
-  struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels);
+  struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels, cross);
   in->extra_s = cs.extra_s;
   double pe = cs.pe, per_edge = cs.per_edge;
   bool step = t->op != CO_ALLTOALL && t->op != CO_SENDRECV &&
@@ -787,7 +799,7 @@ static void arrive_p2p(long rank, long task)
     on_done(in);
     return;
   }
-  in->extra_s = E.p->step_simple_s;
+  in->extra_s = E.p->coll_lat_s;
   flow(src, dst, t->bytes, 1.0, in);
 }
 
@@ -910,9 +922,17 @@ int engine_run(const struct graph *g, const struct cluster *c,
   static struct engine_params pr;
   pr = *p;
   if (pr.nvlink_eff <= 0)
-    pr.nvlink_eff = c->coll_nvlink_eff > 0 ? c->coll_nvlink_eff : 0.8204;
+    pr.nvlink_eff = c->coll_nvlink_eff > 0 ? c->coll_nvlink_eff
+                                         : CATALOG_DEFAULT_NVLINK_EFF;
+  if (pr.nic_eff <= 0)
+    pr.nic_eff = c->coll_nic_eff > 0 ? c->coll_nic_eff
+                                   : CATALOG_DEFAULT_NIC_EFF;
+  if (pr.coll_lat_s < 0)
+    pr.coll_lat_s = c->coll_lat_s > 0 ? c->coll_lat_s
+                                     : CATALOG_DEFAULT_COLL_LAT;
   if (pr.nvls_eff <= 0)
-    pr.nvls_eff = c->coll_nvls_eff > 0 ? c->coll_nvls_eff : 0.6067;
+    pr.nvls_eff = c->coll_nvls_eff > 0 ? c->coll_nvls_eff
+                                     : CATALOG_DEFAULT_NVLS_EFF;
   E.g = g;
   E.c = c;
   E.p = &pr;

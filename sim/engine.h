@@ -49,16 +49,22 @@ struct engine_params {
   enum coll_algo algo;
   enum fidelity fidelity;         /* for all-reduce (others fall back to ring) */
   double nvls_eff;             /* share of NVLink bandwidth NVLS reaches */
-  double tree_eff;             /* share of link bandwidth tree flows reach */
+  double tree_bw;              /* algorithm bandwidth of one channel's pair of
+                                  trees, bytes/s (<= 0: no limit) */
   enum dtype dtype;            /* compute type of the kernels */
   const struct cost_table *table; /* measured kernels, or NULL */
   double nvlink_eff;           /* share of NVLink bandwidth collectives reach */
-  double nic_eff;              /* share of NIC bandwidth */
-  /* NCCL's three protocols: overhead per algorithm step and the share of
-   * the bandwidth they keep (LL: half of each 8-byte word is a flag;
-   * LL128: 120 of 128 bytes).  The engine picks, per collective, the
-   * protocol its own estimate says is fastest, as NCCL's tuner does. */
-  double step_simple_s, step_ll128_s, step_ll_s;
+  double nic_eff;              /* share of NIC bandwidth (0: node type's) */
+  /* NCCL's three protocols.  A collective costs a fixed latency (launch,
+   * setup, synchronisation of the members), the route latency of each
+   * algorithm step, step_net_s more per step when it crosses nodes (the
+   * proxy and NIC round of each network step), and its bytes at the share
+   * of the bandwidth the protocol keeps (LL: half of each 8-byte word is a
+   * flag; LL128: 120 of 128 bytes).  coll_lat_s is Simple's fixed latency
+   * (negative: the node type's); LL128's and LL's are the fractions lat_ll128 and
+   * lat_ll of it.  The engine picks, per collective, the protocol its own
+   * estimate says is fastest, as NCCL's tuner does. */
+  double coll_lat_s, lat_ll128, lat_ll, step_net_s;
   double ll128_eff, ll_eff;
   bool free_comm;              /* communication takes no time (tests) */
   /* A collective over every GPU of one node has the node's NVLinks to

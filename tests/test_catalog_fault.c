@@ -75,6 +75,12 @@ Test(catalog_fault, numbers_without_units_or_out_of_range)
   bad("<catalog>\n<nic name=\"a\" bw=\"5Gbps\" lat=\"2h\"/>\n</catalog>",
       WEFT_ELIMIT,
       "bad.xml:2: <nic>: attribute 'lat': '2h' exceeds the limit of 1 s");
+  bad("<catalog>\n<nic name=\"n\" bw=\"5Gbps\" lat=\"1us\"/>\n"
+      "<node name=\"x\" gpu=\"A100-80GB\" gpus=\"8\" nic=\"n\" nics=\"8\" "
+      "nvlink_lat=\"1us\" coll_lat=\"50\"/>\n</catalog>",
+      WEFT_EINVAL,
+      "bad.xml:3: <node>: attribute 'coll_lat': '50' has no unit; expected "
+      "a time such as 0.35us");
   bad("<catalog>\n<gpu name=\"g\"" GPU_OK " hbm=\"80\"/>\n</catalog>",
       WEFT_EINVAL,
       "bad.xml:2: malformed XML: Attribute hbm redefined");

@@ -50,13 +50,17 @@ static struct engine_params ideal(void)
   struct engine_params p;
   engine_params_default(&p);
   p.nvlink_eff = p.nic_eff = 1;
-  p.step_simple_s = p.step_ll128_s = p.step_ll_s = 0;
+  p.coll_lat_s = 0;
+  p.step_net_s = 0;
   p.ll128_eff = p.ll_eff = 1;
   return p;
 }
 
 /* One collective over all `n` GPUs; returns its simulated time. */
 static bool flows_forced;
+static double tree_bw; /* 0: trees as fast as their links */
+static struct engine_params lat_params; /* one_coll's, when use_lat_params */
+static bool use_lat_params;
 static enum coll_algo algo = CA_AUTO;
 static enum fidelity fidelity = FID_FLOW;
 
@@ -70,11 +74,13 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
                    .group = (uint8_t)gk, .chunk = -1, .mb = -1,
                    .layer = -1, .bytes = bytes};
   graph_add(g, 0, &t);
-  struct engine_params p = ideal();
+  struct engine_params p = use_lat_params ? lat_params : ideal();
+  use_lat_params = false;
   p.force_flows = flows_forced;
   p.algo = algo;
   p.fidelity = fidelity;
-  p.nvls_eff = p.tree_eff = 1;
+  p.nvls_eff = 1;
+  p.tree_bw = tree_bw;
   struct engine_result r;
   struct weft_err err = {0};
   cr_assert_eq(engine_run(g, c, &p, &r, &err), 0, "%s", err.msg);
@@ -138,6 +144,65 @@ Test(engine, ring_across_nodes_uses_every_nic)
   double L = 2 * 1e-6 + 130e-9; /* NIC, leaf switch, NIC */
   double t = one_coll(&c, 16, CO_ALLREDUCE, S, 16, 1, GK_TP);
   REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+/* The calibrated latency structure: one fixed latency per collective, the
+ * route latency of every step, step_net more per step across nodes. */
+Test(engine, fixed_latency_and_network_steps)
+{
+  lat_params = ideal();
+  lat_params.coll_lat_s = 40e-6;
+  lat_params.lat_ll = lat_params.lat_ll128 = 1; /* Simple wins ties */
+  lat_params.step_net_s = 5e-6;
+  use_lat_params = true;
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2"));
+  double S = 1 << 30, n = 16, B = 8 * 50e9;
+  double L = 2 * 1e-6 + 130e-9;
+  double t = one_coll(&c, 16, CO_ALLREDUCE, S, 16, 1, GK_TP);
+  REL(t, 40e-6 + 2 * (n - 1) / n * S / B + 2 * (n - 1) * (L + 5e-6), 1e-6);
+}
+
+Test(engine, fixed_latency_in_a_node)
+{
+  lat_params = ideal();
+  lat_params.coll_lat_s = 40e-6;
+  lat_params.lat_ll = lat_params.lat_ll128 = 1; /* Simple wins ties */
+  lat_params.step_net_s = 5e-6; /* not paid inside a node */
+  use_lat_params = true;
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  double S = 1 << 30, B = 450e9, L = 1e-6, n = 8;
+  double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+  REL(t, 40e-6 + 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+}
+
+/* The protocol with the smallest estimate wins: LL (a quarter of Simple's
+ * latency, half its bandwidth) for a small message, Simple for a large
+ * (one engine run per process: one test each). */
+static double protocol_run(double S)
+{
+  lat_params = ideal();
+  lat_params.coll_lat_s = 40e-6;
+  lat_params.lat_ll = 0.25;
+  lat_params.lat_ll128 = 1;
+  lat_params.ll_eff = 0.5;
+  lat_params.ll128_eff = 0.5;
+  use_lat_params = true;
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  return one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+}
+
+static const double B8 = 450e9, F8 = 2 * 7 / 8.0, L8 = 14e-6;
+
+Test(engine, protocol_ll_for_a_small_message)
+{
+  double S = 1 << 20, t = protocol_run(S);
+  REL(t, 10e-6 + F8 * S / (0.5 * B8) + L8, 1e-6);
+}
+
+Test(engine, protocol_simple_for_a_large_message)
+{
+  double S = 1 << 30, t = protocol_run(S);
+  REL(t, 40e-6 + F8 * S / B8 + L8, 1e-6);
 }
 
 /* Two data-parallel all-reduces at once, groups {0,2} and {1,3} across 2
@@ -409,6 +474,19 @@ Test(engine, tree_allreduce_across_nodes)
   cr_assert_gt(nvl, nic);
   double t = one_coll(&c, 32, CO_ALLREDUCE, S, 32, 1, GK_TP);
   REL(t, 1e-6 + nvl + (steps - 1) * Ln, 1e-6);
+}
+
+/* NCCL's trees move at most tree_bw per channel: with a limit below what
+ * the links allow, the same tree takes S/g / tree_bw plus its latency. */
+Test(engine, tree_allreduce_limited_per_channel)
+{
+  algo = CA_TREE;
+  tree_bw = 2e9;
+  struct cluster c = load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "4"));
+  double S = 1 << 30, g = 8, Ln = 2e-6 + 130e-9, steps = 2 * (2 + g - 1);
+  double t = one_coll(&c, 32, CO_ALLREDUCE, S, 32, 1, GK_TP);
+  tree_bw = 0;
+  REL(t, S / g / 2e9 + (steps - 1) * Ln, 1e-6);
 }
 
 /* Step by step: each of the 2(N-1) steps is a round of flows of S/N per
