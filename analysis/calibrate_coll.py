@@ -19,9 +19,12 @@ Calibration rows (all others are held back: tests/validation/):
            LL fraction: the 8-byte time (COLL-TOG-H100RAW-AR-8B);
            LL128 fraction: the 32 MiB time (COLL-TOG-H100RAW-AR-32MiB).
   Ampere   NVLink eff, coll_lat: COLL-SB-A100-AR-1GiB and -16GiB.
-  Blackwell NVLink eff: COLL-TOG-B200-1N-AR-RING (peak, 8 GiB), Hopper's
-           coll_lat (no mid-size B200 ring data).
-  NVLS     COLL-TOG-H100-1N-NVLS, COLL-TOG-B200-1N-AR-NVLS (8 GiB).
+  Blackwell coll_lat and NVLS eff: COLL-TOG-B200-1N-AR-NVLS (8 GiB) and
+           COLL-SB-P6B200-1N-64MiB (taken as NVLS); NVLink eff:
+           COLL-TOG-B200-1N-AR-RING (peak, 8 GiB).
+  NVLS     latency fraction and Hopper eff: COLL-TOG-H100-1N-NVLS (8 GiB)
+           and COLL-SB-H200-AR-NVLS-64MiB; Blackwell eff:
+           COLL-TOG-B200-1N-AR-NVLS (8 GiB).
   Network  step_net and the B200 NIC eff: COLL-UA-B200-AR-RING-2N and -46N
            (16 GiB); DGX H100 NIC eff: COLL-GTC25-AR-DGXH100-32; DGX A100
            NIC eff: COLL-GTC25-AR-DGXA100-32 (vendor slides, large messages,
@@ -99,18 +102,31 @@ def main():
     print(f"Ampere    coll_nvlink_eff {bw_a/NVLINK['A100']:.4f}  coll_lat "
           f"{(a_a - steps*NVL_LAT)*1e6:.1f} us")
 
-    # Blackwell: the peak ring row with Hopper's latency.
+    # NVLS: every GPU moves S up and S down once; one NVLink latency and a
+    # fixed latency of its own.  Hopper: a line through 8 H100 at 8 GiB and
+    # 8 H200 (same NVLink) at 64 MiB; Blackwell: its peak with that latency.
+    t8 = t_of_busbw("allreduce", 8 * GiB, 477.8e9, n)
+    t64 = t_of_busbw("allreduce", 64 * MiB, 346.51e9, n)
+    bw_n, a_n = line(64 * MiB, t64, 8 * GiB, t8)
+    lat_nvls = a_n - NVL_LAT
+    OUT["LAT_NVLS"] = lat_nvls / lat_h
+    OUT[("DGX-H100", "coll_nvls_eff")] = bw_n / NVLINK["H100"]
+    print(f"NVLS      lat_nvls {lat_nvls/lat_h:.3f} ({lat_nvls*1e6:.1f} us)  "
+          f"H100 coll_nvls_eff {bw_n/NVLINK['H100']:.4f}")
+    # Blackwell: NVLS line through 8 B200 at 8 GiB (DGX) and 64 MiB (AWS
+    # P6-B200, NCCL 2.27.7, which picks NVLS from 2 MiB), with Hopper's NVLS
+    # latency fraction, gives coll_lat; the ring's peak row then its eff.
+    t8 = t_of_busbw("allreduce", 8 * GiB, 843.53e9, n)
+    t64 = t_of_busbw("allreduce", 64 * MiB, 400.6e9, n)
+    bw_nb, a_nb = line(64 * MiB, t64, 8 * GiB, t8)
+    lat_b = (a_nb - NVL_LAT) / OUT["LAT_NVLS"]
+    OUT[("DGX-B200", "coll_nvls_eff")] = bw_nb / NVLINK["B200"]
+    OUT[("DGX-B200", "coll_lat")] = lat_b * 1e6
     t = t_of_busbw("allreduce", 8 * GiB, 685.35e9, n)
-    bw_b = vol(8 * GiB) / (t - lat_h - steps * NVL_LAT)
+    bw_b = vol(8 * GiB) / (t - lat_b - steps * NVL_LAT)
     OUT[("DGX-B200", "coll_nvlink_eff")] = bw_b / NVLINK["B200"]
-    print(f"Blackwell coll_nvlink_eff {bw_b/NVLINK['B200']:.4f}")
-
-    # NVLS: every GPU moves S up and S down once; one NVLink latency.
-    for gpu, busbw in (("H100", 477.8e9), ("B200", 843.53e9)):
-        t = t_of_busbw("allreduce", 8 * GiB, busbw, n)
-        eff = 8 * GiB / ((t - lat_h - NVL_LAT) * NVLINK[gpu])
-        OUT[("DGX-" + gpu, "coll_nvls_eff")] = eff
-        print(f"NVLS {gpu} coll_nvls_eff {eff:.4f}")
+    print(f"Blackwell coll_nvls_eff {bw_nb/NVLINK['B200']:.4f}  coll_lat "
+          f"{lat_b*1e6:.1f} us  coll_nvlink_eff {bw_b/NVLINK['B200']:.4f}")
 
     # Network: rings over nodes, one channel per GPU and NIC; NIC bound.
     # t = L + steps (route + step_net) + per_edge / 8 / (nic * eff)
@@ -127,7 +143,7 @@ def main():
         m = nodes * 8
         t = t_of_busbw("allreduce", size, busbw, m)
         st, rl, per_nic = ring_terms(nodes, size, cross)
-        obs.append((st, per_nic, t - lat_h - rl))
+        obs.append((st, per_nic, t - lat_b - rl))
     # two equations: st * s + per_nic / (50e9 eff) = rhs
     (s1, v1, r1), (s2, v2, r2) = obs
     inv = (r1 * s2 - r2 * s1) / (v1 * s2 - v2 * s1)  # 1 / (nic bw * eff)
@@ -151,7 +167,7 @@ def main():
     depth = 2  # levels of a binary tree over 4 nodes
     st = 2 * (depth + g - 1)
     t = t_of_busbw("allreduce", size, 190.7e9, nodes * g)
-    lat = lat_h + 2 * depth * step_net + (st - 1) * (2 * NIC_LAT + SW_LAT)
+    lat = lat_b + 2 * depth * step_net + (st - 1) * (2 * NIC_LAT + SW_LAT)
     OUT["TREE_BW"] = size / g / (t - lat) / 1e9
     print(f"Tree      tree_bw {size / g / (t - lat) / 1e9:.3f} GB/s")
 

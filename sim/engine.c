@@ -46,8 +46,9 @@
 
 #define LAT_LL128 0.616
 #define LAT_LL 0.448
+#define LAT_NVLS 1.985
 #define STEP_NET_S 23.5e-6
-#define TREE_BW 12.316e9
+#define TREE_BW 12.318e9
 
 void engine_params_default(struct engine_params *p)
 {
@@ -58,6 +59,7 @@ void engine_params_default(struct engine_params *p)
   p->coll_lat_s = -1; /* the node type says (catalog) */
   p->lat_ll128 = LAT_LL128;
   p->lat_ll = LAT_LL;
+  p->lat_nvls = LAT_NVLS;
   p->step_net_s = STEP_NET_S;
   p->ll128_eff = 0.9375;
   p->ll_eff = 0.5;
@@ -70,8 +72,9 @@ void engine_params_default(struct engine_params *p)
 static const struct {
   const char *name, *ops, *summary;
 } algos[CA_COUNT] = {
-    [CA_AUTO] = {"auto", "all", "ring for all-reduce, all-gather, "
-                 "reduce-scatter and broadcast; direct all-to-all"},
+    [CA_AUTO] = {"auto", "all", "ring for all-gather, reduce-scatter and "
+                 "broadcast; for all-reduce NVLS inside an NVLS node where its "
+                 "estimate beats the ring's, else ring; direct all-to-all"},
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
                  "NCCL ring; one channel per member GPU of a node when it "
                  "crosses nodes, each through its own NIC"},
@@ -421,15 +424,38 @@ static struct coll_shape coll_shape(int op, int n, double S, double bw,
   return cs;
 }
 
+/* NVLS all-reduce of S bytes inside one node: its fixed latency, one
+ * NVLink latency, each GPU's S up and S down at nvls_eff of its NVLink. */
+static double nvls_time(double S)
+{
+  return E.p->coll_lat_s * E.p->lat_nvls + E.c->nvlink_lat_s +
+         S / (E.p->nvls_eff * E.c->gpu.nvlink_bw_Bps);
+}
+
+/* Whether an all-reduce of S bytes over n GPUs of one node runs as NVLS:
+ * when asked for, or under auto when the switch can and its estimate beats
+ * the ring's, as NCCL's tuner chooses. */
+static bool use_nvls(int n, double S)
+{
+  if (!E.c->nvls || (E.p->algo != CA_NVLS && E.p->algo != CA_AUTO))
+    return false;
+  if (E.p->algo == CA_NVLS)
+    return true;
+  double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
+  struct coll_shape cs =
+      coll_shape(CO_ALLREDUCE, n, S, bw, E.c->nvlink_lat_s, 1, false);
+  double ring = cs.extra_s + E.c->nvlink_lat_s + cs.per_edge / (cs.pe * bw);
+  return nvls_time(S) < ring;
+}
+
 /* A collective over every GPU of one node: each NVLink direction carries
  * one flow of the ring (n - 1 of all-to-all), so the flows would take
  * exactly this; time it with one delay. */
 static void whole_node(struct inst *in, int op, int n, double S)
 {
   double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
-  if (op == CO_ALLREDUCE && E.p->algo == CA_NVLS && E.c->nvls) {
-    in->extra_s = E.p->coll_lat_s + E.c->nvlink_lat_s +
-                  S / (E.p->nvls_eff * E.c->gpu.nvlink_bw_Bps);
+  if (op == CO_ALLREDUCE && use_nvls(n, S)) {
+    in->extra_s = nvls_time(S);
     in->remaining = 1;
     in->timer_done = false;
     E.flows += n;
@@ -601,9 +627,9 @@ static void launch_coll(struct inst *in)
   bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
   enum coll_algo algo = t->op == CO_ALLTOALL ? CA_DIRECT
                        : t->op == CO_SENDRECV ? CA_RING : E.p->algo;
-  if (t->op == CO_ALLREDUCE && algo == CA_NVLS && !cross && E.c->nvls) {
+  if (t->op == CO_ALLREDUCE && !cross && use_nvls(n, S)) {
     /* NVLS: each GPU's data crosses its NVLink once each way. */
-    in->extra_s = E.p->coll_lat_s;
+    in->extra_s = E.p->coll_lat_s * E.p->lat_nvls;
     in->remaining = 1;
     for (int k = 0; k < n; k++)
       flow(in->ranks[k], in->ranks[(k + 1) % n], S, E.p->nvls_eff /

@@ -65,6 +65,7 @@ struct engine_params {
    * lat_ll of it.  The engine picks, per collective, the protocol its own
    * estimate says is fastest, as NCCL's tuner does. */
   double coll_lat_s, lat_ll128, lat_ll, step_net_s;
+  double lat_nvls; /* NVLS all-reduce's fixed latency, fraction of Simple's */
   double ll128_eff, ll_eff;
   bool free_comm;              /* communication takes no time (tests) */
   /* A collective over every GPU of one node has the node's NVLinks to

@@ -61,7 +61,7 @@ static bool flows_forced;
 static double tree_bw; /* 0: trees as fast as their links */
 static struct engine_params lat_params; /* one_coll's, when use_lat_params */
 static bool use_lat_params;
-static enum coll_algo algo = CA_AUTO;
+static enum coll_algo algo = CA_RING; /* auto would pick NVLS on H100 */
 static enum fidelity fidelity = FID_FLOW;
 
 static double one_coll(const struct cluster *c, long n, enum coll_op op,
@@ -202,6 +202,33 @@ Test(engine, protocol_ll_for_a_small_message)
 Test(engine, protocol_simple_for_a_large_message)
 {
   double S = 1 << 30, t = protocol_run(S);
+  REL(t, 40e-6 + F8 * S / B8 + L8, 1e-6);
+}
+
+/* auto on an NVLS node: NVLS (its fixed latency twice Simple's, S each way
+ * at the full NVLink) for a large all-reduce, the ring for a small one. */
+static double auto_run(double S)
+{
+  lat_params = ideal();
+  lat_params.coll_lat_s = 40e-6;
+  lat_params.lat_ll = lat_params.lat_ll128 = 1;
+  lat_params.lat_nvls = 2;
+  lat_params.nvls_eff = 1;
+  use_lat_params = true;
+  algo = CA_AUTO;
+  struct cluster c = load("dgx-h100", KV("gpus", "8"));
+  return one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
+}
+
+Test(engine, auto_picks_nvls_for_a_large_allreduce)
+{
+  double S = 1 << 30, t = auto_run(S);
+  REL(t, 80e-6 + 1e-6 + S / B8, 1e-6);
+}
+
+Test(engine, auto_picks_the_ring_for_a_small_allreduce)
+{
+  double S = 1 << 20, t = auto_run(S);
   REL(t, 40e-6 + F8 * S / B8 + L8, 1e-6);
 }
 

@@ -40,6 +40,8 @@ COLL-UA-B200-AG-RING-1N dgx-b200 8 allgather 16GiB 673.6
 COLL-UA-B200-AG-RING-2N dgx-b200 16 allgather 16GiB 342.9
 COLL-UA-B200-AG-RING-8N dgx-b200 64 allgather 16GiB 311.5
 COLL-UA-B200-AG-RING-46N dgx-b200 368 allgather 16GiB 293.3
+COLL-SB-H200-AR-NVLS-1MiB dgx-h200 8 allreduce 1MiB 39.93 auto
+COLL-SB-P6B200-1N-16GiB dgx-b200 8 allreduce 16GiB 845.67 auto
 COLL-SB-H200-AR-NVLS-16GiB dgx-h200 8 allreduce 16GiB 482.26 nvls
 COLL-GTC25-AR-H100-SHARP dgx-h100 8 allreduce 8GiB 480 nvls
 COLL-UA-B200-AR-NVLS-1N dgx-b200 8 allreduce 16GiB 840.8 nvls
