@@ -260,7 +260,8 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
 static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
                                          "nvlink_lat", "nvls", "coll_nvlink_eff",
                                          "coll_nvls_eff", "coll_nic_eff",
-                                         "coll_lat", "source", NULL};
+                                         "coll_lat", "coll_ring_loss", "source",
+                                         NULL};
 
 static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
                      const char *attr, bool *out, struct weft_err *err)
@@ -316,6 +317,9 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   if (!rc)
     rc = xin_quantity0(doc, e, "coll_lat", false, UNIT_TIME, MAX_LAT,
                        &n.coll_lat_s, err);
+  if (!rc)
+    rc = xin_real(doc, e, "coll_ring_loss", false, 0, 0.2, &n.coll_ring_loss,
+                  err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
   if (rc)

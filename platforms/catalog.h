@@ -34,7 +34,7 @@ bool dtype_from_name(const char *name, enum dtype *out);
  * (Hopper's, sim/engine.c says from which rows). */
 #define CATALOG_DEFAULT_NVLINK_EFF 0.8133
 #define CATALOG_DEFAULT_NVLS_EFF 0.6085
-#define CATALOG_DEFAULT_NIC_EFF 0.9599
+#define CATALOG_DEFAULT_NIC_EFF 0.9287
 #define CATALOG_DEFAULT_COLL_LAT 46.8e-6
 
 struct gpu_spec {
@@ -74,6 +74,8 @@ struct node_spec {
   double coll_nic_eff;     /* share of NIC bandwidth NCCL rings reach */
   double coll_lat_s;       /* fixed cost of one collective, Simple protocol
                               (launch, setup, synchronisation) */
+  double coll_ring_loss;   /* share of NIC bandwidth a ring loses per
+                              doubling of its nodes beyond two */
   char source[WEFT_MAX_SOURCE];
 };
 

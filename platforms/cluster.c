@@ -444,6 +444,7 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.coll_nvls_eff = node->coll_nvls_eff;
   c.coll_nic_eff = node->coll_nic_eff;
   c.coll_lat_s = node->coll_lat_s;
+  c.coll_ring_loss = node->coll_ring_loss;
 
   c.scale = hw_scale_none;
   if (d->set[CK_SCALE_COMPUTE])

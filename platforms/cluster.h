@@ -73,6 +73,7 @@ struct cluster {
   double nvlink_lat_s, switch_lat_s;
   double coll_nvlink_eff, coll_nvls_eff; /* from the node type */
   double coll_nic_eff, coll_lat_s;       /* from the node type */
+  double coll_ring_loss;                 /* from the node type */
   bool nvls;
   struct hw_scale scale;
 };

@@ -13,18 +13,20 @@
  * in the catalog's coll_* attributes, and names its rows; every other COLL
  * row of shared/validation/calibration.csv is held back,
  * tests/validation/coll_rows.sh).  A ring collective costs
- *   coll_lat x protocol fraction + steps x (route latency
- *   [+ step_net across nodes]) + bytes per edge / (bandwidth x eff x share):
+ *   coll_lat x protocol fraction + steps x route latency
+ *   + bytes per edge / (bandwidth x eff x ring scale x protocol share):
  *   per node type (catalog): coll_nvlink_eff and coll_lat (Simple) from two
  *     sizes of one measured all-reduce curve (Hopper: 128 MiB and 2 GiB of
  *     8 H100, tests/validation/nccl_h100_8gpu_ring.csv, 366 GB/s + 60.8 us;
  *     Ampere: COLL-SB-A100-AR-1GiB and -16GiB, 235 GB/s + 218 us: an older
  *     NCCL on an older system); coll_nic_eff from one multi-node row;
+ *     coll_ring_loss (B200 only): the NIC share a ring loses per doubling
+ *     of its nodes beyond two, from the 2- and 46-node rows (a bandwidth
+ *     loss: the 8 GiB and 16 GiB rings agree at 16 and 32 nodes);
  *   LAT_LL 0.448 of Simple's latency: the 8-byte all-reduce of 8 H100;
  *   LAT_LL128 0.616: the 32 MiB one, both on Hopper's line;
- *   STEP_NET_S 23.5 us, with the B200 NIC efficiency: the 2- and 46-node
- *     ring all-reduces of 16 GiB on B200 (344.7, 291.4 GB/s): a ring's
- *     every step waits on a network edge, NCCL's proxy and NIC round;
+ *   LAT_NVLS 1.985: NVLS all-reduce of 8 H100 at 8 GiB and 8 H200 at
+ *     64 MiB;
  *   TREE_BW 12.3 GB/s per channel: tree all-reduce of 4 B200 nodes at
  *     190.7 GB/s (NCCL's trees run far below their links and do not slow
  *     down with depth: 193.2 GB/s at 46 nodes).
@@ -35,6 +37,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +50,7 @@
 #define LAT_LL128 0.616
 #define LAT_LL 0.448
 #define LAT_NVLS 1.985
-#define STEP_NET_S 23.5e-6
-#define TREE_BW 12.318e9
+#define TREE_BW 12.311e9
 
 void engine_params_default(struct engine_params *p)
 {
@@ -60,7 +62,7 @@ void engine_params_default(struct engine_params *p)
   p->lat_ll128 = LAT_LL128;
   p->lat_ll = LAT_LL;
   p->lat_nvls = LAT_NVLS;
-  p->step_net_s = STEP_NET_S;
+  p->ring_loss = -1; /* the node type says (catalog) */
   p->ll128_eff = 0.9375;
   p->ll_eff = 0.5;
   p->fidelity = FID_FLOW;
@@ -165,6 +167,7 @@ struct inst {
   double S;
   bool timer_done;
   double extra_s;
+  double net_scale; /* share of nic_eff its inter-node ring flows reach */
   uint64_t k0, k1, k2;
   int32_t *ranks, *tasks;
   struct inst *hnext;
@@ -246,6 +249,7 @@ static struct inst *inst_get(uint64_t a, uint64_t b, uint64_t c, int n)
   i->k1 = b;
   i->k2 = c;
   i->n = n;
+  i->net_scale = 1;
   i->ranks = xcalloc((size_t)n, sizeof *i->ranks);
   i->tasks = xcalloc((size_t)n, sizeof *i->tasks);
   for (int k = 0; k < n; k++)
@@ -359,8 +363,9 @@ static void on_done(void *tag)
 static void flow(long src, long dst, double bytes, double proto_eff,
                  struct inst *in)
 {
-  double eff = proto_eff *
-               (node_of(src) == node_of(dst) ? E.p->nvlink_eff : E.p->nic_eff);
+  double eff = proto_eff * (node_of(src) == node_of(dst)
+                                ? E.p->nvlink_eff
+                                : E.p->nic_eff * in->net_scale);
   in->remaining++;
   E.flows++;
   if (E.p->on_flow) {
@@ -381,7 +386,7 @@ struct coll_shape {
 };
 
 static struct coll_shape coll_shape(int op, int n, double S, double bw,
-                                    double lat, int channels, bool cross)
+                                    double lat, int channels)
 {
   struct coll_shape cs;
   switch (op) {
@@ -418,8 +423,7 @@ static struct coll_shape coll_shape(int op, int n, double S, double bw,
     }
   }
   /* The flows pay one route latency; the other steps pay theirs here. */
-  cs.extra_s = fixed[best] + cs.steps * (cross ? E.p->step_net_s : 0) +
-               (cs.steps - 1) * lat;
+  cs.extra_s = fixed[best] + (cs.steps - 1) * lat;
   cs.pe = peff[best];
   return cs;
 }
@@ -443,7 +447,7 @@ static bool use_nvls(int n, double S)
     return true;
   double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
   struct coll_shape cs =
-      coll_shape(CO_ALLREDUCE, n, S, bw, E.c->nvlink_lat_s, 1, false);
+      coll_shape(CO_ALLREDUCE, n, S, bw, E.c->nvlink_lat_s, 1);
   double ring = cs.extra_s + E.c->nvlink_lat_s + cs.per_edge / (cs.pe * bw);
   return nvls_time(S) < ring;
 }
@@ -462,7 +466,7 @@ static void whole_node(struct inst *in, int op, int n, double S)
     on_done(in);
     return;
   }
-  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1, false);
+  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1);
   double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
   in->extra_s = cs.extra_s + E.c->nvlink_lat_s + per_link / (cs.pe * bw);
   in->remaining = 1;
@@ -584,6 +588,18 @@ static void tree_flows(struct inst *in, double S)
   }
 }
 
+/* A ring over `nodes` nodes reaches less of its NICs the more nodes it
+ * spans: ring_loss of the NIC bandwidth per doubling beyond two nodes (an
+ * empirical law of the node type's measurements; the cause, the slowest
+ * member or the fabric, is not modelled). */
+static double ring_scale(int nodes)
+{
+  if (nodes <= 2 || E.p->ring_loss <= 0)
+    return 1;
+  double s = 1 - E.p->ring_loss * log2(nodes / 2.0);
+  return s > 0.25 ? s : 0.25;
+}
+
 /* Start the flows of a collective whose members have all arrived. */
 static void launch_coll(struct inst *in)
 {
@@ -619,6 +635,7 @@ static void launch_coll(struct inst *in)
       if (node_of(in->ranks[k]) != node_of(in->ranks[(k / g) * g]))
         g = 0;
   }
+  in->net_scale = ring_scale(nodes); /* trees set theirs back below */
   int channels = (nodes > 1 && g > 0) ? g : 1;
   if (t->op == CO_SENDRECV)
     channels = 1;
@@ -645,19 +662,18 @@ static void launch_coll(struct inst *in)
     double lat = sg_host_get_route_latency(E.hosts[in->ranks[0]],
                                            E.hosts[in->ranks[n - 1]]);
     if (algo == CA_TREE) {
+      in->net_scale = 1; /* NCCL's trees do not slow down with depth */
       double depth = 0;
       for (int v = nodes; v > 1; v = (v + 1) / 2)
         depth++;
       double steps = 2 * (depth + g - 1);
-      in->extra_s = E.p->coll_lat_s + 2 * depth * E.p->step_net_s +
-                    (steps - 1) * lat;
+      in->extra_s = E.p->coll_lat_s + (steps - 1) * lat;
       in->remaining = 1;
       tree_flows(in, S);
       on_done(in);
     } else {
       double steps = 2.0 * (g - 1) + 2.0 * (nodes - 1);
-      in->extra_s = E.p->coll_lat_s + 2.0 * (nodes - 1) * E.p->step_net_s +
-                    (steps - 3) * lat;
+      in->extra_s = E.p->coll_lat_s + (steps - 3) * lat;
       in->nphases = 3;
       in->phase = 0;
       in->next_phase = hier_phase;
@@ -672,12 +688,12 @@ static void launch_coll(struct inst *in)
   }
   /* NCCL's protocol choice, from the bottleneck of one member: its NVLink
    * inside a node, its NIC (one channel's share) across nodes. */
-  double bw = cross ? E.c->nic.bw_Bps * E.p->nic_eff
+  double bw = cross ? E.c->nic.bw_Bps * E.p->nic_eff * in->net_scale
                     : E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
   double lat = cross ? sg_host_get_route_latency(E.hosts[in->ranks[0]],
                                                  E.hosts[in->ranks[n - 1]])
                      : E.c->nvlink_lat_s;
-  struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels, cross);
+  struct coll_shape cs = coll_shape(t->op, n, S, bw, lat, channels);
   in->extra_s = cs.extra_s;
   double pe = cs.pe, per_edge = cs.per_edge;
   bool step = t->op != CO_ALLTOALL && t->op != CO_SENDRECV &&
@@ -953,6 +969,8 @@ int engine_run(const struct graph *g, const struct cluster *c,
   if (pr.nic_eff <= 0)
     pr.nic_eff = c->coll_nic_eff > 0 ? c->coll_nic_eff
                                    : CATALOG_DEFAULT_NIC_EFF;
+  if (pr.ring_loss < 0)
+    pr.ring_loss = c->coll_ring_loss;
   if (pr.coll_lat_s < 0)
     pr.coll_lat_s = c->coll_lat_s > 0 ? c->coll_lat_s
                                      : CATALOG_DEFAULT_COLL_LAT;

@@ -57,15 +57,17 @@ struct engine_params {
   double nic_eff;              /* share of NIC bandwidth (0: node type's) */
   /* NCCL's three protocols.  A collective costs a fixed latency (launch,
    * setup, synchronisation of the members), the route latency of each
-   * algorithm step, step_net_s more per step when it crosses nodes (the
-   * proxy and NIC round of each network step), and its bytes at the share
+   * algorithm step, and its bytes at the share
    * of the bandwidth the protocol keeps (LL: half of each 8-byte word is a
    * flag; LL128: 120 of 128 bytes).  coll_lat_s is Simple's fixed latency
    * (negative: the node type's); LL128's and LL's are the fractions lat_ll128 and
    * lat_ll of it.  The engine picks, per collective, the protocol its own
    * estimate says is fastest, as NCCL's tuner does. */
-  double coll_lat_s, lat_ll128, lat_ll, step_net_s;
+  double coll_lat_s, lat_ll128, lat_ll;
   double lat_nvls; /* NVLS all-reduce's fixed latency, fraction of Simple's */
+  /* Share of NIC bandwidth a ring loses per doubling of the nodes it spans
+   * beyond two (negative: the node type's). */
+  double ring_loss;
   double ll128_eff, ll_eff;
   bool free_comm;              /* communication takes no time (tests) */
   /* A collective over every GPU of one node has the node's NVLinks to

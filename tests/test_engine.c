@@ -51,7 +51,7 @@ static struct engine_params ideal(void)
   engine_params_default(&p);
   p.nvlink_eff = p.nic_eff = 1;
   p.coll_lat_s = 0;
-  p.step_net_s = 0;
+  p.ring_loss = 0;
   p.ll128_eff = p.ll_eff = 1;
   return p;
 }
@@ -146,20 +146,21 @@ Test(engine, ring_across_nodes_uses_every_nic)
   REL(t, 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
 }
 
-/* The calibrated latency structure: one fixed latency per collective, the
- * route latency of every step, step_net more per step across nodes. */
-Test(engine, fixed_latency_and_network_steps)
+/* The calibrated latency structure: one fixed latency per collective and
+ * the route latency of every step; across 8 nodes with a ring loss of 0.1
+ * per doubling beyond two, the NICs reach 1 - 0.1 x 2 of their bandwidth. */
+Test(engine, fixed_latency_and_ring_loss)
 {
   lat_params = ideal();
   lat_params.coll_lat_s = 40e-6;
   lat_params.lat_ll = lat_params.lat_ll128 = 1; /* Simple wins ties */
-  lat_params.step_net_s = 5e-6;
+  lat_params.ring_loss = 0.1;
   use_lat_params = true;
-  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2"));
-  double S = 1 << 30, n = 16, B = 8 * 50e9;
+  struct cluster c = load("dgx-h100", KV("gpus", "64", "nodes_per_leaf", "8"));
+  double S = 1 << 30, n = 64, B = 8 * 50e9 * 0.8;
   double L = 2 * 1e-6 + 130e-9;
-  double t = one_coll(&c, 16, CO_ALLREDUCE, S, 16, 1, GK_TP);
-  REL(t, 40e-6 + 2 * (n - 1) / n * S / B + 2 * (n - 1) * (L + 5e-6), 1e-6);
+  double t = one_coll(&c, 64, CO_ALLREDUCE, S, 64, 1, GK_TP);
+  REL(t, 40e-6 + 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
 }
 
 Test(engine, fixed_latency_in_a_node)
@@ -167,7 +168,7 @@ Test(engine, fixed_latency_in_a_node)
   lat_params = ideal();
   lat_params.coll_lat_s = 40e-6;
   lat_params.lat_ll = lat_params.lat_ll128 = 1; /* Simple wins ties */
-  lat_params.step_net_s = 5e-6; /* not paid inside a node */
+  lat_params.ring_loss = 0.1; /* not paid inside a node */
   use_lat_params = true;
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   double S = 1 << 30, B = 450e9, L = 1e-6, n = 8;
