@@ -635,7 +635,11 @@ static void launch_coll(struct inst *in)
       if (node_of(in->ranks[k]) != node_of(in->ranks[(k / g) * g]))
         g = 0;
   }
-  in->net_scale = ring_scale(nodes); /* trees set theirs back below */
+  /* Rings lose NIC bandwidth with the nodes they span (trees set theirs
+   * back below; all-to-all and send/recv are not rings). */
+  in->net_scale = t->op == CO_ALLTOALL || t->op == CO_SENDRECV
+                      ? 1
+                      : ring_scale(nodes);
   int channels = (nodes > 1 && g > 0) ? g : 1;
   if (t->op == CO_SENDRECV)
     channels = 1;
