@@ -436,39 +436,39 @@ static double nvls_time(double S)
          S / (E.p->nvls_eff * E.c->gpu.nvlink_bw_Bps);
 }
 
+/* The closed-form time of a collective over n GPUs of one node as a ring
+ * (direct for all-to-all): each NVLink direction carries one flow of it
+ * (n - 1 of all-to-all). */
+static double node_ring_time(int op, int n, double S)
+{
+  double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
+  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1);
+  double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
+  return cs.extra_s + E.c->nvlink_lat_s + per_link / (cs.pe * bw);
+}
+
 /* Whether an all-reduce of S bytes over n GPUs of one node runs as NVLS:
  * when asked for, or under auto when the switch can and its estimate beats
- * the ring's, as NCCL's tuner chooses. */
-static bool use_nvls(int n, double S)
+ * the ring's, as NCCL's tuner chooses.  The ring's time, when it had to be
+ * computed to decide, is left in *ring_s. */
+static bool use_nvls(int n, double S, double *ring_s)
 {
   if (!E.c->nvls || (E.p->algo != CA_NVLS && E.p->algo != CA_AUTO))
     return false;
   if (E.p->algo == CA_NVLS)
     return true;
-  double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
-  struct coll_shape cs =
-      coll_shape(CO_ALLREDUCE, n, S, bw, E.c->nvlink_lat_s, 1);
-  double ring = cs.extra_s + E.c->nvlink_lat_s + cs.per_edge / (cs.pe * bw);
-  return nvls_time(S) < ring;
+  *ring_s = node_ring_time(CO_ALLREDUCE, n, S);
+  return nvls_time(S) < *ring_s;
 }
 
-/* A collective over every GPU of one node: each NVLink direction carries
- * one flow of the ring (n - 1 of all-to-all), so the flows would take
- * exactly this; time it with one delay. */
+/* A collective over every GPU of one node: the flows would take exactly
+ * node_ring_time (or nvls_time); time it with one delay. */
 static void whole_node(struct inst *in, int op, int n, double S)
 {
-  double bw = E.c->gpu.nvlink_bw_Bps * E.p->nvlink_eff;
-  if (op == CO_ALLREDUCE && use_nvls(n, S)) {
-    in->extra_s = nvls_time(S);
-    in->remaining = 1;
-    in->timer_done = false;
-    E.flows += n;
-    on_done(in);
-    return;
-  }
-  struct coll_shape cs = coll_shape(op, n, S, bw, E.c->nvlink_lat_s, 1);
-  double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
-  in->extra_s = cs.extra_s + E.c->nvlink_lat_s + per_link / (cs.pe * bw);
+  double ring_s = -1;
+  bool nvls = op == CO_ALLREDUCE && use_nvls(n, S, &ring_s);
+  in->extra_s = nvls ? nvls_time(S)
+                     : ring_s >= 0 ? ring_s : node_ring_time(op, n, S);
   in->remaining = 1;
   in->timer_done = false;
   E.flows += op == CO_ALLTOALL ? (long)n * (n - 1) : n;
@@ -635,11 +635,7 @@ static void launch_coll(struct inst *in)
       if (node_of(in->ranks[k]) != node_of(in->ranks[(k / g) * g]))
         g = 0;
   }
-  /* Rings lose NIC bandwidth with the nodes they span (trees set theirs
-   * back below; all-to-all and send/recv are not rings). */
-  in->net_scale = t->op == CO_ALLTOALL || t->op == CO_SENDRECV
-                      ? 1
-                      : ring_scale(nodes);
+  int span = nodes; /* single-channel groups count as one node below */
   int channels = (nodes > 1 && g > 0) ? g : 1;
   if (t->op == CO_SENDRECV)
     channels = 1;
@@ -648,7 +644,8 @@ static void launch_coll(struct inst *in)
   bool cross = nodes > 1 || node_of(in->ranks[0]) != node_of(in->ranks[n - 1]);
   enum coll_algo algo = t->op == CO_ALLTOALL ? CA_DIRECT
                        : t->op == CO_SENDRECV ? CA_RING : E.p->algo;
-  if (t->op == CO_ALLREDUCE && !cross && use_nvls(n, S)) {
+  double ring_s;
+  if (t->op == CO_ALLREDUCE && !cross && use_nvls(n, S, &ring_s)) {
     /* NVLS: each GPU's data crosses its NVLink once each way. */
     in->extra_s = E.p->coll_lat_s * E.p->lat_nvls;
     in->remaining = 1;
@@ -665,8 +662,7 @@ static void launch_coll(struct inst *in)
     in->S = S;
     double lat = sg_host_get_route_latency(E.hosts[in->ranks[0]],
                                            E.hosts[in->ranks[n - 1]]);
-    if (algo == CA_TREE) {
-      in->net_scale = 1; /* NCCL's trees do not slow down with depth */
+    if (algo == CA_TREE) { /* NCCL's trees do not slow down with depth */
       double depth = 0;
       for (int v = nodes; v > 1; v = (v + 1) / 2)
         depth++;
@@ -675,7 +671,8 @@ static void launch_coll(struct inst *in)
       in->remaining = 1;
       tree_flows(in, S);
       on_done(in);
-    } else {
+    } else { /* its inter-node phase is a ring over the nodes */
+      in->net_scale = ring_scale(nodes);
       double steps = 2.0 * (g - 1) + 2.0 * (nodes - 1);
       in->extra_s = E.p->coll_lat_s + (steps - 3) * lat;
       in->nphases = 3;
@@ -690,6 +687,10 @@ static void launch_coll(struct inst *in)
     whole_node(in, t->op, n, S);
     return;
   }
+  /* Rings lose NIC bandwidth with the nodes they span (all-to-all and
+   * send/recv are not rings). */
+  if (t->op != CO_ALLTOALL && t->op != CO_SENDRECV)
+    in->net_scale = ring_scale(span);
   /* NCCL's protocol choice, from the bottleneck of one member: its NVLink
    * inside a node, its NIC (one channel's share) across nodes. */
   double bw = cross ? E.c->nic.bw_Bps * E.p->nic_eff * in->net_scale

@@ -53,14 +53,15 @@ static struct engine_params ideal(void)
   p.coll_lat_s = 0;
   p.ring_loss = 0;
   p.ll128_eff = p.ll_eff = 1;
+  p.nvls_eff = 1;
+  p.tree_bw = 0; /* trees as fast as their links */
   return p;
 }
 
 /* One collective over all `n` GPUs; returns its simulated time. */
 static bool flows_forced;
-static double tree_bw; /* 0: trees as fast as their links */
-static struct engine_params lat_params; /* one_coll's, when use_lat_params */
-static bool use_lat_params;
+static struct engine_params coll_params; /* one_coll's, when use_coll_params */
+static bool use_coll_params;
 static enum coll_algo algo = CA_RING; /* auto would pick NVLS on H100 */
 static enum fidelity fidelity = FID_FLOW;
 
@@ -74,13 +75,11 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
                    .group = (uint8_t)gk, .chunk = -1, .mb = -1,
                    .layer = -1, .bytes = bytes};
   graph_add(g, 0, &t);
-  struct engine_params p = use_lat_params ? lat_params : ideal();
-  use_lat_params = false;
+  struct engine_params p = use_coll_params ? coll_params : ideal();
+  use_coll_params = false;
   p.force_flows = flows_forced;
   p.algo = algo;
   p.fidelity = fidelity;
-  p.nvls_eff = 1;
-  p.tree_bw = tree_bw;
   struct engine_result r;
   struct weft_err err = {0};
   cr_assert_eq(engine_run(g, c, &p, &r, &err), 0, "%s", err.msg);
@@ -151,11 +150,11 @@ Test(engine, ring_across_nodes_uses_every_nic)
  * per doubling beyond two, the NICs reach 1 - 0.1 x 2 of their bandwidth. */
 Test(engine, fixed_latency_and_ring_loss)
 {
-  lat_params = ideal();
-  lat_params.coll_lat_s = 40e-6;
-  lat_params.lat_ll = lat_params.lat_ll128 = 1; /* Simple wins ties */
-  lat_params.ring_loss = 0.1;
-  use_lat_params = true;
+  coll_params = ideal();
+  coll_params.coll_lat_s = 40e-6;
+  coll_params.lat_ll = coll_params.lat_ll128 = 1; /* Simple wins ties */
+  coll_params.ring_loss = 0.1;
+  use_coll_params = true;
   struct cluster c = load("dgx-h100", KV("gpus", "64", "nodes_per_leaf", "8"));
   double S = 1 << 30, n = 64, B = 8 * 50e9 * 0.8;
   double L = 2 * 1e-6 + 130e-9;
@@ -165,11 +164,11 @@ Test(engine, fixed_latency_and_ring_loss)
 
 Test(engine, fixed_latency_in_a_node)
 {
-  lat_params = ideal();
-  lat_params.coll_lat_s = 40e-6;
-  lat_params.lat_ll = lat_params.lat_ll128 = 1; /* Simple wins ties */
-  lat_params.ring_loss = 0.1; /* not paid inside a node */
-  use_lat_params = true;
+  coll_params = ideal();
+  coll_params.coll_lat_s = 40e-6;
+  coll_params.lat_ll = coll_params.lat_ll128 = 1; /* Simple wins ties */
+  coll_params.ring_loss = 0.1; /* not paid inside a node */
+  use_coll_params = true;
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   double S = 1 << 30, B = 450e9, L = 1e-6, n = 8;
   double t = one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
@@ -181,13 +180,13 @@ Test(engine, fixed_latency_in_a_node)
  * (one engine run per process: one test each). */
 static double protocol_run(double S)
 {
-  lat_params = ideal();
-  lat_params.coll_lat_s = 40e-6;
-  lat_params.lat_ll = 0.25;
-  lat_params.lat_ll128 = 1;
-  lat_params.ll_eff = 0.5;
-  lat_params.ll128_eff = 0.5;
-  use_lat_params = true;
+  coll_params = ideal();
+  coll_params.coll_lat_s = 40e-6;
+  coll_params.lat_ll = 0.25;
+  coll_params.lat_ll128 = 1;
+  coll_params.ll_eff = 0.5;
+  coll_params.ll128_eff = 0.5;
+  use_coll_params = true;
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   return one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
 }
@@ -210,12 +209,11 @@ Test(engine, protocol_simple_for_a_large_message)
  * at the full NVLink) for a large all-reduce, the ring for a small one. */
 static double auto_run(double S)
 {
-  lat_params = ideal();
-  lat_params.coll_lat_s = 40e-6;
-  lat_params.lat_ll = lat_params.lat_ll128 = 1;
-  lat_params.lat_nvls = 2;
-  lat_params.nvls_eff = 1;
-  use_lat_params = true;
+  coll_params = ideal();
+  coll_params.coll_lat_s = 40e-6;
+  coll_params.lat_ll = coll_params.lat_ll128 = 1;
+  coll_params.lat_nvls = 2;
+  use_coll_params = true;
   algo = CA_AUTO;
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   return one_coll(&c, 8, CO_ALLREDUCE, S, 8, 1, GK_TP);
@@ -509,11 +507,12 @@ Test(engine, tree_allreduce_across_nodes)
 Test(engine, tree_allreduce_limited_per_channel)
 {
   algo = CA_TREE;
-  tree_bw = 2e9;
+  coll_params = ideal();
+  coll_params.tree_bw = 2e9;
+  use_coll_params = true;
   struct cluster c = load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "4"));
   double S = 1 << 30, g = 8, Ln = 2e-6 + 130e-9, steps = 2 * (2 + g - 1);
   double t = one_coll(&c, 32, CO_ALLREDUCE, S, 32, 1, GK_TP);
-  tree_bw = 0;
   REL(t, S / g / 2e9 + (steps - 1) * Ln, 1e-6);
 }
 
