@@ -362,11 +362,8 @@ static int load_doc(struct catalog *cat, struct xin_doc *doc,
                     struct weft_err *err)
 {
   const struct xin_elem *root = xin_root(doc);
-  int rc = 0;
-  if (strcmp(xin_name(root), "catalog") != 0)
-    rc = xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
-                  "expected <catalog>");
-  else
+  int rc = xin_check_root(doc, "catalog", err);
+  if (!rc)
     rc = xin_check_attrs(doc, root, (const char *const[]){NULL}, err);
   for (const struct xin_elem *e = xin_child(root); e && !rc; e = xin_next(e))
     rc = catalog_add_elem(cat, doc, e, err);

@@ -297,10 +297,7 @@ int cluster_desc_read_file(struct cluster_desc *d, struct catalog *cat,
   if (!doc)
     return err ? err->code : WEFT_EIO;
   const struct xin_elem *root = xin_root(doc);
-  int rc = 0;
-  if (strcmp(xin_name(root), "cluster") != 0)
-    rc = xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
-                  "expected <cluster>");
+  int rc = xin_check_root(doc, "cluster", err);
   for (const struct xin_elem *e = rc ? NULL : xin_child(root); e && !rc;
        e = xin_next(e))
     rc = catalog_add_elem(cat, doc, e, err);

@@ -89,10 +89,7 @@ int workload_read_file(struct workload *w, struct catalog *cat,
   if (!doc)
     return err ? err->code : WEFT_EIO;
   const struct xin_elem *root = xin_root(doc);
-  int rc = 0;
-  if (strcmp(xin_name(root), "workload") != 0)
-    rc = xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
-                  "expected <workload>");
+  int rc = xin_check_root(doc, "workload", err);
   if (!rc)
     rc = xin_check_attrs(doc, root, (const char *const[]){"name", NULL}, err);
   if (!rc)

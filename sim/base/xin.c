@@ -242,6 +242,16 @@ int xin_errf(const struct xin_doc *doc, const struct xin_elem *e,
                    start_line(doc, e), xin_name(e), msg);
 }
 
+int xin_check_root(const struct xin_doc *doc, const char *name,
+                   struct weft_err *err)
+{
+  const struct xin_elem *root = xin_root(doc);
+  if (strcmp(xin_name(root), name) == 0)
+    return 0;
+  return xin_errf(doc, root, err, WEFT_EINVAL, "unknown root element; "
+                  "expected <%s>", name);
+}
+
 int xin_check_attrs(const struct xin_doc *doc, const struct xin_elem *e,
                     const char *const *allowed, struct weft_err *err)
 {

@@ -43,6 +43,11 @@ int xin_errf(const struct xin_doc *doc, const struct xin_elem *e,
              struct weft_err *err, int code, const char *fmt, ...)
     WEFT_PRINTF(5, 6);
 
+/* Fail unless the root element is <name>: "unknown root element; expected
+ * <name>". */
+int xin_check_root(const struct xin_doc *doc, const char *name,
+                   struct weft_err *err) WEFT_WUR;
+
 /* Fail on any attribute of `e` not in the NULL-terminated list `allowed`,
  * and on non-blank text inside `e`. */
 int xin_check_attrs(const struct xin_doc *doc, const struct xin_elem *e,
