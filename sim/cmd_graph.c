@@ -40,7 +40,7 @@ int cmd_graph(int argc, char **argv)
             units_fmt_human(model_flops_per_iter(&w.model,
                                                  w.plan.global_batch),
                             UNIT_NONE, a, sizeof a),
-            units_fmt_human(graph_total_flops(g, 0xf), UNIT_NONE, b, sizeof b),
+            units_fmt_human(graph_total_flops(g, GRAPH_ALL_PHASES), UNIT_NONE, b, sizeof b),
             units_fmt_human(mem.total, UNIT_SIZE, d, sizeof d),
             units_fmt_human(mem.capacity, UNIT_SIZE, e, sizeof e),
             mem.fits ? "fits" : "does NOT fit");

@@ -145,7 +145,7 @@ int cmd_run(int argc, char **argv)
   struct memory mem;
   memory_per_gpu(&w.model, &w.plan, c.gpu.hbm_bytes, &mem);
   double gpus = (double)w.plan.gpus, T = res.iteration_s;
-  double hw = graph_total_flops(g, 0xf) / (T * gpus);
+  double hw = graph_total_flops(g, GRAPH_ALL_PHASES) / (T * gpus);
   double model = model_flops_per_iter(&w.model, w.plan.global_batch) /
                  (T * gpus);
   double peak = c.gpu.peak_flops[ep.dtype];

@@ -30,6 +30,20 @@ Test(plan, derives_dp_and_microbatches)
   cr_assert_eq(p.microbatches, 512);
 }
 
+static void plan_coords(const struct plan *p, long rank, long c[PD_COUNT])
+{
+  struct graph_layout l;
+  plan_layout(p, &l);
+  layout_coords(&l, rank, c);
+}
+
+static long plan_rank(const struct plan *p, const long c[PD_COUNT])
+{
+  struct graph_layout l;
+  plan_layout(p, &l);
+  return layout_rank(&l, c);
+}
+
 Test(plan, tp_innermost_by_default)
 {
   struct plan p = resolved("gpt3-175b", 1024, 8, 8, 1536);

@@ -361,11 +361,14 @@ struct graph *graph_read(const char *path, struct weft_err *err)
             rc = rerr(&r, "parallel degree out of range%s", "");
             goto out;
           }
-        for (int i = 0; i < 4; i++)
-          if ((l.order[i] = lookup(dim_names, 4, o[i])) < 0) {
+        for (int i = 0; i < PD_COUNT; i++) {
+          int d = lookup(dim_names, PD_COUNT, o[i]);
+          if (d < 0) {
             rc = rerr(&r, "unknown dimension '%s' in order", o[i]);
             goto out;
           }
+          l.order[i] = (enum pdim)d;
+        }
         g = graph_new(l.pp);
         g->layout = l;
         snprintf(g->model, sizeof g->model, "%s", model);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "sim/base/err.h"
+#include "traces/layout.h"
 
 enum task_kind { TK_KERNEL, TK_COLL, TK_SEND, TK_RECV, TK_COUNT };
 
@@ -46,22 +47,6 @@ enum coll_op {
   CO_ALLREDUCE, CO_REDUCE_SCATTER, CO_ALLGATHER, CO_ALLTOALL, CO_BROADCAST,
   CO_SENDRECV, /* each member sends `bytes` to the next one of the group */
   CO_COUNT
-};
-
-/* Groups a collective runs over, resolved to ranks by the plan. */
-enum group_kind {
-  GK_TP,    /* the tensor-parallel group of the rank */
-  GK_DP,    /* its data-parallel group */
-  GK_EMB,   /* first and last pipeline stage (tied embedding gradients) */
-  GK_SHARD, /* the DP ranks of its shard group (HSDP: `shard` consecutive
-               DP indices) */
-  GK_REPL,  /* the DP ranks holding the same shard in the other groups */
-  GK_EP,    /* its expert-parallel group: ep consecutive DP indices */
-  GK_EDP,   /* the DP ranks holding the same experts (dp / ep of them) */
-  GK_CP,    /* its context-parallel group */
-  GK_DPCP,  /* data- and context-parallel ranks together (gradients) */
-  GK_EDPCP, /* GK_EDP times the context-parallel ranks (expert gradients) */
-  GK_COUNT
 };
 
 enum phase { PH_FWD, PH_BWD, PH_RECOMP, PH_OPT, PH_COUNT };
@@ -96,13 +81,6 @@ struct program {
   long ndeps, depcap;
 };
 
-/* Parallel layout the programs refer to (a copy of the plan's degrees). */
-struct graph_layout {
-  long tp, pp, dp, cp, ep, vchunks;
-  int order[4];      /* innermost first: 0 tp, 1 cp, 2 dp, 3 pp */
-  long shard;        /* DP ranks per shard group (HSDP); 0 or dp: all */
-};
-
 #define WEFT_GRAPH_TEXT 256
 
 struct graph {
@@ -125,8 +103,10 @@ long graph_add(struct graph *g, long s, const struct task *t);
  * program. */
 void graph_dep(struct graph *g, long s, long on);
 
-/* Totals over the whole job (every rank): matrix FLOPs by phase, and bytes
- * by task kind.  Ranks of a stage are tp * cp * dp. */
+/* Matrix FLOPs of the whole job (every rank: a stage's program runs on
+ * tp * cp * dp ranks) of the phases in `phase_mask` (bit 1 << enum phase;
+ * GRAPH_ALL_PHASES for all), and the tasks of all programs. */
+#define GRAPH_ALL_PHASES ((1 << PH_COUNT) - 1)
 double graph_total_flops(const struct graph *g, int phase_mask);
 long graph_total_tasks(const struct graph *g);
 

@@ -70,17 +70,9 @@ long trace_events(const struct trace *t) { return t->n; }
 
 static long stage_of(const struct trace *t, long rank)
 {
-  /* Position along PP in the layout's order. */
-  const struct graph_layout *l = &t->g->layout;
-  long deg[4] = {l->tp, l->cp, l->dp, l->pp}, c = 0;
-  for (int i = 0; i < 4; i++) {
-    int d = l->order[i];
-    c = rank % deg[d];
-    rank /= deg[d];
-    if (d == 3)
-      return c;
-  }
-  return c;
+  long c[PD_COUNT];
+  layout_coords(&t->g->layout, rank, c);
+  return c[PD_PP];
 }
 
 void trace_add(struct trace *t, long rank, long task, double start_s,

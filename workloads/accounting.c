@@ -217,7 +217,9 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
      * parameters over the ranks holding the same experts. */
     double xp = p->ep > 1 ? stage_expert_params_rank(m, p, st) : 0;
     double params = stage_params_rank(m, p, st) - xp;
-    double N = (double)((p->hsdp ? p->hsdp : p->dp) * p->cp);
+    struct graph_layout l;
+    plan_layout(p, &l);
+    double N = (double)(layout_shard(&l) * p->cp);
     double Nx = (double)(p->dp / p->ep * p->cp);
     double gb = dtype_bytes(p->grad_dtype);
     x.weights = 2 * (params / (p->zero >= 3 ? N : 1) +

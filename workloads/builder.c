@@ -344,7 +344,7 @@ static void flush_bucket(struct ctx *c, double *acc, long after,
     return;
   /* ZeRO 1 and 2 reduce-scatter: each rank updates its shard only. */
   long i = coll(c, c->p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE,
-                c->p->cp > 1 ? GK_DPCP : GK_DP, ST_DP, PH_BWD, -1, *acc);
+                layout_grad_group(&c->g->layout), ST_DP, PH_BWD, -1, *acc);
   c->g->prog[c->s].tasks[i].mb = -1; /* belongs to no micro-batch */
   graph_dep(c->g, c->s, after);
   dp_tasks[(*n_dp)++] = i;
@@ -356,8 +356,9 @@ static void flush_bucket(struct ctx *c, double *acc, long after,
  * (one unit ahead: prefetching, at most two gathered at once), its
  * gradients reduce-scattered right after its backward (and, with HSDP,
  * all-reduced across the replicas of its shard). */
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_LOSS /* and output layer */ };
 struct unit {
-  int kind; /* 0 embedding, 1 layer, 2 loss and output layer */
+  enum unit_kind kind;
   long layer;
   double params;  /* sharded over the shard group */
   double xparams; /* experts: sharded over the ranks holding them */
@@ -375,7 +376,7 @@ static enum group_kind expert_group(const struct plan *p, long *n)
 static long gather(struct ctx *c, const struct unit *u, int phase,
                    enum group_kind gk, long after)
 {
-  long layer = u->kind == 1 ? u->layer : -1, nx, i;
+  long layer = u->kind == UNIT_LAYER ? u->layer : -1, nx, i;
   i = coll(c, CO_ALLGATHER, gk, ST_AG, phase, layer, u->params * c->e);
   if (after >= 0)
     graph_dep(c->g, c->s, after);
@@ -395,8 +396,8 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
   bool hsdp = p->hsdp && p->hsdp < p->dp;
   /* Without HSDP parameters are sharded over data and context parallel
    * ranks together (they hold the same weights). */
-  long shard = (hsdp ? p->hsdp : p->dp) * p->cp;
-  enum group_kind gk = hsdp ? GK_SHARD : p->cp > 1 ? GK_DPCP : GK_DP;
+  long shard = layout_shard(&c->g->layout) * p->cp;
+  enum group_kind gk = hsdp ? GK_SHARD : layout_grad_group(&c->g->layout);
   double grad_e = dtype_bytes(p->grad_dtype);
   int phase = fwd ? PH_FWD : PH_BWD;
   long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
@@ -411,19 +412,19 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
       c->pending[c->npending++] = ag[k % 3];
     long w = -1;
     if (fwd) {
-      if (un->kind == 0)
+      if (un->kind == UNIT_EMBED)
         embed_fwd(c);
-      else if (un->kind == 1)
+      else if (un->kind == UNIT_LAYER)
         layer_fwd(c, un->layer, PH_FWD);
       else
         loss_fwd(c);
     } else {
-      w = un->kind == 0 ? embed_bwd(c)
-          : un->kind == 1 ? layer_bwd(c, un->layer)
+      w = un->kind == UNIT_EMBED ? embed_bwd(c)
+          : un->kind == UNIT_LAYER ? layer_bwd(c, un->layer)
                           : loss_bwd(c);
       if (shard > 1) {
         long rs = coll(c, CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD,
-                       un->kind == 1 ? un->layer : -1, un->params * grad_e);
+                       un->kind == UNIT_LAYER ? un->layer : -1, un->params * grad_e);
         graph_dep(c->g, c->s, w);
         dp_tasks[(*n_dp)++] = rs;
       }
@@ -437,7 +438,7 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
       }
       if (hsdp) {
         long ar = coll(c, CO_ALLREDUCE, GK_REPL, ST_DP, PH_BWD,
-                       un->kind == 1 ? un->layer : -1,
+                       un->kind == UNIT_LAYER ? un->layer : -1,
                        un->params * grad_e / (double)shard);
         graph_dep(c->g, c->s, w);
         dp_tasks[(*n_dp)++] = ar;
@@ -510,11 +511,11 @@ static int build_stage(struct graph *g, const struct model *m,
       struct unit *u = xcalloc((size_t)count + 2, sizeof *u);
       int n = 0;
       if (vs == 0)
-        u[n++] = (struct unit){0, -1, emb, 0};
+        u[n++] = (struct unit){UNIT_EMBED, -1, emb, 0};
       for (long l = first; l < first + count; l++)
-        u[n++] = (struct unit){1, l, lp, lx};
+        u[n++] = (struct unit){UNIT_LAYER, l, lp, lx};
       if (vs == vlast)
-        u[n++] = (struct unit){2, -1, out_layer + fnorm, 0};
+        u[n++] = (struct unit){UNIT_LOSS, -1, out_layer + fnorm, 0};
       if (op->fwd && vs > 0)
         recv(&c, -1, PH_FWD);
       if (!op->fwd && vs < vlast)
@@ -608,7 +609,7 @@ static int build_stage(struct graph *g, const struct model *m,
   /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
    * gradient, write the first three and the 16-bit weights (28 bytes per
    * parameter). */
-  long shard = (p->hsdp ? p->hsdp : p->dp) * p->cp, nx;
+  long shard = layout_shard(&g->layout) * p->cp, nx;
   enum group_kind xg = expert_group(p, &nx);
   double xparams = p->ep > 1 ? stage_expert_params_rank(m, p, stage) : 0;
   double dense = params - xparams;
@@ -620,7 +621,7 @@ static int build_stage(struct graph *g, const struct model *m,
   /* ZeRO 1 and 2: gather the updated parameter shards for the next
    * iteration. */
   if ((p->zero == 1 || p->zero == 2) && p->dp * p->cp > 1) {
-    coll(&c, CO_ALLGATHER, p->cp > 1 ? GK_DPCP : GK_DP, ST_AG, PH_OPT, -1,
+    coll(&c, CO_ALLGATHER, layout_grad_group(&g->layout), ST_AG, PH_OPT, -1,
          dense * c.e);
     graph_dep(g, stage, opt);
     if (xparams > 0 && nx > 1) {
@@ -638,11 +639,7 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
                           struct weft_err *err)
 {
   struct graph *g = graph_new(p->pp);
-  g->layout = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep,
-                                    p->vchunks, {0, 1, 2, 3},
-                                    p->hsdp ? p->hsdp : p->dp};
-  for (int i = 0; i < 4; i++)
-    g->layout.order[i] = (int)p->order[i];
+  plan_layout(p, &g->layout);
   g->tokens = (double)p->global_batch * (double)m->seq;
   snprintf(g->model, sizeof g->model, "%s layers=%ld hidden=%ld heads=%ld "
            "kv_heads=%ld ffn=%ld vocab=%ld seq=%ld experts=%ld topk=%ld",
@@ -653,7 +650,7 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
            "zero=%d shard=%ld", p->tp, p->pp, p->dp, p->sp ? "yes" : "no",
            p->micro_batch, p->global_batch, sched_name(p->schedule),
            p->vchunks, recompute_name(p->recompute), p->zero,
-           p->hsdp ? p->hsdp : p->dp);
+           layout_shard(&g->layout));
   for (long s = 0; s < p->pp; s++)
     if (build_stage(g, m, p, s, err)) {
       graph_free(g);

@@ -213,32 +213,13 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   return 0;
 }
 
-long plan_degree(const struct plan *p, enum pdim d)
+void plan_layout(const struct plan *p, struct graph_layout *out)
 {
-  switch (d) {
-  case PD_TP: return p->tp;
-  case PD_CP: return p->cp;
-  case PD_DP: return p->dp;
-  case PD_PP: return p->pp;
-  default: return 1;
-  }
-}
-
-void plan_coords(const struct plan *p, long rank, long out[PD_COUNT])
-{
-  for (int i = 0; i < PD_COUNT; i++) {
-    long deg = plan_degree(p, p->order[i]);
-    out[p->order[i]] = rank % deg;
-    rank /= deg;
-  }
-}
-
-long plan_rank(const struct plan *p, const long coord[PD_COUNT])
-{
-  long r = 0;
-  for (int i = PD_COUNT - 1; i >= 0; i--)
-    r = r * plan_degree(p, p->order[i]) + coord[p->order[i]];
-  return r;
+  *out = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep, p->vchunks,
+                               {PD_TP, PD_CP, PD_DP, PD_PP},
+                               p->hsdp ? p->hsdp : p->dp};
+  for (int i = 0; i < PD_COUNT; i++)
+    out->order[i] = p->order[i];
 }
 
 /* Layers of virtual stage i of n for L layers (see plan.h). */

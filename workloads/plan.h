@@ -19,12 +19,11 @@
 
 #include "sim/base/bounds.h"
 #include "sim/base/err.h"
+#include "traces/layout.h"
 #include "workloads/model.h"
 
 enum sched_kind { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
 enum recompute { RECOMP_NONE, RECOMP_SELECTIVE, RECOMP_FULL };
-/* Parallel dimensions, in the default rank order (innermost first). */
-enum pdim { PD_TP, PD_CP, PD_DP, PD_PP, PD_COUNT };
 
 enum plan_key {
   PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
@@ -90,10 +89,9 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err) WEFT_WUR;
 
-/* Position of a rank along each dimension, and back. */
-void plan_coords(const struct plan *p, long rank, long out_coord[PD_COUNT]);
-long plan_rank(const struct plan *p, const long coord[PD_COUNT]);
-long plan_degree(const struct plan *p, enum pdim d);
+/* The rank layout of a resolved plan (degrees, rank order, shard group):
+ * where each rank sits and who its peers are (traces/layout.h). */
+void plan_layout(const struct plan *p, struct graph_layout *out);
 
 /* Layers held by pipeline stage `stage`, model chunk `chunk` (chunk c of
  * stage s is virtual stage c*pp + s): the first layer and the count.  When
