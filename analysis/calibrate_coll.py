@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """calibrate_coll.py - derive weft's collective constants from measurements.
 
-Prints every constant of the collective model (sim/engine.c, catalog.xml
+Prints every constant of the collective model (sim/coll.c and coll.h, catalog.xml
 coll_* attributes) from the rows named below, so that the calibration can be
-redone, checked and extended.  The model of a ring collective (engine.c):
+redone, checked and extended.  The model of a ring collective (coll.c):
 
     t = L_p + steps * route latency
           + bytes per edge / (link bandwidth * eff * ring scale * share)
@@ -180,7 +180,7 @@ def check():
     """Compare the derived constants with those in the sources (0.1 %)."""
     root = os.path.join(HERE, "..")
     cat = open(os.path.join(root, "platforms", "catalog.xml")).read()
-    eng = open(os.path.join(root, "sim", "engine.c")).read()
+    eng = open(os.path.join(root, "sim", "coll.h")).read()
     bad = 0
     for key, want in OUT.items():
         if isinstance(key, tuple):
@@ -188,7 +188,7 @@ def check():
             m = re.search(r'<node name="%s"[^>]*?%s="([0-9.e-]+)' % (node, attr),
                           cat, re.S)
         else:
-            m = re.search(r"#define %s ([0-9.e-]+)" % key, eng)
+            m = re.search(r"#define COLL_%s ([0-9.e-]+)" % key, eng)
         have = float(m.group(1)) if m else None
         if have is not None and key == "TREE_BW":
             have /= 1e9

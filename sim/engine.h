@@ -9,14 +9,10 @@
  * collective starts its flows when every member has reached it, a transfer
  * when both ends have, as NCCL does, so skew and stragglers propagate.
  *
- * Collectives are expanded at "flow" fidelity: one flow per ring edge and
- * channel carrying the bytes of all the algorithm's steps, plus the latency
- * of the steps it stands for (per protocol, see engine_params).  A ring
- * that crosses nodes runs one channel
- * per member GPU of a node, each leaving and entering nodes through a
- * different GPU and NIC, as NCCL's channels do.  The achievable fraction of
- * NVLink and NIC bandwidth and the per-step overhead are calibration
- * parameters (engine_params).
+ * What a collective costs and which flows stand for it is coll.h's job
+ * (algorithms, NCCL's protocols, fidelity); the parameters below feed it.
+ * A transfer between pipeline stages is one flow plus the fixed latency of
+ * a collective.
  */
 #ifndef WEFT_ENGINE_H
 #define WEFT_ENGINE_H
@@ -25,29 +21,13 @@
 
 #include "platforms/cluster.h"
 #include "sim/base/err.h"
+#include "sim/coll.h"
 #include "traces/graph.h"
 #include "workloads/costmodel.h"
 
-/* Collective algorithms (the table behind `weft list collectives`). */
-enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,
-                 CA_COUNT };
-int coll_algo_from_name(const char *name); /* -1 when unknown */
-const char *coll_algo_name(enum coll_algo a);
-const char *coll_algo_summary(enum coll_algo a);
-const char *coll_algo_ops(enum coll_algo a);
-
-/* Fidelity of collectives: one flow per ring edge and channel carrying all
- * steps (flow, the default), each ring step a round of flows (step), or
- * step for groups of up to 16 GPUs and flow above (auto).  Without
- * contention both give the same times; they differ when other traffic
- * shares the links during the collective. */
-enum fidelity { FID_FLOW, FID_STEP, FID_AUTO };
-
-int fidelity_from_name(const char *name); /* -1 when unknown */
-
 struct engine_params {
   enum coll_algo algo;
-  enum fidelity fidelity;         /* for all-reduce (others fall back to ring) */
+  enum fidelity fidelity;      /* of rings (coll.h) */
   double nvls_eff;             /* share of NVLink bandwidth NVLS reaches */
   double tree_bw;              /* algorithm bandwidth of one channel's pair of
                                   trees, bytes/s (<= 0: no limit) */
@@ -88,7 +68,7 @@ struct engine_params {
   void *ctx;
 };
 
-/* The calibrated defaults (see engine.c for the rows they come from). */
+/* The calibrated defaults (see coll.c for the rows they come from). */
 void engine_params_default(struct engine_params *p);
 
 struct engine_result {
@@ -103,7 +83,9 @@ struct engine_result {
 };
 
 /* Replay `g` on the platform of `c`, already loaded (platload_cluster).
- * One replay per process (one SimGrid engine per process). */
+ * Replays may follow one another in one process on the same platform
+ * (SimGrid allows one engine per process; each replay measures its times
+ * from its own start).  On failure *out is untouched. */
 int engine_run(const struct graph *g, const struct cluster *c,
                const struct engine_params *p, struct engine_result *out,
                struct weft_err *err) WEFT_WUR;

@@ -11,18 +11,24 @@
 namespace sg4 = simgrid::s4u;
 
 static sgb_done_fn done_fn;
+static void* done_ctx;
+static bool registered;
 static std::unordered_map<const sg4::Activity*, sg4::ActivityPtr> live;
 
-extern "C" void sgb_init(sgb_done_fn fn)
+extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 {
   done_fn = fn;
+  done_ctx = ctx;
+  if (registered)
+    return; /* SimGrid's signal has no disconnect: connect once */
+  registered = true;
   sg4::Activity::on_completion_cb([](sg4::Activity const& a) {
     auto it = live.find(&a);
     if (it == live.end())
       return; /* not ours */
     sg4::ActivityPtr keep = it->second; /* alive through the callback */
     live.erase(it);
-    done_fn(a.get_data<void>());
+    done_fn(done_ctx, a.get_data<void>());
   });
 }
 

@@ -17,11 +17,13 @@
 extern "C" {
 #endif
 
-/* Called with the activity's tag when it completes. */
-typedef void (*sgb_done_fn)(void *tag);
+/* Called with the context given to sgb_init and the activity's tag when it
+ * completes. */
+typedef void (*sgb_done_fn)(void *ctx, void *tag);
 
-/* Register the completion callback (once, after the platform is loaded). */
-void sgb_init(sgb_done_fn fn);
+/* Set the completion callback and its context (after the platform is
+ * loaded; again before each replay: the last call wins). */
+void sgb_init(sgb_done_fn fn, void *ctx);
 
 /* Start an execution of `flops` on `host`, now. */
 void sgb_exec(sg_host_t host, double flops, void *tag);

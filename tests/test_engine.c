@@ -558,3 +558,64 @@ Test(engine, fsdp_gathers_exposed_on_a_slow_fabric)
   cr_assert_gt(r.exposed_s, 0.3 * r.iteration_s, "exposed %g of %g",
                r.exposed_s, r.iteration_s);
 }
+
+/* One process can replay several jobs one after another on the same
+ * platform (a sweep or a plan search in one process): each replay gives
+ * what a fresh process gives.  Times of a later replay are measured from
+ * its start, so they may differ in the last bits (SimGrid's clock keeps
+ * running); counts are exact. */
+static void replay_job(const struct cluster *c, double out[7])
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  m.layers = 4;
+  struct plan p;
+  plan_init(&p);
+  p.tp = 2;
+  p.pp = 2;
+  p.global_batch = 16;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  cr_assert(g, "%s", err.msg);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, c, &ep, &r, &err), 0, "%s", err.msg);
+  double v[7] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
+                 r.idle_s, (double)r.kernels, (double)r.flows};
+  memcpy(out, v, sizeof v);
+  graph_free(g);
+}
+
+Test(engine, two_replays_in_one_process, .timeout = 120)
+{
+  int fd[2];
+  cr_assert_eq(pipe(fd), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct cluster c = load("dgx-a100", KV("gpus", "16"));
+    double v[7];
+    replay_job(&c, v);
+    ssize_t w = write(fd[1], v, sizeof v);
+    _exit(w == (ssize_t)sizeof v ? 0 : 1);
+  }
+  close(fd[1]);
+  double fresh[7];
+  cr_assert_eq(read(fd[0], fresh, sizeof fresh), (ssize_t)sizeof fresh);
+  close(fd[0]);
+  int status;
+  waitpid(pid, &status, 0);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct cluster c = load("dgx-a100", KV("gpus", "16"));
+  double first[7], second[7];
+  replay_job(&c, first);
+  replay_job(&c, second);
+  cr_assert_gt(fresh[0], 0);
+  cr_assert_gt(fresh[6], 0, "the job has flows");
+  for (int i = 0; i < 7; i++) {
+    cr_assert_eq(first[i], fresh[i], "value %d: %.17g != %.17g", i, first[i],
+                 fresh[i]);
+    REL(second[i], fresh[i], 1e-9);
+  }
+}

@@ -12,7 +12,7 @@
 # after the backward pass (no overlap; that came to Megatron-LM in 2023).
 # Pass a different SOFTWARE string to try other assumptions.  Nothing here
 # is fitted to these rows: the compute constants come from the catalog, the
-# network ones from the COLL rows named in sim/engine.c.
+# network ones from the COLL rows named in sim/coll.c.
 SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --overlap-grad no --grad-dtype fp32}
 build=${1:-build}
 first=${2:-1}

@@ -1,0 +1,143 @@
+/*
+ * coll.h - collective algorithms: NCCL's protocol and closed-form models,
+ * and the expansion of one collective into flows, as plain data.
+ *
+ * The engine (engine.c) hands a collective whose members have all arrived
+ * to coll_plan_make, which picks the algorithm and protocol and says what
+ * to simulate: a number of phases, each a set of flows started together
+ * (and, in phase 0, possibly a delay that runs beside them), then a delay
+ * after the last phase.  coll_phase_flows lists the flows of one phase.
+ * Nothing here touches SimGrid: route latencies come from a callback, so
+ * the expansions are tested without an engine (tests/test_coll.c).
+ *
+ * A ring collective costs
+ *   coll_lat x protocol fraction + steps x route latency
+ *   + bytes per edge / (bandwidth x eff x ring scale x protocol share)
+ * (the flows carry the bytes and pay one route latency; the delay after
+ * them carries the rest).  The constants and the rows they come from are
+ * in coll.c's header comment and in the catalog's coll_* node attributes.
+ *
+ * Fidelity: at "flow" one flow per ring edge and channel carries the bytes
+ * of all the algorithm's steps; at "step" every ring step is a phase of its
+ * own (all-reduce, all-gather, reduce-scatter, broadcast).  Without
+ * contention both give the same times; they differ when other traffic
+ * shares the links during the collective.
+ */
+#ifndef WEFT_COLL_H
+#define WEFT_COLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platforms/cluster.h"
+#include "traces/graph.h"
+
+/* Collective algorithms (the table behind `weft list collectives`). */
+enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,
+                 CA_COUNT };
+int coll_algo_from_name(const char *name); /* -1 when unknown */
+const char *coll_algo_name(enum coll_algo a);
+const char *coll_algo_summary(enum coll_algo a);
+const char *coll_algo_ops(enum coll_algo a);
+
+/* Fidelity of collectives: flow (the default), step, or step for groups of
+ * up to 16 GPUs and flow above (auto). */
+enum fidelity { FID_FLOW, FID_STEP, FID_AUTO };
+int fidelity_from_name(const char *name); /* -1 when unknown */
+
+/* The calibrated constants of coll.c (see its header for their rows). */
+#define COLL_LAT_LL128 0.616
+#define COLL_LAT_LL 0.448
+#define COLL_LAT_NVLS 1.985
+#define COLL_TREE_BW 12.311e9
+#define COLL_LL128_EFF 0.9375 /* NCCL's wire format: 120 of 128 bytes */
+#define COLL_LL_EFF 0.5       /* half of each 8-byte word is a flag */
+
+/* Everything the collective model needs, resolved: the engine fills it
+ * from its parameters and the cluster (coll_model_resolve). */
+struct coll_model {
+  enum coll_algo algo;
+  enum fidelity fidelity;
+  double nvlink_eff;  /* share of NVLink bandwidth rings reach */
+  double nic_eff;     /* share of NIC bandwidth */
+  double nvls_eff;    /* share of NVLink bandwidth NVLS reaches */
+  double tree_bw;     /* algorithm bandwidth of one channel's pair of trees,
+                         bytes/s (<= 0: no limit) */
+  double coll_lat_s;  /* Simple's fixed latency of a collective */
+  double lat_ll128, lat_ll, lat_nvls; /* fractions of coll_lat_s */
+  double ring_loss;   /* NIC share a ring loses per doubling of its nodes
+                         beyond two */
+  double ll128_eff, ll_eff; /* bandwidth shares of the protocols */
+  bool free_comm;     /* communication takes no time */
+  bool closed_form;   /* time whole-node collectives in closed form */
+  /* The cluster: */
+  int gpus_per_node;
+  bool nvls;          /* the node's switch can reduce (NVLS) */
+  double nvlink_bw_Bps, nic_bw_Bps, nvlink_lat_s;
+};
+
+/* Fill the cluster's fields of `m` and, for each calibration field that is
+ * unset (efficiencies <= 0, coll_lat_s and ring_loss < 0), the node type's
+ * value from the catalog, or the catalog's default. */
+void coll_model_resolve(struct coll_model *m, const struct cluster *c);
+
+/* One collective to expand: `n` members by rank (node = rank /
+ * gpus_per_node), `bytes` as in graph.h (nccl-tests sizes).  sym_n > 1:
+ * one representative stands for a whole-node group of sym_n GPUs.
+ * route_lat gives the latency of the route between two ranks. */
+struct coll_call {
+  enum coll_op op;
+  int n;
+  const int32_t *ranks; /* borrowed */
+  double bytes;
+  int sym_n;
+  double (*route_lat)(void *ctx, long rank_a, long rank_b);
+  void *ctx;
+};
+
+/* What to simulate.  Phases run one after the other; a phase is done when
+ * its flows (and phase 0's delay) are.  After the last phase, a delay of
+ * extra_s (none when zero).  nphases == 0: the delay alone (a closed form),
+ * or nothing at all when extra_s is zero. */
+enum coll_shape { CS_NONE, CS_CLOSED, CS_NVLS, CS_TREE, CS_HIER, CS_RING,
+                  CS_DIRECT };
+struct coll_plan {
+  enum coll_shape shape;
+  enum coll_algo algo;  /* what runs (never CA_AUTO) */
+  int nphases;
+  double extra_s;       /* delay after the last phase */
+  double delay0_s;      /* delay beside phase 0's flows */
+  long closed_flows;    /* flows the closed form stands for */
+  /* Expansion state (read by coll_phase_flows): */
+  int g, nodes, channels; /* members per node, nodes, channels */
+  double edge_bytes;    /* bytes per flow (per ring edge and channel) */
+  double pe;            /* protocol share of the bandwidth */
+  double net_scale;     /* share of nic_eff its inter-node flows reach */
+  double S;             /* the collective's bytes */
+};
+
+/* Pick the algorithm and protocol of `call` and fill *out. */
+void coll_plan_make(const struct coll_model *m, const struct coll_call *call,
+                    struct coll_plan *out);
+
+/* The flows of phase `phase` of `p`, in a fixed order: emit(ctx, src, dst,
+ * wire_bytes) per flow, src and dst as member indices of call->ranks,
+ * wire_bytes the bytes divided by the efficiency of the link kind it
+ * crosses (NVLink inside a node, the NIC across) and the protocol share.
+ * Returns the number of flows. */
+typedef void (*coll_emit_fn)(void *ctx, int src, int dst, double wire_bytes);
+long coll_phase_flows(const struct coll_model *m, const struct coll_call *call,
+                      const struct coll_plan *p, int phase, coll_emit_fn emit,
+                      void *ctx);
+
+/* Wire bytes of `bytes` between ranks a and b at protocol share pe. */
+double coll_wire_bytes(const struct coll_model *m, long rank_a, long rank_b,
+                       double bytes, double pe, double net_scale);
+
+/* Closed forms, seconds: NVLS all-reduce of S bytes inside one node, and a
+ * collective over n GPUs of one node as a ring (direct for all-to-all). */
+double coll_nvls_time(const struct coll_model *m, double S);
+double coll_node_ring_time(const struct coll_model *m, enum coll_op op, int n,
+                           double S);
+
+#endif
