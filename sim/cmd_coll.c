@@ -14,7 +14,7 @@
 #include "sim/base/units.h"
 #include "sim/engine.h"
 #include "sim/platload.h"
-#include "sim/cli.h"
+#include "sim/commands.h"
 
 static const struct {
   const char *name;
@@ -39,6 +39,20 @@ static void on_task(void *ctx, long rank, long task, double s, double e)
   }
 }
 
+static const struct opt coll_opts[] = {
+    {"json", 0, OPT_FLAG, NULL, "print one JSON object with a result per size"},
+    {"min-bytes", 0, OPT_VALUE, "SIZE", "smallest size (default 1MiB)"},
+    {"max-bytes", 0, OPT_VALUE, "SIZE", "largest size (default 8GiB)"},
+    {"step-factor", 0, OPT_VALUE, "F", "ratio of successive sizes (default 2)"},
+    {"collective", 0, OPT_VALUE, "ALGO",
+     "collective algorithm (weft list collectives)"},
+    {"fidelity", 0, OPT_VALUE, "flow|step|auto", "fidelity of rings"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct opts_spec cmd_coll_spec = {
+    "coll", POS_NONE, NULL, OPTS_CATALOG | OPTS_CLUSTER, coll_opts};
+
 int cmd_coll(int argc, char **argv)
 {
   struct weft_err err = {0};
@@ -53,52 +67,35 @@ int cmd_coll(int argc, char **argv)
     return cli_usage("coll: unknown operation '%s'; expected allreduce, "
                      "allgather, reducescatter, alltoall or broadcast",
                      argv[1]);
-  struct cluster_opts opts;
-  memset(&opts, 0, sizeof opts);
+  struct opts o;
+  int code;
+  if (cli_parse(&cmd_coll_spec, argc - 1, argv + 1, &o, &code))
+    return code;
   double minb = 1 << 20, maxb = 8.0 * (1 << 30), factor = 2;
-  bool json = false;
   int algo = CA_AUTO, fid = FID_FLOW;
-  for (int i = 2; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
-      json = true;
-      continue;
-    }
-    if (strncmp(argv[i], "--", 2) != 0)
-      return cli_usage("coll: unexpected argument '%s'", argv[i]);
-    const char *name, *value;
-    int rc;
-    if (!cli_opt(argc, argv, &i, &name, &value, &err))
-      return cli_fail(&err);
-    char flag[80];
-    snprintf(flag, sizeof flag, "--%s", name);
-    if (strcmp(name, "min-bytes") == 0 || strcmp(name, "max-bytes") == 0) {
-      double v;
-      if (units_parse_pos(value, UNIT_SIZE, 1e12, &v, &err))
-        return cli_fail((weft_err_prefix(&err, flag), &err));
-      *(name[1] == 'i' ? &minb : &maxb) = v;
-    } else if (strcmp(name, "collective") == 0) {
-      algo = coll_algo_from_name(value);
-      if (algo < 0)
-        return cli_usage("--collective: unknown algorithm '%s' (see weft "
-                         "list collectives)", value);
-    } else if (strcmp(name, "fidelity") == 0) {
-      fid = fidelity_from_name(value);
-      if (fid < 0)
-        return cli_usage("--fidelity: '%s' is not flow, step or auto", value);
-    } else if (strcmp(name, "step-factor") == 0) {
-      if (units_parse_real(value, 1.01, 1024, &factor, &err))
-        return cli_fail((weft_err_prefix(&err, flag), &err));
-    } else if (!cluster_opts_take(&opts, name, value, &err, &rc)) {
-      return cli_usage("coll: unknown option '--%s'", name);
-    } else if (rc) {
-      return cli_fail(&err);
-    }
-  }
+  const char *v;
+  if ((v = opts_get(&cmd_coll_spec, &o, "min-bytes")) &&
+      units_parse_pos(v, UNIT_SIZE, 1e12, &minb, &err))
+    return cli_fail((weft_err_prefix(&err, "--min-bytes"), &err));
+  if ((v = opts_get(&cmd_coll_spec, &o, "max-bytes")) &&
+      units_parse_pos(v, UNIT_SIZE, 1e12, &maxb, &err))
+    return cli_fail((weft_err_prefix(&err, "--max-bytes"), &err));
+  if ((v = opts_get(&cmd_coll_spec, &o, "step-factor")) &&
+      units_parse_real(v, 1.01, 1024, &factor, &err))
+    return cli_fail((weft_err_prefix(&err, "--step-factor"), &err));
+  if ((v = opts_get(&cmd_coll_spec, &o, "collective")) &&
+      (algo = coll_algo_from_name(v)) < 0)
+    return cli_usage("--collective: unknown algorithm '%s' (see weft "
+                     "list collectives)", v);
+  if ((v = opts_get(&cmd_coll_spec, &o, "fidelity")) &&
+      (fid = fidelity_from_name(v)) < 0)
+    return cli_usage("--fidelity: '%s' is not flow, step or auto", v);
+  bool json = opts_get(&cmd_coll_spec, &o, "json") != NULL;
   if (minb > maxb)
     return cli_usage("coll: --min-bytes exceeds --max-bytes");
   struct catalog *cat;
   struct cluster c;
-  if (cluster_opts_resolve(&opts, "dgx-h100", &cat, &c, &err))
+  if (opts_cluster(&o, "dgx-h100", &cat, &c, &err))
     return cli_fail(&err);
   long n = c.gpus;
   struct graph *g = graph_new(1);

@@ -7,23 +7,35 @@
 #include <string.h>
 
 #include "sim/base/units.h"
-#include "sim/workload_opts.h"
+#include "sim/commands.h"
 #include "workloads/accounting.h"
 #include "workloads/builder.h"
 
+static const struct opt graph_opts[] = {
+    {"output", 'o', OPT_VALUE, "FILE", "where to write the graph (default: "
+     "standard output)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct opts_spec cmd_graph_spec = {
+    "graph", POS_WORKLOAD, "WORKLOAD.xml",
+    OPTS_CATALOG | OPTS_CLUSTER | OPTS_WORKLOAD, graph_opts};
+
 int cmd_graph(int argc, char **argv)
 {
-  static const char *const own[] = {"output", NULL};
-  const char *vals[] = {NULL, NULL};
+  struct opts o;
+  int code;
+  if (cli_parse(&cmd_graph_spec, argc, argv, &o, &code))
+    return code;
   struct workload w;
   struct catalog *cat;
   struct cluster c;
   struct weft_err err = {0};
-  int usage;
-  if (workload_opts_resolve(argc, argv, "graph", own, vals, &w, &cat, &c,
-                            &err, &usage))
-    return usage ? cli_usage("%s", err.msg) : cli_fail(&err);
-  const char *out = vals[0] ? vals[0] : "-";
+  if (opts_workload(&o, "selene", &w, &cat, &c, &err))
+    return cli_fail(&err);
+  const char *out = opts_get(&cmd_graph_spec, &o, "output");
+  if (!out)
+    out = "-";
   struct graph *g = build_graph(&w.model, &w.plan, &err);
   int rc = 0;
   if (!g || graph_write(g, out, &err))

@@ -7,8 +7,10 @@
 #include "platforms/catalog.h"
 #include "platforms/cluster.h"
 #include "sim/base/units.h"
-#include "sim/cli.h"
-#include "sim/engine.h"
+#include "sim/commands.h"
+#include "sim/coll.h"
+#include "workloads/accounting.h"
+#include "workloads/model.h"
 
 static void list_collectives(void)
 {
@@ -23,8 +25,6 @@ static void list_collectives(void)
          "each ring step a round of flows\n  auto  step for groups of up to "
          "16 GPUs, flow above\n");
 }
-#include "workloads/accounting.h"
-#include "workloads/model.h"
 
 static void list_models(void)
 {
@@ -107,36 +107,21 @@ static int list_clusters(const struct catalog *cat)
   return 0;
 }
 
+const struct opts_spec cmd_list_spec = {
+    "list", POS_WORD, "models|gpus|nics|nodes|clusters|collectives",
+    OPTS_CATALOG, NULL};
+
 int cmd_list(int argc, char **argv)
 {
+  struct opts o;
+  int code;
+  if (cli_parse(&cmd_list_spec, argc, argv, &o, &code))
+    return code;
+  const char *what = o.positional;
   struct weft_err err = {0};
-  const char *what = NULL;
-  const char *files[8];
-  int n_files = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strncmp(argv[i], "--", 2) == 0) {
-      const char *name, *value;
-      if (!cli_opt(argc, argv, &i, &name, &value, &err))
-        return cli_fail(&err);
-      if (strcmp(name, "catalog") != 0)
-        return cli_usage("list: unknown option '--%s'", name);
-      if (n_files == 8)
-        return cli_usage("list: more than 8 --catalog files");
-      files[n_files++] = value;
-    } else if (!what) {
-      what = argv[i];
-    } else {
-      return cli_usage("list: unexpected argument '%s'", argv[i]);
-    }
-  }
-  struct catalog *cat = catalog_builtin(&err);
-  if (!cat)
+  struct catalog *cat;
+  if (opts_catalog(&o, &cat, &err))
     return cli_fail(&err);
-  for (int i = 0; i < n_files; i++)
-    if (catalog_load_file(cat, files[i], &err)) {
-      catalog_free(cat);
-      return cli_fail(&err);
-    }
   int rc = 0;
   if (!what) {
     list_models();

@@ -7,40 +7,31 @@
 
 #include "platforms/platgen.h"
 #include "sim/base/units.h"
-#include "sim/cli.h"
+#include "sim/commands.h"
+
+static const struct opt platform_opts[] = {
+    {"output", 'o', OPT_VALUE, "FILE", "where to write the platform (default: "
+     "standard output)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct opts_spec cmd_platform_spec = {
+    "platform", POS_CLUSTER, "CLUSTER", OPTS_CATALOG | OPTS_CLUSTER,
+    platform_opts};
 
 int cmd_platform(int argc, char **argv)
 {
-  struct cluster_opts opts;
-  memset(&opts, 0, sizeof opts);
-  const char *out = "-";
+  struct opts o;
+  int code;
+  if (cli_parse(&cmd_platform_spec, argc, argv, &o, &code))
+    return code;
+  const char *out = opts_get(&cmd_platform_spec, &o, "output");
+  if (!out)
+    out = "-";
   struct weft_err err = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "-o") == 0) {
-      if (i + 1 >= argc)
-        return cli_usage("-o: missing file name");
-      out = argv[++i];
-    } else if (strncmp(a, "--", 2) == 0) {
-      const char *name, *value;
-      int rc;
-      if (!cli_opt(argc, argv, &i, &name, &value, &err))
-        return cli_fail(&err);
-      if (strcmp(name, "output") == 0)
-        out = value;
-      else if (!cluster_opts_take(&opts, name, value, &err, &rc))
-        return cli_usage("platform: unknown option '--%s'", name);
-      else if (rc)
-        return cli_fail(&err);
-    } else if (!opts.cluster) {
-      opts.cluster = a;
-    } else {
-      return cli_usage("platform: unexpected argument '%s'", a);
-    }
-  }
   struct catalog *cat;
   struct cluster c;
-  if (cluster_opts_resolve(&opts, "dgx-h100", &cat, &c, &err))
+  if (opts_cluster(&o, "dgx-h100", &cat, &c, &err))
     return cli_fail(&err);
   int rc = platgen_write_file(&c, out, &err);
   catalog_free(cat);

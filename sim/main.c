@@ -1,30 +1,26 @@
 /*
- * main.c - the `weft` program: dispatch to a subcommand of the table.
+ * main.c - the `weft` program: dispatch to a subcommand of the table; the
+ * help is generated from the table and the commands' option declarations.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/cli.h"
+#include "sim/commands.h"
 
-int cmd_list(int argc, char **argv);
-int cmd_platform(int argc, char **argv);
-int cmd_graph(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_coll(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 const struct command weft_commands[] = {
-    {"run", cmd_run, "[WORKLOAD.xml] [--json] [--paje F] [--chrome F]",
+    {"run", cmd_run, &cmd_run_spec,
      "simulate one training iteration (no arguments: a demo job)"},
-    {"coll", cmd_coll, "OP [--min/max-bytes S] [--collective A] [--json]",
+    {"coll", cmd_coll, &cmd_coll_spec,
      "simulate one collective over a size range, as nccl-tests"},
-    {"platform", cmd_platform, "[CLUSTER] [-o FILE] [cluster flags]",
+    {"platform", cmd_platform, &cmd_platform_spec,
      "write the SimGrid platform XML of a cluster preset or file"},
-    {"graph", cmd_graph, "[WORKLOAD.xml] [-o FILE] [flags]",
+    {"graph", cmd_graph, &cmd_graph_spec,
      "write the task graph of one training iteration"},
-    {"list", cmd_list, "[models|gpus|nics|nodes|clusters|collectives]",
-     "show the hardware catalog and cluster presets"},
-    {"help", cmd_help, "", "show this help"},
+    {"list", cmd_list, &cmd_list_spec,
+     "show the hardware catalog, presets and collective algorithms"},
+    {"help", cmd_help, NULL, "show this help, or a command's: weft help CMD"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -33,28 +29,31 @@ static void usage(FILE *f)
   fprintf(f, "usage: weft COMMAND [ARGS]\n\n"
           "weft simulates distributed Transformer training on GPU clusters "
           "with SimGrid.\n\ncommands:\n");
-  for (const struct command *c = weft_commands; c->name; c++)
-    fprintf(f, "  weft %s %s\n      %s\n", c->name, c->args, c->summary);
-  fprintf(f, "\ncluster flags: --cluster NAME|FILE --catalog FILE --gpus N "
-          "--nodes N --node TYPE\n  --gpu NAME --nic NAME --gpus-per-node N "
-          "--nics-per-node N --nodes-per-leaf N\n  --leaves-per-pod N "
-          "--oversubscription R --pod-oversubscription R\n  --switch-lat T "
-          "--nvlink-lat T --nic-lat T\n  --scale compute=F,hbm_bw=F,hbm_cap=F,"
-          "nvlink=F,nic=F\n"
-          "\nworkload flags: --model NAME --layers --hidden --heads --kv-heads "
-          "--ffn --ffn-kind\n  --vocab --seq --dtype --experts --topk --tp "
-          "--pp --dp --cp --ep --sp yes|no\n  --zero 0..3 --fsdp yes|no --hsdp N "
-          "--moe-imbalance F\n  --micro-batch --global-batch --schedule "
-          "gpipe|1f1b|interleaved:V\n  --recompute none|selective|full "
-          "--bucket SIZE --overlap-grad yes|no --order tp-cp-dp-pp\n"
-          "  --attention flash|unfused --p2p async|blocking --grad-dtype bf16|fp32\n"
-          "  --collective ALGO --fidelity flow|step|auto --kernel-table FILE (run)\n");
+  for (const struct command *c = weft_commands; c->name; c++) {
+    const struct opts_spec *s = c->spec;
+    fprintf(f, "  weft %s", c->name);
+    if (s && s->positional != POS_NONE)
+      fprintf(f, " [%s]", s->pos_name);
+    if (s)
+      fprintf(f, " [options]");
+    fprintf(f, "\n      %s\n", c->summary);
+  }
+  fprintf(f, "\nsettings, as flags of run and graph (the cluster ones also of "
+          "coll and platform):\n");
+  opts_group_help(f, OPTS_CLUSTER | OPTS_WORKLOAD);
+  fprintf(f, "\nweft COMMAND --help lists a command's own options.\n");
 }
 
 static int cmd_help(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
+  if (argc > 1)
+    for (const struct command *c = weft_commands; c->name; c++)
+      if (c->spec && strcmp(argv[1], c->name) == 0) {
+        opts_usage(stdout, c->spec);
+        return 0;
+      }
+  if (argc > 1)
+    return cli_usage("help: unknown command '%s'", argv[1]);
   usage(stdout);
   return 0;
 }
@@ -66,7 +65,7 @@ int main(int argc, char **argv)
     return 2;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-    return cmd_help(argc, argv);
+    return cmd_help(1, argv);
   for (const struct command *c = weft_commands; c->name; c++)
     if (strcmp(argv[1], c->name) == 0)
       return c->run(argc - 1, argv + 1);

@@ -129,6 +129,18 @@ fi
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("ph") == "X" for e in d["traceEvents"])' "$tmp/a.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Chrome trace is not valid JSON"; fi
 expect 1 "weft: /nonexistent/t.paje: cannot write: No such file or directory" run $small --paje /nonexistent/t.paje
 
+# The option layer: one declaration per command gives parsing and help.
+expect 2 "weft: run: unknown option '--bogus'" run --bogus
+expect 2 "weft: --json: takes no value" coll allreduce --json=1
+expect 2 "weft: list: unexpected argument 'b'" list gpus b
+expect 2 "weft: -o: missing FILE" graph --model gpt-1.7b -o
+expect 2 "weft: help: unknown command 'fly'" help fly
+"$weft" help run >"$tmp/help" 2>&1
+if [ $? -eq 0 ] && grep -q -- '--kernel-table FILE' "$tmp/help" && grep -q -- '--pod-oversubscription' "$tmp/help" &&
+   grep -q -- '--global-batch' "$tmp/help" && "$weft" run --help | cmp -s - "$tmp/help"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft help run"; cat "$tmp/help"; fi
+"$weft" help >"$tmp/help" 2>&1
+if [ $? -eq 0 ] && grep -q '^  weft platform \[CLUSTER\] \[options\]' "$tmp/help" && grep -q -- '--moe-imbalance' "$tmp/help"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft help"; cat "$tmp/help"; fi
+
 # Determinism: the same command twice gives byte-identical platforms.
 "$weft" platform dgx-h100 --gpus 1024 -o "$tmp/a.xml" 2>/dev/null
 "$weft" platform dgx-h100 --gpus 1024 -o "$tmp/b.xml" 2>/dev/null

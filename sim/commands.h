@@ -1,0 +1,49 @@
+/*
+ * commands.h - the subcommands of `weft` and what they share.  Each lives
+ * in its own cmd_<name>.c, declares its options in an opts_spec (opts.h)
+ * and, with report.c and opts.c, is the only layer that prints.
+ *
+ * Adding a command:
+ *   1. sim/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)` and
+ *      its `const struct opts_spec cmd_<name>_spec` (own options with help
+ *      text, positional argument, setting groups); parse with cli_parse.
+ *   2. Declare both below and add a row to weft_commands[] in main.c: the
+ *      main help and `weft <name> --help` come from the table and the spec.
+ *   3. Add the file to the weft executable in meson.build.
+ *   4. Tests: exit codes and exact messages of bad input, and a golden
+ *      output, in tests/cli/test_cli.sh; README's usage section.
+ */
+#ifndef WEFT_COMMANDS_H
+#define WEFT_COMMANDS_H
+
+#include "sim/base/err.h"
+#include "sim/opts.h"
+
+struct command {
+  const char *name;
+  int (*run)(int argc, char **argv); /* argv[0] is the command name */
+  const struct opts_spec *spec;      /* NULL: takes no options */
+  const char *summary;
+};
+
+extern const struct command weft_commands[]; /* ends with a NULL name */
+
+int cmd_run(int argc, char **argv);
+int cmd_coll(int argc, char **argv);
+int cmd_platform(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+extern const struct opts_spec cmd_run_spec, cmd_coll_spec, cmd_platform_spec,
+    cmd_graph_spec, cmd_list_spec;
+
+/* Print "weft: MSG" to stderr; returns the exit code 1 (or 2 for usage). */
+int cli_fail(const struct weft_err *err);
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse argv for the command of `s` (opts_parse).  Returns 0 to go on;
+ * otherwise the command returns *exit_code: 0 after printing the help for
+ * --help, 1 or 2 after printing the error. */
+int cli_parse(const struct opts_spec *s, int argc, char **argv,
+              struct opts *out, int *exit_code);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * opts.c - parse a command's arguments against its declaration and resolve
+ * the settings into a cluster or a workload (opts.h).
+ */
+#include "sim/opts.h"
+
+#include <string.h>
+
+#include "sim/base/names.h"
+#include "workloads/model.h"
+#include "workloads/plan.h"
+
+static int own_index(const struct opts_spec *s, const char *name)
+{
+  for (int k = 0; s->own && s->own[k].name; k++)
+    if (names_eq(name, s->own[k].name))
+      return k;
+  return -1;
+}
+
+static int own_short(const struct opts_spec *s, char c)
+{
+  for (int k = 0; s->own && s->own[k].name; k++)
+    if (s->own[k].short_name == c)
+      return k;
+  return -1;
+}
+
+/* Whether `name` is a setting of one of the groups. */
+static bool is_setting(int groups, const char *name)
+{
+  if ((groups & (OPTS_CATALOG | OPTS_CLUSTER)) && strcmp(name, "catalog") == 0)
+    return true;
+  if ((groups & OPTS_CLUSTER) &&
+      (strcmp(name, "cluster") == 0 || strcmp(name, "scale") == 0 ||
+       cluster_key_from_name(name) >= 0))
+    return true;
+  return (groups & OPTS_WORKLOAD) &&
+         (strcmp(name, "model") == 0 || model_key_from_name(name) >= 0 ||
+          plan_key_from_name(name) >= 0);
+}
+
+static int usage_err(bool *usage, struct weft_err *err, const char *fmt,
+                     const char *a, const char *b)
+{
+  *usage = true;
+  return weft_errf(err, WEFT_EINVAL, fmt, a, b);
+}
+
+/* A positional argument. */
+static int positional(const struct opts_spec *s, const char *a,
+                      struct opts *out, bool *usage, struct weft_err *err)
+{
+  switch (s->positional) {
+  case POS_WORD:
+  case POS_WORKLOAD:
+    if (!out->positional) {
+      out->positional = a;
+      return 0;
+    }
+    break;
+  case POS_CLUSTER:
+    if (!out->cluster) {
+      out->cluster = a;
+      return 0;
+    }
+    break;
+  case POS_NONE:
+    break;
+  }
+  return usage_err(usage, err, "%s: unexpected argument '%s'", s->cmd, a);
+}
+
+/* A setting of a group: --cluster, --catalog, or one kept in order. */
+static int setting(const char *name, const char *value, struct opts *out,
+                   struct weft_err *err)
+{
+  if (strcmp(name, "cluster") == 0) {
+    out->cluster = value;
+  } else if (strcmp(name, "catalog") == 0) {
+    if (out->n_catalogs == WEFT_MAX_CATALOG_FILES)
+      return weft_errf(err, WEFT_ELIMIT, "--catalog: more than %d files",
+                       WEFT_MAX_CATALOG_FILES);
+    out->catalogs[out->n_catalogs++] = value;
+  } else {
+    if (out->n_set == WEFT_MAX_FLAGS)
+      return weft_errf(err, WEFT_ELIMIT, "more than %d flags",
+                       WEFT_MAX_FLAGS);
+    snprintf(out->set[out->n_set].name, OPTS_MAX_NAME, "%s", name);
+    out->set[out->n_set++].value = value;
+  }
+  return 0;
+}
+
+int opts_parse(const struct opts_spec *s, int argc, char **argv,
+               struct opts *out, bool *usage, struct weft_err *err)
+{
+  memset(out, 0, sizeof *out);
+  *usage = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
+      int k = own_short(s, a[1]);
+      if (k < 0)
+        return usage_err(usage, err, "%s: unknown option '%s'", s->cmd, a);
+      if (s->own[k].type == OPT_FLAG) {
+        out->own[k] = "yes";
+        continue;
+      }
+      if (i + 1 >= argc)
+        return usage_err(usage, err, "%s: missing %s", a, s->own[k].arg);
+      out->own[k] = argv[++i];
+      continue;
+    }
+    if (strncmp(a, "--", 2) != 0) {
+      int rc = positional(s, a, out, usage, err);
+      if (rc)
+        return rc;
+      continue;
+    }
+    if (strcmp(a, "--help") == 0)
+      return 1;
+    char name[OPTS_MAX_NAME];
+    const char *eq = strchr(a + 2, '=');
+    size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (len >= sizeof name)
+      len = sizeof name - 1;
+    memcpy(name, a + 2, len);
+    name[len] = '\0';
+    int k = own_index(s, name);
+    if (k < 0 && !is_setting(s->groups, name))
+      return usage_err(usage, err, "%s: unknown option '--%s'", s->cmd, name);
+    if (k >= 0 && s->own[k].type == OPT_FLAG) {
+      if (eq)
+        return usage_err(usage, err, "--%s: takes no value%s", name, "");
+      out->own[k] = "yes";
+      continue;
+    }
+    const char *value = eq ? eq + 1 : NULL;
+    if (!value) {
+      if (i + 1 >= argc)
+        return weft_errf(err, WEFT_EINVAL, "--%s: missing value", name);
+      value = argv[++i];
+    }
+    if (k >= 0) {
+      out->own[k] = value;
+      continue;
+    }
+    int rc = setting(name, value, out, err);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+const char *opts_get(const struct opts_spec *s, const struct opts *o,
+                     const char *name)
+{
+  int k = own_index(s, name);
+  return k < 0 ? NULL : o->own[k];
+}
+
+bool opts_has(const struct opts *o, const char *name)
+{
+  for (int i = 0; i < o->n_set; i++)
+    if (names_eq(o->set[i].name, name))
+      return true;
+  return false;
+}
+
+void opts_prepend(struct opts *o, const char *name, const char *value)
+{
+  if (o->n_set == WEFT_MAX_FLAGS)
+    return; /* full: the user's own settings win anyway */
+  memmove(&o->set[1], &o->set[0], sizeof o->set[0] * (size_t)o->n_set);
+  snprintf(o->set[0].name, OPTS_MAX_NAME, "%s", name);
+  o->set[0].value = value;
+  o->n_set++;
+}
+
+int opts_catalog(const struct opts *o, struct catalog **out_cat,
+                 struct weft_err *err)
+{
+  struct catalog *cat = catalog_builtin(err);
+  if (!cat)
+    return err->code;
+  for (int i = 0; i < o->n_catalogs; i++) {
+    int rc = catalog_load_file(cat, o->catalogs[i], err);
+    if (rc) {
+      catalog_free(cat);
+      return rc;
+    }
+  }
+  *out_cat = cat;
+  return 0;
+}
+
+int opts_cluster(const struct opts *o, const char *default_cluster,
+                 struct catalog **out_cat, struct cluster *out,
+                 struct weft_err *err)
+{
+  struct catalog *cat;
+  int rc = opts_catalog(o, &cat, err);
+  if (rc)
+    return rc;
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  rc = cluster_desc_load(&d, cat, o->cluster ? o->cluster : default_cluster,
+                         err);
+  if (rc && o->cluster && rc != WEFT_EIO && !strchr(err->msg, ':'))
+    weft_err_prefix(err, "--cluster");
+  for (int i = 0; i < o->n_set && !rc; i++) {
+    char origin[80];
+    snprintf(origin, sizeof origin, "--%s", o->set[i].name);
+    if (strcmp(o->set[i].name, "scale") == 0)
+      rc = cluster_desc_set_scale(&d, o->set[i].value, origin, 2, err);
+    else
+      rc = cluster_desc_set(&d,
+                            (enum cluster_key)cluster_key_from_name(
+                                o->set[i].name),
+                            o->set[i].value, origin, 2, err);
+  }
+  if (!rc)
+    rc = cluster_resolve(&d, cat, out, err);
+  if (rc) {
+    catalog_free(cat);
+    return rc;
+  }
+  *out_cat = cat;
+  return 0;
+}
+
+int opts_workload(const struct opts *o, const char *default_cluster,
+                  struct workload *w, struct catalog **out_cat,
+                  struct cluster *out_c, struct weft_err *err)
+{
+  struct catalog *cat;
+  int rc = opts_catalog(o, &cat, err);
+  if (rc)
+    return rc;
+  workload_init(w);
+  if (o->positional)
+    rc = workload_read_file(w, cat, o->positional, err);
+  if (!rc && o->cluster) {
+    cluster_desc_init(&w->cluster);
+    rc = cluster_desc_load(&w->cluster, cat, o->cluster, err);
+    if (rc && !strchr(err->msg, ':'))
+      weft_err_prefix(err, "--cluster");
+    w->have_cluster = true;
+  }
+  /* --model first, so that --layers and friends apply on top of it. */
+  for (int i = 0; i < o->n_set && !rc; i++)
+    if (strcmp(o->set[i].name, "model") == 0)
+      rc = workload_flag(w, o->set[i].name, o->set[i].value, err);
+  for (int i = 0; i < o->n_set && !rc; i++) {
+    if (strcmp(o->set[i].name, "model") == 0)
+      continue;
+    rc = workload_flag(w, o->set[i].name, o->set[i].value, err);
+    if (rc == 1) /* opts_parse let through only known settings */
+      rc = weft_errf(err, WEFT_EINVAL, "--%s: not a workload setting",
+                     o->set[i].name);
+  }
+  if (!rc)
+    rc = workload_resolve(w, cat, default_cluster, out_c, err);
+  if (rc) {
+    catalog_free(cat);
+    return rc;
+  }
+  *out_cat = cat;
+  return 0;
+}
+
+/* ---- help ------------------------------------------------------------- */
+
+/* Words wrapped at 78 columns after an indent. */
+struct wrap {
+  FILE *f;
+  int col;
+};
+
+static void word(struct wrap *w, const char *a, const char *b)
+{
+  int len = (int)(strlen(a) + strlen(b)) + 1;
+  if (w->col + len > 78) {
+    fprintf(w->f, "\n   ");
+    w->col = 3;
+  }
+  fprintf(w->f, " %s%s", a, b);
+  w->col += len;
+}
+
+/* A key of a settings table as a flag: "--gpus-per-node". */
+static void key_word(struct wrap *w, const char *key)
+{
+  char flag[OPTS_MAX_NAME + 2] = "--";
+  size_t n = 2;
+  for (const char *p = key; *p && n + 1 < sizeof flag; p++)
+    flag[n++] = *p == '_' ? '-' : *p;
+  flag[n] = '\0';
+  word(w, flag, "");
+}
+
+void opts_group_help(FILE *f, int groups)
+{
+  struct wrap w = {f, 0};
+  if (groups & OPTS_CLUSTER) {
+    fprintf(f, "  cluster settings:");
+    w.col = 19;
+    word(&w, "--cluster", " NAME|FILE");
+    word(&w, "--catalog", " FILE");
+    word(&w, "--scale", " compute=F,hbm_bw=F,hbm_cap=F,nvlink=F,nic=F");
+    for (int k = 0; k < CK_COUNT; k++)
+      key_word(&w, cluster_key_name((enum cluster_key)k));
+    fprintf(f, "\n");
+  } else if (groups & OPTS_CATALOG) {
+    fprintf(f, "  catalog: --catalog FILE (up to %d)\n", WEFT_MAX_CATALOG_FILES);
+  }
+  if (groups & OPTS_WORKLOAD) {
+    fprintf(f, "  model settings:");
+    w.col = 17;
+    word(&w, "--model", " NAME");
+    for (int k = 0; k < MK_COUNT; k++)
+      key_word(&w, model_key_name((enum model_key)k));
+    fprintf(f, "\n  plan settings:");
+    w.col = 16;
+    for (int k = 0; k < PK_COUNT; k++)
+      key_word(&w, plan_key_name((enum plan_key)k));
+    fprintf(f, "\n");
+  }
+}
+
+void opts_usage(FILE *f, const struct opts_spec *s)
+{
+  fprintf(f, "usage: weft %s", s->cmd);
+  if (s->positional != POS_NONE)
+    fprintf(f, " [%s]", s->pos_name);
+  fprintf(f, " [options]\n");
+  for (int k = 0; s->own && s->own[k].name; k++) {
+    const struct opt *o = &s->own[k];
+    char left[64];
+    int n = o->short_name ? snprintf(left, sizeof left, "-%c, ", o->short_name)
+                          : 0;
+    snprintf(left + n, sizeof left - (size_t)n, "--%s%s%s", o->name,
+             o->type == OPT_VALUE ? " " : "",
+             o->type == OPT_VALUE ? o->arg : "");
+    fprintf(f, "  %-26s %s\n", left, o->help);
+  }
+  opts_group_help(f, s->groups);
+  fprintf(f, "  --help                     show this help\n");
+}

@@ -1,0 +1,122 @@
+/*
+ * opts.h - the one option layer of the `weft` commands, in the style of
+ * git's parse-options: each command declares its own options in a table
+ * (name, value or not, metavariable, help) and the groups of settings it
+ * takes (the catalog, the cluster, the workload); opts_parse reads argv
+ * against that declaration and the usage text is generated from the same
+ * tables, so the two cannot drift.
+ *
+ * Settings (cluster, model and plan keys: "--gpus-per-node" for the
+ * gpus_per_node attribute) are kept in command-line order and applied by
+ * opts_cluster or opts_workload, which resolve them on top of the presets
+ * and files; the command's own options come back by name (opts_get).
+ * Part of the command layer: only cmd_*.c, report.c and this file print.
+ */
+#ifndef WEFT_OPTS_H
+#define WEFT_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "platforms/catalog.h"
+#include "platforms/cluster.h"
+#include "sim/base/bounds.h"
+#include "sim/base/err.h"
+#include "workloads/workload.h"
+
+/* A command's own option: --name VALUE (or --name=VALUE), or a flag that
+ * takes no value (--json).  `short_name` is a one-letter alias (-o). */
+enum opt_type { OPT_VALUE, OPT_FLAG };
+struct opt {
+  const char *name;      /* NULL ends a table */
+  char short_name;       /* 0: none */
+  enum opt_type type;
+  const char *arg;       /* metavariable of the value, for the help */
+  const char *help;
+};
+
+/* Groups of settings a command takes besides its own options. */
+enum {
+  OPTS_CATALOG = 1,   /* --catalog FILE (up to WEFT_MAX_CATALOG_FILES) */
+  OPTS_CLUSTER = 2,   /* --cluster NAME|FILE, --scale K=F,..., cluster keys */
+  OPTS_WORKLOAD = 4,  /* --model NAME, model and plan keys */
+};
+
+/* What a positional argument is. */
+enum opt_positional {
+  POS_NONE,     /* none allowed */
+  POS_WORD,     /* one word, the command's to read (weft list WHAT) */
+  POS_WORKLOAD, /* a workload file */
+  POS_CLUSTER,  /* a cluster preset or file, as --cluster */
+};
+
+/* A command's declaration. */
+struct opts_spec {
+  const char *cmd;             /* "run" */
+  enum opt_positional positional;
+  const char *pos_name;        /* "WORKLOAD.xml", for the help */
+  int groups;                  /* OPTS_* */
+  const struct opt *own;       /* NULL-terminated table, or NULL */
+};
+
+#define OPTS_MAX_OWN 16
+#define OPTS_MAX_NAME 64
+
+/* Parsed arguments; borrowed strings point into argv. */
+struct opts {
+  const char *own[OPTS_MAX_OWN]; /* by own-table index; "yes" for a flag
+                                    given; NULL when absent */
+  const char *positional;        /* POS_WORD or POS_WORKLOAD */
+  const char *cluster;           /* --cluster or POS_CLUSTER */
+  const char *catalogs[WEFT_MAX_CATALOG_FILES];
+  int n_catalogs;
+  struct {
+    char name[OPTS_MAX_NAME];  /* without dashes */
+    const char *value;
+  } set[WEFT_MAX_FLAGS];       /* other settings, in command-line order */
+  int n_set;
+};
+
+/* Parse argv (argv[0] is the command's name) against `s` into *out.
+ * Returns 0; 1 when --help was asked (print opts_usage, exit 0); or an
+ * error, with *usage set when it is a usage error (exit 2) rather than a
+ * bad value (exit 1). */
+int opts_parse(const struct opts_spec *s, int argc, char **argv,
+               struct opts *out, bool *usage, struct weft_err *err);
+
+/* The value of own option `name` (NULL when absent; "yes" for a flag). */
+const char *opts_get(const struct opts_spec *s, const struct opts *o,
+                     const char *name);
+
+/* Whether a setting named `name` was given. */
+bool opts_has(const struct opts *o, const char *name);
+
+/* Put a setting before all the given ones (defaults the user overrides). */
+void opts_prepend(struct opts *o, const char *name, const char *value);
+
+/* Load the catalog files into the built-in catalog; caller owns *out_cat. */
+int opts_catalog(const struct opts *o, struct catalog **out_cat,
+                 struct weft_err *err) WEFT_WUR;
+
+/* Resolve the cluster: the preset or file (--cluster, else
+ * default_cluster), then the cluster settings in order.  On success the
+ * caller owns *out_cat. */
+int opts_cluster(const struct opts *o, const char *default_cluster,
+                 struct catalog **out_cat, struct cluster *out,
+                 struct weft_err *err) WEFT_WUR;
+
+/* Resolve a workload: the file, --cluster, --model, then the other
+ * settings in order, then the plan against the cluster (default_cluster
+ * when neither the file nor the flags name one).  On success the caller
+ * owns *out_cat. */
+int opts_workload(const struct opts *o, const char *default_cluster,
+                  struct workload *w, struct catalog **out_cat,
+                  struct cluster *out_c, struct weft_err *err) WEFT_WUR;
+
+/* The usage of a command: its line, its own options, its setting groups. */
+void opts_usage(FILE *f, const struct opts_spec *s);
+
+/* The flags of each setting group, wrapped, for the main help. */
+void opts_group_help(FILE *f, int groups);
+
+#endif

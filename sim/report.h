@@ -1,0 +1,49 @@
+/*
+ * report.h - the results of one simulated iteration, derived once from the
+ * replay and the workload (throughput, MFU, energy, memory) and printed as
+ * the text summary or the JSON object of `weft run`.  Text, JSON and a
+ * future sweep read the same numbers.  Part of the command layer: it
+ * prints.
+ */
+#ifndef WEFT_REPORT_H
+#define WEFT_REPORT_H
+
+#include <stdio.h>
+
+#include "platforms/cluster.h"
+#include "sim/engine.h"
+#include "traces/graph.h"
+#include "workloads/accounting.h"
+#include "workloads/workload.h"
+
+struct report {
+  const struct workload *w;    /* borrowed: the job as resolved */
+  const struct cluster *c;     /* borrowed */
+  struct engine_result res;    /* the replay's */
+  struct memory mem;           /* per GPU, the most loaded stage */
+  double gpus, iteration_s;
+  double hw_flops_per_gpu;     /* FLOP/s, Megatron's count (with
+                                  recomputation) */
+  double model_flops_per_gpu;  /* FLOP/s, the model's FLOPs only */
+  double peak_flops;           /* of the GPU in the compute type */
+  double tokens_per_s;
+  double tokens;               /* per iteration */
+  /* GPU energy (boards only): idle power all along, plus the difference to
+   * TDP while kernels run (a linear model; communication, host, switch and
+   * cooling power are left out). */
+  double energy_j;
+  double sim_wall_s;           /* wall time of the whole command */
+};
+
+/* Derive the metrics of a replay of `g` (built from w) on `c`, computing
+ * in `dtype`.  w and c stay borrowed by *out. */
+void report_fill(struct report *out, const struct workload *w,
+                 const struct cluster *c, const struct graph *g,
+                 const struct engine_result *res, enum dtype dtype,
+                 double sim_wall_s);
+
+/* The summary of `weft run`, and its JSON object (one line). */
+void report_print_text(FILE *f, const struct report *r);
+void report_print_json(FILE *f, const struct report *r);
+
+#endif
