@@ -27,6 +27,12 @@ static const char *const dtype_names[DTYPE_COUNT] = {"fp32", "tf32", "bf16",
 
 const char *dtype_name(enum dtype t) { return dtype_names[t]; }
 
+double dtype_bytes(enum dtype t)
+{
+  static const double b[DTYPE_COUNT] = {4, 4, 2, 2, 1};
+  return b[t];
+}
+
 bool dtype_from_name(const char *name, enum dtype *out)
 {
   for (int i = 0; i < DTYPE_COUNT; i++)

@@ -25,6 +25,8 @@ enum dtype {
 
 /* "fp32", "tf32", "bf16", "fp16", "fp8". */
 const char *dtype_name(enum dtype t);
+/* Bytes of one element: 4 (fp32, tf32 as stored), 2, 1. */
+double dtype_bytes(enum dtype t);
 /* Look up a dtype by name (case-insensitive); returns false if unknown. */
 bool dtype_from_name(const char *name, enum dtype *out);
 

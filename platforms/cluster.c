@@ -69,10 +69,7 @@ void cluster_desc_init(struct cluster_desc *d)
 
 int cluster_key_from_name(const char *name)
 {
-  for (int k = 0; k < CK_COUNT; k++)
-    if (names_eq(name, keys[k].name))
-      return k;
-  return -1;
+  return names_index(name, keys, CK_COUNT, sizeof keys[0]);
 }
 
 const char *cluster_key_name(enum cluster_key k) { return keys[k].name; }
@@ -155,10 +152,10 @@ int cluster_desc_set_scale(struct cluster_desc *d, const char *spec,
       break;
     }
     *eq = '\0';
-    int k = -1;
-    for (size_t i = 0; i < sizeof scale_names / sizeof *scale_names; i++)
-      if (strcmp(tok, scale_names[i].name) == 0)
-        k = (int)scale_names[i].key;
+    int i = names_index(tok, scale_names,
+                        (int)(sizeof scale_names / sizeof *scale_names),
+                        sizeof scale_names[0]);
+    int k = i < 0 ? -1 : (int)scale_names[i].key;
     if (k < 0) {
       rc = weft_errf(err, WEFT_EINVAL, "%s: unknown factor '%s'; expected "
                      "compute, hbm_bw, hbm_cap, nvlink or nic", origin, tok);

@@ -7,12 +7,6 @@
 
 #include "workloads/schedule.h"
 
-double dtype_bytes(enum dtype t)
-{
-  static const double b[DTYPE_COUNT] = {4, 4, 2, 2, 1};
-  return b[t];
-}
-
 /* Split (tensor-parallel) and replicated parameters of one layer, and the
  * experts' share of the split ones (all of them for one GPU). */
 static void layer_parts(const struct model *m, double *split, double *repl,

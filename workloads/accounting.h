@@ -28,8 +28,6 @@
 #include "workloads/model.h"
 #include "workloads/plan.h"
 
-/* Bytes of one element of `t` in storage. */
-double dtype_bytes(enum dtype t);
 
 /* Parameters of one Transformer layer, of the input embedding (with
  * positions), of the output layer when untied (0 for GPT) and of the final

@@ -97,10 +97,7 @@ static const struct {
 
 int model_key_from_name(const char *name)
 {
-  for (int k = 0; k < MK_COUNT; k++)
-    if (names_eq(name, keys[k].name))
-      return k;
-  return -1;
+  return names_index(name, keys, MK_COUNT, sizeof keys[0]);
 }
 
 const char *model_key_name(enum model_key k) { return keys[k].name; }

@@ -39,3 +39,15 @@ int names_choice(const char *value, const char *const *choices, int *out,
                             choices[i]);
   return weft_errf(err, WEFT_EINVAL, "'%s' is not %s", value, list);
 }
+
+int names_index(const char *name, const void *table, int count, size_t stride)
+{
+  const char *base = table;
+  for (int i = 0; i < count; i++) {
+    const char *key;
+    memcpy(&key, base + (size_t)i * stride, sizeof key);
+    if (names_eq(name, key))
+      return i;
+  }
+  return -1;
+}

@@ -7,6 +7,7 @@
 #define WEFT_NAMES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 
@@ -15,6 +16,11 @@ bool names_eq(const char *name, const char *key);
 
 /* The index of `name` among the NULL-terminated `keys` (names_eq), or -1. */
 int names_find(const char *name, const char *const *keys);
+
+/* The index of `name` (names_eq) among `count` records of `stride` bytes
+ * at `table` whose first member is their `const char *` name, or -1: the
+ * lookup of a settings table of structs. */
+int names_index(const char *name, const void *table, int count, size_t stride);
 
 /* Set *out to the index of `value` among the NULL-terminated `choices`, or
  * fail with "'value' is not a, b or c".  *out is untouched on failure. */
