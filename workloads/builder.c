@@ -28,6 +28,14 @@ struct ctx {
   long pending[4];    /* tasks the next compute task must wait for */
   int npending;
   long last_compute;  /* the last task on the compute stream */
+  /* The stage's parameters per rank (build_stage): */
+  double lp, lx;      /* dense and expert parameters of a layer */
+  double emb;         /* embedding (and GPT's position embedding) */
+  double head;        /* output layer and final norm, on the last stage */
+  double grad_e;      /* bytes per gradient element */
+  long vlast;         /* the last virtual stage */
+  long *dp_tasks;     /* gradient reductions the optimizer waits for */
+  long n_dp;
 };
 
 static long add(struct ctx *c, struct task *t)
@@ -452,158 +460,165 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
   }
 }
 
-static int build_stage(struct graph *g, const struct model *m,
-                       const struct plan *p, long stage, struct weft_err *err)
+/* The context of stage `stage`: shapes, per-rank parameters, the list of
+ * gradient reductions (sized for the worst case of the plan). */
+static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
+                     const struct plan *p, long stage)
 {
-  struct ctx c = {.g = g, .m = m, .p = p, .s = stage, .npending = 0,
-                  .last_compute = -1};
-  c.e = dtype_bytes(m->dtype);
-  c.b = (double)p->micro_batch;
-  c.S = (double)m->seq / (double)p->cp; /* tokens of a sequence on a rank */
-  c.T = c.b * c.S;
-  c.h = (double)m->hidden;
-  c.t = (double)p->tp;
-  c.kv = (double)model_kv_dim(m);
-  c.f = (double)m->ffn;
-  c.gates = m->ffn_kind == FFN_SWIGLU ? 2 : 1;
-  c.a = (double)m->heads;
-  c.d = (double)model_head_dim(m);
-  c.topk = (double)m->topk;
-  c.T_local = p->sp ? c.T / c.t : c.T;
-
-  long n_ops;
-  struct sched_op *ops = schedule_build(p->schedule, p->pp, p->microbatches,
-                                        p->vchunks, stage, &n_ops);
-  long vlast = p->pp * p->vchunks - 1;
-  /* The last backward op of each chunk releases its gradient buckets. */
-  long *last_bwd = xcalloc((size_t)p->vchunks, sizeof *last_bwd);
-  for (long i = 0; i < n_ops; i++)
-    if (!ops[i].fwd)
-      last_bwd[ops[i].chunk] = i;
+  *c = (struct ctx){.g = g, .m = m, .p = p, .s = stage, .npending = 0,
+                    .last_compute = -1};
+  c->e = dtype_bytes(m->dtype);
+  c->b = (double)p->micro_batch;
+  c->S = (double)m->seq / (double)p->cp; /* tokens of a sequence on a rank */
+  c->T = c->b * c->S;
+  c->h = (double)m->hidden;
+  c->t = (double)p->tp;
+  c->kv = (double)model_kv_dim(m);
+  c->f = (double)m->ffn;
+  c->gates = m->ffn_kind == FFN_SWIGLU ? 2 : 1;
+  c->a = (double)m->heads;
+  c->d = (double)model_head_dim(m);
+  c->topk = (double)m->topk;
+  c->T_local = p->sp ? c->T / c->t : c->T;
+  c->vlast = p->pp * p->vchunks - 1;
   long max_dp = 4 * (m->layers + 4) + 16;
   if (p->zero == 3)
     max_dp += 4 * (m->layers + 4) * p->microbatches;
-  long *dp_tasks = xcalloc((size_t)max_dp, sizeof *dp_tasks);
-  long n_dp = 0;
-  double grad_e = dtype_bytes(p->grad_dtype);
-  double lp = layer_params_rank(m, p->tp, p->ep);
+  c->dp_tasks = xcalloc((size_t)max_dp, sizeof *c->dp_tasks);
+  c->grad_e = dtype_bytes(p->grad_dtype);
+  c->lp = layer_params_rank(m, p->tp, p->ep);
   /* With EP, expert gradients are reduced over the ranks holding the same
    * experts, right after each layer's backward of the chunk's last pass. */
-  double lx = p->ep > 1 ? layer_expert_params_rank(m, p->tp, p->ep) : 0;
+  c->lx = p->ep > 1 ? layer_expert_params_rank(m, p->tp, p->ep) : 0;
   if (p->ep > 1)
-    lp -= lx;
-  double emb = (double)m->vocab * c.h / c.t +
-               (m->gpt_style ? (double)m->seq * c.h : 0);
-  double out_layer = (!m->gpt_style || p->pp > 1) ? (double)m->vocab * c.h / c.t
-                                                  : 0;
-  double fnorm = final_norm_params(m);
-  int rc = 0;
+    c->lp -= c->lx;
+  c->emb = (double)m->vocab * c->h / c->t +
+           (m->gpt_style ? (double)m->seq * c->h : 0);
+  double out_layer = (!m->gpt_style || p->pp > 1)
+                         ? (double)m->vocab * c->h / c->t : 0;
+  c->head = out_layer + final_norm_params(m);
+}
 
-  for (long i = 0; i < n_ops && !rc; i++) {
-    const struct sched_op *op = &ops[i];
-    c.chunk = op->chunk;
-    c.mb = op->mb;
-    long vs = op->chunk * p->pp + stage, first, count;
-    plan_chunk_layers(p, m, stage, op->chunk, &first, &count);
-    bool overlap_here = p->overlap_grad && i == last_bwd[op->chunk];
-    if (p->zero == 3) {
-      /* The units of this chunk, in forward order. */
-      struct unit *u = xcalloc((size_t)count + 2, sizeof *u);
-      int n = 0;
-      if (vs == 0)
-        u[n++] = (struct unit){UNIT_EMBED, -1, emb, 0};
-      for (long l = first; l < first + count; l++)
-        u[n++] = (struct unit){UNIT_LAYER, l, lp, lx};
-      if (vs == vlast)
-        u[n++] = (struct unit){UNIT_LOSS, -1, out_layer + fnorm, 0};
-      if (op->fwd && vs > 0)
-        recv(&c, -1, PH_FWD);
-      if (!op->fwd && vs < vlast)
-        recv(&c, +1, PH_BWD);
-      zero3_pass(&c, u, n, op->fwd, dp_tasks, &n_dp);
-      if (op->fwd && vs < vlast)
-        send(&c, +1, PH_FWD);
-      if (!op->fwd && vs > 0)
-        send(&c, -1, PH_BWD);
-      free(u);
-    } else if (op->fwd) {
-      if (vs > 0)
-        recv(&c, -1, PH_FWD);
-      if (vs == 0)
-        embed_fwd(&c);
-      for (long l = first; l < first + count; l++)
-        layer_fwd(&c, l, PH_FWD);
-      if (vs == vlast)
-        loss_fwd(&c);
-      else
-        send(&c, +1, PH_FWD);
-    } else {
-      if (vs < vlast)
-        recv(&c, +1, PH_BWD);
-      double acc = 0;
-      if (vs == vlast) {
-        long w = loss_bwd(&c);
-        acc += (out_layer + fnorm) * grad_e;
-        if (overlap_here && acc >= p->bucket_bytes)
-          flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
-      }
-      for (long l = first + count - 1; l >= first; l--) {
-        long w = layer_bwd(&c, l);
-        acc += lp * grad_e;
-        if (overlap_here && acc >= p->bucket_bytes)
-          flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
-        if (lx > 0 && p->zero < 3 && (overlap_here || (!p->overlap_grad &&
-                                        i == last_bwd[op->chunk])) &&
-            p->dp / p->ep * p->cp > 1) {
-          long x = coll(&c, p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE,
-                        p->cp > 1 ? GK_EDPCP : GK_EDP, ST_DP, PH_BWD, l,
-                        lx * grad_e);
-          c.g->prog[stage].tasks[x].mb = -1;
-          graph_dep(g, stage, w);
-          dp_tasks[n_dp++] = x;
-        }
-      }
-      if (vs == 0) {
-        long w = embed_bwd(&c);
-        acc += emb * grad_e;
-        if (overlap_here)
-          flush_bucket(&c, &acc, w, dp_tasks, &n_dp);
-      }
-      if (overlap_here)
-        flush_bucket(&c, &acc, c.last_compute, dp_tasks, &n_dp);
-      if (vs > 0)
-        send(&c, -1, PH_BWD);
-    }
-    if (g->prog[stage].n > WEFT_MAX_TASKS)
-      rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
-                     "use fewer micro-batches or layers per stage", stage,
-                     (long)WEFT_MAX_TASKS);
+/* ZeRO-3 / FSDP: one pass of a chunk over its units. */
+static void zero3_op(struct ctx *c, bool fwd, long vs, long first,
+                     long count)
+{
+  /* The units of this chunk, in forward order. */
+  struct unit *u = xcalloc((size_t)count + 2, sizeof *u);
+  int n = 0;
+  if (vs == 0)
+    u[n++] = (struct unit){UNIT_EMBED, -1, c->emb, 0};
+  for (long l = first; l < first + count; l++)
+    u[n++] = (struct unit){UNIT_LAYER, l, c->lp, c->lx};
+  if (vs == c->vlast)
+    u[n++] = (struct unit){UNIT_LOSS, -1, c->head, 0};
+  if (fwd && vs > 0)
+    recv(c, -1, PH_FWD);
+  if (!fwd && vs < c->vlast)
+    recv(c, +1, PH_BWD);
+  zero3_pass(c, u, n, fwd, c->dp_tasks, &c->n_dp);
+  if (fwd && vs < c->vlast)
+    send(c, +1, PH_FWD);
+  if (!fwd && vs > 0)
+    send(c, -1, PH_BWD);
+  free(u);
+}
+
+/* The forward pass of a chunk: receive, embed, layers, loss or send. */
+static void forward_op(struct ctx *c, long vs, long first, long count)
+{
+  if (vs > 0)
+    recv(c, -1, PH_FWD);
+  if (vs == 0)
+    embed_fwd(c);
+  for (long l = first; l < first + count; l++)
+    layer_fwd(c, l, PH_FWD);
+  if (vs == c->vlast)
+    loss_fwd(c);
+  else
+    send(c, +1, PH_FWD);
+}
+
+/* The backward pass of a chunk.  On its chunk's last backward (`last`),
+ * gradients go into buckets reduced as they fill when overlapped
+ * (`overlap`), and expert gradients are reduced layer by layer. */
+static void backward_op(struct ctx *c, long vs, long first, long count,
+                        bool last, bool overlap)
+{
+  const struct plan *p = c->p;
+  if (vs < c->vlast)
+    recv(c, +1, PH_BWD);
+  double acc = 0;
+  if (vs == c->vlast) {
+    long w = loss_bwd(c);
+    acc += c->head * c->grad_e;
+    if (overlap && acc >= p->bucket_bytes)
+      flush_bucket(c, &acc, w, c->dp_tasks, &c->n_dp);
   }
-  c.chunk = -1;
-  c.mb = -1;
-  if (!p->overlap_grad && p->dp * p->cp > 1 && p->zero < 3) {
-    /* All buckets after the whole backward pass, in backward order. */
-    for (long ch = p->vchunks - 1; ch >= 0; ch--) {
-      long first, count;
-      plan_chunk_layers(p, m, stage, ch, &first, &count);
-      long vs = ch * p->pp + stage;
-      double acc = vs == vlast ? (out_layer + fnorm) * grad_e : 0;
-      for (long l = count - 1; l >= 0; l--) {
-        acc += lp * grad_e;
-        if (acc >= p->bucket_bytes)
-          flush_bucket(&c, &acc, c.last_compute, dp_tasks, &n_dp);
-      }
-      if (vs == 0)
-        acc += emb * grad_e;
-      flush_bucket(&c, &acc, c.last_compute, dp_tasks, &n_dp);
+  long nx;
+  enum group_kind xg = expert_group(p, &nx);
+  for (long l = first + count - 1; l >= first; l--) {
+    long w = layer_bwd(c, l);
+    acc += c->lp * c->grad_e;
+    if (overlap && acc >= p->bucket_bytes)
+      flush_bucket(c, &acc, w, c->dp_tasks, &c->n_dp);
+    if (c->lx > 0 && p->zero < 3 && (overlap || (!p->overlap_grad && last)) &&
+        nx > 1) {
+      long x = coll(c, p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE, xg, ST_DP,
+                    PH_BWD, l, c->lx * c->grad_e);
+      c->g->prog[c->s].tasks[x].mb = -1;
+      graph_dep(c->g, c->s, w);
+      c->dp_tasks[c->n_dp++] = x;
     }
   }
+  if (vs == 0) {
+    long w = embed_bwd(c);
+    acc += c->emb * c->grad_e;
+    if (overlap)
+      flush_bucket(c, &acc, w, c->dp_tasks, &c->n_dp);
+  }
+  if (overlap)
+    flush_bucket(c, &acc, c->last_compute, c->dp_tasks, &c->n_dp);
+  if (vs > 0)
+    send(c, -1, PH_BWD);
+}
+
+/* Without overlap: all buckets after the whole backward pass, in backward
+ * order. */
+static void late_buckets(struct ctx *c)
+{
+  const struct plan *p = c->p;
+  for (long ch = p->vchunks - 1; ch >= 0; ch--) {
+    long first, count;
+    plan_chunk_layers(p, c->m, c->s, ch, &first, &count);
+    long vs = ch * p->pp + c->s;
+    double acc = vs == c->vlast ? c->head * c->grad_e : 0;
+    for (long l = count - 1; l >= 0; l--) {
+      acc += c->lp * c->grad_e;
+      if (acc >= p->bucket_bytes)
+        flush_bucket(c, &acc, c->last_compute, c->dp_tasks, &c->n_dp);
+    }
+    if (vs == 0)
+      acc += c->emb * c->grad_e;
+    flush_bucket(c, &acc, c->last_compute, c->dp_tasks, &c->n_dp);
+  }
+}
+
+/* After the passes: the tied embedding's all-reduce, the optimizer step
+ * once every gradient reduction is done, and ZeRO 1/2's parameter
+ * gathers. */
+static void optimizer_step(struct ctx *c)
+{
+  const struct model *m = c->m;
+  const struct plan *p = c->p;
+  struct graph *g = c->g;
+  long stage = c->s;
   /* Tied embedding: first and last stage sum their copies' gradients. */
   if (m->gpt_style && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
-    long i = coll(&c, CO_ALLREDUCE, GK_EMB, ST_DP, PH_OPT, -1,
-                  (double)m->vocab * c.h / c.t * grad_e);
-    graph_dep(g, stage, c.last_compute);
-    dp_tasks[n_dp++] = i;
+    long i = coll(c, CO_ALLREDUCE, GK_EMB, ST_DP, PH_OPT, -1,
+                  (double)m->vocab * c->h / c->t * c->grad_e);
+    graph_dep(g, stage, c->last_compute);
+    c->dp_tasks[c->n_dp++] = i;
   }
   double params = stage_params_rank(m, p, stage);
   /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
@@ -613,23 +628,64 @@ static int build_stage(struct graph *g, const struct model *m,
   enum group_kind xg = expert_group(p, &nx);
   double xparams = p->ep > 1 ? stage_expert_params_rank(m, p, stage) : 0;
   double dense = params - xparams;
-  long opt = kernel(&c, KK_OPTIM, PH_OPT, -1, 0,
+  long opt = kernel(c, KK_OPTIM, PH_OPT, -1, 0,
                     28 * (p->zero ? dense / (double)shard + xparams / (double)nx
                                   : params));
-  for (long i = 0; i < n_dp; i++)
-    graph_dep(g, stage, dp_tasks[i]);
+  for (long i = 0; i < c->n_dp; i++)
+    graph_dep(g, stage, c->dp_tasks[i]);
   /* ZeRO 1 and 2: gather the updated parameter shards for the next
    * iteration. */
   if ((p->zero == 1 || p->zero == 2) && p->dp * p->cp > 1) {
-    coll(&c, CO_ALLGATHER, layout_grad_group(&g->layout), ST_AG, PH_OPT, -1,
-         dense * c.e);
+    coll(c, CO_ALLGATHER, layout_grad_group(&g->layout), ST_AG, PH_OPT, -1,
+         dense * c->e);
     graph_dep(g, stage, opt);
     if (xparams > 0 && nx > 1) {
-      coll(&c, CO_ALLGATHER, xg, ST_AG, PH_OPT, -1, xparams * c.e);
+      coll(c, CO_ALLGATHER, xg, ST_AG, PH_OPT, -1, xparams * c->e);
       graph_dep(g, stage, opt);
     }
   }
-  free(dp_tasks);
+}
+
+/* The program of pipeline stage `stage`: its schedule's passes, the
+ * gradient reductions and the optimizer step. */
+static int build_stage(struct graph *g, const struct model *m,
+                       const struct plan *p, long stage, struct weft_err *err)
+{
+  struct ctx c;
+  ctx_init(&c, g, m, p, stage);
+  long n_ops;
+  struct sched_op *ops = schedule_build(p->schedule, p->pp, p->microbatches,
+                                        p->vchunks, stage, &n_ops);
+  /* The last backward op of each chunk releases its gradient buckets. */
+  long *last_bwd = xcalloc((size_t)p->vchunks, sizeof *last_bwd);
+  for (long i = 0; i < n_ops; i++)
+    if (!ops[i].fwd)
+      last_bwd[ops[i].chunk] = i;
+  int rc = 0;
+  for (long i = 0; i < n_ops && !rc; i++) {
+    const struct sched_op *op = &ops[i];
+    c.chunk = op->chunk;
+    c.mb = op->mb;
+    long vs = op->chunk * p->pp + stage, first, count;
+    plan_chunk_layers(p, m, stage, op->chunk, &first, &count);
+    bool last = i == last_bwd[op->chunk];
+    if (p->zero == 3)
+      zero3_op(&c, op->fwd, vs, first, count);
+    else if (op->fwd)
+      forward_op(&c, vs, first, count);
+    else
+      backward_op(&c, vs, first, count, last, p->overlap_grad && last);
+    if (g->prog[stage].n > WEFT_MAX_TASKS)
+      rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
+                     "use fewer micro-batches or layers per stage", stage,
+                     (long)WEFT_MAX_TASKS);
+  }
+  c.chunk = -1;
+  c.mb = -1;
+  if (!p->overlap_grad && p->dp * p->cp > 1 && p->zero < 3)
+    late_buckets(&c);
+  optimizer_step(&c);
+  free(c.dp_tasks);
   free(last_bwd);
   free(ops);
   return rc;
