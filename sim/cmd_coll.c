@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim/base/units.h"
+#include "sim/base/xalloc.h"
 #include "sim/engine.h"
 #include "sim/platload.h"
 #include "sim/commands.h"
@@ -53,100 +54,138 @@ static const struct opt coll_opts[] = {
 const struct opts_spec cmd_coll_spec = {
     "coll", POS_NONE, NULL, OPTS_CATALOG | OPTS_CLUSTER, coll_opts};
 
+/* What to simulate: the operation, the sizes, the algorithm. */
+struct coll_job {
+  int op;
+  double minb, maxb, factor;
+  int algo, fid;
+  bool json;
+};
+
+/* The command's options into *j; a message and its exit code on error. */
+static int coll_options(const struct opts *o, struct coll_job *j)
+{
+  struct weft_err err = {0};
+  const char *v;
+  j->minb = 1 << 20;
+  j->maxb = 8.0 * (1 << 30);
+  j->factor = 2;
+  j->algo = CA_AUTO;
+  j->fid = FID_FLOW;
+  if ((v = opts_get(&cmd_coll_spec, o, "min-bytes")) &&
+      units_parse_pos(v, UNIT_SIZE, 1e12, &j->minb, &err))
+    return cli_fail((weft_err_prefix(&err, "--min-bytes"), &err));
+  if ((v = opts_get(&cmd_coll_spec, o, "max-bytes")) &&
+      units_parse_pos(v, UNIT_SIZE, 1e12, &j->maxb, &err))
+    return cli_fail((weft_err_prefix(&err, "--max-bytes"), &err));
+  if ((v = opts_get(&cmd_coll_spec, o, "step-factor")) &&
+      units_parse_real(v, 1.01, 1024, &j->factor, &err))
+    return cli_fail((weft_err_prefix(&err, "--step-factor"), &err));
+  if ((v = opts_get(&cmd_coll_spec, o, "collective")) &&
+      (j->algo = coll_algo_from_name(v)) < 0)
+    return cli_usage("--collective: unknown algorithm '%s' (see weft "
+                     "list collectives)", v);
+  if ((v = opts_get(&cmd_coll_spec, o, "fidelity")) &&
+      (j->fid = fidelity_from_name(v)) < 0)
+    return cli_usage("--fidelity: '%s' is not flow, step or auto", v);
+  j->json = opts_get(&cmd_coll_spec, o, "json") != NULL;
+  if (j->minb > j->maxb)
+    return cli_usage("coll: --min-bytes exceeds --max-bytes");
+  return 0;
+}
+
+/* One task per size on the compute stream of every GPU: the sizes run one
+ * after the other in one simulation.  Returns the graph; *sizes of them. */
+static struct graph *coll_graph(const struct coll_job *j, long n, long *sizes)
+{
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){n, 1, 1, 1, 1, 1,
+                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0};
+  *sizes = 0;
+  for (double s = j->minb; s <= j->maxb * 1.000001 && *sizes < 64;
+       s *= j->factor) {
+    struct task t = {.kind = TK_COLL, .op = (uint8_t)j->op,
+                     .stream = ST_COMPUTE, .group = GK_TP, .chunk = -1,
+                     .mb = -1, .layer = -1, .bytes = (double)(long long)s};
+    graph_add(g, 0, &t);
+    (*sizes)++;
+  }
+  return g;
+}
+
+/* The results, as nccl-tests prints them or as one JSON object. */
+static void coll_print(const struct coll_job *j, const struct cluster *c,
+                       const struct graph *g, long sizes,
+                       const struct times *tm)
+{
+  long n = c->gpus;
+  int op = j->op;
+  double f = op == CO_ALLREDUCE ? 2.0 * (n - 1) / n
+             : op == CO_BROADCAST ? 1.0 : (double)(n - 1) / n;
+  if (j->json)
+    printf("{\"op\": \"%s\", \"algorithm\": \"%s\", \"gpus\": %ld, "
+           "\"cluster\": \"%s\", \"gpu\": \"%s\", \"nodes\": %d, "
+           "\"results\": [", coll_op_name((enum coll_op)op),
+           coll_algo_name((enum coll_algo)j->algo), n, c->name, c->gpu.name,
+           c->nodes);
+  for (long i = 0; i < sizes; i++) {
+    double S = g->prog[0].tasks[i].bytes, t = tm->end[i] - tm->start[i];
+    double alg = S / t / 1e9;
+    if (j->json) {
+      printf("%s{\"bytes\": %.0f, \"time_s\": %.9g, \"algbw_GBps\": %.6g, "
+             "\"busbw_GBps\": %.6g}", i ? ", " : "", S, t, alg, alg * f);
+      continue;
+    }
+    if (i == 0)
+      printf("# %s (%s) on %ld x %s (%s, %d nodes)\n#%13s %12s %10s "
+             "%10s\n", coll_op_name((enum coll_op)op),
+             coll_algo_name((enum coll_algo)j->algo), n, c->gpu.name, c->name,
+             c->nodes, "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
+    printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
+  }
+  if (j->json)
+    printf("]}\n");
+}
+
 int cmd_coll(int argc, char **argv)
 {
   struct weft_err err = {0};
   if (argc < 2 || strncmp(argv[1], "--", 2) == 0)
     return cli_usage("coll: give an operation: allreduce, allgather, "
                      "reducescatter, alltoall or broadcast");
-  int op = -1;
+  struct coll_job j = {.op = -1};
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
     if (strcmp(argv[1], ops[i].name) == 0)
-      op = (int)ops[i].op;
-  if (op < 0)
+      j.op = (int)ops[i].op;
+  if (j.op < 0)
     return cli_usage("coll: unknown operation '%s'; expected allreduce, "
                      "allgather, reducescatter, alltoall or broadcast",
                      argv[1]);
   struct opts o;
-  int code;
-  if (cli_parse(&cmd_coll_spec, argc - 1, argv + 1, &o, &code))
-    return code;
-  double minb = 1 << 20, maxb = 8.0 * (1 << 30), factor = 2;
-  int algo = CA_AUTO, fid = FID_FLOW;
-  const char *v;
-  if ((v = opts_get(&cmd_coll_spec, &o, "min-bytes")) &&
-      units_parse_pos(v, UNIT_SIZE, 1e12, &minb, &err))
-    return cli_fail((weft_err_prefix(&err, "--min-bytes"), &err));
-  if ((v = opts_get(&cmd_coll_spec, &o, "max-bytes")) &&
-      units_parse_pos(v, UNIT_SIZE, 1e12, &maxb, &err))
-    return cli_fail((weft_err_prefix(&err, "--max-bytes"), &err));
-  if ((v = opts_get(&cmd_coll_spec, &o, "step-factor")) &&
-      units_parse_real(v, 1.01, 1024, &factor, &err))
-    return cli_fail((weft_err_prefix(&err, "--step-factor"), &err));
-  if ((v = opts_get(&cmd_coll_spec, &o, "collective")) &&
-      (algo = coll_algo_from_name(v)) < 0)
-    return cli_usage("--collective: unknown algorithm '%s' (see weft "
-                     "list collectives)", v);
-  if ((v = opts_get(&cmd_coll_spec, &o, "fidelity")) &&
-      (fid = fidelity_from_name(v)) < 0)
-    return cli_usage("--fidelity: '%s' is not flow, step or auto", v);
-  bool json = opts_get(&cmd_coll_spec, &o, "json") != NULL;
-  if (minb > maxb)
-    return cli_usage("coll: --min-bytes exceeds --max-bytes");
+  int rc;
+  if (cli_parse(&cmd_coll_spec, argc - 1, argv + 1, &o, &rc) ||
+      (rc = coll_options(&o, &j)))
+    return rc;
   struct catalog *cat;
   struct cluster c;
   if (opts_cluster(&o, "dgx-h100", &cat, &c, &err))
     return cli_fail(&err);
-  long n = c.gpus;
-  struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){n, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0};
-  long sizes = 0;
-  for (double s = minb; s <= maxb * 1.000001 && sizes < 64; s *= factor) {
-    struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = ST_COMPUTE,
-                     .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,
-                     .bytes = (double)(long long)s};
-    graph_add(g, 0, &t);
-    sizes++;
-  }
-  struct times tm = {calloc((size_t)sizes, sizeof(double)),
-                     calloc((size_t)sizes, sizeof(double))};
+  long sizes;
+  struct graph *g = coll_graph(&j, c.gpus, &sizes);
+  struct times tm = {xcalloc((size_t)sizes, sizeof(double)),
+                     xcalloc((size_t)sizes, sizeof(double))};
   struct engine_params ep;
   engine_params_default(&ep);
   ep.on_task = on_task;
-  ep.algo = (enum coll_algo)algo;
-  ep.fidelity = (enum fidelity)fid;
+  ep.algo = (enum coll_algo)j.algo;
+  ep.fidelity = (enum fidelity)j.fid;
   ep.ctx = &tm;
   struct engine_result res;
   platload_boot(0);
-  int rc = 0;
   if (platload_cluster(&c, &err) || engine_run(g, &c, &ep, &res, &err))
     rc = cli_fail(&err);
-  double f = op == CO_ALLREDUCE ? 2.0 * (n - 1) / n
-             : op == CO_BROADCAST ? 1.0 : (double)(n - 1) / n;
-  if (!rc && json)
-    printf("{\"op\": \"%s\", \"algorithm\": \"%s\", \"gpus\": %ld, "
-           "\"cluster\": \"%s\", \"gpu\": \"%s\", \"nodes\": %d, "
-           "\"results\": [", coll_op_name((enum coll_op)op),
-           coll_algo_name((enum coll_algo)algo), n, c.name, c.gpu.name,
-           c.nodes);
-  for (long i = 0; !rc && i < sizes; i++) {
-    double S = g->prog[0].tasks[i].bytes, t = tm.end[i] - tm.start[i];
-    double alg = S / t / 1e9;
-    if (json)
-      printf("%s{\"bytes\": %.0f, \"time_s\": %.9g, \"algbw_GBps\": %.6g, "
-             "\"busbw_GBps\": %.6g}", i ? ", " : "", S, t, alg, alg * f);
-    else {
-      if (i == 0)
-        printf("# %s (%s) on %ld x %s (%s, %d nodes)\n#%13s %12s %10s "
-               "%10s\n", coll_op_name((enum coll_op)op),
-               coll_algo_name((enum coll_algo)algo), n, c.gpu.name, c.name,
-               c.nodes,
-               "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
-      printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
-    }
-  }
-  if (!rc && json)
-    printf("]}\n");
+  else
+    coll_print(&j, &c, g, sizes, &tm);
   free(tm.start);
   free(tm.end);
   graph_free(g);
