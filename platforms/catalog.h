@@ -33,7 +33,7 @@ bool dtype_from_name(const char *name, enum dtype *out);
 #define WEFT_MAX_SOURCE 256
 
 /* Collective calibration of a node type that does not give its own
- * (Hopper's, sim/engine.c says from which rows). */
+ * (Hopper's, sim/coll.c says from which rows). */
 #define CATALOG_DEFAULT_NVLINK_EFF 0.8133
 #define CATALOG_DEFAULT_NVLS_EFF 0.6085
 #define CATALOG_DEFAULT_NIC_EFF 0.9287

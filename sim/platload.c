@@ -1,6 +1,6 @@
 /*
- * platload.c - SimGrid start-up and platform loading (one of the two places,
- * with the engine, that include SimGrid headers).
+ * platload.c - SimGrid start-up and platform loading (with the engine and
+ * its bridge, sgbridge.cpp, the only files that include SimGrid headers).
  */
 #include "sim/platload.h"
 
