@@ -46,17 +46,23 @@ static double wall(void)
 }
 
 /* Trace hooks: every task and flow goes to the trace. */
+struct tracing {
+  struct trace *tr;
+  const struct cluster *c;
+};
+
 static void record(void *ctx, long rank, long task, double s, double e)
 {
-  trace_add(ctx, rank, task, s, e);
+  const struct tracing *t = ctx;
+  trace_add(t->tr, rank, task, s, e);
 }
-
-static int gpus_per_node; /* of the cluster being traced */
 
 static void record_flow(void *ctx, long src, long dst, double bytes,
                         double s, double e)
 {
-  trace_add_flow(ctx, src, dst, src / gpus_per_node == dst / gpus_per_node,
+  const struct tracing *t = ctx;
+  trace_add_flow(t->tr, src, dst,
+                 cluster_node_of(t->c, (int)src) == cluster_node_of(t->c, (int)dst),
                  bytes, s, e);
 }
 
@@ -93,12 +99,12 @@ static int simulate(const struct opts *o, const struct graph *g,
   const char *paje = opts_get(&cmd_run_spec, o, "paje");
   const char *chrome = opts_get(&cmd_run_spec, o, "chrome");
   struct trace *tr = NULL;
+  struct tracing tracing = {NULL, c};
   if (paje || chrome) {
-    tr = trace_new(g);
+    tracing.tr = tr = trace_new(g);
     ep->on_task = record;
-    gpus_per_node = c->gpus_per_node;
     ep->on_flow = record_flow;
-    ep->ctx = tr;
+    ep->ctx = &tracing;
   }
   platload_boot(0);
   int rc = platload_cluster(c, err);

@@ -244,7 +244,7 @@ static void inst_complete(struct engine *E, struct inst *in)
 
 static int node_of(const struct engine *E, long rank)
 {
-  return (int)(rank / E->c->gpus_per_node);
+  return cluster_node_of(E->c, (int)rank);
 }
 
 static void start_phase(struct engine *E, struct inst *in);

@@ -53,7 +53,7 @@ struct trace *trace_new(const struct graph *g)
 {
   struct trace *t = xcalloc(1, sizeof *t);
   t->g = g;
-  t->ranks = g->layout.tp * g->layout.cp * g->layout.dp * g->layout.pp;
+  t->ranks = layout_ranks(&g->layout);
   return t;
 }
 
