@@ -74,6 +74,13 @@ int cluster_key_from_name(const char *name)
 
 const char *cluster_key_name(enum cluster_key k) { return keys[k].name; }
 
+const char *cluster_key_hint(enum cluster_key k)
+{
+  static const char *const hint[] = {[KT_TEXT] = "NAME", [KT_INT] = "N",
+                                     [KT_REAL] = "F", [KT_TIME] = "T"};
+  return k == CK_DESCRIPTION ? "TEXT" : hint[keys[k].type];
+}
+
 int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
                      const char *value, const char *origin, int layer,
                      struct weft_err *err)

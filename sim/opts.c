@@ -289,15 +289,17 @@ static void word(struct wrap *w, const char *a, const char *b)
   w->col += len;
 }
 
-/* A key of a settings table as a flag: "--gpus-per-node". */
-static void key_word(struct wrap *w, const char *key)
+/* A key of a settings table as a flag and its value: "--gpus-per-node N". */
+static void key_word(struct wrap *w, const char *key, const char *hint)
 {
   char flag[OPTS_MAX_NAME + 2] = "--";
   size_t n = 2;
   for (const char *p = key; *p && n + 1 < sizeof flag; p++)
     flag[n++] = *p == '_' ? '-' : *p;
   flag[n] = '\0';
-  word(w, flag, "");
+  char val[64];
+  snprintf(val, sizeof val, " %s", hint);
+  word(w, flag, val);
 }
 
 void opts_group_help(FILE *f, int groups)
@@ -310,7 +312,8 @@ void opts_group_help(FILE *f, int groups)
     word(&w, "--catalog", " FILE");
     word(&w, "--scale", " compute=F,hbm_bw=F,hbm_cap=F,nvlink=F,nic=F");
     for (int k = 0; k < CK_COUNT; k++)
-      key_word(&w, cluster_key_name((enum cluster_key)k));
+      key_word(&w, cluster_key_name((enum cluster_key)k),
+               cluster_key_hint((enum cluster_key)k));
     fprintf(f, "\n");
   } else if (groups & OPTS_CATALOG) {
     fprintf(f, "  catalog: --catalog FILE (up to %d)\n", WEFT_MAX_CATALOG_FILES);
@@ -320,11 +323,13 @@ void opts_group_help(FILE *f, int groups)
     w.col = 17;
     word(&w, "--model", " NAME");
     for (int k = 0; k < MK_COUNT; k++)
-      key_word(&w, model_key_name((enum model_key)k));
+      key_word(&w, model_key_name((enum model_key)k),
+               model_key_hint((enum model_key)k));
     fprintf(f, "\n  plan settings:");
     w.col = 16;
     for (int k = 0; k < PK_COUNT; k++)
-      key_word(&w, plan_key_name((enum plan_key)k));
+      key_word(&w, plan_key_name((enum plan_key)k),
+               plan_key_hint((enum plan_key)k));
     fprintf(f, "\n");
   }
 }

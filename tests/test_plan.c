@@ -107,3 +107,13 @@ Test(plan, interleaved_chunks_are_virtual_stages)
   plan_chunk_layers(&p, &m, 0, 1, &f, &n); /* virtual stage 2 */
   cr_assert(f == 16 && n == 8);
 }
+
+/* Every setting has a value form for the generated help. */
+Test(plan, every_key_has_a_hint)
+{
+  for (int k = 0; k < PK_COUNT; k++) {
+    cr_assert(plan_key_hint((enum plan_key)k), "key %d", k);
+    cr_assert(plan_key_name((enum plan_key)k));
+  }
+  cr_assert_str_eq(plan_key_hint(PK_RECOMPUTE), "none|selective|full");
+}

@@ -102,6 +102,16 @@ int model_key_from_name(const char *name)
 
 const char *model_key_name(enum model_key k) { return keys[k].name; }
 
+const char *model_key_hint(enum model_key k)
+{
+  switch (k) {
+  case MK_FFN_KIND: return "gelu|swiglu";
+  case MK_DTYPE: return "fp32|bf16|fp16|fp8";
+  case MK_STYLE: return "gpt|llama";
+  default: return "N";
+  }
+}
+
 int model_set(struct model *m, enum model_key k, const char *value,
               const char *origin, struct weft_err *err)
 {

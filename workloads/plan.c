@@ -16,6 +16,12 @@ static const char *const key_names[PK_COUNT + 1] = {
     "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype", "zero", "fsdp", "hsdp",
     "moe_imbalance", NULL};
 
+/* The value each key takes, for the help (plan_set parses them). */
+static const char *const key_hints[PK_COUNT] = {
+    "N", "N", "N", "N", "N", "yes|no", "N", "N", "gpipe|1f1b|interleaved:V",
+    "none|selective|full", "SIZE", "yes|no", "tp-cp-dp-pp", "flash|unfused",
+    "async|blocking", "bf16|fp16|fp32", "0..3", "yes|no", "N", "F"};
+
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
 void plan_init(struct plan *p)
@@ -44,6 +50,7 @@ int plan_key_from_name(const char *name)
 }
 
 const char *plan_key_name(enum plan_key k) { return key_names[k]; }
+const char *plan_key_hint(enum plan_key k) { return key_hints[k]; }
 
 const char *sched_name(enum sched_kind s)
 {

@@ -76,6 +76,8 @@ void plan_init(struct plan *p);
 
 int plan_key_from_name(const char *name);
 const char *plan_key_name(enum plan_key k);
+/* The form of its value, for the help: "N", "yes|no", "none|selective|full". */
+const char *plan_key_hint(enum plan_key k);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;
