@@ -7,6 +7,7 @@
 
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
+#include <vector>
 
 namespace sg4 = simgrid::s4u;
 
@@ -14,6 +15,13 @@ static sgb_done_fn done_fn;
 static void* done_ctx;
 static bool registered;
 static std::unordered_map<const sg4::Activity*, sg4::ActivityPtr> live;
+/* Completed activities, kept until SimGrid has finished with them: the
+ * completion signal fires inside EngineImpl::handle_ended_actions, which
+ * still reads the activity after the callbacks return, so dropping the last
+ * reference there is a use after free (valgrind shows it; ASan cannot see
+ * into libsimgrid).  They are released when simulated time next advances,
+ * by which time that pass is over, and at the end of sgb_run. */
+static std::vector<sg4::ActivityPtr> ended;
 
 extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 {
@@ -26,10 +34,11 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
     auto it = live.find(&a);
     if (it == live.end())
       return; /* not ours */
-    sg4::ActivityPtr keep = it->second; /* alive through the callback */
+    ended.push_back(std::move(it->second));
     live.erase(it);
     done_fn(done_ctx, a.get_data<void>());
   });
+  sg4::Engine::on_time_advance_cb([](double) { ended.clear(); });
 }
 
 extern "C" void sgb_exec(sg_host_t host, double flops, void* tag)
@@ -54,6 +63,7 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
 extern "C" void sgb_run(void)
 {
   sg4::Engine::get_instance()->run();
+  ended.clear();
 }
 
 extern "C" double sgb_now(void)
