@@ -11,17 +11,6 @@
 #include "sim/base/names.h"
 #include "sim/base/units.h"
 
-static const char *const key_names[PK_COUNT + 1] = {
-    "tp", "pp", "dp", "cp", "ep", "sp", "micro_batch", "global_batch",
-    "schedule", "recompute", "bucket", "overlap_grad", "order", "attention", "p2p", "grad_dtype", "zero", "fsdp", "hsdp",
-    "moe_imbalance", NULL};
-
-/* The value each key takes, for the help (plan_set parses them). */
-static const char *const key_hints[PK_COUNT] = {
-    "N", "N", "N", "N", "N", "yes|no", "N", "N", "gpipe|1f1b|interleaved:V",
-    "none|selective|full", "SIZE", "yes|no", "tp-cp-dp-pp", "flash|unfused",
-    "async|blocking", "bf16|fp16|fp32", "0..3", "yes|no", "N", "F"};
-
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
 void plan_init(struct plan *p)
@@ -44,13 +33,6 @@ void plan_init(struct plan *p)
     snprintf(p->origin[k], sizeof p->origin[k], "plan");
 }
 
-int plan_key_from_name(const char *name)
-{
-  return names_find(name, key_names);
-}
-
-const char *plan_key_name(enum plan_key k) { return key_names[k]; }
-const char *plan_key_hint(enum plan_key k) { return key_hints[k]; }
 
 const char *sched_name(enum sched_kind s)
 {
@@ -105,115 +87,187 @@ static int parse_order(const char *v, enum pdim out[PD_COUNT],
   return 0;
 }
 
+/* ---- settings: one setter per key ------------------------------------ */
+
+static int set_degree(struct plan *p, enum plan_key k, const char *v,
+                      struct weft_err *err)
+{
+  long d;
+  int rc = units_parse_int(v, 1, WEFT_MAX_DEGREE, &d, err);
+  if (!rc)
+    *(k == PK_TP ? &p->tp : k == PK_PP ? &p->pp : k == PK_DP ? &p->dp
+      : k == PK_CP ? &p->cp : &p->ep) = d;
+  return rc;
+}
+
+static int set_batch(struct plan *p, enum plan_key k, const char *v,
+                     struct weft_err *err)
+{
+  long b;
+  int rc = units_parse_int(v, 1, WEFT_MAX_BATCH, &b, err);
+  if (!rc)
+    *(k == PK_MICRO_BATCH ? &p->micro_batch : &p->global_batch) = b;
+  return rc;
+}
+
+static int set_flag(struct plan *p, enum plan_key k, const char *v,
+                    struct weft_err *err)
+{
+  bool *f = k == PK_SP ? &p->sp : k == PK_OVERLAP_GRAD ? &p->overlap_grad
+                                                       : &p->fsdp;
+  int rc = parse_bool(v, f, err);
+  if (!rc && k == PK_FSDP && p->fsdp)
+    p->zero = 3;
+  return rc;
+}
+
+static int set_schedule(struct plan *p, enum plan_key k, const char *v,
+                        struct weft_err *err)
+{
+  long n;
+  if (strcmp(v, "gpipe") == 0 || strcmp(v, "1f1b") == 0) {
+    p->schedule = v[0] == 'g' ? SCHED_GPIPE : SCHED_1F1B;
+    p->vchunks = 1;
+    return 0;
+  }
+  if (strncmp(v, "interleaved:", 12) != 0)
+    return weft_errf(err, WEFT_EINVAL, "'%s' is not gpipe, 1f1b or "
+                     "interleaved:V", v);
+  int rc = units_parse_int(v + 12, 2, WEFT_MAX_LAYERS, &n, err);
+  if (!rc) {
+    p->schedule = SCHED_INTERLEAVED;
+    p->vchunks = n;
+  }
+  return rc;
+}
+
+static int set_recompute(struct plan *p, enum plan_key k, const char *v,
+                         struct weft_err *err)
+{
+  int r;
+  int rc = choice(v, (const char *const[]){"none", "selective", "full", NULL},
+                  &r, err);
+  if (!rc)
+    p->recompute = (enum recompute)r;
+  return rc;
+}
+
+static int set_bucket(struct plan *p, enum plan_key k, const char *v,
+                      struct weft_err *err)
+{
+  double b;
+  int rc = units_parse_pos(v, UNIT_SIZE, 1e12, &b, err);
+  if (!rc)
+    p->bucket_bytes = b;
+  return rc;
+}
+
+static int set_order(struct plan *p, enum plan_key k, const char *v,
+                     struct weft_err *err)
+{
+  return parse_order(v, p->order, err);
+}
+
+static int set_imbalance(struct plan *p, enum plan_key k, const char *v,
+                         struct weft_err *err)
+{
+  return units_parse_real(v, 1, 1024, &p->moe_imbalance, err);
+}
+
+static int set_zero(struct plan *p, enum plan_key k, const char *v,
+                    struct weft_err *err)
+{
+  long z;
+  int rc = units_parse_int(v, 0, 3, &z, err);
+  if (!rc)
+    p->zero = (int)z;
+  return rc;
+}
+
+static int set_hsdp(struct plan *p, enum plan_key k, const char *v,
+                    struct weft_err *err)
+{
+  long n;
+  int rc = units_parse_int(v, 1, WEFT_MAX_DEGREE, &n, err);
+  if (!rc) {
+    p->hsdp = n;
+    p->fsdp = true;
+    p->zero = 3;
+  }
+  return rc;
+}
+
+static int set_grad_dtype(struct plan *p, enum plan_key k, const char *v,
+                          struct weft_err *err)
+{
+  static const enum dtype types[] = {DTYPE_BF16, DTYPE_FP16, DTYPE_FP32};
+  int i;
+  int rc = choice(v, (const char *const[]){"bf16", "fp16", "fp32", NULL}, &i,
+                  err);
+  if (!rc)
+    p->grad_dtype = types[i];
+  return rc;
+}
+
+/* Settings that pick one of two words: the second sets the flag. */
+static int set_either(struct plan *p, enum plan_key k, const char *v,
+                      struct weft_err *err)
+{
+  const char *const *w =
+      k == PK_P2P ? (const char *const[]){"async", "blocking", NULL}
+                  : (const char *const[]){"flash", "unfused", NULL};
+  int i;
+  int rc = choice(v, w, &i, err);
+  if (!rc)
+    *(k == PK_P2P ? &p->blocking_p2p : &p->unfused_attention) = i == 1;
+  return rc;
+}
+
+typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
+                           struct weft_err *err);
+
+/* The settings: name (as in files; flags take '-' for '_'), the form of
+ * the value for the help, and its setter. */
+static const struct {
+  const char *name, *hint;
+  plan_setter set;
+} keys[PK_COUNT] = {
+    [PK_TP] = {"tp", "N", set_degree},
+    [PK_PP] = {"pp", "N", set_degree},
+    [PK_DP] = {"dp", "N", set_degree},
+    [PK_CP] = {"cp", "N", set_degree},
+    [PK_EP] = {"ep", "N", set_degree},
+    [PK_SP] = {"sp", "yes|no", set_flag},
+    [PK_MICRO_BATCH] = {"micro_batch", "N", set_batch},
+    [PK_GLOBAL_BATCH] = {"global_batch", "N", set_batch},
+    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V", set_schedule},
+    [PK_RECOMPUTE] = {"recompute", "none|selective|full", set_recompute},
+    [PK_BUCKET] = {"bucket", "SIZE", set_bucket},
+    [PK_OVERLAP_GRAD] = {"overlap_grad", "yes|no", set_flag},
+    [PK_ORDER] = {"order", "tp-cp-dp-pp", set_order},
+    [PK_ATTENTION] = {"attention", "flash|unfused", set_either},
+    [PK_P2P] = {"p2p", "async|blocking", set_either},
+    [PK_GRAD_DTYPE] = {"grad_dtype", "bf16|fp16|fp32", set_grad_dtype},
+    [PK_ZERO] = {"zero", "0..3", set_zero},
+    [PK_FSDP] = {"fsdp", "yes|no", set_flag},
+    [PK_HSDP] = {"hsdp", "N", set_hsdp},
+    [PK_MOE_IMBALANCE] = {"moe_imbalance", "F", set_imbalance},
+};
+
+int plan_key_from_name(const char *name)
+{
+  return names_index(name, keys, PK_COUNT, sizeof keys[0]);
+}
+
+const char *plan_key_name(enum plan_key k) { return keys[k].name; }
+const char *plan_key_hint(enum plan_key k) { return keys[k].hint; }
+
 int plan_set(struct plan *p, enum plan_key k, const char *value,
              const char *origin, struct weft_err *err)
 {
-  int rc = 0;
-  long v = 0;
-  switch (k) {
-  case PK_TP: case PK_PP: case PK_DP: case PK_CP: case PK_EP:
-    rc = units_parse_int(value, 1, WEFT_MAX_DEGREE, &v, err);
-    if (!rc)
-      *(k == PK_TP ? &p->tp : k == PK_PP ? &p->pp : k == PK_DP ? &p->dp
-        : k == PK_CP ? &p->cp : &p->ep) = v;
-    break;
-  case PK_MICRO_BATCH: case PK_GLOBAL_BATCH:
-    rc = units_parse_int(value, 1, WEFT_MAX_BATCH, &v, err);
-    if (!rc)
-      *(k == PK_MICRO_BATCH ? &p->micro_batch : &p->global_batch) = v;
-    break;
-  case PK_SP:
-    rc = parse_bool(value, &p->sp, err);
-    break;
-  case PK_OVERLAP_GRAD:
-    rc = parse_bool(value, &p->overlap_grad, err);
-    break;
-  case PK_SCHEDULE:
-    if (strcmp(value, "gpipe") == 0) {
-      p->schedule = SCHED_GPIPE;
-      p->vchunks = 1;
-    } else if (strcmp(value, "1f1b") == 0) {
-      p->schedule = SCHED_1F1B;
-      p->vchunks = 1;
-    } else if (strncmp(value, "interleaved:", 12) == 0) {
-      rc = units_parse_int(value + 12, 2, WEFT_MAX_LAYERS, &v, err);
-      if (!rc) {
-        p->schedule = SCHED_INTERLEAVED;
-        p->vchunks = v;
-      }
-    } else {
-      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not gpipe, 1f1b or "
-                     "interleaved:V", value);
-    }
-    break;
-  case PK_RECOMPUTE: {
-    int r;
-    rc = choice(value, (const char *const[]){"none", "selective", "full",
-                                             NULL}, &r, err);
-    if (!rc)
-      p->recompute = (enum recompute)r;
-    break;
-  }
-  case PK_BUCKET: {
-    double b;
-    rc = units_parse_pos(value, UNIT_SIZE, 1e12, &b, err);
-    if (!rc)
-      p->bucket_bytes = b;
-    break;
-  }
-  case PK_ORDER:
-    rc = parse_order(value, p->order, err);
-    break;
-  case PK_MOE_IMBALANCE:
-    rc = units_parse_real(value, 1, 1024, &p->moe_imbalance, err);
-    break;
-  case PK_ZERO:
-    rc = units_parse_int(value, 0, 3, &v, err);
-    if (!rc)
-      p->zero = (int)v;
-    break;
-  case PK_FSDP:
-    rc = parse_bool(value, &p->fsdp, err);
-    if (!rc && p->fsdp)
-      p->zero = 3;
-    break;
-  case PK_HSDP:
-    rc = units_parse_int(value, 1, WEFT_MAX_DEGREE, &v, err);
-    if (!rc) {
-      p->hsdp = v;
-      p->fsdp = true;
-      p->zero = 3;
-    }
-    break;
-  case PK_GRAD_DTYPE: {
-    static const enum dtype types[] = {DTYPE_BF16, DTYPE_FP16, DTYPE_FP32};
-    int i;
-    rc = choice(value, (const char *const[]){"bf16", "fp16", "fp32", NULL},
-                &i, err);
-    if (!rc)
-      p->grad_dtype = types[i];
-    break;
-  }
-  case PK_P2P: {
-    int i;
-    rc = choice(value, (const char *const[]){"async", "blocking", NULL}, &i,
-                err);
-    if (!rc)
-      p->blocking_p2p = i == 1;
-    break;
-  }
-  case PK_ATTENTION: {
-    int i;
-    rc = choice(value, (const char *const[]){"flash", "unfused", NULL}, &i,
-                err);
-    if (!rc)
-      p->unfused_attention = i == 1;
-    break;
-  }
-  case PK_COUNT:
-    break;
-  }
-  if (rc)
+  if (k < 0 || k >= PK_COUNT)
+    return weft_errf(err, WEFT_EINVAL, "%s: no such plan setting", origin);
+  if (keys[k].set(p, k, value, err))
     return weft_err_prefix(err, origin);
   p->set[k] = true;
   snprintf(p->origin[k], sizeof p->origin[k], "%s", origin);
