@@ -98,10 +98,10 @@ struct inst {
   int type; /* TAG_INST */
   int n, arrived, remaining;
   int sym_n;      /* > 1: one representative of a TP group of sym_n */
-  int phase;
+  int phase, nphases;
   bool timer_done;
   double extra_s; /* delay after the last phase */
-  struct coll_plan plan;
+  struct coll_plan *plan; /* collectives with phases of flows, else NULL */
   uint64_t k0, k1, k2;
   int32_t *ranks, *tasks;
   struct inst *hnext;
@@ -157,7 +157,6 @@ static struct inst *inst_get(struct engine *E, uint64_t a, uint64_t b,
   i->k1 = b;
   i->k2 = c;
   i->n = n;
-  i->plan.net_scale = 1;
   i->ranks = xcalloc((size_t)n, sizeof *i->ranks);
   i->tasks = xcalloc((size_t)n, sizeof *i->tasks);
   for (int k = 0; k < n; k++)
@@ -177,6 +176,7 @@ static void inst_free(struct engine *E, struct inst *in)
     }
   free(in->ranks);
   free(in->tasks);
+  free(in->plan);
   free(in);
 }
 
@@ -255,7 +255,7 @@ static void inst_step(struct engine *E, struct inst *in)
 {
   if (--in->remaining > 0)
     return;
-  if (in->phase + 1 < in->plan.nphases) {
+  if (in->phase + 1 < in->nphases) {
     in->phase++;
     start_phase(E, in);
     return;
@@ -333,13 +333,13 @@ static struct coll_call call_of(struct engine *E, struct inst *in)
 static void start_phase(struct engine *E, struct inst *in)
 {
   in->remaining = 1;
-  if (in->phase == 0 && in->plan.delay0_s > 0) {
+  if (in->phase == 0 && in->plan->delay0_s > 0) {
     in->remaining++;
-    sgb_exec(E->timers[node_of(E, in->ranks[0])], in->plan.delay0_s, in);
+    sgb_exec(E->timers[node_of(E, in->ranks[0])], in->plan->delay0_s, in);
   }
   struct coll_call call = call_of(E, in);
   struct launch l = {E, in};
-  coll_phase_flows(&E->cm, &call, &in->plan, in->phase, emit_flow, &l);
+  coll_phase_flows(&E->cm, &call, in->plan, in->phase, emit_flow, &l);
   inst_step(E, in); /* drop the guard */
 }
 
@@ -352,17 +352,21 @@ static void launch_coll(struct engine *E, struct inst *in)
     r->comm_active++;
   }
   struct coll_call call = call_of(E, in);
-  coll_plan_make(&E->cm, &call, &in->plan);
-  in->extra_s = in->plan.extra_s;
-  E->flows += in->plan.closed_flows;
+  struct coll_plan plan;
+  coll_plan_make(&E->cm, &call, &plan);
+  in->extra_s = plan.extra_s;
+  E->flows += plan.closed_flows;
   in->phase = 0;
-  if (in->plan.nphases > 0) {
+  in->nphases = plan.nphases;
+  if (plan.nphases > 0) {
+    in->plan = xmalloc(sizeof *in->plan);
+    *in->plan = plan;
     start_phase(E, in);
     return;
   }
   /* A closed form (the delay alone) or nothing at all. */
   in->remaining = 1;
-  in->timer_done = in->plan.shape == CS_NONE;
+  in->timer_done = plan.shape == CS_NONE;
   inst_step(E, in);
 }
 
