@@ -15,6 +15,7 @@
 #include "sim/base/xalloc.h"
 #include "sim/engine.h"
 #include "sim/platload.h"
+#include "sim/report.h"
 #include "sim/commands.h"
 
 static const struct {
@@ -132,8 +133,11 @@ static void coll_print(const struct coll_job *j, const struct cluster *c,
     double S = g->prog[0].tasks[i].bytes, t = tm->end[i] - tm->start[i];
     double alg = S / t / 1e9;
     if (j->json) {
-      printf("%s{\"bytes\": %.0f, \"time_s\": %.9g, \"algbw_GBps\": %.6g, "
-             "\"busbw_GBps\": %.6g}", i ? ", " : "", S, t, alg, alg * f);
+      printf("%s{\"bytes\": %.0f", i ? ", " : "", S);
+      report_json_num(stdout, ", ", "time_s", "%.9g", t);
+      report_json_num(stdout, ", ", "algbw_GBps", "%.6g", alg);
+      report_json_num(stdout, ", ", "busbw_GBps", "%.6g", alg * f);
+      printf("}");
       continue;
     }
     if (i == 0)

@@ -4,6 +4,8 @@
  */
 #include "sim/report.h"
 
+#include <math.h>
+
 #include "sim/base/units.h"
 
 void report_fill(struct report *out, const struct workload *w,
@@ -27,27 +29,48 @@ void report_fill(struct report *out, const struct workload *w,
   *out = r;
 }
 
+void report_json_num(FILE *f, const char *sep, const char *key,
+                     const char *fmt, double v)
+{
+  fprintf(f, "%s\"%s\": ", sep, key);
+  if (isfinite(v))
+    fprintf(f, fmt, v);
+  else
+    fputs("null", f);
+}
+
 void report_print_json(FILE *f, const struct report *r)
 {
   const struct plan *p = &r->w->plan;
   const struct engine_result *res = &r->res;
   fprintf(f, "{\"model\": \"%s\", \"gpus\": %ld, \"tp\": %ld, \"pp\": %ld, "
-          "\"dp\": %ld, \"cp\": %ld, \"ep\": %ld, \"zero\": %d, "
-          "\"iteration_time_s\": %.9g, \"tflops_per_gpu\": "
-          "%.6g, \"model_tflops_per_gpu\": %.6g, \"mfu\": %.6g, "
-          "\"tokens_per_s\": %.6g, \"compute_s\": %.9g, "
-          "\"overlapped_comm_s\": %.9g, \"exposed_comm_s\": %.9g, "
-          "\"idle_s\": %.9g, \"memory_per_gpu_bytes\": %.0f, "
-          "\"fits_in_memory\": %s, \"gpu_energy_j\": %.6g, "
-          "\"gpu_energy_per_token_j\": %.6g, \"kernels\": %ld, "
-          "\"flows\": %ld, \"sim_wall_s\": %.3f}\n",
+          "\"dp\": %ld, \"cp\": %ld, \"ep\": %ld, \"zero\": %d",
           r->w->model.name, p->gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
-          p->zero, r->iteration_s, r->hw_flops_per_gpu / 1e12,
-          r->model_flops_per_gpu / 1e12,
-          r->model_flops_per_gpu / r->peak_flops, r->tokens_per_s,
-          res->compute_s, res->overlapped_s, res->exposed_s, res->idle_s,
-          r->mem.total, r->mem.fits ? "true" : "false", r->energy_j,
-          r->energy_j / r->tokens, res->kernels, res->flows, r->sim_wall_s);
+          p->zero);
+  const struct {
+    const char *key, *fmt;
+    double v;
+  } nums[] = {
+      {"iteration_time_s", "%.9g", r->iteration_s},
+      {"tflops_per_gpu", "%.6g", r->hw_flops_per_gpu / 1e12},
+      {"model_tflops_per_gpu", "%.6g", r->model_flops_per_gpu / 1e12},
+      {"mfu", "%.6g", r->model_flops_per_gpu / r->peak_flops},
+      {"tokens_per_s", "%.6g", r->tokens_per_s},
+      {"compute_s", "%.9g", res->compute_s},
+      {"overlapped_comm_s", "%.9g", res->overlapped_s},
+      {"exposed_comm_s", "%.9g", res->exposed_s},
+      {"idle_s", "%.9g", res->idle_s},
+      {"memory_per_gpu_bytes", "%.0f", r->mem.total},
+  };
+  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+    report_json_num(f, ", ", nums[i].key, nums[i].fmt, nums[i].v);
+  fprintf(f, ", \"fits_in_memory\": %s", r->mem.fits ? "true" : "false");
+  report_json_num(f, ", ", "gpu_energy_j", "%.6g", r->energy_j);
+  report_json_num(f, ", ", "gpu_energy_per_token_j", "%.6g",
+                  r->energy_j / r->tokens);
+  fprintf(f, ", \"kernels\": %ld, \"flows\": %ld", res->kernels, res->flows);
+  report_json_num(f, ", ", "sim_wall_s", "%.3f", r->sim_wall_s);
+  fprintf(f, "}\n");
 }
 
 /* ", CP 2, EP 8, HSDP 8, SP": the plan's dimensions beyond TP, PP, DP. */

@@ -42,6 +42,11 @@ void report_fill(struct report *out, const struct workload *w,
                  const struct engine_result *res, enum dtype dtype,
                  double sim_wall_s);
 
+/* A JSON number with printf format `fmt`, or null when it is not finite
+ * (JSON has no inf or NaN), after `sep` and the key. */
+void report_json_num(FILE *f, const char *sep, const char *key,
+                     const char *fmt, double v);
+
 /* The summary of `weft run`, and its JSON object (one line). */
 void report_print_text(FILE *f, const struct report *r);
 void report_print_json(FILE *f, const struct report *r);

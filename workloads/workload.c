@@ -180,5 +180,10 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
   }
   if ((rc = cluster_resolve(&w->cluster, cat, out_cluster, err)))
     return rc;
+  if (out_cluster->gpu.peak_flops[w->model.dtype] <= 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %s has no %s compute (weft list "
+                     "gpus shows what each GPU has)",
+                     w->model.origin[MK_DTYPE], out_cluster->gpu.name,
+                     dtype_name(w->model.dtype));
   return plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
 }

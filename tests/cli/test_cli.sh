@@ -129,6 +129,9 @@ fi
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("ph") == "X" for e in d["traceEvents"])' "$tmp/a.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Chrome trace is not valid JSON"; fi
 expect 1 "weft: /nonexistent/t.paje: cannot write: No such file or directory" run $small --paje /nonexistent/t.paje
 
+# A precision the GPU lacks is refused (A100 has no FP8).
+expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
