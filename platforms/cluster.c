@@ -146,13 +146,20 @@ int cluster_desc_set_scale(struct cluster_desc *d, const char *spec,
 {
   char *copy = xstrdup(spec);
   int rc = 0;
-  char *save = NULL;
   if (!spec[0])
     rc = weft_errf(err, WEFT_EINVAL, "%s: empty value; expected e.g. "
                    "compute=2,nic=1.5", origin);
-  for (char *tok = strtok_r(copy, ",", &save); tok && !rc;
-       tok = strtok_r(NULL, ",", &save)) {
+  /* Items between commas, empty ones included (strtok would skip them). */
+  for (char *tok = copy, *next; tok && !rc; tok = next) {
+    next = strchr(tok, ',');
+    if (next)
+      *next++ = '\0';
     char *eq = strchr(tok, '=');
+    if (!tok[0]) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s: empty item in '%s'; expected "
+                     "e.g. compute=2,nic=1.5", origin, spec);
+      break;
+    }
     if (!eq) {
       rc = weft_errf(err, WEFT_EINVAL, "%s: '%s' is not NAME=FACTOR", origin,
                      tok);

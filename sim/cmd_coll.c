@@ -79,6 +79,9 @@ static int coll_options(const struct opts *o, struct coll_job *j)
   if ((v = opts_get(&cmd_coll_spec, o, "max-bytes")) &&
       units_parse_pos(v, UNIT_SIZE, 1e12, &j->maxb, &err))
     return cli_fail((weft_err_prefix(&err, "--max-bytes"), &err));
+  /* A maximum below the default minimum alone: one size, the maximum. */
+  if (v && !opts_get(&cmd_coll_spec, o, "min-bytes") && j->maxb < j->minb)
+    j->minb = j->maxb;
   if ((v = opts_get(&cmd_coll_spec, o, "step-factor")) &&
       units_parse_real(v, 1.01, 1024, &j->factor, &err))
     return cli_fail((weft_err_prefix(&err, "--step-factor"), &err));

@@ -76,6 +76,9 @@ static int setting(const char *name, const char *value, struct opts *out,
                    struct weft_err *err)
 {
   if (strcmp(name, "cluster") == 0) {
+    if (out->cluster)
+      return weft_errf(err, WEFT_EINVAL, "--cluster: given twice (or with a "
+                       "CLUSTER argument)");
     out->cluster = value;
   } else if (strcmp(name, "catalog") == 0) {
     if (out->n_catalogs == WEFT_MAX_CATALOG_FILES)
@@ -83,6 +86,12 @@ static int setting(const char *name, const char *value, struct opts *out,
                        WEFT_MAX_CATALOG_FILES);
     out->catalogs[out->n_catalogs++] = value;
   } else {
+    /* A setting given twice would silently take the last value; --scale
+     * adds factors and may repeat. */
+    if (strcmp(name, "scale") != 0)
+      for (int i = 0; i < out->n_set; i++)
+        if (names_eq(out->set[i].name, name) || names_eq(name, out->set[i].name))
+          return weft_errf(err, WEFT_EINVAL, "--%s: given twice", name);
     if (out->n_set == WEFT_MAX_FLAGS)
       return weft_errf(err, WEFT_ELIMIT, "more than %d flags",
                        WEFT_MAX_FLAGS);
@@ -97,6 +106,11 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
 {
   memset(out, 0, sizeof *out);
   *usage = false;
+  if (argc - 1 > 2 * WEFT_MAX_FLAGS) {
+    *usage = true;
+    return weft_errf(err, WEFT_ELIMIT, "%s: more than %d arguments", s->cmd,
+                     2 * WEFT_MAX_FLAGS);
+  }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
@@ -130,6 +144,8 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
     int k = own_index(s, name);
     if (k < 0 && !is_setting(s->groups, name))
       return usage_err(usage, err, "%s: unknown option '--%s'", s->cmd, name);
+    if (k >= 0 && out->own[k])
+      return usage_err(usage, err, "--%s: given twice%s", name, "");
     if (k >= 0 && s->own[k].type == OPT_FLAG) {
       if (eq)
         return usage_err(usage, err, "--%s: takes no value%s", name, "");
@@ -138,7 +154,8 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
     }
     const char *value = eq ? eq + 1 : NULL;
     if (!value) {
-      if (i + 1 >= argc)
+      /* "--model --json": the next word is an option, not this value. */
+      if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
         return weft_errf(err, WEFT_EINVAL, "--%s: missing value", name);
       value = argv[++i];
     }

@@ -132,6 +132,17 @@ expect 1 "weft: /nonexistent/t.paje: cannot write: No such file or directory" ru
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
 
+# Arguments are never dropped or silently overridden (issue 11, item 6).
+expect 1 "weft: --model: missing value" run --model --json --gpus 8
+expect 1 "weft: --gpus: given twice" run --gpus 8 --gpus 16
+expect 2 "weft: --json: given twice" run --json --json
+expect 2 "weft: run: unknown option '-o'" run -o x
+expect 1 "weft: --scale: empty item in ',,,'; expected e.g. compute=2,nic=1.5" platform --scale ,,,
+expect 1 "weft: --cluster: given twice (or with a CLUSTER argument)" platform selene --cluster dgx-h100
+expect 2 "weft: run: more than 256 arguments" run $(i=0; while [ $i -lt 129 ]; do printf -- '--tp 1 '; i=$((i + 1)); done)
+"$weft" coll allreduce --max-bytes 64KiB --json >"$tmp/coll.json" 2>&1
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert [r["bytes"] for r in d["results"]] == [65536]' "$tmp/coll.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: coll --max-bytes alone"; cat "$tmp/coll.json"; fi
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
