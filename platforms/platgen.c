@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "sim/base/outfile.h"
 #include "sim/base/units.h"
 
 /* A FATPIPE link's bandwidth: never the bottleneck of a single flow. */
@@ -284,17 +285,14 @@ int platgen_write(const struct cluster *c, FILE *f, struct weft_err *err)
 int platgen_write_file(const struct cluster *c, const char *path,
                        struct weft_err *err)
 {
-  if (strcmp(path, "-") == 0)
-    return platgen_write(c, stdout, err);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path,
-                     strerror(errno));
-  int rc = platgen_write(c, f, err);
-  if (fclose(f) != 0 && !rc)
-    rc = weft_errf(err, WEFT_EIO, "%s: write error: %s", path,
-                   strerror(errno));
+  struct outfile out;
+  int rc = outfile_open(&out, path, err);
   if (rc)
-    weft_err_prefix(err, path);
-  return rc;
+    return rc;
+  rc = platgen_write(c, out.f, err);
+  if (rc) {
+    outfile_abort(&out);
+    return strcmp(path, "-") ? weft_err_prefix(err, path) : rc;
+  }
+  return outfile_commit(&out, err);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/base/outfile.h"
 #include "sim/commands.h"
 
 static int cmd_help(int argc, char **argv);
@@ -67,7 +68,13 @@ int main(int argc, char **argv)
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
     return cmd_help(1, argv);
   for (const struct command *c = weft_commands; c->name; c++)
-    if (strcmp(argv[1], c->name) == 0)
-      return c->run(argc - 1, argv + 1);
+    if (strcmp(argv[1], c->name) == 0) {
+      int rc = c->run(argc - 1, argv + 1);
+      /* A full disk or a closed pipe on standard output is a failure. */
+      struct weft_err err = {0};
+      if (rc == 0 && outfile_check_stdout(&err))
+        rc = cli_fail(&err);
+      return rc;
+    }
   return cli_usage("unknown command '%s' (see weft help)", argv[1]);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/base/bounds.h"
+#include "sim/base/outfile.h"
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
 
@@ -121,10 +122,11 @@ static void put_num(FILE *f, double v)
 
 int graph_write(const struct graph *g, const char *path, struct weft_err *err)
 {
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f)
-    return weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path,
-                     strerror(errno));
+  struct outfile out;
+  int rc = outfile_open(&out, path, err);
+  if (rc)
+    return rc;
+  FILE *f = out.f;
   const struct graph_layout *l = &g->layout;
   fprintf(f, "weft-graph 1\n");
   fprintf(f, "# One program per pipeline stage; see traces/README.md.\n");
@@ -156,12 +158,7 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
       fputc('\n', f);
     }
   }
-  int bad = ferror(f);
-  if (f != stdout && fclose(f) != 0)
-    bad = 1;
-  if (bad)
-    return weft_errf(err, WEFT_EIO, "%s: write error", path);
-  return 0;
+  return outfile_commit(&out, err);
 }
 
 struct reader {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/outfile.h"
 #include "sim/base/xalloc.h"
 
 struct event {
@@ -119,28 +120,14 @@ static int by_start(const void *a, const void *b)
   return x->task < y->task ? -1 : x->task > y->task;
 }
 
-static FILE *open_out(const char *path, struct weft_err *err)
-{
-  FILE *f = fopen(path, "w");
-  if (!f)
-    weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path, strerror(errno));
-  return f;
-}
-
-static int close_out(FILE *f, const char *path, struct weft_err *err)
-{
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad)
-    return weft_errf(err, WEFT_EIO, "%s: write error", path);
-  return 0;
-}
-
 int trace_write_chrome(struct trace *t, const char *path, struct weft_err *err)
 {
   qsort(t->ev, (size_t)t->n, sizeof *t->ev, by_start);
-  FILE *f = open_out(path, err);
-  if (!f)
-    return WEFT_EIO;
+  struct outfile out;
+  int rc = outfile_open(&out, path, err);
+  if (rc)
+    return rc;
+  FILE *f = out.f;
   fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
   for (long r = 0; r < t->ranks; r++) {
     fprintf(f, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %ld, "
@@ -162,7 +149,7 @@ int trace_write_chrome(struct trace *t, const char *path, struct weft_err *err)
             tk->flops, i + 1 < t->n ? "," : "");
   }
   fprintf(f, "]}\n");
-  return close_out(f, path, err);
+  return outfile_commit(&out, err);
 }
 
 struct record {
@@ -219,11 +206,13 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
       end = f->end;
   }
   qsort(rec, (size_t)nrec, sizeof *rec, by_time);
-  FILE *f = open_out(path, err);
-  if (!f) {
+  struct outfile out;
+  int rc = outfile_open(&out, path, err);
+  if (rc) {
     free(rec);
-    return WEFT_EIO;
+    return rc;
   }
+  FILE *f = out.f;
   fprintf(f,
           "%%EventDef PajeDefineContainerType 0\n%%  Alias string\n"
           "%%  Type string\n%%  Name string\n%%EndEventDef\n"
@@ -280,5 +269,5 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
     fprintf(f, "3 %.9f GPU gpu%ld\n", end, r);
   free(val);
   free(rec);
-  return close_out(f, path, err);
+  return outfile_commit(&out, err);
 }

@@ -143,6 +143,23 @@ expect 2 "weft: run: more than 256 arguments" run $(i=0; while [ $i -lt 129 ]; d
 "$weft" coll allreduce --max-bytes 64KiB --json >"$tmp/coll.json" 2>&1
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert [r["bytes"] for r in d["results"]] == [65536]' "$tmp/coll.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: coll --max-bytes alone"; cat "$tmp/coll.json"; fi
 
+# Writes are checked (issue 11, item 7): a full standard output fails; a
+# file that cannot be written whole leaves the old one and no temporary.
+if [ -w /dev/full ]; then
+  "$weft" list gpus >/dev/full 2>"$tmp/err"
+  if [ $? -eq 1 ] && [ "$(cat "$tmp/err")" = "weft: standard output: write error: No space left on device" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: list to /dev/full"; cat "$tmp/err"; fi
+  "$weft" run --json --model gpt-1.7b --layers 2 --gpus 8 --global-batch 8 >/dev/full 2>"$tmp/err"
+  if [ $? -eq 1 ] && grep -q 'standard output: write error' "$tmp/err"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: run --json to /dev/full"; fi
+fi
+echo old >"$tmp/big.xml"
+(ulimit -f 100; trap '' XFSZ; "$weft" platform dgx-h100 --gpus 1024 -o "$tmp/big.xml") 2>"$tmp/err"
+if [ $? -eq 1 ] && grep -q "big.xml: write error: File too large" "$tmp/err" && [ "$(cat "$tmp/big.xml")" = old ] &&
+   [ "$(ls "$tmp" | grep -c 'big.xml.weft-')" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a failed platform write"; cat "$tmp/err"; fi
+(ulimit -f 100; trap '' XFSZ; "$weft" run $small --paje "$tmp/t.paje" --chrome "$tmp/t.json" >/dev/null) 2>"$tmp/err"
+if [ $? -eq 1 ] && [ ! -e "$tmp/t.paje" ] && [ "$(ls "$tmp" | grep -c 'weft-')" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a failed trace write"; cat "$tmp/err"; fi
+(ulimit -f 10; trap '' XFSZ; "$weft" graph --model gpt-1.7b --gpus 8 --global-batch 64 -o "$tmp/g2.txt") 2>"$tmp/err"
+if [ $? -eq 1 ] && [ ! -e "$tmp/g2.txt" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a failed graph write"; cat "$tmp/err"; fi
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
