@@ -389,8 +389,9 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with HSDP is "
                      "not supported yet", p->origin[PK_EP]);
   if (p->global_batch < 1)
-    return weft_errf(err, WEFT_EINVAL, "plan: global batch is required (set "
-                     "global_batch= or --global-batch)");
+    return weft_errf(err, WEFT_EINVAL, "%s: global batch is required (set "
+                     "global_batch= or --global-batch)",
+                     p->origin[PK_GLOBAL_BATCH]);
   long per_step = p->micro_batch * p->dp;
   if (p->global_batch % per_step != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: global batch %ld is not a "

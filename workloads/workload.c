@@ -79,6 +79,11 @@ static int read_plan(struct workload *w, const struct xin_doc *doc,
   int rc = xin_check_attrs(doc, e, attrs, err);
   if (!rc)
     rc = xin_apply(doc, e, attrs, WEFT_MAX_DESC - 1, set_plan, &w->plan, err);
+  /* What <plan> leaves unset is still this element's to answer for. */
+  for (int k = 0; k < PK_COUNT && !rc; k++)
+    if (!w->plan.set[k])
+      snprintf(w->plan.origin[k], sizeof w->plan.origin[k], "%s:%d: <plan>",
+               xin_doc_name(doc), xin_line_in(doc, e));
   return rc;
 }
 
@@ -90,6 +95,10 @@ int workload_read_file(struct workload *w, struct catalog *cat,
     return err ? err->code : WEFT_EIO;
   const struct xin_elem *root = xin_root(doc);
   int rc = xin_check_root(doc, "workload", err);
+  /* Plan settings the file does not give are the file's to answer for. */
+  for (int k = 0; k < PK_COUNT; k++)
+    if (!w->plan.set[k])
+      snprintf(w->plan.origin[k], sizeof w->plan.origin[k], "%s", path);
   if (!rc)
     rc = xin_check_attrs(doc, root, (const char *const[]){"name", NULL}, err);
   if (!rc)

@@ -113,6 +113,16 @@ struct xin_doc *xin_parse_mem(const char *buf, size_t len, const char *name,
               name, len, WEFT_MAX_XML_BYTES);
     return NULL;
   }
+  /* libxml2 stops at a NUL byte as if the file ended there. */
+  const char *nul = memchr(buf, '\0', len);
+  if (nul) {
+    int line = 1;
+    for (const char *c = buf; c < nul; c++)
+      line += *c == '\n';
+    weft_errf(err, WEFT_EINVAL, "%s:%d: NUL byte: not a text file", name,
+              line);
+    return NULL;
+  }
   xmlSetGenericErrorFunc(NULL, silent);
   xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture_first);
   first_error.set = false;

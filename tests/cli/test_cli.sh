@@ -160,6 +160,16 @@ if [ $? -eq 1 ] && [ ! -e "$tmp/t.paje" ] && [ "$(ls "$tmp" | grep -c 'weft-')" 
 (ulimit -f 10; trap '' XFSZ; "$weft" graph --model gpt-1.7b --gpus 8 --global-batch 64 -o "$tmp/g2.txt") 2>"$tmp/err"
 if [ $? -eq 1 ] && [ ! -e "$tmp/g2.txt" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a failed graph write"; cat "$tmp/err"; fi
 
+# Messages about a file name it (issue 11, item 8).
+printf '<workload>\n  <model preset="gpt-1.7b"/>\n  <plan tp="2"/>\n</workload>\n' >"$tmp/w.xml"
+expect 1 "weft: $tmp/w.xml:3: <plan>: global batch is required (set global_batch= or --global-batch)" graph "$tmp/w.xml"
+printf '<workload>\n  <model preset="gpt-1.7b"/>\n</workload>\n' >"$tmp/w.xml"
+expect 1 "weft: $tmp/w.xml: global batch is required (set global_batch= or --global-batch)" graph "$tmp/w.xml"
+printf '<workload>\n  <model preset="gpt-1.7b"/>\n  <plan global_batch="16"/>\n</workload>\n\0<plan tp="3"/>' >"$tmp/w.xml"
+expect 1 "weft: $tmp/w.xml:5: NUL byte: not a text file" graph "$tmp/w.xml"
+printf '<cluster name="c" node="DGX-H100"\0 nodes="2"/>\n' >"$tmp/c.xml"
+expect 1 "weft: $tmp/c.xml:1: NUL byte: not a text file" platform "$tmp/c.xml"
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
