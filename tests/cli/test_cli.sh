@@ -170,6 +170,14 @@ expect 1 "weft: $tmp/w.xml:5: NUL byte: not a text file" graph "$tmp/w.xml"
 printf '<cluster name="c" node="DGX-H100"\0 nodes="2"/>\n' >"$tmp/c.xml"
 expect 1 "weft: $tmp/c.xml:1: NUL byte: not a text file" platform "$tmp/c.xml"
 
+# A killed run leaves no temporary platform behind (issue 11, item 5).
+before=$(ls /tmp | grep -c '^weft-platform')
+"$weft" run --model gpt-1.7b --cluster dgx-h100 --gpus 16384 --global-batch 16384 >/dev/null 2>&1 &
+sleep 0.5 # while the platform is written and loaded (about 0.1 to 1 s in)
+kill -9 $! 2>/dev/null
+wait $! 2>/dev/null
+if [ "$(ls /tmp | grep -c '^weft-platform')" -eq "$before" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a killed run left its platform file"; fi
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
