@@ -7,6 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "sim/base/units.h"
+#include "workloads/builder.h"
+
 int cli_fail(const struct weft_err *err)
 {
   fprintf(stderr, "weft: %s\n", err->msg);
@@ -37,4 +40,19 @@ int cli_parse(const struct opts_spec *s, int argc, char **argv,
     *exit_code = usage ? cli_usage("%s", err.msg) : cli_fail(&err);
   }
   return rc;
+}
+
+int cli_check_size(const struct workload *w, bool force, struct weft_err *err)
+{
+  struct graph_estimate e;
+  build_estimate(&w->model, &w->plan, &e);
+  if (force || e.bytes <= WEFT_MAX_GRAPH_BYTES)
+    return 0;
+  char a[32], b[32];
+  return weft_errf(err, WEFT_ELIMIT, "the task graph of this job would take "
+                   "about %s (%.3g tasks), above the limit of %s; use fewer "
+                   "micro-batches or layers per stage, or --force",
+                   units_fmt_human(e.bytes, UNIT_SIZE, a, sizeof a), e.tasks,
+                   units_fmt_human(WEFT_MAX_GRAPH_BYTES, UNIT_SIZE, b,
+                                   sizeof b));
 }

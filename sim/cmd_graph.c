@@ -14,6 +14,7 @@
 static const struct opt graph_opts[] = {
     {"output", 'o', OPT_VALUE, "FILE", "where to write the graph (default: "
      "standard output)"},
+    {"force", 0, OPT_FLAG, NULL, "build a graph that exceeds the memory limit"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -36,9 +37,11 @@ int cmd_graph(int argc, char **argv)
   const char *out = opts_get(&cmd_graph_spec, &o, "output");
   if (!out)
     out = "-";
-  struct graph *g = build_graph(&w.model, &w.plan, &err);
+  struct graph *g = NULL;
   int rc = 0;
-  if (!g || graph_write(g, out, &err))
+  if (cli_check_size(&w, opts_get(&cmd_graph_spec, &o, "force"), &err) ||
+      !(g = build_graph(&w.model, &w.plan, &err)) ||
+      graph_write(g, out, &err))
     rc = cli_fail(&err);
   if (!rc) {
     struct memory mem;

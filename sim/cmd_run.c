@@ -25,6 +25,8 @@ static const struct opt run_opts[] = {
      "collective algorithm (weft list collectives)"},
     {"fidelity", 0, OPT_VALUE, "flow|step|auto", "fidelity of ring collectives"},
     {"kernel-table", 0, OPT_VALUE, "FILE", "measured kernel times (CSV)"},
+    {"force", 0, OPT_FLAG, NULL, "simulate a job whose task graph exceeds the "
+     "memory limit"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -145,7 +147,8 @@ int cmd_run(int argc, char **argv)
   int rc = run_params(&o, &w, &ep);
   if (rc)
     goto out;
-  if ((table_file && !(table = cost_table_read(table_file, &err))) ||
+  if (cli_check_size(&w, opts_get(&cmd_run_spec, &o, "force"), &err) ||
+      (table_file && !(table = cost_table_read(table_file, &err))) ||
       !(g = build_graph(&w.model, &w.plan, &err))) {
     rc = cli_fail(&err);
     goto out;

@@ -46,4 +46,9 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse(const struct opts_spec *s, int argc, char **argv,
               struct opts *out, int *exit_code);
 
+/* Refuse a job whose task graph would exceed WEFT_MAX_GRAPH_BYTES
+ * (build_estimate), unless `force`: "--force" then lifts the limit. */
+int cli_check_size(const struct workload *w, bool force,
+                   struct weft_err *err) WEFT_WUR;
+
 #endif

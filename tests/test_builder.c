@@ -210,3 +210,44 @@ Test(builder, compact_for_16k_gpus)
   cr_assert_lt(graph_total_tasks(g), 200000);
   graph_free(g);
 }
+
+/* The size estimate made before building, against the graph built: within
+ * 10 % in tasks and bytes (it stands guard against jobs too large for the
+ * machine; the per-stage extras are bounded, not counted). */
+Test(builder, estimate_before_building, .timeout = 120)
+{
+  const struct {
+    const char *model;
+    long gpus;
+    const char *const *kv;
+  } cases[] = {
+      {"gpt-1.7b", 8, KV("tp", "2", "pp", "2", "global_batch", "16")},
+      {"gpt-7.5b", 64, KV("tp", "4", "pp", "4", "global_batch", "64",
+                          "schedule", "interleaved:3", "recompute", "full")},
+      {"llama3-8b", 32, KV("tp", "2", "cp", "2", "global_batch", "32",
+                           "zero", "3")},
+      {"mixtral-8x7b", 64, KV("tp", "2", "pp", "4", "ep", "8",
+                              "global_batch", "64")},
+      {"gpt-1.7b", 16, KV("global_batch", "64", "overlap_grad", "no",
+                          "zero", "1")},
+      {"llama3-70b", 256, KV("hsdp", "8", "global_batch", "256")},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build(cases[i].model, cases[i].gpus, cases[i].kv, &m, &p);
+    struct graph_estimate e;
+    build_estimate(&m, &p, &e);
+    double tasks = 0, deps = 0;
+    for (long s = 0; s < g->stages; s++) {
+      tasks += (double)g->prog[s].n;
+      deps += (double)g->prog[s].ndeps;
+    }
+    double bytes = tasks * BUILD_TASK_BYTES + deps * BUILD_DEP_BYTES;
+    cr_assert(fabs(e.tasks - tasks) <= 0.1 * tasks,
+              "case %zu: estimate %.0f tasks, built %.0f", i, e.tasks, tasks);
+    cr_assert(fabs(e.bytes - bytes) <= 0.1 * bytes,
+              "case %zu: estimate %.0f bytes, built %.0f", i, e.bytes, bytes);
+    graph_free(g);
+  }
+}

@@ -3,6 +3,7 @@
  * efficiency, measured tables and their interpolation.
  */
 #include <criterion/criterion.h>
+#include <string.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -107,12 +108,13 @@ Test(costmodel, measured_table_overrides_and_interpolates)
   cost_table_free(tab);
 }
 
-static void bad_table(const char *body, const char *msg_after_line)
+static void bad_table_n(const char *body, size_t len,
+                        const char *msg_after_line)
 {
   char path[] = "/tmp/weft-badtable-XXXXXX";
   int fd = mkstemp(path);
   FILE *f = fdopen(fd, "w");
-  fputs(body, f);
+  fwrite(body, 1, len, f);
   fclose(f);
   struct weft_err err = {0};
   cr_assert_null(cost_table_read(path, &err));
@@ -120,6 +122,11 @@ static void bad_table(const char *body, const char *msg_after_line)
   snprintf(want, sizeof want, "%s%s", path, msg_after_line);
   cr_assert_str_eq(err.msg, want);
   unlink(path);
+}
+
+static void bad_table(const char *body, const char *msg_after_line)
+{
+  bad_table_n(body, strlen(body), msg_after_line);
 }
 
 Test(costmodel, bad_tables)
@@ -136,4 +143,19 @@ Test(costmodel, bad_tables)
   bad_table("kernel,shape,dtype,gpu,time\ngemm,1x2x3,bf16,A100\n",
             ":2: expected 5 fields, got 4");
   bad_table("", ":0: empty table");
+  /* Bounded input: a NUL byte, an endless line. */
+  static const char nul[] = "kernel,shape,dtype,gpu,time\ngemm\0,1x2x3";
+  bad_table_n(nul, sizeof nul - 1, ":2: NUL byte: not a text file");
+  char line[1200];
+  memset(line, 'x', sizeof line - 1);
+  line[sizeof line - 1] = '\0';
+  bad_table(line, ":1: line longer than 1023 bytes");
+}
+
+/* A device that never ends (issue 11: this read until memory ran out). */
+Test(costmodel, endless_input_refused)
+{
+  struct weft_err err = {0};
+  cr_assert_null(cost_table_read("/dev/zero", &err));
+  cr_assert_str_eq(err.msg, "/dev/zero:1: NUL byte: not a text file");
 }

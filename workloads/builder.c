@@ -714,3 +714,45 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
     }
   return g;
 }
+
+/* Tasks and dependencies of a probe: the plan with one micro-batch, no
+ * pipeline and `layers` layers. */
+static void probe(const struct model *m, const struct plan *p, long layers,
+                  double *tasks, double *deps)
+{
+  struct model pm = *m;
+  struct plan pp = *p;
+  pm.layers = layers;
+  pp.pp = 1;
+  pp.vchunks = 1;
+  pp.schedule = SCHED_1F1B;
+  pp.microbatches = 1;
+  pp.global_batch = pp.micro_batch * pp.dp;
+  struct weft_err err = {0};
+  struct graph *g = build_graph(&pm, &pp, &err);
+  *tasks = *deps = 0;
+  if (!g)
+    return;
+  *tasks = (double)g->prog[0].n;
+  *deps = (double)g->prog[0].ndeps;
+  graph_free(g);
+}
+
+void build_estimate(const struct model *m, const struct plan *p,
+                    struct graph_estimate *out)
+{
+  double t1, d1, t2, d2;
+  probe(m, p, 1, &t1, &d1);
+  probe(m, p, 2, &t2, &d2);
+  /* Per layer, forward and backward of one micro-batch; the rest of a
+   * probe is per stage (embedding, loss, optimizer, buckets). */
+  double lt = t2 - t1, ld = d2 - d1;
+  double ct = t1 - lt, cd = d1 - ld;
+  double mb = (double)p->microbatches, L = (double)m->layers;
+  double pp = (double)p->pp, ops = 2.0 * mb * (double)p->vchunks;
+  /* Each op of a stage sends and receives at most once; about one in two
+   * transfers adds a dependency. */
+  out->tasks = mb * L * lt + pp * (ct + 2 * ops);
+  out->deps = mb * L * ld + pp * (cd + ops);
+  out->bytes = out->tasks * BUILD_TASK_BYTES + out->deps * BUILD_DEP_BYTES;
+}

@@ -35,4 +35,22 @@
 struct graph *build_graph(const struct model *m, const struct plan *p,
                           struct weft_err *err) WEFT_WUR;
 
+/* The size of the graph build_graph would make, estimated before building
+ * it from two small probe graphs of the same plan (one micro-batch, no
+ * pipeline, one and two layers): tasks and dependencies of the whole graph,
+ * and the bytes they and the engine's per-task state take.  Exact for the
+ * layers' tasks; the pipeline's transfers and the per-stage extras
+ * (embedding, loss, optimizer, gradient buckets) are bounded from above. */
+struct graph_estimate {
+  double tasks, deps;
+  double bytes;
+};
+void build_estimate(const struct model *m, const struct plan *p,
+                    struct graph_estimate *out);
+
+/* Memory per task and per dependency of a graph being replayed: the task
+ * and the engine's per-task arrays (engine.c), and a dependency index. */
+#define BUILD_TASK_BYTES ((double)sizeof(struct task) + 21.0)
+#define BUILD_DEP_BYTES 5.0
+
 #endif

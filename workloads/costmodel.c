@@ -142,6 +142,30 @@ double cost_kernel(const struct gpu_spec *g, enum dtype dt,
   return found ? v : model_time(g, dt, t);
 }
 
+#define MAX_TABLE_LINE 1024             /* bytes in one line */
+#define MAX_TABLE_BYTES (64L << 20)     /* bytes in the whole file */
+
+/* One line into buf (at most size - 1 bytes, without its newline): 0, -1
+ * at the end of the file, 1 when the line is too long, 2 on a NUL byte. */
+static int read_line(FILE *f, char *buf, size_t size, long *total)
+{
+  size_t n = 0;
+  int c;
+  while ((c = getc(f)) != EOF) {
+    if (++*total > MAX_TABLE_BYTES)
+      return 1;
+    if (c == '\n')
+      break;
+    if (c == '\0')
+      return 2;
+    if (n + 1 >= size)
+      return 1;
+    buf[n++] = (char)c;
+  }
+  buf[n] = '\0';
+  return c == EOF && n == 0 ? -1 : 0;
+}
+
 struct cost_table *cost_table_read(const char *path, struct weft_err *err)
 {
   FILE *f = fopen(path, "r");
@@ -150,14 +174,26 @@ struct cost_table *cost_table_read(const char *path, struct weft_err *err)
     return NULL;
   }
   struct cost_table *t = xcalloc(1, sizeof *t);
-  long cap = 0, line = 0;
-  char *buf = NULL;
-  size_t bcap = 0;
-  int rc = 0;
+  long cap = 0, line = 0, total = 0;
+  char buf[MAX_TABLE_LINE];
+  int rc = 0, got;
   bool header = true;
-  while (!rc && getline(&buf, &bcap, f) >= 0) {
+  while (!rc && (got = read_line(f, buf, sizeof buf, &total)) >= 0) {
     line++;
-    buf[strcspn(buf, "\r\n")] = '\0';
+    if (got == 1) {
+      rc = total > MAX_TABLE_BYTES
+               ? weft_errf(err, WEFT_ELIMIT, "%s:%ld: larger than the limit "
+                           "of %ld bytes", path, line, MAX_TABLE_BYTES)
+               : weft_errf(err, WEFT_ELIMIT, "%s:%ld: line longer than %d "
+                           "bytes", path, line, MAX_TABLE_LINE - 1);
+      break;
+    }
+    if (got == 2) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: NUL byte: not a text file",
+                     path, line);
+      break;
+    }
+    buf[strcspn(buf, "\r")] = '\0';
     if (!buf[0] || buf[0] == '#')
       continue;
     if (header) {
@@ -235,9 +271,10 @@ struct cost_table *cost_table_read(const char *path, struct weft_err *err)
     }
     t->rows[t->n++] = r;
   }
+  if (!rc && ferror(f))
+    rc = weft_errf(err, WEFT_EIO, "%s: read error", path);
   if (!rc && header)
     rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: empty table", path, line);
-  free(buf);
   fclose(f);
   if (rc) {
     cost_table_free(t);

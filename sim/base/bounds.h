@@ -27,6 +27,9 @@
 #define WEFT_MAX_BATCH (1L << 24)     /* global batch in sequences */
 #define WEFT_MAX_MICROBATCHES 65536   /* micro-batches per pipeline */
 #define WEFT_MAX_TASKS (1L << 27)     /* tasks of one stage program */
+#define WEFT_MAX_GRAPH_BYTES (4.0 * (1L << 30)) /* a task graph and the
+                                        engine's state for it, estimated
+                                        before building (--force lifts it) */
 #define WEFT_MAX_CATALOG_FILES 8      /* --catalog files of one command */
 #define WEFT_MAX_FLAGS 128            /* settings on one command line */
 

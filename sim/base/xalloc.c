@@ -1,6 +1,9 @@
 /*
- * xalloc.c - aborting allocators.  Running out of memory in a simulator is
- * not recoverable; saying how much was asked for is the useful part.
+ * xalloc.c - allocators that end the program when memory runs out.  Running
+ * out of memory in a simulator is not recoverable; saying how much was
+ * asked for is the useful part, and it is an error like any other (exit
+ * status 1), not a crash.  Jobs too large are refused before they start
+ * (cli_check_size); this is the last line.
  */
 #include "xalloc.h"
 
@@ -13,7 +16,7 @@
 static void oom(size_t bytes)
 {
   fprintf(stderr, "weft: out of memory allocating %zu bytes\n", bytes);
-  abort();
+  exit(1);
 }
 
 void *xmalloc(size_t bytes)

@@ -178,6 +178,10 @@ kill -9 $! 2>/dev/null
 wait $! 2>/dev/null
 if [ "$(ls /tmp | grep -c '^weft-platform')" -eq "$before" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a killed run left its platform file"; fi
 
+# Work is bounded before it starts (issue 11, item 3).
+expect 1 "weft: the task graph of this job would take about 496.2 GB (6.44e+09 tasks), above the limit of 4.295 GB; use fewer micro-batches or layers per stage, or --force" graph --model gpt-1.7b --layers 4096 --gpus 8 --pp 8 --global-batch 65536
+expect 1 "weft: /dev/zero:1: NUL byte: not a text file" run --model gpt-1.7b --gpus 8 --global-batch 8 --kernel-table /dev/zero
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
