@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim/commands.h"
 #include "sim/engine.h"
@@ -68,6 +69,19 @@ static void record_flow(void *ctx, long src, long dst, double bytes,
                  bytes, s, e);
 }
 
+/* Progress on a terminal: one line on stderr, rewritten in place. */
+static void show_progress(void *ctx, double sim_s, long done, long total,
+                          double wall_s)
+{
+  (void)ctx;
+  double f = total > 0 ? (double)done / (double)total : 0;
+  fprintf(stderr, "\rweft: %.1f %% of the tasks, %.4g s simulated, %.0f s "
+          "wall", 100 * f, sim_s, wall_s);
+  if (f > 0.01)
+    fprintf(stderr, ", about %.0f s left", wall_s * (1 - f) / f);
+  fprintf(stderr, "\033[K");
+}
+
 /* The engine parameters from the command's options; a usage error is
  * printed and its exit code returned. */
 static int run_params(const struct opts *o, const struct workload *w,
@@ -108,10 +122,15 @@ static int simulate(const struct opts *o, const struct graph *g,
     ep->on_flow = record_flow;
     ep->ctx = &tracing;
   }
+  bool tty = isatty(STDERR_FILENO);
+  if (tty)
+    ep->on_progress = show_progress;
   platload_boot(0);
   int rc = platload_cluster(c, err);
   if (!rc)
     rc = engine_run(g, c, ep, res, err);
+  if (tty)
+    fprintf(stderr, "\r\033[K"); /* clear the progress line */
   if (!rc && paje)
     rc = trace_write_paje(tr, paje, err);
   if (!rc && chrome)

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "platforms/catalog.h"
 #include "platforms/platgen.h"
@@ -124,6 +125,9 @@ struct engine {
   long kernels, flows;
   double speed;
   double t0;                /* simulated time when the replay started */
+  /* Progress: tasks completed of all the simulated ranks', wall clock. */
+  long tasks_done, tasks_total;
+  double wall0, wall_next;
   /* Symmetry: the TP ranks of a group run the same program on the same
    * time line when TP groups fill whole nodes (their collectives have the
    * node's NVLinks to themselves) and every GPU has its own NIC on a
@@ -209,6 +213,24 @@ static const struct task *task_of(const struct engine *E, long rank,
   return &E->g->prog[E->rs[rank].stage].tasks[task];
 }
 
+static double wall_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Report progress when a second of wall time has passed since the last. */
+static void progress(struct engine *E)
+{
+  double w = wall_now();
+  if (w < E->wall_next)
+    return;
+  E->wall_next = w + 1;
+  E->p.on_progress(E->p.ctx, now(E), E->tasks_done, E->tasks_total,
+                   w - E->wall0);
+}
+
 static void complete(struct engine *E, long rank, long task)
 {
   struct rank_state *r = &E->rs[rank];
@@ -223,6 +245,9 @@ static void complete(struct engine *E, long rank, long task)
   if (t->kind == TK_RECV)
     r->rdone[E->st[r->stage].pos[task]] = 1;
   r->end = now(E);
+  E->tasks_done += t->kind == TK_KERNEL ? r->merged : 1;
+  if (E->p.on_progress && (E->tasks_done & 4095) == 0)
+    progress(E);
   if (E->p.on_task)
     E->p.on_task(E->p.ctx, rank, task, r->started[t->stream], r->end);
   try_advance(E, rank);
@@ -611,6 +636,10 @@ static int engine_setup(struct engine *E, const struct graph *g,
            c->pod_oversub == 1 && !p->force_flows && !p->on_task &&
            !p->on_flow && !p->no_symmetry;
   E->rank_step = E->sym ? g->layout.tp : 1;
+  for (long r = 0; r < E->nranks; r += E->rank_step)
+    E->tasks_total += E->st[E->rs[r].stage].n;
+  E->wall0 = wall_now();
+  E->wall_next = E->wall0 + 1;
   return 0;
 }
 

@@ -65,6 +65,11 @@ struct engine_params {
    * the wire from src to dst between start_s and end_s; may be NULL. */
   void (*on_flow)(void *ctx, long src, long dst, double bytes,
                   double start_s, double end_s);
+  /* Called about once a second of wall time while the replay runs (never
+   * in the first second): simulated time so far, tasks completed and in
+   * all, wall seconds since the replay started; may be NULL. */
+  void (*on_progress)(void *ctx, double sim_s, long tasks_done,
+                      long tasks_total, double wall_s);
   void *ctx;
 };
 

@@ -182,6 +182,16 @@ if [ "$(ls /tmp | grep -c '^weft-platform')" -eq "$before" ]; then pass=$((pass 
 expect 1 "weft: the task graph of this job would take about 496.2 GB (6.44e+09 tasks), above the limit of 4.295 GB; use fewer micro-batches or layers per stage, or --force" graph --model gpt-1.7b --layers 4096 --gpus 8 --pp 8 --global-batch 65536
 expect 1 "weft: /dev/zero:1: NUL byte: not a text file" run --model gpt-1.7b --gpus 8 --global-batch 8 --kernel-table /dev/zero
 
+# Long runs show progress on a terminal, and nothing when stderr is not one
+# (issue 11, item 4).
+long="--model gpt3-175b --cluster selene --gpus 1024 --tp 8 --pp 8 --global-batch 1536 --recompute full --json"
+"$weft" run $long >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ] && [ ! -s "$tmp/err" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: progress printed when stderr is not a terminal"; fi
+if command -v script >/dev/null; then
+  script -qc "$weft run $long" /dev/null >"$tmp/tty" 2>&1
+  if grep -q 'of the tasks, .* s simulated, .* s wall' "$tmp/tty" && grep -q '"iteration_time_s"' "$tmp/tty"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: no progress on a terminal"; cat "$tmp/tty"; fi
+fi
+
 # The option layer: one declaration per command gives parsing and help.
 expect 2 "weft: run: unknown option '--bogus'" run --bogus
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
