@@ -112,15 +112,21 @@ if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); e = d["gpus"]
 "$weft" run --gpus 128 --global-batch 256 >"$tmp/demo" 2>&1
 if head -1 "$tmp/demo" | grep -q "^gpt-18.4b on 128 x A100-80GB (selene): TP 4, PP 2, DP 16,"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo job with flags"; cat "$tmp/demo"; fi
 golden coll-h100-8.txt coll allreduce --cluster dgx-h100 --gpus 8 --min-bytes 8B --max-bytes 8GiB --step-factor 64
+# Determinism: sim_wall_s is the only field that varies, across runs and
+# working directories (issue 11's guard).
 "$weft" run --json | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r1"
-"$weft" run --json | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r2"
-if cmp -s "$tmp/r1" "$tmp/r2" && grep -q '"iteration_time_s"' "$tmp/r1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1"; fi
+mkdir -p "$tmp/elsewhere"
+(cd "$tmp/elsewhere" && "$weft" run --json) | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r2"
+(cd / && "$weft" run --json) | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r3"
+if cmp -s "$tmp/r1" "$tmp/r2" && cmp -s "$tmp/r1" "$tmp/r3" && grep -q '"iteration_time_s"' "$tmp/r1" &&
+   [ "$(grep -o '"[a-z_]*": ' "$tmp/r1" | wc -l)" -eq 23 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1" "$tmp/r2"; fi
 
 # Traces: identical runs give identical files; pj_dump parses the Paje one
 # and the Chrome one is valid JSON.
 small="--model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 2 --global-batch 16"
 "$weft" run $small --paje "$tmp/a.paje" --chrome "$tmp/a.json" >/dev/null
-"$weft" run $small --paje "$tmp/b.paje" --chrome "$tmp/b.json" >/dev/null
+(cd "$tmp/elsewhere" && "$weft" run $small --paje b.paje --chrome b.json >/dev/null)
+mv "$tmp/elsewhere/b.paje" "$tmp/elsewhere/b.json" "$tmp/"
 if cmp -s "$tmp/a.paje" "$tmp/b.paje" && cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: traces differ between identical runs"; fi
 if command -v pj_dump >/dev/null; then
   if pj_dump "$tmp/a.paje" >"$tmp/dump" 2>&1 && grep -q '^State, gpu7, compute stream' "$tmp/dump" &&
