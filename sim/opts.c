@@ -92,9 +92,9 @@ static int setting(const char *name, const char *value, struct opts *out,
       for (int i = 0; i < out->n_set; i++)
         if (names_eq(out->set[i].name, name) || names_eq(name, out->set[i].name))
           return weft_errf(err, WEFT_EINVAL, "--%s: given twice", name);
-    if (out->n_set == WEFT_MAX_FLAGS)
-      return weft_errf(err, WEFT_ELIMIT, "more than %d flags",
-                       WEFT_MAX_FLAGS);
+    if (out->n_set == WEFT_MAX_ARGS) /* cannot happen: argc is checked */
+      return weft_errf(err, WEFT_ELIMIT, "more than %d arguments",
+                       WEFT_MAX_ARGS);
     snprintf(out->set[out->n_set].name, OPTS_MAX_NAME, "%s", name);
     out->set[out->n_set++].value = value;
   }
@@ -106,10 +106,10 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
 {
   memset(out, 0, sizeof *out);
   *usage = false;
-  if (argc - 1 > 2 * WEFT_MAX_FLAGS) {
+  if (argc - 1 > WEFT_MAX_ARGS) {
     *usage = true;
     return weft_errf(err, WEFT_ELIMIT, "%s: more than %d arguments", s->cmd,
-                     2 * WEFT_MAX_FLAGS);
+                     WEFT_MAX_ARGS);
   }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -187,7 +187,7 @@ bool opts_has(const struct opts *o, const char *name)
 
 void opts_prepend(struct opts *o, const char *name, const char *value)
 {
-  if (o->n_set == WEFT_MAX_FLAGS)
+  if (o->n_set == WEFT_MAX_ARGS)
     return; /* full: the user's own settings win anyway */
   memmove(&o->set[1], &o->set[0], sizeof o->set[0] * (size_t)o->n_set);
   snprintf(o->set[0].name, OPTS_MAX_NAME, "%s", name);

@@ -73,7 +73,7 @@ struct opts {
   struct {
     char name[OPTS_MAX_NAME];  /* without dashes */
     const char *value;
-  } set[WEFT_MAX_FLAGS];       /* other settings, in command-line order */
+  } set[WEFT_MAX_ARGS];        /* other settings, in command-line order */
   int n_set;
 };
 

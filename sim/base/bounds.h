@@ -31,6 +31,6 @@
                                         engine's state for it, estimated
                                         before building (--force lifts it) */
 #define WEFT_MAX_CATALOG_FILES 8      /* --catalog files of one command */
-#define WEFT_MAX_FLAGS 128            /* settings on one command line */
+#define WEFT_MAX_ARGS 256             /* arguments of one command line */
 
 #endif
