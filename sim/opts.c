@@ -4,6 +4,7 @@
  */
 #include "sim/opts.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/base/names.h"
@@ -187,8 +188,8 @@ bool opts_has(const struct opts *o, const char *name)
 
 void opts_prepend(struct opts *o, const char *name, const char *value)
 {
-  if (o->n_set == WEFT_MAX_ARGS)
-    return; /* full: the user's own settings win anyway */
+  if (o->n_set == OPTS_MAX_SET)
+    abort(); /* a command prepends fewer than 16 defaults */
   memmove(&o->set[1], &o->set[0], sizeof o->set[0] * (size_t)o->n_set);
   snprintf(o->set[0].name, OPTS_MAX_NAME, "%s", name);
   o->set[0].value = value;

@@ -61,6 +61,7 @@ struct opts_spec {
 
 #define OPTS_MAX_OWN 16
 #define OPTS_MAX_NAME 64
+#define OPTS_MAX_SET (WEFT_MAX_ARGS + 16) /* room for a command's defaults */
 
 /* Parsed arguments; borrowed strings point into argv. */
 struct opts {
@@ -73,7 +74,7 @@ struct opts {
   struct {
     char name[OPTS_MAX_NAME];  /* without dashes */
     const char *value;
-  } set[WEFT_MAX_ARGS];        /* other settings, in command-line order */
+  } set[OPTS_MAX_SET];         /* other settings, in command-line order */
   int n_set;
 };
 
