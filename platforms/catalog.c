@@ -125,8 +125,8 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
-    "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "attn_eff",
-    "mem_eff", "launch", "source", NULL};
+    "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
+    "attn_eff", "mem_eff", "launch", "source", NULL};
 
 static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
@@ -162,6 +162,9 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_int(doc, e, "sms", false, 0, 100000, &sms, err);
   if (!rc)
     rc = xin_real(doc, e, "gemm_eff", false, 0.01, 1, &g.gemm_eff, err);
+  if (!rc && xin_has(e, "gemm_eff_fp8"))
+    rc = xin_real(doc, e, "gemm_eff_fp8", false, 0.01, 1, &g.gemm_eff_fp8,
+                  err);
   if (!rc)
     rc = xin_real(doc, e, "attn_eff", false, 0.01, 1, &g.attn_eff, err);
   if (!rc)

@@ -52,6 +52,7 @@ struct gpu_spec {
    * kernel reaches, and the launch overhead per kernel. */
   int sms;
   double gemm_eff, attn_eff, mem_eff, launch_s;
+  double gemm_eff_fp8;     /* FP8 GEMMs' ceiling (0: gemm_eff's) */
   char source[WEFT_MAX_SOURCE];   /* provenance of the numbers */
 };
 

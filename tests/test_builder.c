@@ -251,3 +251,39 @@ Test(builder, estimate_before_building, .timeout = 120)
     graph_free(g);
   }
 }
+
+/* FP8 linear layers add Transformer Engine's casts and change nothing else:
+ * the BF16 graph's tasks, bytes included (activations and communication
+ * stay BF16), plus per layer and micro-batch an input cast and an amax
+ * update forward, four gradient casts backward, and a weight cast on the
+ * first micro-batch. */
+Test(builder, fp8_adds_casts_only)
+{
+  struct model m;
+  struct plan p;
+  const char *const *kv = KV("tp", "2", "global_batch", "8");
+  struct graph *gb = build("llama3-8b", 8, kv, &m, &p);
+  struct weft_err err = {0};
+  cr_assert_eq(model_set(&m, MK_DTYPE, "fp8", "--dtype", &err), 0, "%s",
+               err.msg);
+  struct graph *g8 = build_graph(&m, &p, &err);
+  cr_assert(g8, "%s", err.msg);
+  const struct program *a = &gb->prog[0], *b = &g8->prog[0];
+  long j = 0, extra = 0;
+  for (long i = 0; i < b->n; i++) {
+    const struct task *x = &b->tasks[i];
+    if (j < a->n && x->kind == a->tasks[j].kind && x->op == a->tasks[j].op &&
+        x->flops == a->tasks[j].flops && x->bytes == a->tasks[j].bytes) {
+      j++;
+      continue;
+    }
+    cr_assert(x->kind == TK_KERNEL && x->op == KK_ELEMWISE,
+              "task %ld of the FP8 graph is not a cast", i);
+    extra++;
+  }
+  cr_assert_eq(j, a->n, "every BF16 task is in the FP8 graph");
+  long L = m.layers, mb = p.microbatches;
+  cr_assert_eq(extra, L * mb * (2 + 4) + L, "%ld casts", extra);
+  graph_free(gb);
+  graph_free(g8);
+}

@@ -64,8 +64,44 @@ Test(costmodel, fp8_and_future_gpus_scale)
   struct task t = gemm(16384, 16384, 16384);
   double bf = cost_kernel(h100, DTYPE_BF16, &t, NULL) - h100->launch_s;
   double f8 = cost_kernel(h100, DTYPE_FP8, &t, NULL) - h100->launch_s;
+  /* A linear layer's GEMM: FP8's peak at FP8's ceiling. */
   cr_assert_float_eq(bf / f8, h100->peak_flops[DTYPE_FP8] /
-                                 h100->peak_flops[DTYPE_BF16], 1e-9);
+                                  h100->peak_flops[DTYPE_BF16] *
+                                  h100->gemm_eff_fp8 / h100->gemm_eff, 1e-9);
+}
+
+/* FP8 as Transformer Engine runs it: only the Transformer layers' linear
+ * GEMMs compute in FP8; attention, batched GEMMs (unfused attention), the
+ * output layer (no layer) and memory-bound kernels keep BF16's time. */
+Test(costmodel, fp8_speeds_only_linear_layers)
+{
+  const struct gpu_spec *h100 = catalog_gpu(cat, "H100-SXM");
+  struct task lin = gemm(8192, 4096, 4096);
+  lin.layer = 3;
+  cr_assert_eq(cost_kernel_dtype(DTYPE_FP8, &lin), DTYPE_FP8);
+  cr_assert_lt(cost_kernel(h100, DTYPE_FP8, &lin, NULL),
+               0.7 * cost_kernel(h100, DTYPE_BF16, &lin, NULL));
+  struct task out = gemm(8192, 16032, 4096);
+  out.layer = -1;
+  struct task bmm = gemm(2048, 2048, 128);
+  bmm.layer = 3;
+  bmm.batch = 32;
+  struct task attn = {.kind = TK_KERNEL, .op = KK_ATTN, .layer = 3, .m = 4096,
+                      .n = 4096, .k = 128, .batch = 32,
+                      .flops = 4.0 * 32 * 4096 * 4096 * 128};
+  struct task attn_b = attn;
+  attn_b.op = KK_ATTN_BWD;
+  attn_b.flops *= 2;
+  struct task norm = {.kind = TK_KERNEL, .op = KK_NORM, .layer = 3,
+                      .bytes = 1e9};
+  const struct task *same[] = {&out, &bmm, &attn, &attn_b, &norm};
+  for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+    cr_assert_eq(cost_kernel_dtype(DTYPE_FP8, same[i]), DTYPE_BF16, "%zu", i);
+    cr_assert_eq(cost_kernel(h100, DTYPE_FP8, same[i], NULL),
+                 cost_kernel(h100, DTYPE_BF16, same[i], NULL), "%zu", i);
+  }
+  cr_assert_eq(cost_kernel_dtype(DTYPE_BF16, &attn), DTYPE_BF16);
+  cr_assert_eq(cost_kernel_dtype(DTYPE_FP32, &lin), DTYPE_FP32);
 }
 
 static struct cost_table *table(const char *rows)

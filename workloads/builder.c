@@ -202,10 +202,37 @@ static void a2a(struct ctx *c, int phase, long layer)
          c->e * c->T * c->topk * c->h);
 }
 
+/* FP8 linear layers (Transformer Engine): the casts their GEMMs need that
+ * no neighbouring kernel does.  Forward: the weights' FP8 copies (and
+ * their transposes) once per iteration, on the first micro-batch; the
+ * projection's input (attention's BF16 output: read 2, write 1 byte per
+ * element; the norms and the activation write their FP8 outputs
+ * themselves); the scaling factors' amax update (one small kernel).
+ * Backward: every linear layer's output gradient, cast and transposed
+ * (read 2, write 1 + 1 bytes per element). */
+static bool fp8(const struct ctx *c) { return c->m->dtype == DTYPE_FP8; }
+
+static void fp8_fwd_casts(struct ctx *c, int phase, long l)
+{
+  if (!fp8(c))
+    return;
+  if (phase == PH_FWD && c->mb == 0)
+    kernel(c, KK_ELEMWISE, phase, l, 0, 4.0 * c->lp);
+  kernel(c, KK_ELEMWISE, phase, l, 0, 3.0 * c->T * c->h / c->t);
+  kernel(c, KK_ELEMWISE, phase, l, 0, 64.0 * 4);
+}
+
+static void fp8_grad_cast(struct ctx *c, long l, double elements)
+{
+  if (fp8(c))
+    kernel(c, KK_ELEMWISE, PH_BWD, l, 0, 4.0 * elements);
+}
+
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
   double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
+  fp8_fwd_casts(c, phase, l);
   kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
   sp_gather(c, phase, l);
   gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h);
@@ -241,9 +268,11 @@ static long layer_bwd(struct ctx *c, long l)
   sp_gather(c, B, l);
   if (model_is_moe(c->m))
     a2a(c, B, l); /* combine's backward */
+  fp8_grad_cast(c, l, M * h);
   gemm(c, B, l, M, F, h);              /* FC2 data gradient */
   gemm(c, B, l, F, h, M);              /* FC2 weight gradient */
   kernel(c, KK_ELEMWISE, B, l, 0, e * (G + 2) * M * c->f / t);
+  fp8_grad_cast(c, l, M * G * F);
   gemm(c, B, l, M, h, G * F);          /* FC1 data gradient */
   gemm(c, B, l, G * F, h, M);          /* FC1 weight gradient */
   if (model_is_moe(c->m)) {
@@ -256,12 +285,14 @@ static long layer_bwd(struct ctx *c, long l)
   kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
   kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
   sp_gather(c, B, l);
+  fp8_grad_cast(c, l, T * h);
   gemm(c, B, l, T, h / t, h);          /* projection data gradient */
   gemm(c, B, l, h / t, h, T);          /* projection weight gradient */
   if (c->p->recompute == RECOMP_SELECTIVE)
     attention(c, PH_RECOMP, l, false);
   attention(c, B, l, true);
   double qkv = (h + 2 * c->kv) / t;
+  fp8_grad_cast(c, l, T * qkv);
   gemm(c, B, l, T, h, qkv);            /* QKV data gradient */
   long last = gemm(c, B, l, qkv, h, T); /* QKV weight gradient */
   tp_reduce(c, B, l);
@@ -467,7 +498,7 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
 {
   *c = (struct ctx){.g = g, .m = m, .p = p, .s = stage, .npending = 0,
                     .last_compute = -1};
-  c->e = dtype_bytes(m->dtype);
+  c->e = model_act_bytes(m);
   c->b = (double)p->micro_batch;
   c->S = (double)m->seq / (double)p->cp; /* tokens of a sequence on a rank */
   c->T = c->b * c->S;

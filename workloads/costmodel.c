@@ -44,8 +44,8 @@ void cost_table_free(struct cost_table *t)
   free(t);
 }
 
-double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
-                            double k)
+double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
+                               double m, double n, double k)
 {
   double wave = 1.0;
   if (g->sms > 0) {
@@ -53,7 +53,23 @@ double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
     double waves = ceil(tiles / g->sms);
     wave = tiles / (waves * g->sms);
   }
-  return g->gemm_eff * wave * (k / (k + K_FILL));
+  double ceiling = dt == DTYPE_FP8 && g->gemm_eff_fp8 > 0 ? g->gemm_eff_fp8
+                                                          : g->gemm_eff;
+  return ceiling * wave * (k / (k + K_FILL));
+}
+
+double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
+                            double k)
+{
+  return cost_gemm_efficiency_in(g, DTYPE_BF16, m, n, k);
+}
+
+enum dtype cost_kernel_dtype(enum dtype dt, const struct task *t)
+{
+  if (dt != DTYPE_FP8)
+    return dt;
+  bool linear = t->op == KK_GEMM && t->layer >= 0 && t->batch <= 1;
+  return linear ? DTYPE_FP8 : DTYPE_BF16;
 }
 
 static double attn_flops(double batch, double s, double d)
@@ -76,6 +92,7 @@ static double shape_flops(int kind, double a, double b, double c)
 static double model_time(const struct gpu_spec *g, enum dtype dt,
                          const struct task *t)
 {
+  /* dt is the kernel's own precision (cost_kernel_dtype). */
   double peak = g->peak_flops[dt];
   if (peak <= 0)
     peak = g->peak_flops[DTYPE_FP32];
@@ -84,7 +101,8 @@ static double model_time(const struct gpu_spec *g, enum dtype dt,
   if (t->flops > 0) {
     if (t->op == KK_GEMM) {
       double b = t->batch > 1 ? (double)t->batch : 1.0;
-      comp = t->flops / (peak * cost_gemm_efficiency(g, b * t->m, t->n, t->k));
+      comp = t->flops /
+             (peak * cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k));
     } else {
       double s = (double)t->m;
       double eff = g->attn_eff * s / (s + ATTN_SEQ_HALF);
@@ -138,8 +156,9 @@ double cost_kernel(const struct gpu_spec *g, enum dtype dt,
                    const struct task *t, const struct cost_table *table)
 {
   bool found;
-  double v = table_time(table, g, dt, t, &found);
-  return found ? v : model_time(g, dt, t);
+  enum dtype kd = cost_kernel_dtype(dt, t);
+  double v = table_time(table, g, kd, t, &found);
+  return found ? v : model_time(g, kd, t);
 }
 
 #define MAX_TABLE_LINE 1024             /* bytes in one line */

@@ -14,6 +14,12 @@
  * element-wise, embedding, loss, optimizer) have no FLOPs and run at
  * mem_eff of the HBM bandwidth.  The per-GPU constants are in the catalog.
  *
+ * Precision as frameworks run it (cost_kernel_dtype): a model in FP8
+ * computes the GEMMs of its Transformer layers' linear modules in FP8 (as
+ * Transformer Engine's fp8_autocast does, forward and both backward GEMMs;
+ * FP8 GEMMs reach the GPU's gemm_eff_fp8 ceiling), while attention, the
+ * embedding and output layer and every memory-bound kernel stay in BF16.
+ *
  * A measured table overrides the model where it has data: a CSV with the
  * columns kernel,shape,dtype,gpu,time (shape "MxNxK" for GEMMs, "BxSxD" for
  * attention: batch*heads, sequence, head dim; time with a unit, "812us").
@@ -41,8 +47,17 @@ long cost_table_rows(const struct cost_table *t);
 double cost_kernel(const struct gpu_spec *g, enum dtype dt,
                    const struct task *t, const struct cost_table *table);
 
-/* The efficiency the model gives a GEMM of this shape on `g` (0..1). */
+/* The precision kernel `t` computes in when the model's linear layers run
+ * in `dt`: `dt` for a GEMM of a Transformer layer that is not batched
+ * (QKV, projection, MLP, experts, router), BF16 for everything else when
+ * `dt` is FP8, `dt` otherwise. */
+enum dtype cost_kernel_dtype(enum dtype dt, const struct task *t);
+
+/* The efficiency the model gives a GEMM of this shape on `g` (0..1), in
+ * BF16/FP16, and in precision `dt`. */
 double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
                             double k);
+double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
+                               double m, double n, double k);
 
 #endif

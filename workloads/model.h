@@ -69,6 +69,14 @@ static inline long model_kv_dim(const struct model *m) /* K or V width */
 {
   return m->kv_heads * model_head_dim(m);
 }
+/* Bytes of an activation element: 2 when the linear layers compute in FP8
+ * (activations, residuals and their communication stay BF16, as in
+ * Transformer Engine), else the model's element size. */
+static inline double model_act_bytes(const struct model *m)
+{
+  return m->dtype == DTYPE_FP8 ? 2.0 : dtype_bytes(m->dtype);
+}
+
 static inline bool model_is_moe(const struct model *m)
 {
   return m->experts > 1;
