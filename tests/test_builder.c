@@ -287,3 +287,51 @@ Test(builder, fp8_adds_casts_only)
   graph_free(gb);
   graph_free(g8);
 }
+
+/* Uneven interleaved pipelines (Llama 3 405B: 126 layers on PP 16 with
+ * 2 chunks): every layer lands on exactly one virtual stage, the graph's
+ * model FLOPs are the model's, and the stages' parameters sum to the
+ * model's (TP 1): the uneven layout loses and duplicates nothing. */
+Test(builder, uneven_interleaved_layouts, .timeout = 120)
+{
+  const char *const *kvs[] = {
+      KV("pp", "16", "schedule", "interleaved:2", "global_batch", "32",
+         "account_embedding_loss", "yes"),
+      KV("pp", "16", "schedule", "interleaved:2", "global_batch", "32",
+         "first_stage_layers", "6", "last_stage_layers", "8"),
+  };
+  for (size_t i = 0; i < sizeof kvs / sizeof *kvs; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("llama3-405b", 16, kvs[i], &m, &p);
+    long next = 0;
+    for (long v = 0; v < p.pp * p.vchunks; v++) {
+      long first, count;
+      plan_chunk_layers(&p, &m, v % p.pp, v / p.pp, &first, &count);
+      cr_assert_eq(first, next, "case %zu: virtual stage %ld", i, v);
+      cr_assert_geq(count, 1);
+      next += count;
+    }
+    cr_assert_eq(next, m.layers);
+    long f0, c0, fl, cl;
+    plan_chunk_layers(&p, &m, 0, 0, &f0, &c0);
+    plan_chunk_layers(&p, &m, p.pp - 1, p.vchunks - 1, &fl, &cl);
+    if (i == 0) /* 128 units over 32 virtual stages, the ends one short */
+      cr_assert(c0 == 3 && cl == 3, "%ld %ld", c0, cl);
+    else        /* stage 0: 6 layers in 2 chunks; the last: 8 */
+      cr_assert(c0 == 3 && cl == 4, "%ld %ld", c0, cl);
+    double gm = graph_total_flops(g, MODEL_PHASES);
+    double mf = model_flops_per_iter(&m, p.global_batch);
+    cr_assert(fabs(gm - mf) <= 1e-9 * mf, "case %zu: %.17g vs %.17g", i, gm,
+              mf);
+    double params = 0;
+    for (long s = 0; s < p.pp; s++)
+      params += stage_params_rank(&m, &p, s);
+    cr_assert(fabs(params - model_params(&m)) <= 1e-9 * model_params(&m),
+              "case %zu: %.17g vs %.17g", i, params, model_params(&m));
+    struct memory mem;
+    memory_per_gpu(&m, &p, 80e9, &mem);
+    cr_assert_gt(mem.total, 0);
+    graph_free(g);
+  }
+}

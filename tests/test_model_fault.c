@@ -114,7 +114,29 @@ Test(model_fault, plans_that_do_not_divide)
            "--pp: PP 32 exceeds the 24 layers");
   bad_plan("gpt-1.7b", 32, KV("pp", "4", "schedule", "interleaved:4",
                               "global-batch", "512"), WEFT_EINVAL,
-           "--schedule: PP 4 x 4 chunks do not divide 24 layers");
+           "--schedule: PP 4 x 4 chunks do not divide 24 layers "
+           "(first_stage_layers, last_stage_layers or account_embedding_loss "
+           "allow an uneven split)");
+  /* Uneven splits that cannot be made. */
+  bad_plan("gpt-1.7b", 32, KV("pp", "4", "schedule", "interleaved:2",
+                              "first-stage-layers", "5", "global-batch",
+                              "512"), WEFT_EINVAL,
+           "--first-stage-layers: the other 3 stages do not divide the "
+           "remaining 19 layers");
+  bad_plan("gpt-1.7b", 32, KV("pp", "4", "schedule", "interleaved:2",
+                              "first-stage-layers", "3", "last-stage-layers",
+                              "5", "global-batch", "512"), WEFT_EINVAL,
+           "--first-stage-layers: stage 0's 3 layers do not divide into 2 "
+           "chunks");
+  bad_plan("gpt-1.7b", 32, KV("pp", "4", "schedule", "interleaved:4",
+                              "account-embedding-loss", "yes", "global-batch",
+                              "512"), WEFT_EINVAL,
+           "--account-embedding-loss: 24 layers with the embedding and the "
+           "loss do not split evenly into 16 virtual stages");
+  bad_plan("gpt-1.7b", 32, KV("pp", "4", "first-stage-layers", "20",
+                              "last-stage-layers", "10", "global-batch",
+                              "512"), WEFT_EINVAL,
+           "--first-stage-layers: 24 layers leave -6 for the other 2 stages");
   bad_plan("gpt-1.7b", 32, KV("pp", "4", "schedule", "interleaved:2",
                               "global-batch", "40"), WEFT_EINVAL,
            "--schedule: the interleaved schedule needs the micro-batches per "

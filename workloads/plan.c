@@ -114,7 +114,7 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
                     struct weft_err *err)
 {
   bool *f = k == PK_SP ? &p->sp : k == PK_OVERLAP_GRAD ? &p->overlap_grad
-                                                       : &p->fsdp;
+          : k == PK_SPLIT_UNITS ? &p->split_units : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -166,6 +166,16 @@ static int set_order(struct plan *p, enum plan_key k, const char *v,
                      struct weft_err *err)
 {
   return parse_order(v, p->order, err);
+}
+
+static int set_stage_layers(struct plan *p, enum plan_key k, const char *v,
+                            struct weft_err *err)
+{
+  long n;
+  int rc = units_parse_int(v, 1, WEFT_MAX_LAYERS, &n, err);
+  if (!rc)
+    *(k == PK_FIRST_LAYERS ? &p->first_layers : &p->last_layers) = n;
+  return rc;
 }
 
 static int set_imbalance(struct plan *p, enum plan_key k, const char *v,
@@ -252,6 +262,9 @@ static const struct {
     [PK_FSDP] = {"fsdp", "yes|no", set_flag},
     [PK_HSDP] = {"hsdp", "N", set_hsdp},
     [PK_MOE_IMBALANCE] = {"moe_imbalance", "F", set_imbalance},
+    [PK_FIRST_LAYERS] = {"first_stage_layers", "N", set_stage_layers},
+    [PK_LAST_LAYERS] = {"last_stage_layers", "N", set_stage_layers},
+    [PK_SPLIT_UNITS] = {"account_embedding_loss", "yes|no", set_flag},
 };
 
 int plan_key_from_name(const char *name)
@@ -297,15 +310,89 @@ static long vstage_layers(long L, long n, long i)
                      ? 1 : 0);
 }
 
+/* Layers of pipeline stage s under first_layers/last_layers (Megatron-LM's
+ * split: the set ends, the rest evenly over the other stages). */
+static long stage_layers(const struct plan *p, long L, long s)
+{
+  long rest = L, left = p->pp;
+  if (p->first_layers) {
+    rest -= p->first_layers;
+    left--;
+  }
+  if (p->last_layers) {
+    rest -= p->last_layers;
+    left--;
+  }
+  if (s == 0 && p->first_layers)
+    return p->first_layers;
+  if (s == p->pp - 1 && p->last_layers)
+    return p->last_layers;
+  return left > 0 ? rest / left : 0;
+}
+
+/* Layers of virtual stage v (chunk v / pp of stage v % pp). */
+static long chunk_layers(const struct plan *p, long L, long v)
+{
+  long n = p->pp * p->vchunks;
+  if (p->first_layers || p->last_layers)
+    return stage_layers(p, L, v % p->pp) / p->vchunks;
+  if (p->split_units)
+    return (L + 2) / n - (v == 0) - (v == n - 1);
+  return vstage_layers(L, n, v);
+}
+
 void plan_chunk_layers(const struct plan *p, const struct model *m,
                        long stage, long chunk, long *out_first,
                        long *out_count)
 {
-  long n = p->pp * p->vchunks, v = chunk * p->pp + stage, first = 0;
+  long v = chunk * p->pp + stage, first = 0;
   for (long i = 0; i < v; i++)
-    first += vstage_layers(m->layers, n, i);
+    first += chunk_layers(p, m->layers, i);
   *out_first = first;
-  *out_count = vstage_layers(m->layers, n, v);
+  *out_count = chunk_layers(p, m->layers, v);
+}
+
+/* The uneven split's settings against each other and the layers. */
+static int check_split(const struct plan *p, const struct model *m,
+                       struct weft_err *err)
+{
+  long L = m->layers, v = p->vchunks, n = p->pp * v;
+  const char *o = p->first_layers ? p->origin[PK_FIRST_LAYERS]
+                                  : p->origin[PK_LAST_LAYERS];
+  if ((p->first_layers || p->last_layers) && p->split_units)
+    return weft_errf(err, WEFT_EINVAL, "%s: give stage layers or "
+                     "account_embedding_loss, not both", o);
+  if (p->first_layers || p->last_layers) {
+    long ends = (p->first_layers > 0) + (p->last_layers > 0);
+    long rest = L - p->first_layers - p->last_layers, left = p->pp - ends;
+    if (p->pp < 2)
+      return weft_errf(err, WEFT_EINVAL, "%s: stage layers need PP > 1", o);
+    if (rest < 0 || (left == 0 && rest != 0) || (left > 0 && rest < left))
+      return weft_errf(err, WEFT_EINVAL, "%s: %ld layers leave %ld for the "
+                       "other %ld stages", o, L, rest, left);
+    if (left > 0 && rest % left != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: the other %ld stages do not "
+                       "divide the remaining %ld layers", o, left, rest);
+    for (long s = 0; s < p->pp; s++)
+      if (stage_layers(p, L, s) % v != 0)
+        return weft_errf(err, WEFT_EINVAL, "%s: stage %ld's %ld layers do "
+                         "not divide into %ld chunks", o, s,
+                         stage_layers(p, L, s), v);
+    return 0;
+  }
+  if (p->split_units) {
+    if ((L + 2) % n != 0 || (L + 2) / n < 2)
+      return weft_errf(err, WEFT_EINVAL, "%s: %ld layers with the embedding "
+                       "and the loss do not split evenly into %ld virtual "
+                       "stages", p->origin[PK_SPLIT_UNITS], L, n);
+    return 0;
+  }
+  if (v > 1 && L % n != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: PP %ld x %ld chunks do not "
+                     "divide %ld layers (first_stage_layers, "
+                     "last_stage_layers or account_embedding_loss allow an "
+                     "uneven split)", p->origin[PK_SCHEDULE], p->pp, v, L);
+  return 0;
 }
 
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
@@ -347,10 +434,9 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide sequence "
                      "length %ld (sequence parallelism)", p->origin[PK_SP],
                      p->tp, m->seq);
-  if (p->vchunks > 1 && m->layers % (p->pp * p->vchunks) != 0)
-    return weft_errf(err, WEFT_EINVAL, "%s: PP %ld x %ld chunks do not "
-                     "divide %ld layers", p->origin[PK_SCHEDULE], p->pp,
-                     p->vchunks, m->layers);
+  int rc = check_split(p, m, err);
+  if (rc)
+    return rc;
   if (p->pp > m->layers)
     return weft_errf(err, WEFT_EINVAL, "%s: PP %ld exceeds the %ld layers",
                      p->origin[PK_PP], p->pp, m->layers);

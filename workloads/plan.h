@@ -29,7 +29,8 @@ enum plan_key {
   PK_TP, PK_PP, PK_DP, PK_CP, PK_EP, PK_SP, PK_MICRO_BATCH, PK_GLOBAL_BATCH,
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
-  PK_MOE_IMBALANCE, PK_COUNT
+  PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
+  PK_COUNT
 };
 
 struct plan {
@@ -62,6 +63,13 @@ struct plan {
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
                              flash-style kernel */
+  /* Uneven pipelines (plan_chunk_layers): layers of the first and last
+   * pipeline stage (0: an even share; Megatron-LM's
+   * --decoder-first/last-pipeline-num-layers), or the embedding and the
+   * loss each counted as a layer in the split (Megatron-LM's
+   * account_for_embedding/loss_in_pipeline_split). */
+  long first_layers, last_layers;
+  bool split_units;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
@@ -96,11 +104,16 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
 void plan_layout(const struct plan *p, struct graph_layout *out);
 
 /* Layers held by pipeline stage `stage`, model chunk `chunk` (chunk c of
- * stage s is virtual stage c*pp + s): the first layer and the count.  When
- * the virtual stages do not divide the layers, every stage gets the floor
- * and the extra layers go to the middle stages first, then to the first and
- * last (which also carry the embedding and the loss), as Llama 3 405B split
- * 126 layers over 16 stages (Llama Team 2024, Sec. 3.3.2). */
+ * stage s is virtual stage c*pp + s): the first layer and the count.
+ * With first_layers/last_layers, those stages hold that many (split evenly
+ * over their chunks) and the others share the rest evenly; with
+ * split_units, the embedding and the loss count as one layer each and the
+ * L + 2 units are split evenly over the virtual stages (the first holds
+ * one layer fewer, and so does the last).  Otherwise, when the virtual
+ * stages do not divide the layers, every stage gets the floor and the
+ * extra layers go to the middle stages first, then to the first and last
+ * (which also carry the embedding and the loss), as Llama 3 405B split 126
+ * layers over 16 stages (Llama Team 2024, Sec. 3.3.2). */
 void plan_chunk_layers(const struct plan *p, const struct model *m,
                        long stage, long chunk, long *out_first,
                        long *out_count);
