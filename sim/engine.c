@@ -71,6 +71,7 @@ struct stage_info {
   long len[ST_COUNT];
   int32_t *cseq;              /* task -> sequence among its group's colls */
   double *dur;                /* kernel durations */
+  double kind_s[KK_COUNT];    /* their sum by kind of kernel */
   uint8_t *target;            /* task -> another task depends on it */
 };
 
@@ -560,8 +561,10 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
     si->list[t->stream][si->len[t->stream]++] = (int32_t)i;
     if (t->kind == TK_COLL)
       si->cseq[i] = seq[t->group]++;
-    if (t->kind == TK_KERNEL)
+    if (t->kind == TK_KERNEL) {
       si->dur[i] = cost_kernel(&c->gpu, p->dtype, t, p->table);
+      si->kind_s[t->op] += si->dur[i];
+    }
   }
 }
 
@@ -647,7 +650,7 @@ static int engine_setup(struct engine *E, const struct graph *g,
 static int engine_collect(const struct engine *E, struct engine_result *out,
                           struct weft_err *err)
 {
-  double end = 0, comp = 0, ov = 0, ex = 0;
+  double end = 0, comp = 0, ov = 0, ex = 0, kind[KK_COUNT] = {0};
   long simulated = 0;
   for (long r = 0; r < E->nranks; r += E->rank_step) {
     const struct rank_state *st = &E->rs[r];
@@ -660,6 +663,8 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
     if (st->end > end)
       end = st->end;
     comp += st->compute;
+    for (int k = 0; k < KK_COUNT; k++)
+      kind[k] += E->st[st->stage].kind_s[k];
     ov += st->overlapped;
     ex += st->exposed;
     simulated++;
@@ -671,6 +676,8 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   out->exposed_s = ex / simulated;
   out->symmetric = E->sym;
   out->idle_s = end - out->compute_s - out->exposed_s;
+  for (int k = 0; k < KK_COUNT; k++)
+    out->compute_by_kind_s[k] = kind[k] / simulated;
   /* Activities stand for the whole job: scale the representatives'. */
   out->kernels = E->kernels * E->rank_step;
   out->flows = E->flows * E->rank_step;

@@ -83,6 +83,8 @@ struct engine_result {
   double overlapped_s;  /* communicating while a kernel runs */
   double exposed_s;     /* communicating while no kernel runs */
   double idle_s;        /* neither: bubbles, waiting for peers */
+  /* compute_s by kind of kernel (enum kernel_kind); they sum to it. */
+  double compute_by_kind_s[KK_COUNT];
   long kernels, flows;  /* activities of the job */
   bool symmetric;       /* one TP rank per group was simulated */
 };

@@ -26,6 +26,11 @@ void report_fill(struct report *out, const struct workload *w,
   r.energy_j = r.gpus * (c->gpu.idle_w * T +
                          (c->gpu.max_w - c->gpu.idle_w) * res->compute_s);
   r.sim_wall_s = sim_wall_s;
+  const double *k = res->compute_by_kind_s;
+  r.gemm_s = k[KK_GEMM];
+  r.attention_s = k[KK_ATTN] + k[KK_ATTN_BWD];
+  r.memory_bound_s = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
+  r.optimizer_s = k[KK_OPTIM];
   *out = r;
 }
 
@@ -57,6 +62,10 @@ void report_print_json(FILE *f, const struct report *r)
       {"mfu", "%.6g", r->model_flops_per_gpu / r->peak_flops},
       {"tokens_per_s", "%.6g", r->tokens_per_s},
       {"compute_s", "%.9g", res->compute_s},
+      {"compute_gemm_s", "%.9g", r->gemm_s},
+      {"compute_attention_s", "%.9g", r->attention_s},
+      {"compute_memory_bound_s", "%.9g", r->memory_bound_s},
+      {"compute_optimizer_s", "%.9g", r->optimizer_s},
       {"overlapped_comm_s", "%.9g", res->overlapped_s},
       {"exposed_comm_s", "%.9g", res->exposed_s},
       {"idle_s", "%.9g", res->idle_s},
@@ -114,6 +123,9 @@ void report_print_text(FILE *f, const struct report *r)
           100 * r->model_flops_per_gpu / r->peak_flops);
   fprintf(f, "  compute          %10.4f s  %5.1f %%\n", res->compute_s,
           100 * res->compute_s / T);
+  fprintf(f, "    GEMM %.4f s, attention %.4f s, memory-bound %.4f s, "
+          "optimizer %.4f s\n", r->gemm_s, r->attention_s, r->memory_bound_s,
+          r->optimizer_s);
   fprintf(f, "  comm overlapped  %10.4f s  %5.1f %%\n", res->overlapped_s,
           100 * res->overlapped_s / T);
   fprintf(f, "  comm exposed     %10.4f s  %5.1f %%\n", res->exposed_s,

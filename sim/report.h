@@ -33,6 +33,10 @@ struct report {
    * cooling power are left out). */
   double energy_j;
   double sim_wall_s;           /* wall time of the whole command */
+  /* Compute time by family of kernel, seconds per GPU (they sum to
+   * res.compute_s): GEMMs, attention, memory-bound kernels (norms,
+   * element-wise, embedding, loss), the optimizer step. */
+  double gemm_s, attention_s, memory_bound_s, optimizer_s;
 };
 
 /* Derive the metrics of a replay of `g` (built from w) on `c`, computing

@@ -588,6 +588,36 @@ static void replay_job(const struct cluster *c, double out[7])
   graph_free(g);
 }
 
+/* The compute time by kind of kernel sums to the compute time, and each
+ * kind the job has is there. */
+Test(engine, compute_breakdown_sums_to_compute)
+{
+  struct cluster c = load("dgx-a100", KV("gpus", "16"));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  m.layers = 4;
+  struct plan p;
+  plan_init(&p);
+  p.tp = 2;
+  p.pp = 2;
+  p.global_batch = 16;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  double sum = 0;
+  for (int k = 0; k < KK_COUNT; k++)
+    sum += r.compute_by_kind_s[k];
+  REL(sum, r.compute_s, 1e-9);
+  cr_assert_gt(r.compute_by_kind_s[KK_GEMM], 0);
+  cr_assert_gt(r.compute_by_kind_s[KK_ATTN], 0);
+  cr_assert_gt(r.compute_by_kind_s[KK_OPTIM], 0);
+  graph_free(g);
+}
+
 Test(engine, two_replays_in_one_process, .timeout = 120)
 {
   int fd[2];

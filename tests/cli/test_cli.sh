@@ -119,7 +119,7 @@ mkdir -p "$tmp/elsewhere"
 (cd "$tmp/elsewhere" && "$weft" run --json) | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r2"
 (cd / && "$weft" run --json) | sed 's/"sim_wall_s": [0-9.]*//' >"$tmp/r3"
 if cmp -s "$tmp/r1" "$tmp/r2" && cmp -s "$tmp/r1" "$tmp/r3" && grep -q '"iteration_time_s"' "$tmp/r1" &&
-   [ "$(grep -o '"[a-z_]*": ' "$tmp/r1" | wc -l)" -eq 23 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1" "$tmp/r2"; fi
+   [ "$(grep -o '"[a-z_]*": ' "$tmp/r1" | wc -l)" -eq 27 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1" "$tmp/r2"; fi
 
 # Traces: identical runs give identical files; pj_dump parses the Paje one
 # and the Chrome one is valid JSON.
