@@ -6,11 +6,14 @@
  * flags on top: GPT 18.4B (Megatron Table 1) on 64 A100 of Selene, TP 4 x
  * PP 2 x DP 8, interleaved 1F1B, full recomputation.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/base/names.h"
+#include "sim/base/units.h"
 #include "sim/commands.h"
 #include "sim/engine.h"
 #include "sim/platload.h"
@@ -25,6 +28,11 @@ static const struct opt run_opts[] = {
     {"collective", 0, OPT_VALUE, "ALGO",
      "collective algorithm (weft list collectives)"},
     {"fidelity", 0, OPT_VALUE, "flow|step|auto", "fidelity of ring collectives"},
+    {"trace-ranks", 0, OPT_VALUE, "LIST", "trace only these ranks (0-7,64)"},
+    {"trace-window", 0, OPT_VALUE, "T0:T1",
+     "trace only what overlaps this simulated time window (1s:2.5s)"},
+    {"trace-level", 0, OPT_VALUE, "all|comm",
+     "trace every task, or collectives and transfers only"},
     {"kernel-table", 0, OPT_VALUE, "FILE", "measured kernel times (CSV)"},
     {"force", 0, OPT_FLAG, NULL, "simulate a job whose task graph exceeds the "
      "memory limit"},
@@ -107,6 +115,35 @@ static int run_params(const struct opts *o, const struct workload *w,
   return 0;
 }
 
+/* The trace selection options (--trace-ranks, --trace-window,
+ * --trace-level). */
+static int trace_options(const struct opts *o, struct trace *tr,
+                         struct weft_err *err)
+{
+  const char *ranks = opts_get(&cmd_run_spec, o, "trace-ranks");
+  const char *window = opts_get(&cmd_run_spec, o, "trace-window");
+  const char *level = opts_get(&cmd_run_spec, o, "trace-level");
+  double t0 = 0, t1 = INFINITY;
+  int lv = TRACE_ALL;
+  if (window) {
+    char a[64];
+    const char *colon = strchr(window, ':');
+    size_t n = colon ? (size_t)(colon - window) : 0;
+    if (!colon || n >= sizeof a)
+      return weft_errf(err, WEFT_EINVAL, "--trace-window: '%s' is not "
+                       "T0:T1, such as 1s:2.5s", window);
+    memcpy(a, window, n);
+    a[n] = '\0';
+    if (units_parse(a, UNIT_TIME, &t0, err) ||
+        units_parse(colon + 1, UNIT_TIME, &t1, err))
+      return weft_err_prefix(err, "--trace-window");
+  }
+  if (level && names_choice(level, (const char *const[]){"all", "comm", NULL},
+                            &lv, err))
+    return weft_err_prefix(err, "--trace-level");
+  return trace_select(tr, ranks, t0, t1, (enum trace_level)lv, err);
+}
+
 /* Replay `g` on `c`, writing the traces asked for. */
 static int simulate(const struct opts *o, const struct graph *g,
                     const struct cluster *c, struct engine_params *ep,
@@ -118,6 +155,11 @@ static int simulate(const struct opts *o, const struct graph *g,
   struct tracing tracing = {NULL, c};
   if (paje || chrome) {
     tracing.tr = tr = trace_new(g);
+    int rc = trace_options(o, tr, err);
+    if (rc) {
+      trace_free(tr);
+      return rc;
+    }
     ep->on_task = record;
     ep->on_flow = record_flow;
     ep->ctx = &tracing;

@@ -8,6 +8,9 @@
 #include "traces/trace.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <zlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +37,27 @@ struct trace {
   struct flowrec *fl;
   long nf, fcap;
   long ranks;
+  /* Selection (trace_select): ranks kept (NULL: all), time window, level. */
+  uint8_t *keep;
+  double t0, t1;
+  enum trace_level level;
 };
+
+static bool kept_rank(const struct trace *t, long rank)
+{
+  return !t->keep || t->keep[rank];
+}
+
+static bool in_window(const struct trace *t, double start_s, double end_s)
+{
+  return end_s >= t->t0 && start_s <= t->t1;
+}
 
 void trace_add_flow(struct trace *t, long src, long dst, int same_node,
                     double bytes, double start_s, double end_s)
 {
-  if (end_s <= start_s)
+  if (end_s <= start_s || !in_window(t, start_s, end_s) ||
+      !(kept_rank(t, src) || kept_rank(t, dst)))
     return;
   if (t->nf == t->fcap) {
     t->fcap = t->fcap ? 2 * t->fcap : 4096;
@@ -55,7 +73,56 @@ struct trace *trace_new(const struct graph *g)
   struct trace *t = xcalloc(1, sizeof *t);
   t->g = g;
   t->ranks = layout_ranks(&g->layout);
+  t->t1 = INFINITY;
+  t->level = TRACE_ALL;
   return t;
+}
+
+int trace_select(struct trace *t, const char *ranks, double t0_s, double t1_s,
+                 enum trace_level level, struct weft_err *err)
+{
+  if (!(t0_s >= 0) || !(t1_s >= t0_s))
+    return weft_errf(err, WEFT_EINVAL, "--trace-window: the window's end "
+                     "comes before its start");
+  t->t0 = t0_s;
+  t->t1 = t1_s;
+  t->level = level;
+  if (!ranks)
+    return 0;
+  uint8_t *keep = xcalloc((size_t)t->ranks, 1);
+  const char *p = ranks;
+  while (*p) {
+    char *end;
+    errno = 0;
+    long a = strtol(p, &end, 10), b = a;
+    if (end == p || a < 0 || errno)
+      goto bad;
+    if (*end == '-') {
+      const char *q = end + 1;
+      b = strtol(q, &end, 10);
+      if (end == q || b < a || errno)
+        goto bad;
+    }
+    if (b >= t->ranks) {
+      free(keep);
+      return weft_errf(err, WEFT_EINVAL, "--trace-ranks: rank %ld is beyond "
+                       "the job's %ld ranks", b, t->ranks);
+    }
+    for (long r = a; r <= b; r++)
+      keep[r] = 1;
+    if (*end == ',' && end[1])
+      end++;
+    else if (*end)
+      goto bad;
+    p = end;
+  }
+  free(t->keep);
+  t->keep = keep;
+  return 0;
+bad:
+  free(keep);
+  return weft_errf(err, WEFT_EINVAL, "--trace-ranks: '%s' is not a list of "
+                   "ranks and ranges such as 0-7,64", ranks);
 }
 
 void trace_free(struct trace *t)
@@ -64,6 +131,7 @@ void trace_free(struct trace *t)
     return;
   free(t->ev);
   free(t->fl);
+  free(t->keep);
   free(t);
 }
 
@@ -79,11 +147,14 @@ static long stage_of(const struct trace *t, long rank)
 void trace_add(struct trace *t, long rank, long task, double start_s,
                double end_s)
 {
+  const struct task *tk = &t->g->prog[stage_of(t, rank)].tasks[task];
+  if (!kept_rank(t, rank) || !in_window(t, start_s, end_s) ||
+      (t->level == TRACE_COMM && tk->kind == TK_KERNEL))
+    return;
   if (t->n == t->cap) {
     t->cap = t->cap ? 2 * t->cap : 4096;
     t->ev = xreallocarray(t->ev, (size_t)t->cap, sizeof *t->ev);
   }
-  const struct task *tk = &t->g->prog[stage_of(t, rank)].tasks[task];
   t->ev[t->n++] = (struct event){start_s, end_s, (int32_t)rank, (int32_t)task,
                                  tk->stream};
 }
@@ -93,19 +164,158 @@ static const struct task *task_of(const struct trace *t, const struct event *e)
   return &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
 }
 
+/* ---- output: buffered, formatted by hand, optionally gzipped ---------- */
+
+/* printf's number formatting dominated the writers (half of a traced run);
+ * these append to a 64 KiB buffer that goes to the file as is or through
+ * zlib's deflate with a gzip header. */
+struct tw {
+  FILE *f;
+  bool gz, failed;
+  z_stream z;
+  size_t n;
+  char buf[1 << 16];
+  unsigned char zbuf[1 << 16];
+};
+
+static void tw_drain(struct tw *w, int flush)
+{
+  w->z.next_in = (unsigned char *)w->buf;
+  w->z.avail_in = (uInt)w->n;
+  do {
+    w->z.next_out = w->zbuf;
+    w->z.avail_out = sizeof w->zbuf;
+    if (deflate(&w->z, flush) == Z_STREAM_ERROR)
+      w->failed = true;
+    size_t out = sizeof w->zbuf - w->z.avail_out;
+    if (out && fwrite(w->zbuf, 1, out, w->f) != out)
+      w->failed = true;
+  } while (w->z.avail_out == 0 && !w->failed);
+}
+
+static void tw_flush(struct tw *w)
+{
+  if (w->gz)
+    tw_drain(w, Z_NO_FLUSH);
+  else if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n)
+    w->failed = true;
+  w->n = 0;
+}
+
+static void tw_open(struct tw *w, FILE *f, const char *path)
+{
+  size_t len = strlen(path);
+  w->f = f;
+  w->n = 0;
+  w->failed = false;
+  w->gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
+  if (w->gz) {
+    memset(&w->z, 0, sizeof w->z);
+    /* 15 + 16: a gzip header and trailer; level 1: fast. */
+    if (deflateInit2(&w->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
+      w->failed = true;
+  }
+}
+
+/* Finish the stream; false when a write failed. */
+static bool tw_close(struct tw *w)
+{
+  if (w->gz) {
+    tw_drain(w, Z_FINISH);
+    deflateEnd(&w->z);
+  } else {
+    tw_flush(w);
+  }
+  return !w->failed;
+}
+
+static void tw_put(struct tw *w, const char *s, size_t len)
+{
+  while (len) {
+    if (w->n == sizeof w->buf)
+      tw_flush(w);
+    size_t k = sizeof w->buf - w->n < len ? sizeof w->buf - w->n : len;
+    memcpy(w->buf + w->n, s, k);
+    w->n += k;
+    s += k;
+    len -= k;
+  }
+}
+
+static void tw_str(struct tw *w, const char *s) { tw_put(w, s, strlen(s)); }
+
+static void tw_long(struct tw *w, long v)
+{
+  char tmp[24];
+  int i = sizeof tmp;
+  unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+  do {
+    tmp[--i] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0)
+    tmp[--i] = '-';
+  tw_put(w, tmp + i, sizeof tmp - (size_t)i);
+}
+
+/* v with `dec` decimals (0 to 9), as printf's %.<dec>f; out of the range
+ * where the integer path is exact, printf itself. */
+static void tw_fixed(struct tw *w, double v, int dec)
+{
+  static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+                                 1e9};
+  double scaled = v * pow10[dec];
+  if (!(fabs(scaled) < 9e15)) {
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "%.*f", dec, v);
+    tw_put(w, tmp, (size_t)n);
+    return;
+  }
+  long long q = llround(scaled);
+  if (q < 0) {
+    tw_put(w, "-", 1);
+    q = -q;
+  } else if (v < 0 && q == 0) {
+    tw_put(w, "-", 1); /* printf's "-0.000" */
+  }
+  long long ip = q / (long long)pow10[dec], fp = q % (long long)pow10[dec];
+  tw_long(w, (long)ip);
+  if (dec > 0) {
+    char tmp[16];
+    tmp[0] = '.';
+    for (int i = dec; i >= 1; i--) {
+      tmp[i] = (char)('0' + fp % 10);
+      fp /= 10;
+    }
+    tw_put(w, tmp, (size_t)dec + 1);
+  }
+}
+
 /* "fwd gemm L3 mb2" style name (no quotes or backslashes). */
 static void name_of(const struct task *tk, char *buf, size_t size)
 {
   const char *op = tk->kind == TK_KERNEL ? kernel_kind_name(tk->op)
                    : tk->kind == TK_COLL ? coll_op_name(tk->op)
                                           : task_kind_name(tk->kind);
-  int n = snprintf(buf, size, "%s %s", phase_name(tk->phase), op);
-  if (tk->kind == TK_COLL)
-    n += snprintf(buf + n, size - (size_t)n, " %s", group_kind_name(tk->group));
+  const char *parts[3] = {phase_name(tk->phase), op,
+                          tk->kind == TK_COLL ? group_kind_name(tk->group)
+                                              : NULL};
+  size_t n = 0;
+  for (int i = 0; i < 3 && parts[i]; i++) {
+    size_t len = strlen(parts[i]);
+    if (n + len + 2 > size)
+      break;
+    if (i)
+      buf[n++] = ' ';
+    memcpy(buf + n, parts[i], len);
+    n += len;
+  }
+  buf[n] = '\0';
   if (tk->layer >= 0)
-    n += snprintf(buf + n, size - (size_t)n, " L%d", tk->layer);
-  if (tk->mb >= 0)
-    snprintf(buf + n, size - (size_t)n, " mb%d", tk->mb);
+    n += (size_t)snprintf(buf + n, size - n, " L%d", tk->layer);
+  if (tk->mb >= 0 && n < size)
+    snprintf(buf + n, size - n, " mb%d", tk->mb);
 }
 
 static int by_start(const void *a, const void *b)
@@ -127,28 +337,57 @@ int trace_write_chrome(struct trace *t, const char *path, struct weft_err *err)
   int rc = outfile_open(&out, path, err);
   if (rc)
     return rc;
-  FILE *f = out.f;
-  fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+  struct tw *w = xmalloc(sizeof *w);
+  tw_open(w, out.f, path);
+  tw_str(w, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
   for (long r = 0; r < t->ranks; r++) {
-    fprintf(f, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %ld, "
-            "\"args\": {\"name\": \"gpu%ld\"}},\n", r, r);
-    for (int s = 0; s < ST_COUNT; s++)
-      fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %ld, "
-              "\"tid\": %d, \"args\": {\"name\": \"%s\"}},\n", r, s,
-              stream_name((enum stream)s));
+    if (!kept_rank(t, r))
+      continue;
+    tw_str(w, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
+    tw_long(w, r);
+    tw_str(w, ", \"args\": {\"name\": \"gpu");
+    tw_long(w, r);
+    tw_str(w, "\"}},\n");
+    for (int s = 0; s < ST_COUNT; s++) {
+      tw_str(w, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
+      tw_long(w, r);
+      tw_str(w, ", \"tid\": ");
+      tw_long(w, s);
+      tw_str(w, ", \"args\": {\"name\": \"");
+      tw_str(w, stream_name((enum stream)s));
+      tw_str(w, "\"}},\n");
+    }
   }
   char name[96];
   for (long i = 0; i < t->n; i++) {
     const struct event *e = &t->ev[i];
     const struct task *tk = task_of(t, e);
     name_of(tk, name, sizeof name);
-    fprintf(f, "{\"ph\": \"X\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, "
-            "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"task\": %d, "
-            "\"bytes\": %.0f, \"flops\": %.0f}}%s\n", name, e->rank, e->stream,
-            e->start * 1e6, (e->end - e->start) * 1e6, e->task, tk->bytes,
-            tk->flops, i + 1 < t->n ? "," : "");
+    tw_str(w, "{\"ph\": \"X\", \"name\": \"");
+    tw_str(w, name);
+    tw_str(w, "\", \"pid\": ");
+    tw_long(w, e->rank);
+    tw_str(w, ", \"tid\": ");
+    tw_long(w, e->stream);
+    tw_str(w, ", \"ts\": ");
+    tw_fixed(w, e->start * 1e6, 3);
+    tw_str(w, ", \"dur\": ");
+    tw_fixed(w, (e->end - e->start) * 1e6, 3);
+    tw_str(w, ", \"args\": {\"task\": ");
+    tw_long(w, e->task);
+    tw_str(w, ", \"bytes\": ");
+    tw_fixed(w, tk->bytes, 0);
+    tw_str(w, ", \"flops\": ");
+    tw_fixed(w, tk->flops, 0);
+    tw_str(w, i + 1 < t->n ? "}},\n" : "}}\n");
   }
-  fprintf(f, "]}\n");
+  tw_str(w, "]}\n");
+  bool ok = tw_close(w);
+  free(w);
+  if (!ok) {
+    outfile_abort(&out);
+    return weft_errf(err, WEFT_EIO, "%s: write error", path);
+  }
   return outfile_commit(&out, err);
 }
 
@@ -212,48 +451,73 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
     free(rec);
     return rc;
   }
-  FILE *f = out.f;
-  fprintf(f,
-          "%%EventDef PajeDefineContainerType 0\n%%  Alias string\n"
-          "%%  Type string\n%%  Name string\n%%EndEventDef\n"
-          "%%EventDef PajeDefineStateType 1\n%%  Alias string\n"
-          "%%  Type string\n%%  Name string\n%%EndEventDef\n"
-          "%%EventDef PajeCreateContainer 2\n%%  Time date\n%%  Alias string\n"
-          "%%  Type string\n%%  Container string\n%%  Name string\n"
-          "%%EndEventDef\n"
-          "%%EventDef PajeDestroyContainer 3\n%%  Time date\n%%  Type string\n"
-          "%%  Name string\n%%EndEventDef\n"
-          "%%EventDef PajeSetState 4\n%%  Time date\n%%  Type string\n"
-          "%%  Container string\n%%  Value string\n%%EndEventDef\n"
-          "%%EventDef PajeDefineVariableType 5\n%%  Alias string\n"
-          "%%  Type string\n%%  Name string\n%%EndEventDef\n"
-          "%%EventDef PajeSetVariable 6\n%%  Time date\n%%  Type string\n"
-          "%%  Container string\n%%  Value double\n%%EndEventDef\n");
-  fprintf(f, "0 GPU 0 \"GPU\"\n");
-  for (int s = 0; s < ST_COUNT; s++)
-    fprintf(f, "1 S_%s GPU \"%s stream\"\n", stream_name((enum stream)s),
-            stream_name((enum stream)s));
+  struct tw *w = xmalloc(sizeof *w);
+  tw_open(w, out.f, path);
+  tw_str(w,
+         "%EventDef PajeDefineContainerType 0\n%  Alias string\n"
+         "%  Type string\n%  Name string\n%EndEventDef\n"
+         "%EventDef PajeDefineStateType 1\n%  Alias string\n"
+         "%  Type string\n%  Name string\n%EndEventDef\n"
+         "%EventDef PajeCreateContainer 2\n%  Time date\n%  Alias string\n"
+         "%  Type string\n%  Container string\n%  Name string\n"
+         "%EndEventDef\n"
+         "%EventDef PajeDestroyContainer 3\n%  Time date\n%  Type string\n"
+         "%  Name string\n%EndEventDef\n"
+         "%EventDef PajeSetState 4\n%  Time date\n%  Type string\n"
+         "%  Container string\n%  Value string\n%EndEventDef\n"
+         "%EventDef PajeDefineVariableType 5\n%  Alias string\n"
+         "%  Type string\n%  Name string\n%EndEventDef\n"
+         "%EventDef PajeSetVariable 6\n%  Time date\n%  Type string\n"
+         "%  Container string\n%  Value double\n%EndEventDef\n");
+  tw_str(w, "0 GPU 0 \"GPU\"\n");
+  for (int s = 0; s < ST_COUNT; s++) {
+    tw_str(w, "1 S_");
+    tw_str(w, stream_name((enum stream)s));
+    tw_str(w, " GPU \"");
+    tw_str(w, stream_name((enum stream)s));
+    tw_str(w, " stream\"\n");
+  }
   static const char *const vars[4] = {"nvl_tx", "nvl_rx", "nic_tx", "nic_rx"};
   static const char *const vnames[4] = {
       "NVLink send GB/s", "NVLink receive GB/s", "NIC send GB/s",
       "NIC receive GB/s"};
-  for (int v = 0; v < 4; v++)
-    fprintf(f, "5 %s GPU \"%s\"\n", vars[v], vnames[v]);
+  for (int v = 0; v < 4; v++) {
+    tw_str(w, "5 ");
+    tw_str(w, vars[v]);
+    tw_str(w, " GPU \"");
+    tw_str(w, vnames[v]);
+    tw_str(w, "\"\n");
+  }
   for (long r = 0; r < t->ranks; r++)
-    fprintf(f, "2 0 gpu%ld GPU 0 \"gpu%ld\"\n", r, r);
+    if (kept_rank(t, r)) {
+      tw_str(w, "2 0 gpu");
+      tw_long(w, r);
+      tw_str(w, " GPU 0 \"gpu");
+      tw_long(w, r);
+      tw_str(w, "\"\n");
+    }
   /* Current value of each variable, to write absolute values (SetVariable)
    * rounded so that sums of many flows print as exact zeros. */
   double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
   char name[96];
   for (long i = 0; i < nrec; i++) {
     const struct record *x = &rec[i];
+    if (!kept_rank(t, x->rank))
+      continue; /* a flow's other end */
     if (x->is_start == 2) {
       double *v = &val[4 * x->rank + x->var];
       *v += x->delta;
       if (*v < 1e-9 && *v > -1e-9)
         *v = 0;
-      fprintf(f, "6 %.9f %s gpu%d %.6f\n", x->time, vars[x->var], x->rank,
-              *v);
+      tw_str(w, "6 ");
+      tw_fixed(w, x->time, 9);
+      tw_str(w, " ");
+      tw_str(w, vars[x->var]);
+      tw_str(w, " gpu");
+      tw_long(w, x->rank);
+      tw_str(w, " ");
+      tw_fixed(w, *v, 6);
+      tw_str(w, "\n");
       continue;
     }
     if (x->is_start) {
@@ -262,11 +526,32 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
     } else {
       snprintf(name, sizeof name, "idle");
     }
-    fprintf(f, "4 %.9f S_%s gpu%d \"%s\"\n", x->time,
-            stream_name((enum stream)x->stream), x->rank, name);
+    tw_str(w, "4 ");
+    tw_fixed(w, x->time, 9);
+    tw_str(w, " S_");
+    tw_str(w, stream_name((enum stream)x->stream));
+    tw_str(w, " gpu");
+    tw_long(w, x->rank);
+    tw_str(w, " \"");
+    tw_str(w, name);
+    tw_str(w, "\"\n");
   }
   for (long r = 0; r < t->ranks; r++)
-    fprintf(f, "3 %.9f GPU gpu%ld\n", end, r);
+    if (kept_rank(t, r)) {
+      tw_str(w, "3 ");
+      tw_fixed(w, end, 9);
+      tw_str(w, " GPU gpu");
+      tw_long(w, r);
+      tw_str(w, "\n");
+    }
+  bool ok = tw_close(w);
+  free(w);
+  if (!ok) {
+    free(val);
+    free(rec);
+    outfile_abort(&out);
+    return weft_errf(err, WEFT_EIO, "%s: write error", path);
+  }
   free(val);
   free(rec);
   return outfile_commit(&out, err);

@@ -18,6 +18,17 @@ struct trace;
 struct trace *trace_new(const struct graph *g);
 void trace_free(struct trace *t);
 
+/* What to keep, set before recording: every task (TRACE_ALL) or only
+ * communication (TRACE_COMM: collectives and pipeline transfers). */
+enum trace_level { TRACE_ALL, TRACE_COMM };
+
+/* Keep only the ranks of `ranks` ("0-7,64"; NULL: all), the tasks and
+ * flows that overlap [t0_s, t1_s] (seconds of simulated time; INFINITY for
+ * no end) and those of `level`.  A flow is kept when either end is; the
+ * Paje trace shows the kept ranks only.  Errors name the --trace-* flag. */
+int trace_select(struct trace *t, const char *ranks, double t0_s, double t1_s,
+                 enum trace_level level, struct weft_err *err) WEFT_WUR;
+
 /* Record one task of `rank` that ran from start_s to end_s. */
 void trace_add(struct trace *t, long rank, long task, double start_s,
                double end_s);
@@ -30,6 +41,8 @@ long trace_events(const struct trace *t);
 void trace_add_flow(struct trace *t, long src, long dst, int same_node,
                     double bytes, double start_s, double end_s);
 
+/* Write the recorded trace; a path ending in ".gz" is gzip-compressed
+ * (Perfetto reads gzipped JSON; zcat feeds pj_dump). */
 int trace_write_paje(struct trace *t, const char *path,
                      struct weft_err *err) WEFT_WUR;
 int trace_write_chrome(struct trace *t, const char *path,

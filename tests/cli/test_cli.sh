@@ -134,6 +134,30 @@ if command -v pj_dump >/dev/null; then
 fi
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("ph") == "X" for e in d["traceEvents"])' "$tmp/a.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Chrome trace is not valid JSON"; fi
 expect 1 "weft: /nonexistent/t.paje: cannot write: No such file or directory" run $small --paje /nonexistent/t.paje
+# Gzipped traces decompress to the plain ones; a selection keeps exactly the
+# selected events (issue 12, item 3).
+"$weft" run $small --paje "$tmp/a.paje.gz" --chrome "$tmp/a.json.gz" >/dev/null
+if gzip -dc "$tmp/a.paje.gz" | cmp -s - "$tmp/a.paje" && gzip -dc "$tmp/a.json.gz" | cmp -s - "$tmp/a.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: gzipped traces differ from the plain ones"; fi
+"$weft" run $small --chrome "$tmp/s.json" --paje "$tmp/s.paje" --trace-ranks 1,3-4 --trace-level comm --trace-window 10ms:40ms >/dev/null
+if python3 - "$tmp/a.json" "$tmp/s.json" <<'PY'
+import json, sys
+full = json.load(open(sys.argv[1]))["traceEvents"]
+sel = json.load(open(sys.argv[2]))["traceEvents"]
+kernels = {"gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim"}
+key = lambda e: (e["pid"], e["tid"], e["ts"], e["dur"], e["name"], e["args"]["task"])
+want = sorted(key(e) for e in full if e["ph"] == "X" and e["pid"] in (1, 3, 4)
+              and e["name"].split()[1] not in kernels
+              and e["ts"] + e["dur"] >= 10000 and e["ts"] <= 40000)
+got = sorted(key(e) for e in sel if e["ph"] == "X")
+assert want and got == want, (len(want), len(got))
+assert sorted({e["pid"] for e in sel}) == [1, 3, 4]
+PY
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: trace selection"; fi
+if command -v pj_dump >/dev/null; then
+  if pj_dump "$tmp/s.paje" >"$tmp/dump" 2>&1 && ! grep -q 'gpu0,' "$tmp/dump" && grep -q '^State, gpu3,' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects a selected Paje trace"; head -5 "$tmp/dump"; fi
+fi
+expect 1 "weft: --trace-ranks: rank 80 is beyond the job's 16 ranks" run $small --paje "$tmp/x.paje" --trace-ranks 0-80
+expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "$tmp/x.paje" --trace-level kernels
 
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
