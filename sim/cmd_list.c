@@ -62,6 +62,20 @@ static void list_gpus(const struct catalog *cat)
            units_fmt_human(g->idle_w, UNIT_POWER, h, 32),
            units_fmt_human(g->max_w, UNIT_POWER, k, 32));
   }
+  /* The compute model's efficiencies (costmodel.h) and where they come
+   * from (the catalog's comments and source attributes). */
+  printf("\n%-10s %9s %9s %9s %9s %5s %7s  %s\n", "GPU", "GEMM", "GEMM FP8",
+         "attention", "memory", "SMs", "launch", "source");
+  for (int i = 0; i < cat->n_gpus; i++) {
+    const struct gpu_spec *g = &cat->gpus[i];
+    char l[32], f8[16] = "-";
+    if (g->peak_flops[DTYPE_FP8] > 0)
+      snprintf(f8, sizeof f8, "%.3f",
+               g->gemm_eff_fp8 > 0 ? g->gemm_eff_fp8 : g->gemm_eff);
+    printf("%-10s %9.3f %9s %9.3f %9.3f %5d %7s  %s\n", g->name, g->gemm_eff,
+           f8, g->attn_eff, g->mem_eff, g->sms,
+           units_fmt_human(g->launch_s, UNIT_TIME, l, sizeof l), g->source);
+  }
 }
 
 static void list_nics(const struct catalog *cat)
