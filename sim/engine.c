@@ -242,6 +242,7 @@ static void complete(struct engine *E, long rank, long task)
   else
     r->comm_active--;
   r->busy[t->stream] = 0;
+  long first_pos = r->done[t->stream];
   r->done[t->stream] += t->kind == TK_KERNEL ? r->merged : 1;
   if (t->kind == TK_RECV)
     r->rdone[E->st[r->stage].pos[task]] = 1;
@@ -249,8 +250,20 @@ static void complete(struct engine *E, long rank, long task)
   E->tasks_done += t->kind == TK_KERNEL ? r->merged : 1;
   if (E->p.on_progress && (E->tasks_done & 4095) == 0)
     progress(E);
-  if (E->p.on_task)
+  if (E->p.on_task && t->kind == TK_KERNEL && r->merged > 1) {
+    /* Kernels run as one execution on a host nothing else computes on:
+     * each took its own duration, one after the other. */
+    const struct stage_info *si = &E->st[r->stage];
+    double s = r->started[t->stream];
+    for (long k = 0; k < r->merged; k++) {
+      long tk = si->list[ST_COMPUTE][first_pos + k];
+      double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
+      E->p.on_task(E->p.ctx, rank, tk, s, e);
+      s = e;
+    }
+  } else if (E->p.on_task) {
     E->p.on_task(E->p.ctx, rank, task, r->started[t->stream], r->end);
+  }
   try_advance(E, rank);
 }
 
@@ -477,7 +490,7 @@ static void start_kernel(struct engine *E, long rank, long task)
   double dur = si->dur[task];
   long last = task;
   r->merged = 1;
-  while (!E->p.on_task && !si->target[last] &&
+  while (!si->target[last] &&
          r->next[ST_COMPUTE] < si->len[ST_COMPUTE]) {
     long nx = si->list[ST_COMPUTE][r->next[ST_COMPUTE]];
     if (pr->tasks[nx].kind != TK_KERNEL || pr->tasks[nx].ndep)

@@ -618,6 +618,67 @@ Test(engine, compute_breakdown_sums_to_compute)
   graph_free(g);
 }
 
+/* A task hook sees every task of every rank once, kernels merged into one
+ * execution included, each kernel for its own duration: per rank the
+ * kernels' times sum to the compute time. */
+struct seen {
+  long n, kernels;
+  double kernel_s;
+  uint8_t *once;   /* rank * 4096 + task */
+  const struct graph *g;
+};
+
+static void see(void *ctx, long rank, long task, double s, double e)
+{
+  struct seen *v = ctx;
+  long stage = rank / (v->g->layout.tp * v->g->layout.cp * v->g->layout.dp);
+  cr_assert_lt(task, 4096);
+  cr_assert_eq(v->once[rank * 4096 + task], 0, "rank %ld task %ld twice",
+               rank, task);
+  v->once[rank * 4096 + task] = 1;
+  cr_assert_geq(e, s);
+  v->n++;
+  if (v->g->prog[stage].tasks[task].kind == TK_KERNEL) {
+    v->kernels++;
+    v->kernel_s += e - s;
+  }
+}
+
+Test(engine, task_hook_sees_merged_kernels)
+{
+  struct cluster c = load("dgx-a100", KV("gpus", "16"));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  m.layers = 4;
+  struct plan p;
+  plan_init(&p);
+  p.tp = 2;
+  p.pp = 2;
+  p.global_batch = 16;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  struct seen v = {0, 0, 0, calloc(16 * 4096, 1), g};
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.on_task = see;
+  ep.ctx = &v;
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  long tasks = 0, kernels = 0;
+  for (long s = 0; s < g->stages; s++)
+    for (long i = 0; i < g->prog[s].n; i++) {
+      tasks += 8; /* ranks per stage */
+      kernels += g->prog[s].tasks[i].kind == TK_KERNEL ? 8 : 0;
+    }
+  cr_assert_eq(v.n, tasks);
+  cr_assert_eq(v.kernels, kernels);
+  cr_assert_eq(r.kernels, kernels);
+  REL(v.kernel_s / 16, r.compute_s, 1e-9);
+  free(v.once);
+  graph_free(g);
+}
+
 Test(engine, two_replays_in_one_process, .timeout = 120)
 {
   int fd[2];
