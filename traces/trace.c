@@ -391,29 +391,54 @@ int trace_write_chrome(struct trace *t, const char *path, struct weft_err *err)
   return outfile_commit(&out, err);
 }
 
+/* A Paje record, packed so that sorting compares two integers: the time's
+ * bits (times are >= 0, whose IEEE bits order as the numbers do), then
+ * rank, stream, is_start (0 a state ends, 1 one starts, 2 a variable
+ * changes: a stream ends a task, then starts one, then variables), task + 1
+ * (-1: a variable change) and variable, then the change itself. */
 struct record {
-  double time;
-  int32_t rank, task;    /* task: a state; -1: a variable change */
-  uint8_t stream, is_start;
-  uint8_t var;           /* variables: 0 nvl_tx 1 nvl_rx 2 nic_tx 3 nic_rx */
+  uint64_t t, k;
   double delta;          /* variables: GB/s added (negative: removed) */
 };
+
+#define REC_TASK_BITS 28
+
+static struct record rec_make(double time, long rank, long task, int stream,
+                              int is_start, int var, double delta)
+{
+  struct record r;
+  memcpy(&r.t, &time, sizeof time);
+  r.k = (uint64_t)rank << 35 | (uint64_t)stream << 32 |
+        (uint64_t)is_start << 30 | (uint64_t)(task + 1) << 2 | (uint64_t)var;
+  r.delta = delta;
+  return r;
+}
+
+static double rec_time(const struct record *r)
+{
+  double t;
+  memcpy(&t, &r->t, sizeof t);
+  return t;
+}
+static long rec_rank(const struct record *r) { return (long)(r->k >> 35); }
+static int rec_stream(const struct record *r) { return (int)(r->k >> 32 & 7); }
+static int rec_is_start(const struct record *r)
+{
+  return (int)(r->k >> 30 & 3);
+}
+static long rec_task(const struct record *r)
+{
+  return (long)(r->k >> 2 & ((1u << REC_TASK_BITS) - 1)) - 1;
+}
+static int rec_var(const struct record *r) { return (int)(r->k & 3); }
 
 static int by_time(const void *a, const void *b)
 {
   const struct record *x = a, *y = b;
-  if (x->time != y->time)
-    return x->time < y->time ? -1 : 1;
-  if (x->rank != y->rank)
-    return x->rank < y->rank ? -1 : 1;
-  if (x->stream != y->stream)
-    return x->stream < y->stream ? -1 : 1;
-  if (x->is_start != y->is_start) /* a stream ends a task, then starts one */
-    return x->is_start < y->is_start ? -1 : 1;
-  if (x->task != y->task)
-    return x->task < y->task ? -1 : 1;
-  if (x->var != y->var)
-    return x->var < y->var ? -1 : 1;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  if (x->k != y->k)
+    return x->k < y->k ? -1 : 1;
   return x->delta < y->delta ? -1 : x->delta > y->delta;
 }
 
@@ -425,8 +450,8 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
   long k = 0;
   for (long i = 0; i < t->n; i++) {
     const struct event *e = &t->ev[i];
-    rec[k++] = (struct record){e->start, e->rank, e->task, e->stream, 1, 0, 0};
-    rec[k++] = (struct record){e->end, e->rank, e->task, e->stream, 0, 0, 0};
+    rec[k++] = rec_make(e->start, e->rank, e->task, e->stream, 1, 0, 0);
+    rec[k++] = rec_make(e->end, e->rank, e->task, e->stream, 0, 0, 0);
     if (e->end > end)
       end = e->end;
   }
@@ -437,10 +462,10 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
     const struct flowrec *f = &t->fl[i];
     uint8_t base = f->same_node ? 0 : 2;
     double gb = f->rate / 1e9;
-    rec[k++] = (struct record){f->start, f->src, -1, 0, 2, base, gb};
-    rec[k++] = (struct record){f->start, f->dst, -1, 0, 2, (uint8_t)(base + 1), gb};
-    rec[k++] = (struct record){f->end, f->src, -1, 0, 2, base, -gb};
-    rec[k++] = (struct record){f->end, f->dst, -1, 0, 2, (uint8_t)(base + 1), -gb};
+    rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
+    rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
+    rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
+    rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
     if (f->end > end)
       end = f->end;
   }
@@ -502,36 +527,38 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
   char name[96];
   for (long i = 0; i < nrec; i++) {
     const struct record *x = &rec[i];
-    if (!kept_rank(t, x->rank))
+    long rank = rec_rank(x);
+    if (!kept_rank(t, rank))
       continue; /* a flow's other end */
-    if (x->is_start == 2) {
-      double *v = &val[4 * x->rank + x->var];
+    if (rec_is_start(x) == 2) {
+      double *v = &val[4 * rank + rec_var(x)];
       *v += x->delta;
       if (*v < 1e-9 && *v > -1e-9)
         *v = 0;
       tw_str(w, "6 ");
-      tw_fixed(w, x->time, 9);
+      tw_fixed(w, rec_time(x), 9);
       tw_str(w, " ");
-      tw_str(w, vars[x->var]);
+      tw_str(w, vars[rec_var(x)]);
       tw_str(w, " gpu");
-      tw_long(w, x->rank);
+      tw_long(w, rank);
       tw_str(w, " ");
       tw_fixed(w, *v, 6);
       tw_str(w, "\n");
       continue;
     }
-    if (x->is_start) {
-      struct event e = {0, 0, x->rank, x->task, x->stream};
+    if (rec_is_start(x)) {
+      struct event e = {0, 0, (int32_t)rank, (int32_t)rec_task(x),
+                        (uint8_t)rec_stream(x)};
       name_of(task_of(t, &e), name, sizeof name);
     } else {
       snprintf(name, sizeof name, "idle");
     }
     tw_str(w, "4 ");
-    tw_fixed(w, x->time, 9);
+    tw_fixed(w, rec_time(x), 9);
     tw_str(w, " S_");
-    tw_str(w, stream_name((enum stream)x->stream));
+    tw_str(w, stream_name((enum stream)rec_stream(x)));
     tw_str(w, " gpu");
-    tw_long(w, x->rank);
+    tw_long(w, rank);
     tw_str(w, " \"");
     tw_str(w, name);
     tw_str(w, "\"\n");

@@ -1,0 +1,31 @@
+#!/bin/sh
+# run_scaling.sh [BUILD_DIR] - how the cost of one simulated iteration grows
+# with the GPUs (issue 12's scaling table): Llama 3 405B (TP 8, PP 16, DP,
+# 16 micro-batches per pipeline) on 128 to 16384 H100 and GPT-3 175B (TP 8,
+# PP 8, DP, global batch 1.5 x GPUs) on 64 to 8192 A100; one run each.
+# Prints GPUs, simulated tasks (kernels) and flows, wall seconds, peak RSS,
+# and wall microseconds per activity (kernels + flows), whose constancy is
+# what linear cost means.
+build=${1:-build}
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+printf '%-12s %6s %11s %11s %8s %8s %9s\n' job gpus kernels flows wall_s rss_MB us/activity
+run() { # NAME GPUS ARGS...
+  name=$1; gpus=$2; shift 2
+  /usr/bin/time -f "rss_kb=%M" "$build/weft" run --json --gpus "$gpus" "$@" >"$tmp" 2>>"$tmp.err" || { echo "$name $gpus failed"; return; }
+  rss=$(sed -n 's/rss_kb=\([0-9]*\)/\1/p' "$tmp.err" | tail -1)
+  awk -v n="$name" -v g="$gpus" -v rss="$rss" '{
+    match($0, /"kernels": [0-9]+/); k = substr($0, RSTART + 11, RLENGTH - 11)
+    match($0, /"flows": [0-9]+/); f = substr($0, RSTART + 9, RLENGTH - 9)
+    match($0, /"sim_wall_s": [0-9.]+/); w = substr($0, RSTART + 14, RLENGTH - 14)
+    printf "%-12s %6d %11d %11d %8.2f %8.0f %9.3f\n", n, g, k, f, w, rss / 1024, w * 1e6 / (k + f) }' "$tmp"
+}
+for g in 128 256 512 1024 2048 4096 8192 16384; do
+  run llama3-405b "$g" --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 \
+    --global-batch $((g / 8)) --force
+done
+for g in 64 128 256 512 1024 2048 4096 8192; do
+  run gpt3-175b "$g" --model gpt3-175b --cluster selene --tp 8 --pp 8 \
+    --global-batch $((g * 3 / 2)) --recompute full --force
+done
+rm -f "$tmp.err"
