@@ -126,7 +126,8 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
     "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
-    "attn_eff", "mem_eff", "launch", "source", NULL};
+    "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff", "optim_eff",
+    "launch", "source", NULL};
 
 static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
@@ -169,6 +170,12 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_real(doc, e, "attn_eff", false, 0.01, 1, &g.attn_eff, err);
   if (!rc)
     rc = xin_real(doc, e, "mem_eff", false, 0.01, 1, &g.mem_eff, err);
+  static const char *const fam[] = {"norm_eff", "norm_bwd_eff", "loss_eff",
+                                    "optim_eff"};
+  double *fam_v[] = {&g.norm_eff, &g.norm_bwd_eff, &g.loss_eff, &g.optim_eff};
+  for (int i = 0; i < 4 && !rc; i++)
+    if (xin_has(e, fam[i]))
+      rc = xin_real(doc, e, fam[i], false, 0.01, 1, fam_v[i], err);
   if (!rc)
     rc = xin_quantity0(doc, e, "launch", false, UNIT_TIME, MAX_LAT,
                        &g.launch_s, err);

@@ -53,6 +53,9 @@ struct gpu_spec {
   int sms;
   double gemm_eff, attn_eff, mem_eff, launch_s;
   double gemm_eff_fp8;     /* FP8 GEMMs' ceiling (0: gemm_eff's) */
+  /* Share of HBM bandwidth of memory-bound kernel families where measured
+   * (0: mem_eff): norms forward and backward, the loss, the optimizer. */
+  double norm_eff, norm_bwd_eff, loss_eff, optim_eff;
   char source[WEFT_MAX_SOURCE];   /* provenance of the numbers */
 };
 

@@ -195,3 +195,25 @@ Test(costmodel, endless_input_refused)
   cr_assert_null(cost_table_read("/dev/zero", &err));
   cr_assert_str_eq(err.msg, "/dev/zero:1: NUL byte: not a text file");
 }
+
+/* Memory-bound families at their measured share of HBM bandwidth where the
+ * catalog has one (Hopper), mem_eff otherwise. */
+Test(costmodel, memory_bound_families)
+{
+  const struct gpu_spec *h100 = catalog_gpu(cat, "H100-SXM");
+  struct task t = {.kind = TK_KERNEL, .op = KK_NORM, .phase = PH_FWD,
+                   .bytes = 1e9};
+  cr_assert_eq(cost_mem_efficiency(h100, &t), h100->norm_eff);
+  cr_assert_float_eq(cost_kernel(h100, DTYPE_BF16, &t, NULL),
+                     1e9 / (3.35e12 * 0.592) + h100->launch_s, 1e-15);
+  t.phase = PH_BWD;
+  cr_assert_eq(cost_mem_efficiency(h100, &t), h100->norm_bwd_eff);
+  t.op = KK_LOSS;
+  cr_assert_eq(cost_mem_efficiency(h100, &t), h100->loss_eff);
+  t.op = KK_OPTIM;
+  cr_assert_eq(cost_mem_efficiency(h100, &t), h100->optim_eff);
+  t.op = KK_ELEMWISE;
+  cr_assert_eq(cost_mem_efficiency(h100, &t), h100->mem_eff);
+  t.op = KK_NORM;
+  cr_assert_eq(cost_mem_efficiency(a100, &t), a100->mem_eff);
+}

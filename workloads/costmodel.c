@@ -64,6 +64,18 @@ double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
   return cost_gemm_efficiency_in(g, DTYPE_BF16, m, n, k);
 }
 
+double cost_mem_efficiency(const struct gpu_spec *g, const struct task *t)
+{
+  double e = 0;
+  if (t->op == KK_NORM)
+    e = t->phase == PH_FWD ? g->norm_eff : g->norm_bwd_eff;
+  else if (t->op == KK_LOSS)
+    e = g->loss_eff;
+  else if (t->op == KK_OPTIM)
+    e = g->optim_eff;
+  return e > 0 ? e : g->mem_eff;
+}
+
 enum dtype cost_kernel_dtype(enum dtype dt, const struct task *t)
 {
   if (dt != DTYPE_FP8)
@@ -96,7 +108,7 @@ static double model_time(const struct gpu_spec *g, enum dtype dt,
   double peak = g->peak_flops[dt];
   if (peak <= 0)
     peak = g->peak_flops[DTYPE_FP32];
-  double mem = t->bytes / (g->hbm_bw_Bps * g->mem_eff);
+  double mem = t->bytes / (g->hbm_bw_Bps * cost_mem_efficiency(g, t));
   double comp = 0;
   if (t->flops > 0) {
     if (t->op == KK_GEMM) {

@@ -10,9 +10,17 @@
  * pipeline fill of a short reduction dimension; for fused attention
  * eff = attn_eff * s / (s + 128) (short sequences run far below peak), and
  * the backward kernel does 2.5x the forward's work (it recomputes the
- * scores) though Megatron counts 2x.  Memory-bound kernels (norms,
+ * scores) though Megatron counts 2x.  NEEDSWORK: fused kernels of a causal
+ * model (all of weft's) skip the tiles above the diagonal, about
+ * (s + 128) / 2s of the work their FLOPs count, and attn_eff is quoted at
+ * that causal-half count (FlashAttention's and cuDNN's benchmarks; our
+ * H100 cuDNN rows); the model does the full work, so fused attention takes
+ * about twice its time.  Halving it alone raised Llama 3 8B on H100 to
+ * 67 % MFU, further from published runs: it waits for the costs still
+ * missing (see the issue 10 notes).  Memory-bound kernels (norms,
  * element-wise, embedding, loss, optimizer) have no FLOPs and run at
- * mem_eff of the HBM bandwidth.  The per-GPU constants are in the catalog.
+ * mem_eff of the HBM bandwidth, or at their family's measured share where
+ * the catalog has one (cost_mem_efficiency).  The per-GPU constants are in the catalog.
  *
  * Precision as frameworks run it (cost_kernel_dtype): a model in FP8
  * computes the GEMMs of its Transformer layers' linear modules in FP8 (as
@@ -46,6 +54,9 @@ long cost_table_rows(const struct cost_table *t);
  * `table` (may be NULL) overriding the model. */
 double cost_kernel(const struct gpu_spec *g, enum dtype dt,
                    const struct task *t, const struct cost_table *table);
+
+/* The share of HBM bandwidth memory-bound kernel `t` reaches on `g`. */
+double cost_mem_efficiency(const struct gpu_spec *g, const struct task *t);
 
 /* The precision kernel `t` computes in when the model's linear layers run
  * in `dt`: `dt` for a GEMM of a Transformer layer that is not batched
