@@ -50,10 +50,9 @@ struct topo {
 typedef void (*coll_plan_fn)(const struct coll_model *m,
                              const struct coll_call *call,
                              const struct topo *t, struct coll_plan *out);
-typedef long (*coll_flows_fn)(const struct coll_model *m,
-                              const struct coll_call *call,
-                              const struct coll_plan *p, int phase,
-                              coll_emit_fn emit, void *ctx);
+struct emitter;
+typedef void (*coll_flows_fn)(struct emitter *e, const struct coll_plan *p,
+                              int phase);
 
 static void ring_plan(const struct coll_model *, const struct coll_call *,
                       const struct topo *, struct coll_plan *);
@@ -63,16 +62,11 @@ static void hier_plan(const struct coll_model *, const struct coll_call *,
                       const struct topo *, struct coll_plan *);
 static void nvls_plan(const struct coll_model *, const struct coll_call *,
                       const struct topo *, struct coll_plan *);
-static long ring_phase(const struct coll_model *, const struct coll_call *,
-                       const struct coll_plan *, int, coll_emit_fn, void *);
-static long tree_phase(const struct coll_model *, const struct coll_call *,
-                       const struct coll_plan *, int, coll_emit_fn, void *);
-static long hier_phase(const struct coll_model *, const struct coll_call *,
-                       const struct coll_plan *, int, coll_emit_fn, void *);
-static long nvls_phase(const struct coll_model *, const struct coll_call *,
-                       const struct coll_plan *, int, coll_emit_fn, void *);
-static long direct_phase(const struct coll_model *, const struct coll_call *,
-                         const struct coll_plan *, int, coll_emit_fn, void *);
+static void ring_phase(struct emitter *, const struct coll_plan *, int);
+static void tree_phase(struct emitter *, const struct coll_plan *, int);
+static void hier_phase(struct emitter *, const struct coll_plan *, int);
+static void nvls_phase(struct emitter *, const struct coll_plan *, int);
+static void direct_phase(struct emitter *, const struct coll_plan *, int);
 
 static const struct coll_algo_entry {
   const char *name, *ops, *summary;
@@ -509,27 +503,18 @@ static void channel_rings(struct emitter *e, enum coll_op op, int g,
   }
 }
 
-static long ring_phase(const struct coll_model *m, const struct coll_call *call,
-                       const struct coll_plan *p, int phase, coll_emit_fn emit,
-                       void *ctx)
+static void ring_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
-  struct emitter e = {m, call, p->net_scale, emit, ctx, 0};
-  channel_rings(&e, call->op, p->g, p->nodes, p->channels, p->edge_bytes,
+  channel_rings(e, e->call->op, p->g, p->nodes, p->channels, p->edge_bytes,
                 p->pe);
-  return e.count;
 }
 
-static long direct_phase(const struct coll_model *m,
-                         const struct coll_call *call,
-                         const struct coll_plan *p, int phase,
-                         coll_emit_fn emit, void *ctx)
+static void direct_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
-  struct emitter e = {m, call, p->net_scale, emit, ctx, 0};
-  for (int a = 0; a < call->n; a++)
-    for (int b = 0; b < call->n; b++)
+  for (int a = 0; a < e->call->n; a++)
+    for (int b = 0; b < e->call->n; b++)
       if (a != b)
-        flow(&e, a, b, p->edge_bytes, p->pe);
-  return e.count;
+        flow(e, a, b, p->edge_bytes, p->pe);
 }
 
 /* Double binary trees, one pair per channel as NCCL builds them: channel c
@@ -538,11 +523,8 @@ static long direct_phase(const struct coll_model *m,
  * the nodes, the second is the first mirrored, so that a leaf of one is an
  * inner node of the other.  Reduce up and broadcast down run pipelined:
  * flows both ways at once, at the links' achievable bandwidth. */
-static long tree_phase(const struct coll_model *m, const struct coll_call *call,
-                       const struct coll_plan *p, int phase, coll_emit_fn emit,
-                       void *ctx)
+static void tree_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
-  struct emitter e = {m, call, p->net_scale, emit, ctx, 0};
   int g = p->g, N = p->nodes;
   double share = p->S / g, pe = p->pe;
   for (int c = 0; c < g; c++) {
@@ -550,48 +532,39 @@ static long tree_phase(const struct coll_model *m, const struct coll_call *call,
       for (int i = 0; i + 1 < g; i++) {
         int a = node * g + (c + i) % g;
         int b = node * g + (c + i + 1) % g;
-        flow(&e, b, a, share, pe);
-        flow(&e, a, b, share, pe);
+        flow(e, b, a, share, pe);
+        flow(e, a, b, share, pe);
       }
     for (int k = 0; k < 2 && N > 1; k++)
       for (int v = 1; v < N; v++) {
         int parent = (v - 1) / 2;
         int a = k ? N - 1 - v : v, b = k ? N - 1 - parent : parent;
         int child = a * g + c, up = b * g + c;
-        flow(&e, child, up, share / 2, pe);
-        flow(&e, up, child, share / 2, pe);
+        flow(e, child, up, share / 2, pe);
+        flow(e, up, child, share / 2, pe);
       }
   }
-  return e.count;
 }
 
 /* Hierarchical all-reduce, phase by phase: 0 reduce-scatter in each node,
  * 1 all-reduce of S/g across nodes per rail, 2 all-gather in each node. */
-static long hier_phase(const struct coll_model *m, const struct coll_call *call,
-                       const struct coll_plan *p, int phase, coll_emit_fn emit,
-                       void *ctx)
+static void hier_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
-  struct emitter e = {m, call, p->net_scale, emit, ctx, 0};
   int g = p->g, N = p->nodes;
   double S = p->S;
   if (phase == 1) {
     for (int i = 0; i < g; i++)
-      ring_flows(&e, i, g, N, 2.0 * (N - 1) / N * S / g, p->pe);
+      ring_flows(e, i, g, N, 2.0 * (N - 1) / N * S / g, p->pe);
   } else {
     for (int node = 0; node < N; node++)
-      ring_flows(&e, node * g, 1, g, (double)(g - 1) / g * S, p->pe);
+      ring_flows(e, node * g, 1, g, (double)(g - 1) / g * S, p->pe);
   }
-  return e.count;
 }
 
-static long nvls_phase(const struct coll_model *m, const struct coll_call *call,
-                       const struct coll_plan *p, int phase, coll_emit_fn emit,
-                       void *ctx)
+static void nvls_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
-  struct emitter e = {m, call, p->net_scale, emit, ctx, 0};
-  for (int k = 0; k < call->n; k++)
-    flow(&e, k, (k + 1) % call->n, p->S, p->pe);
-  return e.count;
+  for (int k = 0; k < e->call->n; k++)
+    flow(e, k, (k + 1) % e->call->n, p->S, p->pe);
 }
 
 long coll_phase_flows(const struct coll_model *m, const struct coll_call *call,
@@ -601,5 +574,7 @@ long coll_phase_flows(const struct coll_model *m, const struct coll_call *call,
   if (p->shape == CS_NONE || p->shape == CS_CLOSED || phase < 0 ||
       phase >= p->nphases)
     return 0;
-  return algos[p->algo].flows(m, call, p, phase, emit, ctx);
+  struct emitter e = {m, call, p->net_scale, emit, ctx, 0};
+  algos[p->algo].flows(&e, p, phase);
+  return e.count;
 }
