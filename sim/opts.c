@@ -41,12 +41,8 @@ static bool is_setting(int groups, const char *name)
           plan_key_from_name(name) >= 0);
 }
 
-static int usage_err(bool *usage, struct weft_err *err, const char *fmt,
-                     const char *a, const char *b)
-{
-  *usage = true;
-  return weft_errf(err, WEFT_EINVAL, fmt, a, b);
-}
+/* A usage error (exit status 2): flag it and format the message. */
+#define USAGE_ERR(...) (*usage = true, weft_errf(err, WEFT_EINVAL, __VA_ARGS__))
 
 /* A positional argument. */
 static int positional(const struct opts_spec *s, const char *a,
@@ -69,7 +65,7 @@ static int positional(const struct opts_spec *s, const char *a,
   case POS_NONE:
     break;
   }
-  return usage_err(usage, err, "%s: unexpected argument '%s'", s->cmd, a);
+  return USAGE_ERR("%s: unexpected argument '%s'", s->cmd, a);
 }
 
 /* A setting of a group: --cluster, --catalog, or one kept in order. */
@@ -117,13 +113,13 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
     if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
       int k = own_short(s, a[1]);
       if (k < 0)
-        return usage_err(usage, err, "%s: unknown option '%s'", s->cmd, a);
+        return USAGE_ERR("%s: unknown option '%s'", s->cmd, a);
       if (s->own[k].type == OPT_FLAG) {
         out->own[k] = "yes";
         continue;
       }
       if (i + 1 >= argc)
-        return usage_err(usage, err, "%s: missing %s", a, s->own[k].arg);
+        return USAGE_ERR("%s: missing %s", a, s->own[k].arg);
       out->own[k] = argv[++i];
       continue;
     }
@@ -144,12 +140,12 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
     name[len] = '\0';
     int k = own_index(s, name);
     if (k < 0 && !is_setting(s->groups, name))
-      return usage_err(usage, err, "%s: unknown option '--%s'", s->cmd, name);
+      return USAGE_ERR("%s: unknown option '--%s'", s->cmd, name);
     if (k >= 0 && out->own[k])
-      return usage_err(usage, err, "--%s: given twice%s", name, "");
+      return USAGE_ERR("--%s: given twice", name);
     if (k >= 0 && s->own[k].type == OPT_FLAG) {
       if (eq)
-        return usage_err(usage, err, "--%s: takes no value%s", name, "");
+        return USAGE_ERR("--%s: takes no value", name);
       out->own[k] = "yes";
       continue;
     }
