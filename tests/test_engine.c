@@ -561,12 +561,9 @@ Test(engine, fsdp_gathers_exposed_on_a_slow_fabric)
                r.exposed_s, r.iteration_s);
 }
 
-/* One process can replay several jobs one after another on the same
- * platform (a sweep or a plan search in one process): each replay gives
- * what a fresh process gives.  Times of a later replay are measured from
- * its start, so they may differ in the last bits (SimGrid's clock keeps
- * running); counts are exact. */
-static void replay_job(const struct cluster *c, double out[7])
+/* A small pipeline job on 16 GPUs: GPT 1.7B with 4 layers, TP 2, PP 2,
+ * DP 4, global batch 16. */
+static struct graph *small_job(void)
 {
   struct model m;
   cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
@@ -580,6 +577,18 @@ static void replay_job(const struct cluster *c, double out[7])
   cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
   struct graph *g = build_graph(&m, &p, &err);
   cr_assert(g, "%s", err.msg);
+  return g;
+}
+
+/* One process can replay several jobs one after another on the same
+ * platform (a sweep or a plan search in one process): each replay gives
+ * what a fresh process gives.  Times of a later replay are measured from
+ * its start, so they may differ in the last bits (SimGrid's clock keeps
+ * running); counts are exact. */
+static void replay_job(const struct cluster *c, double out[7])
+{
+  struct weft_err err = {0};
+  struct graph *g = small_job();
   struct engine_params ep;
   engine_params_default(&ep);
   struct engine_result r;
@@ -595,17 +604,8 @@ static void replay_job(const struct cluster *c, double out[7])
 Test(engine, compute_breakdown_sums_to_compute)
 {
   struct cluster c = load("dgx-a100", KV("gpus", "16"));
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
-  m.layers = 4;
-  struct plan p;
-  plan_init(&p);
-  p.tp = 2;
-  p.pp = 2;
-  p.global_batch = 16;
   struct weft_err err = {0};
-  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
+  struct graph *g = small_job();
   struct engine_params ep;
   engine_params_default(&ep);
   struct engine_result r;
@@ -649,17 +649,8 @@ static void see(void *ctx, long rank, long task, double s, double e)
 Test(engine, task_hook_sees_merged_kernels)
 {
   struct cluster c = load("dgx-a100", KV("gpus", "16"));
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
-  m.layers = 4;
-  struct plan p;
-  plan_init(&p);
-  p.tp = 2;
-  p.pp = 2;
-  p.global_batch = 16;
   struct weft_err err = {0};
-  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
+  struct graph *g = small_job();
   struct seen v = {0, 0, 0, calloc(16 * 4096, 1), g};
   struct engine_params ep;
   engine_params_default(&ep);
