@@ -133,13 +133,18 @@ def main():
           f"{lat_b*1e6:.1f} us  coll_nvlink_eff {bw_b/NVLINK['B200']:.4f}")
 
     # Network: rings over nodes, one channel per GPU and NIC; NIC bound.
-    # t = L + steps x route + per_edge / 8 / (nic * eff * ring scale)
+    # t = L + route + per_edge / 8 / (nic * eff * ring scale): each step
+    # carries hundreds of microseconds of bytes at these sizes, which hides
+    # NCCL's per-step hop latencies (at most 14 us, coll.h), so the flows'
+    # one route is the only latency beyond L.
     def ring_terms(nodes, size, leaf_cross):
         g = 8
         m = nodes * g
         st = 2 * (m - 1)
         route = 2 * NIC_LAT + SW_LAT * (3 if leaf_cross else 1)
-        return st, st * route, 2.0 * (m - 1) / m * size / g
+        per_nic = 2.0 * (m - 1) / m * size / g
+        assert per_nic / st / NIC["NDR"] > 14e-6, "hops not hidden"
+        return st, route, per_nic
 
     size = 16 * GiB
     # B200: the NIC share from 2 nodes; the loss per doubling of the nodes
@@ -166,12 +171,11 @@ def main():
         print(f"          {name} coll_nic_eff {eff:.4f}")
 
     # Tree: each channel (one per GPU of a node) moves S/g at tree_bw; the
-    # latency is coll_lat and the steps' routes.
+    # latency is coll_lat and NCCL's tree hops, 2 x ((g - 1) x 4 us +
+    # log2(nodes) x 14 us) (coll.h).
     nodes, g = 4, 8
-    depth = 2  # levels of a binary tree over 4 nodes
-    st = 2 * (depth + g - 1)
     t = t_of_busbw("allreduce", size, 190.7e9, nodes * g)
-    lat = lat_b + (st - 1) * (2 * NIC_LAT + SW_LAT)
+    lat = lat_b + 2e-6 * ((g - 1) * 4.0 + math.log2(nodes) * 14.0)
     OUT["TREE_BW"] = size / g / (t - lat) / 1e9
     print(f"Tree      tree_bw {size / g / (t - lat) / 1e9:.3f} GB/s")
 

@@ -36,7 +36,7 @@ bool dtype_from_name(const char *name, enum dtype *out);
  * (Hopper's, sim/coll.c says from which rows). */
 #define CATALOG_DEFAULT_NVLINK_EFF 0.8133
 #define CATALOG_DEFAULT_NVLS_EFF 0.6085
-#define CATALOG_DEFAULT_NIC_EFF 0.9287
+#define CATALOG_DEFAULT_NIC_EFF 0.9260
 #define CATALOG_DEFAULT_COLL_LAT 46.8e-6
 
 struct gpu_spec {

@@ -62,6 +62,8 @@ static void hier_plan(const struct coll_model *, const struct coll_call *,
                       const struct topo *, struct coll_plan *);
 static void nvls_plan(const struct coll_model *, const struct coll_call *,
                       const struct topo *, struct coll_plan *);
+static void pat_plan(const struct coll_model *, const struct coll_call *,
+                     const struct topo *, struct coll_plan *);
 static void ring_phase(struct emitter *, const struct coll_plan *, int);
 static void tree_phase(struct emitter *, const struct coll_plan *, int);
 static void hier_phase(struct emitter *, const struct coll_plan *, int);
@@ -73,9 +75,10 @@ static const struct coll_algo_entry {
   coll_plan_fn plan;   /* NULL: resolved to another entry (auto) */
   coll_flows_fn flows;
 } algos[CA_COUNT] = {
-    [CA_AUTO] = {"auto", "all", "ring for all-gather, reduce-scatter and "
-                 "broadcast; for all-reduce NVLS inside an NVLS node where its "
-                 "estimate beats the ring's, else ring; direct all-to-all",
+    [CA_AUTO] = {"auto", "all", "NCCL's choice by estimate: inside an NVLS "
+                 "node NVLS or ring all-reduce; across nodes ring or tree "
+                 "all-reduce; ring or PAT all-gather and reduce-scatter at one "
+                 "GPU per node; ring broadcast; direct all-to-all",
                  NULL, NULL},
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
                  "NCCL ring; one channel per member GPU of a node when it "
@@ -93,6 +96,9 @@ static const struct coll_algo_entry {
                  "within one NVLink domain)", nvls_plan, nvls_phase},
     [CA_DIRECT] = {"direct", "alltoall", "every pair exchanges its share "
                    "directly", ring_plan, direct_phase},
+    [CA_PAT] = {"pat", "allgather reducescatter", "NCCL's PAT at one GPU per "
+                "node (NCCL >= 2.23): log-depth latency, 3/4 of the ring's "
+                "bandwidth; other groups run rings", pat_plan, ring_phase},
 };
 
 int coll_algo_from_name(const char *name)
@@ -158,52 +164,128 @@ double coll_wire_bytes(const struct coll_model *m, long rank_a, long rank_b,
 /* The algorithm's shape for `op` over n members and S bytes: steps and
  * bytes per ring edge, and NCCL's protocol choice (its efficiency and the
  * delay beyond one flow's time).  `bw` is a member's bottleneck bandwidth
- * and `lat` the latency of one step's route. */
+ * and `channels` the rings that share the bytes. */
 struct shape {
   double steps, per_edge, pe, extra_s;
+  double hops_s;  /* of extra_s: the steps' latency beyond the flows' */
+  int proto;      /* 0 Simple, 1 LL128, 2 LL */
+  double est_s;   /* NCCL's estimate of the whole, by which it chose */
 };
 
-static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
-                               int n, double S, double bw, double lat,
-                               int channels)
+/* Where a ring runs: inside one node (every step one NVLink hop of
+ * route_lat), or across `nodes` nodes with n / nodes members on each. */
+struct span {
+  int nodes;         /* nodes the ring crosses; 1: inside one node */
+  double route_lat;  /* the latency one flow pays */
+};
+
+static void ring_steps(enum coll_op op, int n, double S, struct shape *cs)
 {
-  struct shape cs;
   switch (op) {
   case CO_ALLREDUCE:
-    cs.steps = 2.0 * (n - 1);
-    cs.per_edge = 2.0 * (n - 1) / n * S;
+    cs->steps = 2.0 * (n - 1);
+    cs->per_edge = 2.0 * (n - 1) / n * S;
     break;
   case CO_ALLTOALL:
-    cs.steps = 1;
-    cs.per_edge = S / n;
+    cs->steps = 1;
+    cs->per_edge = S / n;
     break;
   case CO_BROADCAST:
-    cs.steps = n - 1;
-    cs.per_edge = S;
+    cs->steps = n - 1;
+    cs->per_edge = S;
     break;
   case CO_SENDRECV:
-    cs.steps = 1;
-    cs.per_edge = S;
+    cs->steps = 1;
+    cs->per_edge = S;
     break;
   default: /* all-gather, reduce-scatter: S is the whole array */
-    cs.steps = n - 1;
-    cs.per_edge = (double)(n - 1) / n * S;
+    cs->steps = n - 1;
+    cs->per_edge = (double)(n - 1) / n * S;
   }
+}
+
+static int log2i(int v)
+{
+  int l = 0;
+  while (v >>= 1)
+    l++;
+  return l;
+}
+
+/* NCCL 2.30.7's latency of a ring's steps across nodes at protocol k
+ * (coll.h, COLL_HOP_*): intra-node steps at max(NVLink hop, net overhead),
+ * inter-node steps at the network hop.  With step_s > 0 (the time one
+ * step's bytes take at the ring's bandwidth) only what a hop's latency
+ * exceeds that by: NCCL keeps several slices of a step in flight, so once
+ * a step carries enough bytes its hop latency hides behind them (the 8 and
+ * 16 GiB rings of B200 agree within 0.1 % at 16 and 32 nodes, where the
+ * additive model would part them by 3 %). */
+static double nccl_ring_hops(enum coll_op op, int n, int N, double steps,
+                             int k, double step_s)
+{
+  static const double nvl[3] = COLL_HOP_NVL, net[3] = COLL_HOP_NET,
+                      tnet[3] = COLL_TREE_HOP_NET;
+  double inter_steps = op == CO_ALLREDUCE ? 2.0 * (N - 1) : N - 1;
+  double intra = nvl[k], ovh = COLL_NET_OVERHEAD * (k == 0 ? 3 : 1);
+  if (ovh > intra)
+    intra = ovh;
+  double inter = n == N ? tnet[k] : net[k];
+  intra = intra * 1e-6 - step_s;
+  inter = inter * 1e-6 - step_s;
+  return (steps - inter_steps) * (intra > 0 ? intra : 0) +
+         inter_steps * (inter > 0 ? inter : 0);
+}
+
+/* Every step at its route's latency. */
+static double steps_route(double steps, const struct span *sp)
+{
+  return steps * sp->route_lat;
+}
+
+static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
+                               int n, double S, double bw,
+                               const struct span *sp, int channels)
+{
+  struct shape cs;
+  ring_steps(op, n, S, &cs);
   const double fixed[3] = {m->coll_lat_s, m->coll_lat_s * m->lat_ll128,
                            m->coll_lat_s * m->lat_ll};
   const double peff[3] = {1.0, m->ll128_eff, m->ll_eff};
+  bool nccl = sp->nodes > 1 && m->nccl_hops && op != CO_ALLTOALL &&
+              op != CO_SENDRECV;
   int best = 0;
   double tbest = 0;
   for (int k = 0; k < 3; k++) {
-    double tk = fixed[k] + cs.per_edge / channels / (bw * peff[k]);
+    /* NCCL's tuner decides by its additive model: fixed cost, every
+     * step's latency, the plateau factor of a multi-node Simple ring
+     * all-reduce, then the bytes. */
+    double lk = fixed[k] + steps_route(cs.steps, sp);
+    if (nccl) {
+      lk = fixed[k] + nccl_ring_hops(op, n, sp->nodes, cs.steps, k, 0);
+      if (k == 0 && op == CO_ALLREDUCE && S / (channels * n) >= 64)
+        lk *= COLL_RING_PLATEAU;
+    }
+    double tk = lk + cs.per_edge / channels / (bw * peff[k]);
     if (k == 0 || tk < tbest) {
       tbest = tk;
       best = k;
     }
   }
-  /* The flows pay one route latency; the other steps pay theirs here. */
-  cs.extra_s = fixed[best] + (cs.steps - 1) * lat;
+  /* What the chosen protocol costs: its fixed latency and the steps'
+   * latency the bytes do not hide, less the route the flows pay. */
+  double hops = steps_route(cs.steps, sp) - sp->route_lat;
+  if (nccl) {
+    double step_s = cs.per_edge / cs.steps / channels / (bw * peff[best]);
+    hops = nccl_ring_hops(op, n, sp->nodes, cs.steps, best, step_s) -
+           sp->route_lat;
+    if (hops < 0)
+      hops = 0;
+  }
+  cs.extra_s = fixed[best] + hops;
+  cs.hops_s = hops;
+  cs.est_s = tbest;
   cs.pe = peff[best];
+  cs.proto = best;
   return cs;
 }
 
@@ -220,7 +302,8 @@ double coll_node_ring_time(const struct coll_model *m, enum coll_op op, int n,
 {
   /* Each NVLink direction carries one flow of it (n - 1 of all-to-all). */
   double bw = m->nvlink_bw_Bps * m->nvlink_eff;
-  struct shape cs = ring_shape(m, op, n, S, bw, m->nvlink_lat_s, 1);
+  struct span sp = {1, m->nvlink_lat_s};
+  struct shape cs = ring_shape(m, op, n, S, bw, &sp, 1);
   double per_link = op == CO_ALLTOALL ? (n - 1) * cs.per_edge : cs.per_edge;
   return cs.extra_s + m->nvlink_lat_s + per_link / (cs.pe * bw);
 }
@@ -295,7 +378,8 @@ static struct topo topo_of(const struct coll_model *m,
   t.channels = (nodes > 1 && g > 0) ? g : 1;
   if (call->op == CO_SENDRECV)
     t.channels = 1;
-  if (t.channels == 1)
+  /* One member per node keeps its nodes (trees and PAT use them). */
+  if (t.channels == 1 && !(nodes > 1 && g == 1 && call->op != CO_SENDRECV))
     g = n, nodes = 1;
   t.g = g;
   t.nodes = nodes;
@@ -307,6 +391,27 @@ static struct topo topo_of(const struct coll_model *m,
 static double route_lat(const struct coll_call *call)
 {
   return call->route_lat(call->ctx, call->ranks[0], call->ranks[call->n - 1]);
+}
+
+/* Where a ring over the call's members runs. */
+static struct span span_of(const struct coll_model *m,
+                           const struct coll_call *call, const struct topo *t)
+{
+  struct span sp = {1, m->nvlink_lat_s};
+  if (t->cross) {
+    sp.nodes = t->span;
+    sp.route_lat = route_lat(call);
+  }
+  return sp;
+}
+
+/* A ring's bottleneck bandwidth per member: its NVLink inside a node, its
+ * NIC (one channel's share) across nodes. */
+static double ring_bw(const struct coll_model *m, const struct topo *t,
+                      double net_scale)
+{
+  return t->cross ? m->nic_bw_Bps * m->nic_eff * net_scale
+                  : m->nvlink_bw_Bps * m->nvlink_eff;
 }
 
 /* Rings and direct all-to-all: one phase of flows, or one phase per ring
@@ -325,12 +430,9 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   /* Rings lose NIC bandwidth with the nodes they span. */
   if (ring)
     out->net_scale = ring_scale(m, t->span);
-  /* NCCL's protocol choice, from the bottleneck of one member: its NVLink
-   * inside a node, its NIC (one channel's share) across nodes. */
-  double bw = t->cross ? m->nic_bw_Bps * m->nic_eff * out->net_scale
-                       : m->nvlink_bw_Bps * m->nvlink_eff;
-  double lat = t->cross ? route_lat(call) : m->nvlink_lat_s;
-  struct shape cs = ring_shape(m, op, n, S, bw, lat, t->channels);
+  struct span sp = span_of(m, call, t);
+  struct shape cs = ring_shape(m, op, n, S, ring_bw(m, t, out->net_scale),
+                               &sp, t->channels);
   out->shape = op == CO_ALLTOALL ? CS_DIRECT : CS_RING;
   out->extra_s = cs.extra_s;
   out->pe = cs.pe;
@@ -340,9 +442,12 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   out->nphases = 1;
   if (ring && (m->fidelity == FID_STEP ||
                (m->fidelity == FID_AUTO && n <= 16))) {
-    /* Each step pays its route latency itself: only the protocol's
-     * overhead is left as a delay. */
-    out->extra_s = cs.extra_s - (cs.steps - 1) * lat;
+    /* Each step pays its route latency itself: what is left of the
+     * steps' latency stays a delay (none when the routes alone exceed
+     * it). */
+    out->extra_s = cs.extra_s - (cs.steps - 1) * sp.route_lat;
+    if (out->extra_s < 0)
+      out->extra_s = 0;
     out->nphases = (int)cs.steps;
     out->edge_bytes = cs.per_edge / cs.steps / t->channels;
     return;
@@ -351,26 +456,109 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
                                       : cs.per_edge / t->channels;
 }
 
+/* PAT's all-gather or reduce-scatter with one GPU per node: NCCL's latency
+ * (coll.h) and 3/4 of the ring's bandwidth; its flows carry what a ring's
+ * would through each NIC (the recursive pattern of its inter-node sends
+ * is not expanded). */
+static double pat_latency(const struct coll_model *m, int n, double lat)
+{
+  static const double tnet[3] = COLL_TREE_HOP_NET;
+  if (!m->nccl_hops) /* log-depth rounds of one route each */
+    return m->coll_lat_s + (2 * log2i(n) - 1) * lat;
+  return m->coll_lat_s +
+         (log2i(n) * tnet[0] / 3.5 + n * COLL_PAT_PER_RANK) * 1e-6 - lat;
+}
+
+static void pat_plan(const struct coll_model *m, const struct coll_call *call,
+                     const struct topo *t, struct coll_plan *out)
+{
+  int n = call->n;
+  double lat = route_lat(call);
+  out->shape = CS_RING;
+  out->net_scale = ring_scale(m, t->span);
+  out->extra_s = pat_latency(m, n, lat);
+  out->pe = COLL_PAT_BW;
+  out->g = t->g;
+  out->nodes = t->nodes;
+  out->channels = 1;
+  out->nphases = 1;
+  out->edge_bytes = (double)(n - 1) / n * call->bytes;
+}
+
+/* NCCL 2.30.7's correction of its tree model at medium sizes
+ * (treeCorrectionFactor, ncclTopoGetAlgoTime): a factor on the tree's
+ * bandwidth by log2(bytes / 64), 64 B to 256 MiB; 1 beyond. */
+static double tree_correction(int k, double S)
+{
+  static const float f[3][23] = {
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7,
+       .8, .7, .7, .8, .9, .9},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6,
+       .8, .9, .9, .9, .9, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6,
+       .7, .8, .9, 1.0, 1.0, 1.0, 1.0}};
+  if (S < 64)
+    return f[k][0];
+  int l = 0;
+  for (double v = S / 64; v >= 2 && l < 23; v /= 2)
+    l++;
+  return l < 23 ? f[k][l] : 1.0;
+}
+
+/* A tree all-reduce's protocol (0 Simple, 1 LL128, 2 LL: NCCL's shares
+ * 1, 120/128 and 1/3.8 of its bandwidth), its latency beyond one route and
+ * its bandwidth-bound time: S/g per channel at tree_bw x share x
+ * correction.  Returns the estimate, latency plus time. */
+struct tree_cost {
+  int proto;
+  double pe, lat_s, bw_s;
+};
+
+static double tree_estimate(const struct coll_model *m, int g, int nodes,
+                            double S, double lat, struct tree_cost *tc)
+{
+  static const double tnvl[3] = COLL_TREE_HOP_NVL,
+                      tnet[3] = COLL_TREE_HOP_NET;
+  const double fixed[3] = {m->coll_lat_s, m->coll_lat_s * m->lat_ll128,
+                           m->coll_lat_s * m->lat_ll};
+  const double peff[3] = {1.0, m->ll128_eff, 1 / 3.8};
+  double best = -1, depth = 0;
+  for (int v = nodes; v > 1; v = (v + 1) / 2)
+    depth++;
+  for (int k = 0; k < 3; k++) {
+    double l = fixed[k] +
+               (m->nccl_hops
+                    ? 2e-6 * ((g - 1) * tnvl[k] + log2i(nodes) * tnet[k]) - lat
+                    : (2 * (depth + g - 1) - 1) * lat);
+    double bw = m->tree_bw > 0
+                    ? S / g / (m->tree_bw * peff[k] * tree_correction(k, S))
+                    : 0;
+    double nic = S / g / 2 / (m->nic_bw_Bps * m->nic_eff * peff[k]);
+    double tk = l + lat + (bw > nic ? bw : nic);
+    if (best < 0 || tk < best) {
+      best = tk;
+      *tc = (struct tree_cost){k, peff[k], l, bw};
+    }
+  }
+  return best;
+}
+
 /* Double binary trees (tree_phase); NCCL's trees do not slow down with
  * depth, and a channel's pipeline moves at most tree_bw of algorithm
  * bandwidth: a delay of S/g / tree_bw runs beside the flows. */
 static void tree_plan(const struct coll_model *m, const struct coll_call *call,
                       const struct topo *t, struct coll_plan *out)
 {
-  double lat = route_lat(call);
-  double depth = 0;
-  for (int v = t->nodes; v > 1; v = (v + 1) / 2)
-    depth++;
-  double steps = 2 * (depth + t->g - 1);
+  struct tree_cost tc;
+  tree_estimate(m, t->g, t->nodes, call->bytes, route_lat(call), &tc);
   out->shape = CS_TREE;
-  out->extra_s = m->coll_lat_s + (steps - 1) * lat;
+  out->extra_s = tc.lat_s;
   out->g = t->g;
   out->nodes = t->nodes;
   out->S = call->bytes;
-  out->pe = 1;
+  out->pe = tc.pe;
   out->nphases = 1;
-  if (m->tree_bw > 0)
-    out->delay0_s = out->S / t->g / m->tree_bw;
+  out->delay0_s = tc.bw_s;
 }
 
 /* Hierarchical all-reduce: its inter-node phase is a ring over the nodes. */
@@ -400,21 +588,57 @@ static void nvls_plan(const struct coll_model *m, const struct coll_call *call,
   out->nphases = 1;
 }
 
-/* The algorithm that runs `call` (auto and fallbacks resolved). */
+/* The ring's estimate for `call`: latency and bandwidth-bound time. */
+static double ring_estimate(const struct coll_model *m,
+                            const struct coll_call *call, const struct topo *t)
+{
+  double scale = ring_scale(m, t->span);
+  struct span sp = span_of(m, call, t);
+  struct shape cs = ring_shape(m, call->op, call->n, call->bytes,
+                               ring_bw(m, t, scale), &sp, t->channels);
+  return cs.est_s;
+}
+
+/* The algorithm that runs `call` (auto and fallbacks resolved).  Under
+ * auto NCCL's tuner picks the fastest estimate: for all-reduce across
+ * nodes ring or tree, for all-gather and reduce-scatter with one GPU per
+ * node ring or PAT. */
 static enum coll_algo choose(const struct coll_model *m,
                              const struct coll_call *call, const struct topo *t)
 {
   double ring_s;
-  if (call->op == CO_ALLTOALL)
+  enum coll_op op = call->op;
+  if (op == CO_ALLTOALL)
     return CA_DIRECT;
-  if (call->op == CO_SENDRECV)
+  if (op == CO_SENDRECV)
     return CA_RING;
-  if (call->op == CO_ALLREDUCE && !t->cross &&
+  if (op == CO_ALLREDUCE && !t->cross &&
       use_nvls(m, call->n, call->bytes, &ring_s))
     return CA_NVLS;
-  if (call->op == CO_ALLREDUCE && (m->algo == CA_TREE || m->algo == CA_HIER) &&
-      t->channels > 1)
+  bool multi = t->cross && t->nodes > 1; /* regular, across nodes */
+  bool one_per_node = multi && t->g == 1;
+  if (op == CO_ALLREDUCE && multi &&
+      (m->algo == CA_TREE || (m->algo == CA_HIER && !one_per_node)))
     return m->algo;
+  bool pat_ok = one_per_node && (op == CO_ALLGATHER ||
+                                 op == CO_REDUCE_SCATTER);
+  if (m->algo == CA_PAT && pat_ok)
+    return CA_PAT;
+  if (m->algo != CA_AUTO)
+    return CA_RING;
+  if (op == CO_ALLREDUCE && multi) {
+    struct tree_cost tc;
+    double tree_s = tree_estimate(m, t->g, t->nodes, call->bytes,
+                                  route_lat(call), &tc);
+    return tree_s < ring_estimate(m, call, t) ? CA_TREE : CA_RING;
+  }
+  if (pat_ok) {
+    double lat = route_lat(call);
+    double pat_s = pat_latency(m, call->n, lat) + lat +
+                   (double)(call->n - 1) / call->n * call->bytes /
+                       (ring_bw(m, t, ring_scale(m, t->span)) * COLL_PAT_BW);
+    return pat_s < ring_estimate(m, call, t) ? CA_PAT : CA_RING;
+  }
   return CA_RING;
 }
 

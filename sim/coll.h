@@ -34,7 +34,7 @@
 
 /* Collective algorithms (the table behind `weft list collectives`). */
 enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,
-                 CA_COUNT };
+                 CA_PAT, CA_COUNT };
 int coll_algo_from_name(const char *name); /* -1 when unknown */
 const char *coll_algo_name(enum coll_algo a);
 const char *coll_algo_summary(enum coll_algo a);
@@ -49,9 +49,33 @@ int fidelity_from_name(const char *name); /* -1 when unknown */
 #define COLL_LAT_LL128 0.616
 #define COLL_LAT_LL 0.448
 #define COLL_LAT_NVLS 1.985
-#define COLL_TREE_BW 12.311e9
+#define COLL_TREE_BW 12.317e9
 #define COLL_LL128_EFF 0.9375 /* NCCL's wire format: 120 of 128 bytes */
 #define COLL_LL_EFF 0.5       /* half of each 8-byte word is a flag */
+
+/* NCCL's per-step latencies, microseconds, by protocol: Simple, LL128, LL.
+ * From NCCL 2.30.7, src/graph/tuning.cc (ncclTunerConstantsDefaults,
+ * hwLatencies; ncclTopoTuneModel for how they add up).  A ring spanning
+ * nodes pays, besides its fixed cost, every step: (steps - inter-node
+ * steps) x COLL_HOP_NVL (at least NCCL's net overhead, 1 us on x86, x3 for
+ * Simple) + inter-node steps x COLL_HOP_NET (COLL_TREE_HOP_NET when every
+ * member is on its own node: "with ppn=1 latencies are fully exposed");
+ * a tree pays 2 x ((GPUs per node - 1) x COLL_TREE_HOP_NVL + floor(log2
+ * nodes) x COLL_TREE_HOP_NET).  NCCL multiplies a multi-node Simple ring
+ * all-reduce's latency by 1.4 ("plateau effect of ring", Ampere and
+ * later, ncclTopoGetAlgoTime). */
+#define COLL_HOP_NVL {3.4, 1.9, 0.6}
+#define COLL_HOP_NET {14.0, 4.0, 2.7}
+#define COLL_TREE_HOP_NVL {4.0, 1.25, 0.6}
+#define COLL_TREE_HOP_NET {14.0, 8.5, 5.0}
+#define COLL_NET_OVERHEAD 1.0
+#define COLL_RING_PLATEAU 1.4
+/* PAT (NCCL >= 2.23; 2.30.7 tuning.cc): all-gather and reduce-scatter with
+ * one GPU per node, Simple only: latency floor(log2 nodes) x
+ * COLL_TREE_HOP_NET(Simple) / 3.5 + ranks x COLL_PAT_PER_RANK on top of the
+ * fixed cost, at COLL_PAT_BW of the ring's bandwidth. */
+#define COLL_PAT_PER_RANK 2.8
+#define COLL_PAT_BW 0.75
 
 /* Everything the collective model needs, resolved: the engine fills it
  * from its parameters and the cluster (coll_model_resolve). */
@@ -70,6 +94,9 @@ struct coll_model {
   double ll128_eff, ll_eff; /* bandwidth shares of the protocols */
   bool free_comm;     /* communication takes no time */
   bool closed_form;   /* time whole-node collectives in closed form */
+  bool nccl_hops;     /* steps across nodes pay NCCL's per-step latencies
+                         (COLL_HOP_*); false: the route latency of each
+                         step only (an ideal network) */
   /* The cluster: */
   int gpus_per_node;
   bool nvls;          /* the node's switch can reduce (NVLS) */

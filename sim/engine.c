@@ -50,6 +50,7 @@ void engine_params_default(struct engine_params *p)
   p->nvls_eff = 0; /* the node type says (catalog) */
   p->tree_bw = COLL_TREE_BW;
   p->algo = CA_AUTO;
+  p->nccl_hops = true;
 }
 
 enum { TAG_KERNEL, TAG_INST, TAG_FLOW };
@@ -591,7 +592,7 @@ static void model_init(struct coll_model *m, const struct engine_params *p,
       .coll_lat_s = p->coll_lat_s, .lat_ll128 = p->lat_ll128,
       .lat_ll = p->lat_ll, .lat_nvls = p->lat_nvls, .ring_loss = p->ring_loss,
       .ll128_eff = p->ll128_eff, .ll_eff = p->ll_eff,
-      .free_comm = p->free_comm,
+      .free_comm = p->free_comm, .nccl_hops = p->nccl_hops,
       .closed_form = !p->force_flows && !p->on_flow};
   coll_model_resolve(m, c);
 }

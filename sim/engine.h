@@ -39,7 +39,8 @@ struct engine_params {
    * setup, synchronisation of the members), the route latency of each
    * algorithm step, and its bytes at the share
    * of the bandwidth the protocol keeps (LL: half of each 8-byte word is a
-   * flag; LL128: 120 of 128 bytes).  coll_lat_s is Simple's fixed latency
+   * flag; LL128: 120 of 128 bytes).  Across nodes the steps pay NCCL
+   * 2.30.7's per-step latencies instead (nccl_hops).  coll_lat_s is Simple's fixed latency
    * (negative: the node type's); LL128's and LL's are the fractions lat_ll128 and
    * lat_ll of it.  The engine picks, per collective, the protocol its own
    * estimate says is fastest, as NCCL's tuner does. */
@@ -49,6 +50,10 @@ struct engine_params {
    * beyond two (negative: the node type's). */
   double ring_loss;
   double ll128_eff, ll_eff;
+  /* Steps across nodes pay NCCL's per-step latencies by transport and
+   * protocol (coll.h, COLL_HOP_*; on by default); off: each step pays its
+   * route's latency only. */
+  bool nccl_hops;
   bool free_comm;              /* communication takes no time (tests) */
   /* A collective over every GPU of one node has the node's NVLinks to
    * itself (nothing else can use them while it runs), so its flows' time

@@ -21,7 +21,7 @@ static struct coll_model model(void)
       .nic_eff = 0.9, .nvls_eff = 0.6, .tree_bw = 10e9, .coll_lat_s = 20e-6,
       .lat_ll128 = COLL_LAT_LL128, .lat_ll = COLL_LAT_LL,
       .lat_nvls = COLL_LAT_NVLS, .ring_loss = 0, .ll128_eff = COLL_LL128_EFF,
-      .ll_eff = COLL_LL_EFF, .closed_form = true, .gpus_per_node = 8,
+      .ll_eff = COLL_LL_EFF, .closed_form = true, .nccl_hops = true, .gpus_per_node = 8,
       .nvls = true, .nvlink_bw_Bps = NVL, .nic_bw_Bps = NIC,
       .nvlink_lat_s = NVL_LAT};
   return m;
@@ -98,8 +98,10 @@ Test(coll, ring_allreduce_across_two_nodes)
     REL(fl.wire[i], cross ? share / 0.9 : 7 * share / 0.8, 1e-12);
   }
   cr_assert_eq(inter, 16, "8 channels leave each of 2 nodes");
-  /* The delay after the flows: Simple's latency and all steps but one. */
-  REL(p.extra_s, 20e-6 + (2 * 15 - 1) * NET_LAT, 1e-12);
+  /* The delay after the flows: Simple's fixed latency; each step carries
+   * 1 GiB x 2 x 15/16 / 30 / 8 channels, 186 us at one NIC, which hides
+   * every hop latency of NCCL's model (at most 14 us). */
+  REL(p.extra_s, 20e-6, 1e-12);
 }
 
 /* Step fidelity: one phase per ring step carrying 1/steps of the bytes,
@@ -126,6 +128,15 @@ Test(coll, ring_step_by_step_carries_the_same_bytes)
       total_step += fl.wire[i];
   }
   REL(total_step, total_flow, 1e-12);
+  /* Each step pays its route: the delay is what is left of the flow
+   * fidelity's (here none: 256 MiB hides NCCL's hops, and the 15 routes
+   * exceed the fixed latency). */
+  cr_assert_eq(step.extra_s, fmax(0, flow.extra_s - 14 * NET_LAT));
+  m.nccl_hops = false;
+  m.fidelity = FID_FLOW;
+  coll_plan_make(&m, &c, &flow);
+  m.fidelity = FID_STEP;
+  coll_plan_make(&m, &c, &step);
   REL(step.extra_s, flow.extra_s - 14 * NET_LAT, 1e-12);
   cr_assert_eq(phase_flows(&m, &c, &step, 15), 0, "no phase 15");
 }
@@ -165,7 +176,12 @@ Test(coll, protocol_by_size)
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.pe, COLL_LL_EFF);
-  REL(p.extra_s, 20e-6 * COLL_LAT_LL + 29 * NET_LAT, 1e-12);
+  /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us,
+   * each less what its 4096 x 2 x 15/16 / 30 / 8 bytes take at half of a
+   * NIC; the flows pay one route. */
+  double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * COLL_LL_EFF);
+  REL(p.extra_s, 20e-6 * COLL_LAT_LL + 28 * (1.0e-6 - st) +
+                     2 * (2.7e-6 - st) - NET_LAT, 1e-12);
   c.bytes = 1e9;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.pe, 1.0);
@@ -242,9 +258,10 @@ Test(coll, tree_allreduce_across_four_nodes)
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.shape, CS_TREE);
   cr_assert_eq(p.nphases, 1);
-  REL(p.delay0_s, S / g / 10e9, 1e-12);
-  double depth = 2; /* 4 nodes */
-  REL(p.extra_s, 20e-6 + (2 * (depth + g - 1) - 1) * NET_LAT, 1e-12);
+  REL(p.delay0_s, S / g / 10e9, 1e-12); /* 1 GiB: no correction */
+  /* NCCL's tree latency: 2 x ((g - 1) NVLink hops at 4 us + log2(4)
+   * network hops at 14 us), Simple, less the route the flows pay. */
+  REL(p.extra_s, 20e-6 + 2 * (7 * 4.0 + 2 * 14.0) * 1e-6 - NET_LAT, 1e-12);
   cr_assert_eq(phase_flows(&m, &c, &p, 0),
                g * (N * (g - 1) * 2 + 2 * (N - 1) * 2));
   /* Inside a node, not a regular multi-node group: the ring. */
@@ -330,7 +347,7 @@ Test(coll, ring_loss_with_nodes)
 {
   struct coll_model m = model();
   m.ring_loss = 0.05;
-  double S = 1 << 30;
+  double S = 8.0 * (1 << 30); /* Simple: LL128 is close at 1 GiB */
   struct coll_call c = call(CO_ALLREDUCE, 64, S);
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
@@ -350,4 +367,142 @@ Test(coll, table_names)
   cr_assert_eq(coll_algo_from_name("butterfly"), -1);
   cr_assert_eq(fidelity_from_name("step"), FID_STEP);
   cr_assert_eq(fidelity_from_name("packet"), -1);
+}
+
+/* NCCL 2.30.7's closed form of a ring's latency across nodes, microseconds
+ * (tuning.cc): baseLat + (steps - inter) x max(intra hop, net overhead) +
+ * inter x net hop; protocol k: 0 Simple, 1 LL128, 2 LL. */
+static double nccl_ring_us(enum coll_op op, int n, int N, int k)
+{
+  const double nvl[3] = {3.4, 1.9, 0.6}, net[3] = {14.0, 4.0, 2.7},
+               tnet[3] = {14.0, 8.5, 5.0}, ovh[3] = {3.0, 1.0, 1.0};
+  double steps = op == CO_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
+  double inter = op == CO_ALLREDUCE ? 2.0 * (N - 1) : N - 1;
+  double intra = nvl[k] > ovh[k] ? nvl[k] : ovh[k];
+  return (steps - inter) * intra + inter * (n == N ? tnet[k] : net[k]);
+}
+
+/* A latency-bound ring across nodes pays every step's hop: at 8 bytes the
+ * bytes hide nothing, and the delay is NCCL's closed form (LL) beyond the
+ * fixed latency, less the one route the flows pay.  Points: 2 and 8 nodes
+ * of 8 GPUs, all-reduce and all-gather; and one GPU per node, where the
+ * network hop is the tree's (NCCL: "with ppn=1 latencies are fully
+ * exposed"). */
+Test(coll, per_step_latency_matches_nccl)
+{
+  struct coll_model m = model();
+  const struct { enum coll_op op; int n, N; } pts[] = {
+      {CO_ALLREDUCE, 16, 2}, {CO_ALLREDUCE, 64, 8},
+      {CO_ALLGATHER, 16, 2}, {CO_ALLGATHER, 64, 8}};
+  for (int i = 0; i < 4; i++) {
+    struct coll_call c = call(pts[i].op, pts[i].n, 8);
+    struct coll_plan p;
+    coll_plan_make(&m, &c, &p);
+    cr_assert_eq(p.pe, COLL_LL_EFF, "point %d: LL", i);
+    double ch = 8, steps = pts[i].op == CO_ALLREDUCE ? 2.0 * (pts[i].n - 1)
+                                                     : pts[i].n - 1;
+    double per_edge = (pts[i].op == CO_ALLREDUCE ? 2.0 : 1.0) *
+                      (pts[i].n - 1) / pts[i].n * 8;
+    double st = per_edge / steps / ch / (NIC * 0.9 * COLL_LL_EFF);
+    double want = 20e-6 * COLL_LAT_LL +
+                  nccl_ring_us(pts[i].op, pts[i].n, pts[i].N, 2) * 1e-6 -
+                  steps * st - NET_LAT;
+    REL(p.extra_s, want, 1e-9);
+  }
+  /* One GPU per node: 8 ranks on 8 nodes (members 0, 8, 16, ...). */
+  for (int k = 0; k < 8; k++)
+    ranks[k] = 8 * k;
+  struct coll_call c = {CO_ALLGATHER, 8, ranks, 8, 0, lat, NULL};
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * COLL_LL_EFF);
+  REL(p.extra_s, 20e-6 * COLL_LAT_LL + 7 * (5.0e-6 - st) - NET_LAT, 1e-9);
+}
+
+/* A large flat ring's time falls with its bytes but never below its
+ * latency: 1536 GPUs on 192 nodes, all-gather from 1 KiB to 4 GiB. */
+Test(coll, flat_ring_time_floor)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  static int32_t big[1536];
+  for (int k = 0; k < 1536; k++)
+    big[k] = k;
+  double floor_us = nccl_ring_us(CO_ALLGATHER, 1536, 192, 2);
+  double prev = -1;
+  for (double S = 1024; S <= 4.0 * (1 << 30); S *= 4) {
+    struct coll_call c = {CO_ALLGATHER, 1536, big, S, 0, lat, NULL};
+    struct coll_plan p;
+    coll_plan_make(&m, &c, &p);
+    double bw = NIC * 0.9 * p.pe;
+    double t = p.extra_s + NET_LAT + p.edge_bytes / bw;
+    /* Per byte it gets cheaper, in total never cheaper than LL's steps. */
+    cr_assert_geq(t, 20e-6 * COLL_LAT_LL + 0.99 * floor_us * 1e-6 -
+                         1535 * 8 * 1e-9, "S %g", S);
+    if (prev > 0)
+      cr_assert_lt(t / S, prev, "time per byte falls (S %g)", S);
+    prev = t / S;
+  }
+}
+
+/* NCCL's ring/tree switch for all-reduce across nodes: with the tree's
+ * latency 2 x ((g-1) x 4 + log2 N x 14) us (Simple) against the ring's
+ * (steps) hops, the tree wins for mid sizes on many nodes and the ring for
+ * large messages, where its bandwidth is higher than tree_bw's. */
+Test(coll, ring_tree_switch)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  static int32_t big[512];
+  for (int k = 0; k < 512; k++)
+    big[k] = k;
+  struct coll_plan p;
+  /* 64 nodes, 1 MiB: the ring pays 1022 steps; the tree 2 x (7 + 6). */
+  struct coll_call c = {CO_ALLREDUCE, 512, big, 1 << 20, 0, lat, NULL};
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_TREE);
+  /* 16 GiB: bandwidth decides; tree_bw 10 GB/s per channel (80 GB/s of
+   * algorithm bandwidth) loses to 8 NICs at 45 GB/s in a ring. */
+  c.bytes = 16.0 * (1 << 30);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
+  /* 2 nodes, 64 MiB: the ring's few steps win. */
+  c.n = 16;
+  c.bytes = 64 << 20;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
+  /* Where NCCL would not run trees, explicit rings stay rings. */
+  m.algo = CA_RING;
+  c.n = 512;
+  c.bytes = 1 << 20;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
+}
+
+/* PAT: all-gather with one GPU per node, under auto where its log-depth
+ * latency beats the ring's linear one (NCCL >= 2.23); never with several
+ * GPUs of a node in the group. */
+Test(coll, pat_at_one_gpu_per_node)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  static int32_t big[64];
+  for (int k = 0; k < 64; k++)
+    big[k] = 8 * k; /* 64 nodes, GPU 0 of each */
+  struct coll_call c = {CO_ALLGATHER, 64, big, 1 << 20, 0, lat, NULL};
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_PAT);
+  cr_assert_eq(p.pe, COLL_PAT_BW);
+  /* NCCL's PAT latency: log2(64) x 14 / 3.5 + 64 x 2.8 us. */
+  REL(p.extra_s, 20e-6 + (6 * 14.0 / 3.5 + 64 * 2.8) * 1e-6 - NET_LAT, 1e-12);
+  cr_assert_eq(phase_flows(&m, &c, &p, 0), 64);
+  /* 8 GiB: the ring's full bandwidth wins. */
+  c.bytes = 8.0 * (1 << 30);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
+  /* 8 GPUs of each node: no PAT. */
+  c = call(CO_ALLGATHER, 64, 1 << 20);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
 }

@@ -55,6 +55,7 @@ static struct engine_params ideal(void)
   p.ll128_eff = p.ll_eff = 1;
   p.nvls_eff = 1;
   p.tree_bw = 0; /* trees as fast as their links */
+  p.nccl_hops = false; /* steps pay their routes' latency only */
   return p;
 }
 
