@@ -4,12 +4,14 @@
 # weft run and prints throughput per GPU.
 #
 # 1. GPT-3 175B on 384, 768 and 1536 A100 (Selene): ZeRO-3 over all GPUs
-#    (micro-batch 4, 2, 1: one micro-batch per GPU) against TP 8 x PP 12 x DP
-#    (micro-batch 1, interleaved 1F1B with 2 chunks); global batch 1536,
+#    (micro-batch 4, 2, 1: one micro-batch per GPU) as DeepSpeed ran it in
+#    2021 and as it runs now (--shard-impl, plan.h), against TP 8 x PP 12 x
+#    DP (micro-batch 1, interleaved 1F1B with 2 chunks); global batch 1536,
 #    full recomputation for both.
 # 2. Llama 3 70B (sequence 8192, global batch 2048) on 64 to 2048 H100:
-#    FSDP over all GPUs, HSDP (shard inside each 8-GPU node, replicate
-#    across nodes) and TP 8 x PP 4 x DP; full recomputation.
+#    FSDP over all GPUs (FSDP2), HSDP (FSDP2, shard inside each 8-GPU node,
+#    replicate across nodes) and TP 8 x PP 4 x DP; full recomputation.
+# PARTS=1 or PARTS=2 runs one part only.
 # Results are printed as they come; a configuration that does not fit in
 # HBM is still simulated and marked.
 build=${1:-build}
@@ -34,21 +36,29 @@ header() {
   printf '\n%s\n%-34s %6s %9s %9s %11s %9s %10s\n' "$1" strategy gpus "TFLOP/s" "model" "tokens/s/GPU" exposed memory
 }
 
+parts=${PARTS:-12}
+case $parts in *1*)
 header "GPT-3 175B on A100 (Selene), global batch 1536"
 for spec in 384:4 768:2 1536:1; do
   g=${spec%%:*}; mb=${spec##*:}
-  row "ZeRO-3, micro-batch $mb" "$g" --model gpt3-175b --cluster selene \
-    --zero 3 --micro-batch "$mb" --global-batch 1536 --recompute full
+  for si in deepspeed-2021 deepspeed; do
+    row "ZeRO-3 $si, mb $mb" "$g" --model gpt3-175b --cluster selene \
+      --zero 3 --shard-impl "$si" --micro-batch "$mb" --global-batch 1536 \
+      --recompute full
+  done
   row "TP 8 x PP 12 x DP $((g / 96))" "$g" --model gpt3-175b --cluster selene \
     --tp 8 --pp 12 --global-batch 1536 --schedule interleaved:2 --recompute full
 done
+;; esac
 
+case $parts in *2*)
 header "Llama 3 70B on H100, sequence 8192, global batch 2048"
 for g in 64 256 1024 2048; do
-  row "FSDP" "$g" --model llama3-70b --cluster dgx-h100 --fsdp yes \
-    --global-batch 2048 --recompute full
-  row "HSDP (8 per shard group)" "$g" --model llama3-70b --cluster dgx-h100 \
-    --hsdp 8 --global-batch 2048 --recompute full
+  row "FSDP (fsdp2)" "$g" --model llama3-70b --cluster dgx-h100 --fsdp yes \
+    --shard-impl fsdp2 --global-batch 2048 --recompute full
+  row "HSDP 8 (fsdp2)" "$g" --model llama3-70b --cluster dgx-h100 \
+    --hsdp 8 --shard-impl fsdp2 --global-batch 2048 --recompute full
   row "TP 8 x PP 4 x DP $((g / 32))" "$g" --model llama3-70b --cluster dgx-h100 \
     --tp 8 --pp 4 --global-batch 2048 --schedule interleaved:5 --recompute full
 done
+;; esac

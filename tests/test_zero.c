@@ -105,3 +105,84 @@ Test(zero, bad_combinations)
           "--hsdp: shard groups of 12 do not divide DP 32");
   refused("gpt-1.7b", KV("zero", "4"), 32, "--zero: '4' exceeds the limit of 3");
 }
+
+/* DeepSpeed ZeRO-3 (plan.h, shard_impl): per layer of GPT 1.7B (h 2304,
+ * TP 1), the tensors of at least 1e5 elements are QKV (h x 3h), the
+ * projection (h x h), FC1 (h x 4h) and FC2 (4h x h); the biases and norms
+ * (<= 4h = 9216 elements) persist and are never gathered.  2021: one
+ * gather per tensor; now: coalesced in module order up to 5e7 elements,
+ * which here takes them all (12 h^2 = 63.7e6 > 5e7: QKV + projection
+ * (21.2e6), then FC1 + FC2 (42.5e6)). */
+Test(zero, deepspeed_gathers_by_tensor_and_bucket)
+{
+  const char *impl[] = {"deepspeed-2021", "deepspeed"};
+  const long want[] = {4, 2};
+  double h = 2304;
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("gpt-1.7b", 16, KV("zero", "3", "shard_impl",
+                            impl[k], "micro_batch", "4", "global_batch", "64"),
+                            &m, &p);
+    long n;
+    double b = coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_FWD, 5, -2, &n);
+    cr_assert_eq(n, want[k], "%s: %ld gathers of layer 5", impl[k], n);
+    REL(b, 12 * h * h * 2); /* BF16 */
+    /* Gradients: 2021 all-reduces buckets of 5e8 elements; now
+     * reduce-scatters them.  GPT 1.7B's 1.7e9 parameters: the buckets
+     * hold everything once. */
+    double P = stage_params_rank(&m, &p, 0);
+    enum coll_op op = k == 0 ? CO_ALLREDUCE : CO_REDUCE_SCATTER;
+    long nb;
+    REL(coll_sum(g, 0, op, GK_DP, -1, -2, -2, &nb), 2 * P);
+    cr_assert_eq(nb, (long)ceil(P / 5e8), "%s: %ld buckets", impl[k], nb);
+    graph_free(g);
+  }
+}
+
+/* FSDP1 gathers as the ideal model does; FSDP2 adds its copy-out of every
+ * gathered unit and the copy-in of every unit's gradients, memory-bound
+ * kernels of 2 x their bytes. */
+Test(zero, fsdp2_copies_in_and_out)
+{
+  struct model m;
+  struct plan p;
+  double base = 0, with = 0;
+  long nb = 0, nw = 0;
+  const char *impl[] = {"fsdp1", "fsdp2"};
+  for (int k = 0; k < 2; k++) {
+    struct graph *g = build("gpt-1.7b", 16, KV("fsdp", "yes", "shard_impl",
+                            impl[k], "micro_batch", "4", "global_batch",
+                            "64"), &m, &p);
+    double b = 0;
+    long n = 0;
+    for (long i = 0; i < g->prog[0].n; i++) {
+      const struct task *t = &g->prog[0].tasks[i];
+      if (t->kind == TK_KERNEL && t->op == KK_ELEMWISE) {
+        b += t->bytes;
+        n++;
+      }
+    }
+    *(k ? &with : &base) = b;
+    *(k ? &nw : &nb) = n;
+    graph_free(g);
+  }
+  double P = stage_params_rank(&m, &p, 0);
+  /* Forward and backward copy-outs at 2 bytes, one copy-in at 2 (BF16
+   * gradients), each 2 x (read and write). */
+  REL(with - base, 2 * P * 2 * 2 + 2 * P * 2);
+  cr_assert_eq(nw - nb, 3 * (24 + 2));
+}
+
+Test(zero, shard_impl_refused_where_it_cannot_apply)
+{
+  refused("gpt-1.7b", KV("shard_impl", "deepspeed", "global_batch", "64"), 32,
+          "--shard_impl: shard_impl applies to sharded parameters (ZeRO-3, "
+          "FSDP or HSDP); this plan has ZeRO stage 0");
+  refused("gpt-1.7b", KV("hsdp", "8", "shard_impl", "deepspeed",
+          "global_batch", "64"), 32, "--shard_impl: HSDP is PyTorch FSDP's; "
+          "DeepSpeed ZeRO-3 shards over all data-parallel ranks");
+  refused("gpt-1.7b", KV("zero", "3", "shard_impl", "megatron",
+          "global_batch", "64"), 32, "--shard_impl: 'megatron' is not ideal, "
+          "fsdp1, fsdp2, deepspeed or deepspeed-2021");
+}

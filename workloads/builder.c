@@ -410,15 +410,103 @@ static enum group_kind expert_group(const struct plan *p, long *n)
   return p->cp > 1 ? GK_EDPCP : GK_EDP;
 }
 
+/* The tensors of a unit's dense parameters per rank, in module order, in
+ * elements: a layer's norms, attention and MLP as Megatron-LM lays them
+ * out (fused QKV; SwiGLU's gate and up projections apart, as Hugging Face
+ * models hold them); what an MoE layer holds beyond its attention (router,
+ * shared biases; experts outside EP) as one tensor; the embedding and the
+ * output layer as one each.  The sum is the unit's params. */
+enum { UNIT_TENSORS_MAX = 16 };
+static int unit_tensors(const struct ctx *c, const struct unit *u,
+                        double *out)
+{
+  if (u->kind != UNIT_LAYER) {
+    out[0] = u->params;
+    return 1;
+  }
+  double h = c->h, t = c->t, qkv = h + 2 * c->kv, f = c->f;
+  bool gpt = c->m->gpt_style, moe = model_is_moe(c->m);
+  int n = 0;
+  out[n++] = h;                 /* first norm (weight) */
+  if (gpt)
+    out[n++] = h;               /* its bias */
+  out[n++] = h * qkv / t;       /* QKV */
+  if (gpt)
+    out[n++] = qkv / t;
+  out[n++] = h * h / t;         /* output projection */
+  if (gpt)
+    out[n++] = h;
+  out[n++] = h;                 /* second norm */
+  if (gpt)
+    out[n++] = h;
+  if (!moe) {
+    for (int k = 0; k < (int)c->gates; k++)
+      out[n++] = h * f / t;     /* FC1 (gate, up) */
+    if (gpt)
+      out[n++] = f * c->gates / t;
+    out[n++] = f * h / t;       /* FC2 */
+    if (gpt)
+      out[n++] = h;
+  }
+  double sum = 0;
+  for (int k = 0; k < n; k++)
+    sum += out[k];
+  if (u->params - sum > 0.5)
+    out[n++] = u->params - sum; /* MoE: router, biases, local experts */
+  return n;
+}
+
+/* The all-gathers of a unit, in elements: the whole unit (ideal, FSDP),
+ * or DeepSpeed's: tensors below the persistence threshold stay whole on
+ * every rank; the others one per gather (2021) or coalesced in module
+ * order up to the prefetch bucket (a larger tensor alone). */
+static int gather_batches(const struct ctx *c, const struct unit *u,
+                          double *out)
+{
+  enum shard_impl si = c->p->shard_impl;
+  if (si != SI_DEEPSPEED && si != SI_DEEPSPEED_2021) {
+    out[0] = u->params;
+    return u->params > 0;
+  }
+  double ten[UNIT_TENSORS_MAX];
+  int nt = unit_tensors(c, u, ten), n = 0;
+  double acc = 0;
+  for (int k = 0; k < nt; k++) {
+    if (ten[k] < SHARD_PERSIST_ELEMS)
+      continue;
+    if (si == SI_DEEPSPEED_2021) {
+      out[n++] = ten[k];
+      continue;
+    }
+    if (acc > 0 && acc + ten[k] > SHARD_PREFETCH_ELEMS) {
+      out[n++] = acc;
+      acc = 0;
+    }
+    acc += ten[k];
+  }
+  if (acc > 0)
+    out[n++] = acc;
+  return n;
+}
+
 /* Gather a unit's parameters; returns the last gather issued (the stream is
- * in order, so waiting for it waits for both). */
+ * in order, so waiting for it waits for all), -1 when nothing is gathered.
+ * DeepSpeed 2021 launched each gather after torch.cuda.synchronize(): it
+ * waits for the computation issued before it. */
 static long gather(struct ctx *c, const struct unit *u, int phase,
                    enum group_kind gk, long after)
 {
-  long layer = u->kind == UNIT_LAYER ? u->layer : -1, nx, i;
-  i = coll(c, CO_ALLGATHER, gk, ST_AG, phase, layer, u->params * c->e);
-  if (after >= 0)
-    graph_dep(c->g, c->s, after);
+  long layer = u->kind == UNIT_LAYER ? u->layer : -1, nx, i = -1;
+  double b[UNIT_TENSORS_MAX];
+  int nb = gather_batches(c, u, b);
+  bool sync = c->p->shard_impl == SI_DEEPSPEED_2021;
+  for (int k = 0; k < nb; k++) {
+    i = coll(c, CO_ALLGATHER, gk, ST_AG, phase, layer, b[k] * c->e);
+    if (after >= 0)
+      graph_dep(c->g, c->s, after);
+    if (sync && c->last_compute >= 0)
+      graph_dep(c->g, c->s, c->last_compute);
+  }
   enum group_kind xg = expert_group(c->p, &nx);
   if (u->xparams > 0 && nx > 1) {
     i = coll(c, CO_ALLGATHER, xg, ST_AG, phase, layer, u->xparams * c->e);
@@ -426,6 +514,50 @@ static long gather(struct ctx *c, const struct unit *u, int phase,
       graph_dep(c->g, c->s, after);
   }
   return i;
+}
+
+/* Reduce a unit's gradients: one reduce-scatter per unit (ideal, FSDP;
+ * FSDP2 first copies them into its reduce-scatter buffer), or DeepSpeed's
+ * buckets of reduce_bucket_size elements (flush: the pass is over). */
+struct reducer {
+  double acc;       /* elements waiting in the bucket */
+  long last;        /* the previous bucket's reduction */
+};
+
+static void reduce_grads(struct ctx *c, struct reducer *r, const struct unit *un,
+                         long w, enum group_kind gk, bool flush,
+                         long *dp_tasks, long *n_dp)
+{
+  enum shard_impl si = c->p->shard_impl;
+  long layer = un && un->kind == UNIT_LAYER ? un->layer : -1;
+  if (si != SI_DEEPSPEED && si != SI_DEEPSPEED_2021) {
+    if (!un)
+      return;
+    long after = w;
+    if (si == SI_FSDP2) /* _chunk_cat into the reduce-scatter input */
+      after = kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
+                     2 * un->params * c->grad_e);
+    long rs = coll(c, CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD, layer,
+                   un->params * c->grad_e);
+    graph_dep(c->g, c->s, after);
+    dp_tasks[(*n_dp)++] = rs;
+    return;
+  }
+  if (un)
+    r->acc += un->params;
+  if (r->acc <= 0 || (!flush && r->acc < SHARD_REDUCE_ELEMS))
+    return;
+  bool old = si == SI_DEEPSPEED_2021;
+  /* 2021: the host waits for the previous bucket's reduction before it
+   * reduces this one, so the computation it issues next waits too. */
+  if (old && r->last >= 0 && c->npending < 4)
+    c->pending[c->npending++] = r->last;
+  long i = coll(c, old ? CO_ALLREDUCE : CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD,
+                layer, r->acc * c->grad_e);
+  graph_dep(c->g, c->s, w);
+  dp_tasks[(*n_dp)++] = i;
+  r->last = i;
+  r->acc = 0;
 }
 
 static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
@@ -439,17 +571,26 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
   enum group_kind gk = hsdp ? GK_SHARD : layout_grad_group(&c->g->layout);
   double grad_e = dtype_bytes(p->grad_dtype);
   int phase = fwd ? PH_FWD : PH_BWD;
+  /* Units gathered ahead of the computation: two (prefetch), none when
+   * each gather waits for the computation before it (DeepSpeed 2021). */
+  int ahead = p->shard_impl == SI_DEEPSPEED_2021 ? 0 : 2;
   long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
-  for (int k = 0; k < n && k < 2; k++) {
+  struct reducer red = {0, -1};
+  long w = -1;
+  for (int k = 0; k < n && k < ahead; k++) {
     int u_i = fwd ? k : n - 1 - k;
     ag[k % 3] = shard > 1 ? gather(c, &u[u_i], phase, gk, -1) : -1;
   }
   for (int k = 0; k < n; k++) {
     int u_i = fwd ? k : n - 1 - k;
     const struct unit *un = &u[u_i];
-    if (ag[k % 3] >= 0)
+    if (!ahead)
+      ag[k % 3] = shard > 1 ? gather(c, un, phase, gk, -1) : -1;
+    if (ag[k % 3] >= 0 && c->npending < 4)
       c->pending[c->npending++] = ag[k % 3];
-    long w = -1;
+    if (p->shard_impl == SI_FSDP2 && shard > 1) /* copy-out of the gather */
+      kernel(c, KK_ELEMWISE, phase, un->kind == UNIT_LAYER ? un->layer : -1,
+             0, 2 * un->params * c->e);
     if (fwd) {
       if (un->kind == UNIT_EMBED)
         embed_fwd(c);
@@ -461,12 +602,8 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
       w = un->kind == UNIT_EMBED ? embed_bwd(c)
           : un->kind == UNIT_LAYER ? layer_bwd(c, un->layer)
                           : loss_bwd(c);
-      if (shard > 1) {
-        long rs = coll(c, CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD,
-                       un->kind == UNIT_LAYER ? un->layer : -1, un->params * grad_e);
-        graph_dep(c->g, c->s, w);
-        dp_tasks[(*n_dp)++] = rs;
-      }
+      if (shard > 1)
+        reduce_grads(c, &red, un, w, gk, false, dp_tasks, n_dp);
       long nx;
       enum group_kind xg = expert_group(p, &nx);
       if (un->xparams > 0 && nx > 1) {
@@ -483,12 +620,14 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
         dp_tasks[(*n_dp)++] = ar;
       }
     }
-    if (k + 2 < n) {
-      int nx = fwd ? k + 2 : n - 3 - k;
-      ag[(k + 2) % 3] = shard > 1 ? gather(c, &u[nx], phase, gk,
-                                           c->last_compute) : -1;
+    if (ahead && k + ahead < n) {
+      int nx = fwd ? k + ahead : n - 1 - k - ahead;
+      ag[(k + ahead) % 3] = shard > 1 ? gather(c, &u[nx], phase, gk,
+                                               c->last_compute) : -1;
     }
   }
+  if (!fwd && shard > 1)
+    reduce_grads(c, &red, NULL, w, gk, true, dp_tasks, n_dp);
 }
 
 /* The context of stage `stage`: shapes, per-rank parameters, the list of

@@ -233,6 +233,19 @@ static int set_either(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static int set_shard_impl(struct plan *p, enum plan_key k, const char *v,
+                          struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, (const char *const[]){"ideal", "fsdp1", "fsdp2",
+                                           "deepspeed", "deepspeed-2021",
+                                           NULL}, &i, err);
+  if (!rc)
+    p->shard_impl = (enum shard_impl)i;
+  return rc;
+}
+
 typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
                            struct weft_err *err);
 
@@ -265,6 +278,9 @@ static const struct {
     [PK_FIRST_LAYERS] = {"first_stage_layers", "N", set_stage_layers},
     [PK_LAST_LAYERS] = {"last_stage_layers", "N", set_stage_layers},
     [PK_SPLIT_UNITS] = {"account_embedding_loss", "yes|no", set_flag},
+    [PK_SHARD_IMPL] = {"shard_impl",
+                       "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021",
+                       set_shard_impl},
 };
 
 int plan_key_from_name(const char *name)
@@ -471,6 +487,15 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
                      "(expert parallelism is carved out of data parallelism)",
                      p->origin[PK_EP], p->ep, p->dp);
+  if (p->set[PK_SHARD_IMPL] && p->zero != 3)
+    return weft_errf(err, WEFT_EINVAL, "%s: shard_impl applies to sharded "
+                     "parameters (ZeRO-3, FSDP or HSDP); this plan has ZeRO "
+                     "stage %d", p->origin[PK_SHARD_IMPL], p->zero);
+  if (p->hsdp && (p->shard_impl == SI_DEEPSPEED ||
+                  p->shard_impl == SI_DEEPSPEED_2021))
+    return weft_errf(err, WEFT_EINVAL, "%s: HSDP is PyTorch FSDP's; DeepSpeed "
+                     "ZeRO-3 shards over all data-parallel ranks",
+                     p->origin[PK_SHARD_IMPL]);
   if (p->ep > 1 && p->hsdp)
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with HSDP is "
                      "not supported yet", p->origin[PK_EP]);

@@ -30,8 +30,34 @@ enum plan_key {
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
-  PK_COUNT
+  PK_SHARD_IMPL, PK_COUNT
 };
+
+/* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
+ * implementation issues its collectives (builder.c, zero3_pass):
+ *   ideal: one all-gather per unit (embedding, layer, loss), two units
+ *     ahead of the computation, one reduce-scatter per unit right after
+ *     its backward (weft's model before 2026-11; it is FSDP1's pattern);
+ *   fsdp1: PyTorch FSDP with one FlatParameter per layer
+ *     (limit_all_gathers, BACKWARD_PRE): as ideal;
+ *   fsdp2: fully_shard per layer: as fsdp1, plus the copy-out of the
+ *     gathered parameters and the copy-in of the gradients before the
+ *     reduce-scatter, on the compute stream;
+ *   deepspeed: DeepSpeed ZeRO-3 since v0.6 (2022): parameters below
+ *     stage3_param_persistence_threshold (1e5 elements) stay whole, the
+ *     others are gathered in batches of at most stage3_prefetch_bucket_size
+ *     (5e7 elements) in module order, prefetched; gradients reduce-scattered
+ *     in buckets of reduce_bucket_size (5e8 elements);
+ *   deepspeed-2021: DeepSpeed ZeRO-3 v0.3.16-v0.4.x: one all-gather per
+ *     parameter, each launched after torch.cuda.synchronize() (so no
+ *     gather overlaps computation), gradients all-reduced in buckets of
+ *     5e8 elements on the reduction stream, the host waiting for each
+ *     bucket's reduction before it goes on. */
+enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
+                  SI_DEEPSPEED_2021 };
+#define SHARD_PERSIST_ELEMS 1e5   /* stage3_param_persistence_threshold */
+#define SHARD_PREFETCH_ELEMS 5e7  /* stage3_prefetch_bucket_size */
+#define SHARD_REDUCE_ELEMS 5e8    /* reduce_bucket_size */
 
 struct plan {
   long tp, pp, dp, cp, ep;
@@ -59,6 +85,7 @@ struct plan {
   bool blocking_p2p;      /* the computation after a pipeline send waits
                              until it is delivered (Megatron-LM 2021's
                              synchronous send/recv), else it goes on */
+  enum shard_impl shard_impl; /* how ZeRO-3/FSDP runs (above) */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
