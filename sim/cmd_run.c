@@ -28,6 +28,8 @@ static const struct opt run_opts[] = {
     {"collective", 0, OPT_VALUE, "ALGO",
      "collective algorithm (weft list collectives)"},
     {"fidelity", 0, OPT_VALUE, "flow|step|auto", "fidelity of ring collectives"},
+    {"every-rank", 0, OPT_FLAG, NULL, "simulate every rank and every flow of "
+     "a symmetric job (the check of the symmetric shortcuts)"},
     {"trace-ranks", 0, OPT_VALUE, "LIST", "trace only these ranks (0-7,64)"},
     {"trace-window", 0, OPT_VALUE, "T0:T1",
      "trace only what overlaps this simulated time window (1s:2.5s)"},
@@ -112,6 +114,7 @@ static int run_params(const struct opts *o, const struct workload *w,
       return cli_usage("--fidelity: '%s' is not flow, step or auto", fid);
     ep->fidelity = (enum fidelity)f;
   }
+  ep->no_symmetry = opts_get(&cmd_run_spec, o, "every-rank") != NULL;
   return 0;
 }
 

@@ -414,6 +414,19 @@ static double ring_bw(const struct coll_model *m, const struct topo *t,
                   : m->nvlink_bw_Bps * m->nvlink_eff;
 }
 
+/* Whether a ring's flows can be those of its first node alone (coll.h):
+ * its members fill whole nodes alike, on a symmetric fabric.  The flows it
+ * stands for are counted in closed_flows. */
+static void set_rep(const struct coll_model *m, const struct topo *t,
+                    struct coll_plan *out)
+{
+  if (!m->sym_fabric || t->nodes < 3 || !t->cross)
+    return;
+  out->rep = true;
+  long per_node = (t->g > 1 ? t->g : 0) + t->channels;
+  out->closed_flows = (t->nodes - 1) * per_node;
+}
+
 /* Rings and direct all-to-all: one phase of flows, or one phase per ring
  * step at step fidelity; a whole-node group in closed form. */
 static void ring_plan(const struct coll_model *m, const struct coll_call *call,
@@ -440,6 +453,8 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   out->nodes = t->nodes;
   out->channels = t->channels;
   out->nphases = 1;
+  if (ring)
+    set_rep(m, t, out);
   if (ring && (m->fidelity == FID_STEP ||
                (m->fidelity == FID_AUTO && n <= 16))) {
     /* Each step pays its route latency itself: what is left of the
@@ -449,6 +464,7 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
     if (out->extra_s < 0)
       out->extra_s = 0;
     out->nphases = (int)cs.steps;
+    out->closed_flows *= out->nphases;
     out->edge_bytes = cs.per_edge / cs.steps / t->channels;
     return;
   }
@@ -483,6 +499,7 @@ static void pat_plan(const struct coll_model *m, const struct coll_call *call,
   out->channels = 1;
   out->nphases = 1;
   out->edge_bytes = (double)(n - 1) / n * call->bytes;
+  set_rep(m, t, out);
 }
 
 /* NCCL 2.30.7's correction of its tree model at medium sizes
@@ -543,6 +560,28 @@ static double tree_estimate(const struct coll_model *m, int g, int nodes,
   return best;
 }
 
+/* Edges of node a in a binary tree numbered as a heap over N nodes. */
+static int heap_degree(int a, int N)
+{
+  return (a > 0) + (2 * a + 1 < N) + (2 * a + 2 < N);
+}
+
+/* The node with the most edges over both trees (the second mirrors the
+ * first) and their number. */
+static int busiest_node(int N, int *deg)
+{
+  int best = 0;
+  *deg = -1;
+  for (int a = 0; a < N; a++) {
+    int d = heap_degree(a, N) + heap_degree(N - 1 - a, N);
+    if (d > *deg) {
+      *deg = d;
+      best = a;
+    }
+  }
+  return best;
+}
+
 /* Double binary trees (tree_phase); NCCL's trees do not slow down with
  * depth, and a channel's pipeline moves at most tree_bw of algorithm
  * bandwidth: a delay of S/g / tree_bw runs beside the flows. */
@@ -559,6 +598,18 @@ static void tree_plan(const struct coll_model *m, const struct coll_call *call,
   out->pe = tc.pe;
   out->nphases = 1;
   out->delay0_s = tc.bw_s;
+  if (m->sym_fabric && t->nodes >= 3 && t->cross) {
+    /* Node 0 takes the place of the busiest node of the two trees (the
+     * nodes are alike, so which node is where is arbitrary): its flows, at
+     * the fabric's bottleneck, stand for the others'. */
+    out->rep = true;
+    long g = t->g, N = t->nodes;
+    int deg;
+    out->busiest = busiest_node((int)N, &deg);
+    long all = g * (N * (g - 1) * 2 + 2 * (N - 1) * 2);
+    long mine = g * ((g - 1) * 2 + 2 * deg);
+    out->closed_flows = all - mine;
+  }
 }
 
 /* Hierarchical all-reduce: its inter-node phase is a ring over the nodes. */
@@ -701,11 +752,12 @@ static void ring_flows(struct emitter *e, int first, int stride, int m,
  * node instead of g(g-1).  A broadcast is a chain: no edge back to the
  * first member. */
 static void channel_rings(struct emitter *e, enum coll_op op, int g,
-                          int nodes, int channels, double share, double pe)
+                          int nodes, int channels, double share, double pe,
+                          bool rep)
 {
   int n = e->call->n;
   if (channels == 1) {
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < (rep ? 1 : n); k++) {
       int nk = k + 1 == n ? 0 : k + 1;
       if (op == CO_BROADCAST && nk == 0)
         continue;
@@ -713,7 +765,7 @@ static void channel_rings(struct emitter *e, enum coll_op op, int g,
     }
     return;
   }
-  for (int node = 0; node < nodes; node++) {
+  for (int node = 0; node < (rep ? 1 : nodes); node++) {
     /* The edge a -> a+1 is the exit edge of channel (a + 1) mod g only:
      * the other g - 1 channels carry it. */
     for (int a = 0; a < g; a++)
@@ -730,7 +782,7 @@ static void channel_rings(struct emitter *e, enum coll_op op, int g,
 static void ring_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
   channel_rings(e, e->call->op, p->g, p->nodes, p->channels, p->edge_bytes,
-                p->pe);
+                p->pe, p->rep);
 }
 
 static void direct_phase(struct emitter *e, const struct coll_plan *p, int phase)
@@ -752,7 +804,7 @@ static void tree_phase(struct emitter *e, const struct coll_plan *p, int phase)
   int g = p->g, N = p->nodes;
   double share = p->S / g, pe = p->pe;
   for (int c = 0; c < g; c++) {
-    for (int node = 0; node < N; node++)
+    for (int node = 0; node < (p->rep ? 1 : N); node++)
       for (int i = 0; i + 1 < g; i++) {
         int a = node * g + (c + i) % g;
         int b = node * g + (c + i + 1) % g;
@@ -763,6 +815,13 @@ static void tree_phase(struct emitter *e, const struct coll_plan *p, int phase)
       for (int v = 1; v < N; v++) {
         int parent = (v - 1) / 2;
         int a = k ? N - 1 - v : v, b = k ? N - 1 - parent : parent;
+        if (p->rep) { /* node 0 in the busiest node's place */
+          int x = p->busiest;
+          a = a == x ? 0 : a == 0 ? x : a;
+          b = b == x ? 0 : b == 0 ? x : b;
+          if (a != 0 && b != 0)
+            continue;
+        }
         int child = a * g + c, up = b * g + c;
         flow(e, child, up, share / 2, pe);
         flow(e, up, child, share / 2, pe);

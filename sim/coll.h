@@ -94,6 +94,10 @@ struct coll_model {
   double ll128_eff, ll_eff; /* bandwidth shares of the protocols */
   bool free_comm;     /* communication takes no time */
   bool closed_form;   /* time whole-node collectives in closed form */
+  bool sym_fabric;    /* every node is wired alike (a NIC per GPU, no
+                         oversubscription) and nothing needs each flow:
+                         a ring over whole nodes emits the flows of its
+                         first node only (coll_plan.rep) */
   bool nccl_hops;     /* steps across nodes pay NCCL's per-step latencies
                          (COLL_HOP_*); false: the route latency of each
                          step only (an ideal network) */
@@ -141,6 +145,16 @@ struct coll_plan {
   double pe;            /* protocol share of the bandwidth */
   double net_scale;     /* share of nic_eff its inter-node flows reach */
   double S;             /* the collective's bytes */
+  bool rep;             /* a ring over regular nodes on a symmetric
+                           fabric: only the first node's flows (its ring
+                           edges inside the node and its channels to the
+                           next node) are emitted; every other node's are
+                           the same flows on links of their own, which
+                           max-min sharing gives the same rates, so the
+                           collective takes the same time.  closed_flows
+                           counts the others. */
+  int busiest;          /* trees under rep: the node whose place node 0
+                           takes */
 };
 
 /* Pick the algorithm and protocol of `call` and fill *out. */

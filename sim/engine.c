@@ -100,6 +100,7 @@ struct rank_state {
 struct inst {
   int type; /* TAG_INST */
   int n, arrived, remaining;
+  int need;       /* members to wait for under replica symmetry, else 0 */
   int sym_n;      /* > 1: one representative of a TP group of sym_n */
   int phase, nphases;
   bool timer_done;
@@ -138,6 +139,14 @@ struct engine {
    * simulated: the same results with TP times fewer activities. */
   bool sym;
   long rank_step; /* 1, or TP under symmetry */
+  /* Replica symmetry: the job's ranks differ only by their node (data
+   * parallelism alone, TP inside whole nodes, a symmetric fabric: the
+   * conditions of coll_model.sym_fabric), so every node runs what node 0
+   * runs at the same times.  Only node 0's ranks are simulated
+   * (sim_ranks of them); collectives wait for those of their members,
+   * their rings emit node 0's flows (coll.h, rep). */
+  bool rsym;
+  long sim_ranks;   /* ranks simulated: node 0's, or all */
 };
 
 /* ---- hash table of instances ------------------------------------------ */
@@ -277,7 +286,8 @@ static void inst_complete(struct engine *E, struct inst *in)
   in->ranks = in->tasks = NULL;
   inst_free(E, in);
   for (int k = 0; k < n; k++)
-    complete(E, ranks[k], tasks[k]);
+    if (tasks[k] >= 0)
+      complete(E, ranks[k], tasks[k]);
   free(ranks);
   free(tasks);
 }
@@ -288,6 +298,12 @@ static int node_of(const struct engine *E, long rank)
 }
 
 static void start_phase(struct engine *E, struct inst *in);
+
+/* Whether `rank` is simulated under replica symmetry (node 0's ranks). */
+static bool simulated(const struct engine *E, long rank)
+{
+  return !E->rsym || node_of(E, rank) == 0;
+}
 
 /* One activity of an instance ended: the next phase, the delay after the
  * last one, or the members' completion. */
@@ -363,7 +379,10 @@ static double route_lat(void *ctx, long a, long b)
 
 static struct coll_call call_of(struct engine *E, struct inst *in)
 {
-  const struct task *t = task_of(E, in->ranks[0], in->tasks[0]);
+  int k = 0;
+  while (in->tasks[k] < 0) /* a simulated member (replica symmetry) */
+    k++;
+  const struct task *t = task_of(E, in->ranks[k], in->tasks[k]);
   return (struct coll_call){(enum coll_op)t->op, in->n, in->ranks, t->bytes,
                             in->sym_n, route_lat, E};
 }
@@ -387,6 +406,8 @@ static void start_phase(struct engine *E, struct inst *in)
 static void launch_coll(struct engine *E, struct inst *in)
 {
   for (int k = 0; k < in->n; k++) {
+    if (in->tasks[k] < 0)
+      continue; /* not simulated (replica symmetry) */
     struct rank_state *r = &E->rs[in->ranks[k]];
     account(E, r);
     r->comm_active++;
@@ -420,11 +441,23 @@ static void arrive_coll(struct engine *E, long rank, long task)
   int n = sym_tp ? 1 : (int)grp.n, slot = sym_tp ? 0 : (int)grp.slot;
   struct inst *in = inst_get(E, (uint64_t)t->group << 56 | (uint64_t)grp.leader,
                              (uint64_t)E->st[r->stage].cseq[task], 0, n);
+  if (E->rsym && !sym_tp && in->arrived == 0) {
+    /* Every member, simulated or not, for the plan; the others have no
+     * task (-1) and are not waited for. */
+    in->need = 0;
+    for (int k = 0; k < n; k++) {
+      long mr = layout_member(&E->g->layout, (enum group_kind)t->group,
+                              grp.leader, k);
+      in->ranks[k] = (int32_t)mr;
+      in->tasks[k] = -1;
+      in->need += simulated(E, mr);
+    }
+  }
   in->ranks[slot] = (int32_t)rank;
   in->tasks[slot] = (int32_t)task;
   if (sym_tp)
     in->sym_n = (int)E->g->layout.tp;
-  if (++in->arrived == in->n)
+  if (++in->arrived == (in->need ? in->need : in->n))
     launch_coll(E, in);
 }
 
@@ -653,7 +686,21 @@ static int engine_setup(struct engine *E, const struct graph *g,
            c->pod_oversub == 1 && !p->force_flows && !p->on_task &&
            !p->on_flow && !p->no_symmetry;
   E->rank_step = E->sym ? g->layout.tp : 1;
-  for (long r = 0; r < E->nranks; r += E->rank_step)
+  /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
+   * nothing else loads the links of the nodes they leave out: every flow
+   * of the job is such a ring's (data parallelism alone, with TP inside
+   * whole nodes timed in closed form), on a symmetric fabric. */
+  const struct graph_layout *L = &g->layout;
+  E->cm.sym_fabric = c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
+                     c->pod_oversub == 1 && !p->force_flows && !p->on_flow &&
+                     !p->no_symmetry && L->pp == 1 && L->cp == 1 &&
+                     L->ep == 1 && (L->tp == 1 || E->sym) &&
+                     (L->shard == 0 || L->shard >= L->dp ||
+                      L->shard * L->tp == c->gpus_per_node);
+  E->rsym = E->cm.sym_fabric && E->nranks > c->gpus_per_node &&
+            E->nranks % c->gpus_per_node == 0;
+  E->sim_ranks = E->rsym ? c->gpus_per_node : E->nranks;
+  for (long r = 0; r < E->sim_ranks; r += E->rank_step)
     E->tasks_total += E->st[E->rs[r].stage].n;
   E->wall0 = wall_now();
   E->wall_next = E->wall0 + 1;
@@ -666,7 +713,7 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
 {
   double end = 0, comp = 0, ov = 0, ex = 0, kind[KK_COUNT] = {0};
   long simulated = 0;
-  for (long r = 0; r < E->nranks; r += E->rank_step) {
+  for (long r = 0; r < E->sim_ranks; r += E->rank_step) {
     const struct rank_state *st = &E->rs[r];
     for (int s = 0; s < ST_COUNT; s++)
       if (st->done[s] != E->st[st->stage].len[s])
@@ -693,7 +740,9 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   for (int k = 0; k < KK_COUNT; k++)
     out->compute_by_kind_s[k] = kind[k] / simulated;
   /* Activities stand for the whole job: scale the representatives'. */
-  out->kernels = E->kernels * E->rank_step;
+  /* Under replica symmetry the other nodes ran node 0's kernels; of the
+   * flows, the rings counted those they stand for (coll.h, rep). */
+  out->kernels = E->kernels * E->rank_step * (E->nranks / E->sim_ranks);
   out->flows = E->flows * E->rank_step;
   return 0;
 }
@@ -733,7 +782,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
   int rc = engine_setup(E, g, c, p, err);
   if (!rc) {
     sgb_init(on_done, E);
-    for (long r = 0; r < ranks; r += E->rank_step)
+    for (long r = 0; r < E->sim_ranks; r += E->rank_step)
       try_advance(E, r);
     sgb_run();
     rc = engine_collect(E, out, err);

@@ -386,44 +386,58 @@ Test(engine, dp_reduction_exposed_on_a_slow_fabric)
                      1e-9 * r.iteration_s);
 }
 
-/* A TP-8 job on whole nodes is symmetric: simulating one TP rank per group
- * must give exactly what simulating all of them gives.  Each variant runs
- * in a child process (one SimGrid engine per process). */
-static void sym_job(bool all_ranks, double out[5])
+/* Symmetric jobs: simulating one TP rank per group (a TP-8 job on whole
+ * nodes), or one node's flows of each ring over whole nodes (ZeRO-3 over
+ * 32 GPUs; TP 2 with two data-parallel rings per node; one GPU per node
+ * with TP 8), must give what simulating every rank and flow gives.  Each
+ * variant runs in a child process (one SimGrid engine per process). */
+static void sym_job(int job, bool all_ranks, double out[5])
 {
-  struct cluster c = load("selene", KV("gpus", "64"));
+  struct cluster c = load(job == 0 ? "selene" : "dgx-h100",
+                          KV("gpus", job == 0 ? "64" : "32"));
   struct model m;
-  cr_assert_eq(model_from_preset(&m, "gpt-7.5b", NULL), 0);
-  m.layers = 8;
+  cr_assert_eq(model_from_preset(&m, job == 0 ? "gpt-7.5b" : "gpt-1.7b",
+                                 NULL), 0);
+  m.layers = job == 0 ? 8 : 4;
   struct plan p;
   plan_init(&p);
-  p.tp = 8;
-  p.pp = 2;
-  p.global_batch = 16;
   struct weft_err err = {0};
-  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2", "s", &err), 0);
-  cr_assert_eq(plan_resolve(&p, &m, 64, &err), 0, "%s", err.msg);
+  if (job == 0) {
+    p.tp = 8;
+    p.pp = 2;
+    p.global_batch = 16;
+    cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2", "s", &err), 0);
+  } else if (job == 1) {
+    p.global_batch = 64;
+    cr_assert_eq(plan_set(&p, PK_ZERO, "3", "s", &err), 0);
+    cr_assert_eq(plan_set(&p, PK_SHARD_IMPL, "deepspeed", "s", &err), 0);
+  } else {
+    p.tp = job == 2 ? 2 : 8;
+    p.global_batch = 32;
+  }
+  cr_assert_eq(plan_resolve(&p, &m, job == 0 ? 64 : 32, &err), 0, "%s",
+               err.msg);
   struct graph *g = build_graph(&m, &p, &err);
   struct engine_params ep;
   engine_params_default(&ep);
   ep.no_symmetry = all_ranks;
   struct engine_result r;
   cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
-  cr_assert_eq(r.symmetric, !all_ranks);
+  cr_assert_eq(r.symmetric, !all_ranks && (job == 0 || job == 3));
   double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
                  r.idle_s};
   memcpy(out, v, sizeof v);
   graph_free(g);
 }
 
-static void in_child(bool all_ranks, double out[5])
+static void in_child(int job, bool all_ranks, double out[5])
 {
   int fd[2];
   cr_assert_eq(pipe(fd), 0);
   pid_t pid = fork();
   if (pid == 0) {
     double v[5];
-    sym_job(all_ranks, v);
+    sym_job(job, all_ranks, v);
     ssize_t w = write(fd[1], v, sizeof v);
     _exit(w == (ssize_t)sizeof v ? 0 : 1);
   }
@@ -437,13 +451,15 @@ static void in_child(bool all_ranks, double out[5])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  double a[5], b[5];
-  in_child(false, a);
-  in_child(true, b);
-  for (int i = 0; i < 5; i++)
-    cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "metric %d: %.15g "
-                       "vs %.15g", i, a[i], b[i]);
-  cr_assert_gt(a[0], 0);
+  for (int job = 0; job < 4; job++) {
+    double a[5], b[5];
+    in_child(job, false, a);
+    in_child(job, true, b);
+    for (int i = 0; i < 5; i++)
+      cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "job %d metric "
+                         "%d: %.15g vs %.15g", job, i, a[i], b[i]);
+    cr_assert_gt(a[0], 0);
+  }
 }
 
 Test(engine, nvls_allreduce_in_a_node)
