@@ -416,7 +416,15 @@ static void launch_coll(struct engine *E, struct inst *in)
   struct coll_plan plan;
   coll_plan_make(&E->cm, &call, &plan);
   in->extra_s = plan.extra_s;
-  E->flows += plan.closed_flows;
+  /* Flow counts are scaled by rank_step at the end (the TP ranks not
+   * simulated); a TP group's representative already stands for all of
+   * them.  Under replica symmetry a closed form inside node 0 stands for
+   * the same on every node. */
+  long cf = in->sym_n > 1 ? plan.closed_flows / E->rank_step
+                          : plan.closed_flows;
+  E->flows += cf;
+  if (E->rsym && plan.shape == CS_CLOSED)
+    E->flows += cf * (E->nranks / E->sim_ranks - 1);
   in->phase = 0;
   in->nphases = plan.nphases;
   if (plan.nphases > 0) {
