@@ -415,16 +415,19 @@ static double ring_bw(const struct coll_model *m, const struct topo *t,
 }
 
 /* Whether a ring's flows can be those of its first node alone (coll.h):
- * its members fill whole nodes alike, on a symmetric fabric.  The flows it
- * stands for are counted in closed_flows. */
+ * its members fill whole nodes alike, on a symmetric fabric.  Its edges
+ * into node 0 are kept with those out of it, so that node 0's links carry
+ * what every node's carry in the full ring.  The flows it stands for are
+ * counted in closed_flows. */
 static void set_rep(const struct coll_model *m, const struct topo *t,
                     struct coll_plan *out)
 {
   if (!m->sym_fabric || t->nodes < 3 || !t->cross)
     return;
   out->rep = true;
+  /* Node 0's edges inside it and its channels out and in. */
   long per_node = (t->g > 1 ? t->g : 0) + t->channels;
-  out->closed_flows = (t->nodes - 1) * per_node;
+  out->closed_flows = (t->nodes - 1) * per_node - t->channels;
 }
 
 /* Rings and direct all-to-all: one phase of flows, or one phase per ring
@@ -751,32 +754,51 @@ static void ring_flows(struct emitter *e, int first, int stride, int m,
  * gives them together what it gives one flow of their sum), g flows per
  * node instead of g(g-1).  A broadcast is a chain: no edge back to the
  * first member. */
+/* Node `node`'s ring edges inside it (g merged flows). */
+static void node_edges(struct emitter *e, int node, int g, double share,
+                       double pe)
+{
+  for (int a = 0; a < g; a++)
+    flow(e, node * g + a, node * g + (a + 1) % g, share * (g - 1), pe);
+}
+
+/* The channels' edges from node `node` to node `next`. */
+static void channel_edges(struct emitter *e, int node, int next, int g,
+                          int channels, double share, double pe)
+{
+  for (int ch = 0; ch < channels; ch++)
+    flow(e, node * g + (ch + g - 1) % g, next * g + ch, share, pe);
+}
+
 static void channel_rings(struct emitter *e, enum coll_op op, int g,
                           int nodes, int channels, double share, double pe,
                           bool rep)
 {
   int n = e->call->n;
+  bool wrap = op != CO_BROADCAST; /* a broadcast is a chain */
   if (channels == 1) {
-    for (int k = 0; k < (rep ? 1 : n); k++) {
+    int last = rep ? 1 : n;
+    for (int k = 0; k < last; k++) {
       int nk = k + 1 == n ? 0 : k + 1;
-      if (op == CO_BROADCAST && nk == 0)
-        continue;
-      flow(e, k, nk, share, pe);
+      if (nk != 0 || wrap)
+        flow(e, k, nk, share, pe);
     }
+    if (rep && wrap)
+      flow(e, n - 1, 0, share, pe);
     return;
   }
-  for (int node = 0; node < (rep ? 1 : nodes); node++) {
-    /* The edge a -> a+1 is the exit edge of channel (a + 1) mod g only:
-     * the other g - 1 channels carry it. */
-    for (int a = 0; a < g; a++)
-      if (g > 1)
-        flow(e, node * g + a, node * g + (a + 1) % g, share * (g - 1), pe);
+  /* The edge a -> a+1 is the exit edge of channel (a + 1) mod g only: the
+   * other g - 1 channels carry it. */
+  int last = rep ? 1 : nodes;
+  for (int node = 0; node < last; node++) {
     int nnode = (node + 1) % nodes;
-    if (op == CO_BROADCAST && nnode == 0)
-      continue;
-    for (int ch = 0; ch < channels; ch++)
-      flow(e, node * g + (ch + g - 1) % g, nnode * g + ch, share, pe);
+    if (g > 1)
+      node_edges(e, node, g, share, pe);
+    if (nnode != 0 || wrap)
+      channel_edges(e, node, nnode, g, channels, share, pe);
   }
+  if (rep && wrap)
+    channel_edges(e, nodes - 1, 0, g, channels, share, pe);
 }
 
 static void ring_phase(struct emitter *e, const struct coll_plan *p, int phase)

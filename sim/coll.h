@@ -148,7 +148,7 @@ struct coll_plan {
   bool rep;             /* a ring over regular nodes on a symmetric
                            fabric: only the first node's flows (its ring
                            edges inside the node and its channels to the
-                           next node) are emitted; every other node's are
+                           next node and from the previous) are emitted; every other node's are
                            the same flows on links of their own, which
                            max-min sharing gives the same rates, so the
                            collective takes the same time.  closed_flows

@@ -139,14 +139,14 @@ struct engine {
    * simulated: the same results with TP times fewer activities. */
   bool sym;
   long rank_step; /* 1, or TP under symmetry */
-  /* Replica symmetry: the job's ranks differ only by their node (data
-   * parallelism alone, TP inside whole nodes, a symmetric fabric: the
-   * conditions of coll_model.sym_fabric), so every node runs what node 0
-   * runs at the same times.  Only node 0's ranks are simulated
-   * (sim_ranks of them); collectives wait for those of their members,
-   * their rings emit node 0's flows (coll.h, rep). */
+  /* Replica symmetry: the data-parallel replicas run the same program on
+   * alike nodes of a symmetric fabric (the conditions of
+   * coll_model.sym_fabric), so only node 0's ranks are simulated.
+   * Collectives wait for their simulated members; their rings and trees
+   * emit the flows of their first node (coll.h, rep). */
   bool rsym;
-  long sim_ranks;   /* ranks simulated: node 0's, or all */
+  long *sim;        /* the ranks simulated (TP rank 0 only under sym) */
+  long nsim;
 };
 
 /* ---- hash table of instances ------------------------------------------ */
@@ -424,7 +424,7 @@ static void launch_coll(struct engine *E, struct inst *in)
                           : plan.closed_flows;
   E->flows += cf;
   if (E->rsym && plan.shape == CS_CLOSED)
-    E->flows += cf * (E->nranks / E->sim_ranks - 1);
+    E->flows += cf * (E->nranks / (E->nsim * E->rank_step) - 1);
   in->phase = 0;
   in->nphases = plan.nphases;
   if (plan.nphases > 0) {
@@ -695,9 +695,13 @@ static int engine_setup(struct engine *E, const struct graph *g,
            !p->on_flow && !p->no_symmetry;
   E->rank_step = E->sym ? g->layout.tp : 1;
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
-   * nothing else loads the links of the nodes they leave out: every flow
-   * of the job is such a ring's (data parallelism alone, with TP inside
-   * whole nodes timed in closed form), on a symmetric fabric. */
+   * the links of the nodes they leave out carry nothing that the node kept
+   * does not carry alike: on a symmetric fabric, no PP, CP or EP traffic;
+   * TP 1 (data parallelism alone) or TP over whole nodes (timed in closed
+   * form); HSDP shard groups of whole nodes.  With pipelining the
+   * replicas are alike too, but a ring's edge to the next node meets that
+   * node's pipeline transfers, which are not simulated: Megatron Table 1
+   * row 6 moved by 0.23 %, so pipelines keep every flow. */
   const struct graph_layout *L = &g->layout;
   E->cm.sym_fabric = c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
                      c->pod_oversub == 1 && !p->force_flows && !p->on_flow &&
@@ -705,11 +709,15 @@ static int engine_setup(struct engine *E, const struct graph *g,
                      L->ep == 1 && (L->tp == 1 || E->sym) &&
                      (L->shard == 0 || L->shard >= L->dp ||
                       L->shard * L->tp == c->gpus_per_node);
-  E->rsym = E->cm.sym_fabric && E->nranks > c->gpus_per_node &&
+  E->rsym = E->cm.sym_fabric && !p->on_task && L->dp > 1 &&
+            E->nranks > c->gpus_per_node &&
             E->nranks % c->gpus_per_node == 0;
-  E->sim_ranks = E->rsym ? c->gpus_per_node : E->nranks;
-  for (long r = 0; r < E->sim_ranks; r += E->rank_step)
-    E->tasks_total += E->st[E->rs[r].stage].n;
+  E->sim = xcalloc((size_t)E->nranks, sizeof *E->sim);
+  for (long r = 0; r < E->nranks; r += E->rank_step)
+    if (simulated(E, r))
+      E->sim[E->nsim++] = r;
+  for (long i = 0; i < E->nsim; i++)
+    E->tasks_total += E->st[E->rs[E->sim[i]].stage].n;
   E->wall0 = wall_now();
   E->wall_next = E->wall0 + 1;
   return 0;
@@ -721,7 +729,8 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
 {
   double end = 0, comp = 0, ov = 0, ex = 0, kind[KK_COUNT] = {0};
   long simulated = 0;
-  for (long r = 0; r < E->sim_ranks; r += E->rank_step) {
+  for (long i = 0; i < E->nsim; i++) {
+    long r = E->sim[i];
     const struct rank_state *st = &E->rs[r];
     for (int s = 0; s < ST_COUNT; s++)
       if (st->done[s] != E->st[st->stage].len[s])
@@ -750,7 +759,7 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   /* Activities stand for the whole job: scale the representatives'. */
   /* Under replica symmetry the other nodes ran node 0's kernels; of the
    * flows, the rings counted those they stand for (coll.h, rep). */
-  out->kernels = E->kernels * E->rank_step * (E->nranks / E->sim_ranks);
+  out->kernels = E->kernels * (E->nranks / E->nsim);
   out->flows = E->flows * E->rank_step;
   return 0;
 }
@@ -767,6 +776,7 @@ static void engine_release(struct engine *E)
       free(E->st[s].list[k]);
   }
   free(E->st);
+  free(E->sim);
   for (long r = 0; E->rs && r < E->nranks; r++)
     free(E->rs[r].rdone);
   free(E->rs);
@@ -790,8 +800,8 @@ int engine_run(const struct graph *g, const struct cluster *c,
   int rc = engine_setup(E, g, c, p, err);
   if (!rc) {
     sgb_init(on_done, E);
-    for (long r = 0; r < E->sim_ranks; r += E->rank_step)
-      try_advance(E, r);
+    for (long i = 0; i < E->nsim; i++)
+      try_advance(E, E->sim[i]);
     sgb_run();
     rc = engine_collect(E, out, err);
   }
