@@ -23,5 +23,11 @@ vg run run --model gpt-1.7b --layers 4 --gpus 8 --tp 2 --pp 2 --global-batch 8
 vg coll coll allreduce --cluster dgx-h100 --gpus 16 --max-bytes 64MiB
 vg traced run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 \
   --global-batch 16 --collective tree --paje "$tmp/t.paje" --chrome "$tmp/t.json"
+# Replica symmetry and representative rings and trees (engine.c, coll.c):
+# ZeRO-3 as DeepSpeed 2021 ran it on 4 nodes (rings and tree all-reduces).
+vg symmetric run --model gpt-1.7b --layers 4 --cluster selene --gpus 32 \
+  --zero 3 --shard-impl deepspeed-2021 --global-batch 32
+vg pat coll allgather --cluster dgx-h100 --gpus 64 --max-bytes 1MiB \
+  --collective pat
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
