@@ -52,6 +52,8 @@ void report_print_json(FILE *f, const struct report *r)
           "\"dp\": %ld, \"cp\": %ld, \"ep\": %ld, \"zero\": %d",
           r->w->model.name, p->gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
           p->zero);
+  if (p->zero == 3)
+    fprintf(f, ", \"shard_impl\": \"%s\"", shard_impl_name(p->shard_impl));
   const struct {
     const char *key, *fmt;
     double v;
@@ -97,6 +99,9 @@ static void plan_extras(const struct plan *p, char *buf, size_t size)
     n += snprintf(buf + n, size - (size_t)n, ", FSDP");
   else if (p->zero)
     n += snprintf(buf + n, size - (size_t)n, ", ZeRO-%d", p->zero);
+  if (p->zero == 3 && p->shard_impl != SI_IDEAL)
+    n += snprintf(buf + n, size - (size_t)n, " (%s)",
+                  shard_impl_name(p->shard_impl));
   if (p->sp)
     snprintf(buf + n, size - (size_t)n, ", SP");
 }

@@ -233,14 +233,17 @@ static int set_either(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const shard_impls[] = {"ideal", "fsdp1", "fsdp2",
+                                          "deepspeed", "deepspeed-2021", NULL};
+
+const char *shard_impl_name(enum shard_impl si) { return shard_impls[si]; }
+
 static int set_shard_impl(struct plan *p, enum plan_key k, const char *v,
                           struct weft_err *err)
 {
   (void)k;
   int i;
-  int rc = choice(v, (const char *const[]){"ideal", "fsdp1", "fsdp2",
-                                           "deepspeed", "deepspeed-2021",
-                                           NULL}, &i, err);
+  int rc = choice(v, shard_impls, &i, err);
   if (!rc)
     p->shard_impl = (enum shard_impl)i;
   return rc;

@@ -113,6 +113,8 @@ int plan_key_from_name(const char *name);
 const char *plan_key_name(enum plan_key k);
 /* The form of its value, for the help: "N", "yes|no", "none|selective|full". */
 const char *plan_key_hint(enum plan_key k);
+/* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021". */
+const char *shard_impl_name(enum shard_impl si);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;

@@ -239,5 +239,20 @@ if [ $? -eq 0 ] && grep -q '^  weft platform \[CLUSTER\] \[options\]' "$tmp/help
 "$weft" platform dgx-h100 --gpus 1024 -o "$tmp/b.xml" 2>/dev/null
 if cmp -s "$tmp/a.xml" "$tmp/b.xml"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: platform output not deterministic"; fi
 
+# The sharded-data-parallel implementation is named in the summary and the
+# JSON; --every-rank gives the symmetric shortcuts' answer.
+"$weft" run --model gpt-1.7b --layers 2 --gpus 32 --zero 3 \
+  --shard-impl deepspeed-2021 --global-batch 32 >"$tmp/sym" 2>&1
+"$weft" run --model gpt-1.7b --layers 2 --gpus 32 --zero 3 \
+  --shard-impl deepspeed-2021 --global-batch 32 --every-rank >"$tmp/all" 2>&1
+if head -1 "$tmp/sym" | grep -q 'ZeRO-3 (deepspeed-2021)' &&
+   [ "$(sed -n 2p "$tmp/sym")" = "$(sed -n 2p "$tmp/all")" ] &&
+   "$weft" run --json --model gpt-1.7b --layers 2 --gpus 16 --fsdp yes \
+     --shard-impl fsdp2 --global-batch 16 | grep -q '"shard_impl": "fsdp2"'; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: shard_impl in the summary and JSON, --every-rank"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
