@@ -292,6 +292,27 @@ static void tw_fixed(struct tw *w, double v, int dec)
   }
 }
 
+/* buf[n..] = prefix and v >= 0 in decimal, if it fits (with its NUL);
+ * returns the new length.  (snprintf's parsing showed in traced runs.) */
+static size_t append_num(char *buf, size_t n, size_t size, const char *prefix,
+                         long v)
+{
+  char d[24];
+  int k = 0;
+  do
+    d[k++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  size_t plen = strlen(prefix);
+  if (n + plen + (size_t)k + 1 > size)
+    return n;
+  memcpy(buf + n, prefix, plen);
+  n += plen;
+  while (k > 0)
+    buf[n++] = d[--k];
+  buf[n] = '\0';
+  return n;
+}
+
 /* "fwd gemm L3 mb2" style name (no quotes or backslashes). */
 static void name_of(const struct task *tk, char *buf, size_t size)
 {
@@ -313,9 +334,9 @@ static void name_of(const struct task *tk, char *buf, size_t size)
   }
   buf[n] = '\0';
   if (tk->layer >= 0)
-    n += (size_t)snprintf(buf + n, size - n, " L%d", tk->layer);
-  if (tk->mb >= 0 && n < size)
-    snprintf(buf + n, size - n, " mb%d", tk->mb);
+    n = append_num(buf, n, size, " L", tk->layer);
+  if (tk->mb >= 0)
+    append_num(buf, n, size, " mb", tk->mb);
 }
 
 static int by_start(const void *a, const void *b)
