@@ -459,6 +459,10 @@ Test(engine, symmetry_is_exact, .timeout = 120)
       cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "job %d metric "
                          "%d: %.15g vs %.15g", job, i, a[i], b[i]);
     cr_assert_gt(a[0], 0);
+    /* Data parallelism alone has no bubble: idle is exactly +0, not a
+     * rounding residue of either sign. */
+    if (job == 1)
+      cr_assert(a[4] == 0 && !signbit(a[4]), "idle %.3g", a[4]);
   }
 }
 
