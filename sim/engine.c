@@ -753,6 +753,7 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   out->overlapped_s = ov / simulated;
   out->exposed_s = ex / simulated;
   out->symmetric = E->sym;
+  out->replicas = E->rsym;
   /* Idle time is what is left of the iteration; rounding in the sums
    * leaves a few ulps of either sign where there is none (no -0.0000 s
    * in the summary, no -5e-17 in the JSON). */

@@ -92,6 +92,8 @@ struct engine_result {
   double compute_by_kind_s[KK_COUNT];
   long kernels, flows;  /* activities of the job */
   bool symmetric;       /* one TP rank per group was simulated */
+  bool replicas;        /* replica symmetry: node 0's ranks were simulated,
+                           rings and trees as node 0's flows */
 };
 
 /* Replay `g` on the platform of `c`, already loaded (platload_cluster).

@@ -424,6 +424,9 @@ static void sym_job(int job, bool all_ranks, double out[5])
   struct engine_result r;
   cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
   cr_assert_eq(r.symmetric, !all_ranks && (job == 0 || job == 3));
+  /* Replicas: data parallelism alone or with TP over whole nodes; not with
+   * pipelines (job 0) or TP inside nodes (job 2). */
+  cr_assert_eq(r.replicas, !all_ranks && (job == 1 || job == 3));
   double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
                  r.idle_s};
   memcpy(out, v, sizeof v);
@@ -463,6 +466,43 @@ Test(engine, symmetry_is_exact, .timeout = 120)
      * rounding residue of either sign. */
     if (job == 1)
       cr_assert(a[4] == 0 && !signbit(a[4]), "idle %.3g", a[4]);
+  }
+}
+
+/* Replica symmetry needs a symmetric fabric: an oversubscribed one (or a
+ * NIC shared by GPUs) keeps every rank and flow. */
+Test(engine, replicas_refused_on_asymmetric_fabrics)
+{
+  const char *kv[][6] = {{"oversubscription", "2", NULL},
+                         {"pod_oversubscription", "7", NULL},
+                         {"nics_per_node", "4", NULL}};
+  for (int i = 0; i < 3; i++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      struct cluster c = load("dgx-h100", (const char *const[]){"gpus", "32",
+                              kv[i][0], kv[i][1], NULL});
+      struct model m;
+      cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+      m.layers = 2;
+      struct plan p;
+      plan_init(&p);
+      p.global_batch = 32;
+      struct weft_err err = {0};
+      cr_assert_eq(plan_set(&p, PK_ZERO, "3", "s", &err), 0);
+      cr_assert_eq(plan_resolve(&p, &m, 32, &err), 0, "%s", err.msg);
+      struct graph *g = build_graph(&m, &p, &err);
+      struct engine_params ep;
+      engine_params_default(&ep);
+      struct engine_result r;
+      cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+      graph_free(g);
+      _exit(r.replicas ? 3 : 0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "%s=%s: replica symmetry used (status %d)", kv[i][0], kv[i][1],
+              WEXITSTATUS(status));
   }
 }
 
