@@ -571,8 +571,12 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
       struct event e = {0, 0, (int32_t)rank, (int32_t)rec_task(x),
                         (uint8_t)rec_stream(x)};
       name_of(task_of(t, &e), name, sizeof name);
+    } else if (i + 1 < nrec && rec[i + 1].t == x->t &&
+               rec_is_start(&rec[i + 1]) == 1 && rec_rank(&rec[i + 1]) == rank &&
+               rec_stream(&rec[i + 1]) == rec_stream(x)) {
+      continue; /* the next task starts on this stream at once: no idle */
     } else {
-      snprintf(name, sizeof name, "idle");
+      memcpy(name, "idle", 5);
     }
     tw_str(w, "4 ");
     tw_fixed(w, rec_time(x), 9);
