@@ -103,13 +103,15 @@ static int coll_options(const struct opts *o, struct coll_job *j)
 static struct graph *coll_graph(const struct coll_job *j, long n, long *sizes)
 {
   struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){n, 1, 1, 1, 1, 1,
+  /* One data-parallel group of every GPU: on a symmetric fabric its rings
+   * and trees run as node 0's flows (coll.h, rep), the same times. */
+  g->layout = (struct graph_layout){1, 1, n, 1, 1, 1,
                                     {PD_TP, PD_CP, PD_DP, PD_PP}, 0};
   *sizes = 0;
   for (double s = j->minb; s <= j->maxb * 1.000001 && *sizes < 64;
        s *= j->factor) {
     struct task t = {.kind = TK_COLL, .op = (uint8_t)j->op,
-                     .stream = ST_COMPUTE, .group = GK_TP, .chunk = -1,
+                     .stream = ST_COMPUTE, .group = GK_DP, .chunk = -1,
                      .mb = -1, .layer = -1, .bytes = (double)(long long)s};
     graph_add(g, 0, &t);
     (*sizes)++;
