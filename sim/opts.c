@@ -244,6 +244,26 @@ int opts_cluster(const struct opts *o, const char *default_cluster,
   return 0;
 }
 
+/* A split of the layers over the pipeline's stages that nobody asked to
+ * be uneven is said on stderr (the simulation goes on with it). */
+static void warn_uneven(const struct plan *p, const struct model *m)
+{
+  long n = p->pp * p->vchunks;
+  if (n < 2 || m->layers % n == 0 || p->first_layers || p->last_layers ||
+      p->split_units)
+    return;
+  fprintf(stderr, "weft: warning: %ld layers do not divide evenly over %ld "
+          "pipeline stages%s; layers per stage:", m->layers, n,
+          p->vchunks > 1 ? " (virtual)" : "");
+  for (long v = 0; v < n && v < 16; v++) {
+    long first, count;
+    plan_chunk_layers(p, m, v % p->pp, v / p->pp, &first, &count);
+    fprintf(stderr, " %ld", count);
+  }
+  fprintf(stderr, "%s (first_stage_layers and last_stage_layers choose the "
+          "split)\n", n > 16 ? " ..." : "");
+}
+
 int opts_workload(const struct opts *o, const char *default_cluster,
                   struct workload *w, struct catalog **out_cat,
                   struct cluster *out_c, struct weft_err *err)
@@ -280,6 +300,7 @@ int opts_workload(const struct opts *o, const char *default_cluster,
     catalog_free(cat);
     return rc;
   }
+  warn_uneven(&w->plan, &w->model);
   *out_cat = cat;
   return 0;
 }

@@ -259,5 +259,11 @@ else
   fail=$((fail + 1)); echo "FAIL: shard_impl in the summary and JSON, --every-rank"
 fi
 
+# A split of the layers nobody asked to be uneven is said, not silent.
+expect 0 "weft: warning: 5 layers do not divide evenly over 2 pipeline stages; layers per stage: 3 2 (first_stage_layers and last_stage_layers choose the split)" \
+  run --json --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8
+expect 0 "" run --json --model gpt-1.7b --layers 5 --pp 2 --first-stage-layers 3 \
+  --gpus 8 --global-batch 8
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
