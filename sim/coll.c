@@ -167,8 +167,6 @@ double coll_wire_bytes(const struct coll_model *m, long rank_a, long rank_b,
  * and `channels` the rings that share the bytes. */
 struct shape {
   double steps, per_edge, pe, extra_s;
-  double hops_s;  /* of extra_s: the steps' latency beyond the flows' */
-  int proto;      /* 0 Simple, 1 LL128, 2 LL */
   double est_s;   /* NCCL's estimate of the whole, by which it chose */
 };
 
@@ -236,6 +234,14 @@ static double nccl_ring_hops(enum coll_op op, int n, int N, double steps,
          inter_steps * (inter > 0 ? inter : 0);
 }
 
+/* The fixed latency of each protocol: Simple, LL128, LL. */
+static void proto_fixed(const struct coll_model *m, double fixed[3])
+{
+  fixed[0] = m->coll_lat_s;
+  fixed[1] = m->coll_lat_s * m->lat_ll128;
+  fixed[2] = m->coll_lat_s * m->lat_ll;
+}
+
 /* Every step at its route's latency. */
 static double steps_route(double steps, const struct span *sp)
 {
@@ -248,8 +254,8 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
 {
   struct shape cs;
   ring_steps(op, n, S, &cs);
-  const double fixed[3] = {m->coll_lat_s, m->coll_lat_s * m->lat_ll128,
-                           m->coll_lat_s * m->lat_ll};
+  double fixed[3];
+  proto_fixed(m, fixed);
   const double peff[3] = {1.0, m->ll128_eff, m->ll_eff};
   bool nccl = sp->nodes > 1 && m->nccl_hops && op != CO_ALLTOALL &&
               op != CO_SENDRECV;
@@ -282,10 +288,8 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
       hops = 0;
   }
   cs.extra_s = fixed[best] + hops;
-  cs.hops_s = hops;
   cs.est_s = tbest;
   cs.pe = peff[best];
-  cs.proto = best;
   return cs;
 }
 
@@ -414,15 +418,22 @@ static double ring_bw(const struct coll_model *m, const struct topo *t,
                   : m->nvlink_bw_Bps * m->nvlink_eff;
 }
 
-/* Whether a ring's flows can be those of its first node alone (coll.h):
- * its members fill whole nodes alike, on a symmetric fabric.  Its edges
- * into node 0 are kept with those out of it, so that node 0's links carry
- * what every node's carry in the full ring.  The flows it stands for are
- * counted in closed_flows. */
+/* Whether a collective's flows can be those of its first node alone
+ * (coll.h, rep): its members fill whole nodes alike, on a symmetric
+ * fabric. */
+static bool rep_ok(const struct coll_model *m, const struct topo *t)
+{
+  return m->sym_fabric && t->nodes >= 3 && t->cross;
+}
+
+/* A ring as node 0's flows: its edges into node 0 are kept with those out
+ * of it, so that node 0's links carry what every node's carry in the full
+ * ring.  The flows it stands for are counted in closed_flows. */
+
 static void set_rep(const struct coll_model *m, const struct topo *t,
                     struct coll_plan *out)
 {
-  if (!m->sym_fabric || t->nodes < 3 || !t->cross)
+  if (!rep_ok(m, t))
     return;
   out->rep = true;
   /* Node 0's edges inside it and its channels out and in. */
@@ -525,12 +536,11 @@ static double tree_correction(int k, double S)
   return l < 23 ? f[k][l] : 1.0;
 }
 
-/* A tree all-reduce's protocol (0 Simple, 1 LL128, 2 LL: NCCL's shares
- * 1, 120/128 and 1/3.8 of its bandwidth), its latency beyond one route and
+/* A tree all-reduce's protocol (Simple, LL128, LL: NCCL's shares 1,
+ * 120/128 and 1/3.8 of its bandwidth), its latency beyond one route and
  * its bandwidth-bound time: S/g per channel at tree_bw x share x
  * correction.  Returns the estimate, latency plus time. */
 struct tree_cost {
-  int proto;
   double pe, lat_s, bw_s;
 };
 
@@ -539,8 +549,8 @@ static double tree_estimate(const struct coll_model *m, int g, int nodes,
 {
   static const double tnvl[3] = COLL_TREE_HOP_NVL,
                       tnet[3] = COLL_TREE_HOP_NET;
-  const double fixed[3] = {m->coll_lat_s, m->coll_lat_s * m->lat_ll128,
-                           m->coll_lat_s * m->lat_ll};
+  double fixed[3];
+  proto_fixed(m, fixed);
   const double peff[3] = {1.0, m->ll128_eff, 1 / 3.8};
   double best = -1, depth = 0;
   for (int v = nodes; v > 1; v = (v + 1) / 2)
@@ -557,7 +567,7 @@ static double tree_estimate(const struct coll_model *m, int g, int nodes,
     double tk = l + lat + (bw > nic ? bw : nic);
     if (best < 0 || tk < best) {
       best = tk;
-      *tc = (struct tree_cost){k, peff[k], l, bw};
+      *tc = (struct tree_cost){peff[k], l, bw};
     }
   }
   return best;
@@ -601,7 +611,7 @@ static void tree_plan(const struct coll_model *m, const struct coll_call *call,
   out->pe = tc.pe;
   out->nphases = 1;
   out->delay0_s = tc.bw_s;
-  if (m->sym_fabric && t->nodes >= 3 && t->cross) {
+  if (rep_ok(m, t)) {
     /* Node 0 takes the place of the busiest node of the two trees (the
      * nodes are alike, so which node is where is arbitrary): its flows, at
      * the fabric's bottleneck, stand for the others'. */
@@ -744,16 +754,6 @@ static void ring_flows(struct emitter *e, int first, int stride, int m,
     flow(e, first + k * stride, first + ((k + 1) % m) * stride, bytes, pe);
 }
 
-/* The flows of NCCL's rings over the members: `share` bytes per edge and
- * channel.  One channel: a plain ring over the members in order.  Several
- * (one per member GPU of a node, g of them): in channel ch each node's
- * members are rotated by ch, so that the node is left from member
- * (ch - 1) mod g and entered at member ch.  Inside a node, channel ch uses
- * the edges a -> a+1 (mod g) but its exit one; the channels' flows between
- * the same two GPUs are merged (same bytes, same start: max-min sharing
- * gives them together what it gives one flow of their sum), g flows per
- * node instead of g(g-1).  A broadcast is a chain: no edge back to the
- * first member. */
 /* Node `node`'s ring edges inside it (g merged flows). */
 static void node_edges(struct emitter *e, int node, int g, double share,
                        double pe)
@@ -770,6 +770,16 @@ static void channel_edges(struct emitter *e, int node, int next, int g,
     flow(e, node * g + (ch + g - 1) % g, next * g + ch, share, pe);
 }
 
+/* The flows of NCCL's rings over the members: `share` bytes per edge and
+ * channel.  One channel: a plain ring over the members in order.  Several
+ * (one per member GPU of a node, g of them): in channel ch each node's
+ * members are rotated by ch, so that the node is left from member
+ * (ch - 1) mod g and entered at member ch.  Inside a node, channel ch uses
+ * the edges a -> a+1 (mod g) but its exit one; the channels' flows between
+ * the same two GPUs are merged (same bytes, same start: max-min sharing
+ * gives them together what it gives one flow of their sum), g flows per
+ * node instead of g(g-1).  A broadcast is a chain: no edge back to the
+ * first member. */
 static void channel_rings(struct emitter *e, enum coll_op op, int g,
                           int nodes, int channels, double share, double pe,
                           bool rep)
