@@ -688,11 +688,13 @@ static int engine_setup(struct engine *E, const struct graph *g,
     rs->ktag.rank = (int32_t)r;
     rs->rdone = xcalloc((size_t)E->st[rs->stage].len[ST_PP_RECV] + 1, 1);
   }
+  /* Nodes wired alike (a NIC per GPU, no oversubscription) and nothing
+   * that needs every flow: the condition of every symmetric shortcut. */
+  bool alike = c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
+               c->pod_oversub == 1 && !p->force_flows && !p->on_flow &&
+               !p->no_symmetry;
   E->sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
-           g->layout.order[0] == PD_TP &&
-           c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
-           c->pod_oversub == 1 && !p->force_flows && !p->on_task &&
-           !p->on_flow && !p->no_symmetry;
+           g->layout.order[0] == PD_TP && alike && !p->on_task;
   E->rank_step = E->sym ? g->layout.tp : 1;
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
    * the links of the nodes they leave out carry nothing that the node kept
@@ -703,10 +705,8 @@ static int engine_setup(struct engine *E, const struct graph *g,
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   const struct graph_layout *L = &g->layout;
-  E->cm.sym_fabric = c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
-                     c->pod_oversub == 1 && !p->force_flows && !p->on_flow &&
-                     !p->no_symmetry && L->pp == 1 && L->cp == 1 &&
-                     L->ep == 1 && (L->tp == 1 || E->sym) &&
+  E->cm.sym_fabric = alike && L->pp == 1 && L->cp == 1 && L->ep == 1 &&
+                     (L->tp == 1 || E->sym) &&
                      (L->shard == 0 || L->shard >= L->dp ||
                       L->shard * L->tp == c->gpus_per_node);
   E->rsym = E->cm.sym_fabric && !p->on_task && L->dp > 1 &&
