@@ -403,6 +403,18 @@ struct unit {
   double xparams; /* experts: sharded over the ranks holding them */
 };
 
+/* The layer a unit's tasks belong to: its own, or -1 (embedding, loss). */
+static long unit_layer(const struct unit *u)
+{
+  return u->kind == UNIT_LAYER ? u->layer : -1;
+}
+
+/* DeepSpeed's ZeRO-3, as run now or in 2021 (plan.h). */
+static bool deepspeed(enum shard_impl si)
+{
+  return si == SI_DEEPSPEED || si == SI_DEEPSPEED_2021;
+}
+
 /* The group holding the same experts, and its size. */
 static enum group_kind expert_group(const struct plan *p, long *n)
 {
@@ -464,7 +476,7 @@ static int gather_batches(const struct ctx *c, const struct unit *u,
                           double *out)
 {
   enum shard_impl si = c->p->shard_impl;
-  if (si != SI_DEEPSPEED && si != SI_DEEPSPEED_2021) {
+  if (!deepspeed(si)) {
     out[0] = u->params;
     return u->params > 0;
   }
@@ -496,7 +508,7 @@ static int gather_batches(const struct ctx *c, const struct unit *u,
 static long gather(struct ctx *c, const struct unit *u, int phase,
                    enum group_kind gk, long after)
 {
-  long layer = u->kind == UNIT_LAYER ? u->layer : -1, nx, i = -1;
+  long layer = unit_layer(u), nx, i = -1;
   double b[UNIT_TENSORS_MAX];
   int nb = gather_batches(c, u, b);
   bool sync = c->p->shard_impl == SI_DEEPSPEED_2021;
@@ -529,8 +541,8 @@ static void reduce_grads(struct ctx *c, struct reducer *r, const struct unit *un
                          long *dp_tasks, long *n_dp)
 {
   enum shard_impl si = c->p->shard_impl;
-  long layer = un && un->kind == UNIT_LAYER ? un->layer : -1;
-  if (si != SI_DEEPSPEED && si != SI_DEEPSPEED_2021) {
+  long layer = un ? unit_layer(un) : -1;
+  if (!deepspeed(si)) {
     if (!un)
       return;
     long after = w;
@@ -589,8 +601,7 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
     if (ag[k % 3] >= 0 && c->npending < 4)
       c->pending[c->npending++] = ag[k % 3];
     if (p->shard_impl == SI_FSDP2 && shard > 1) /* copy-out of the gather */
-      kernel(c, KK_ELEMWISE, phase, un->kind == UNIT_LAYER ? un->layer : -1,
-             0, 2 * un->params * c->e);
+      kernel(c, KK_ELEMWISE, phase, unit_layer(un), 0, 2 * un->params * c->e);
     if (fwd) {
       if (un->kind == UNIT_EMBED)
         embed_fwd(c);
@@ -614,8 +625,7 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
       }
       if (hsdp) {
         long ar = coll(c, CO_ALLREDUCE, GK_REPL, ST_DP, PH_BWD,
-                       un->kind == UNIT_LAYER ? un->layer : -1,
-                       un->params * grad_e / (double)shard);
+                       unit_layer(un), un->params * grad_e / (double)shard);
         graph_dep(c->g, c->s, w);
         dp_tasks[(*n_dp)++] = ar;
       }
