@@ -33,7 +33,7 @@ static double lat(void *ctx, long a, long b)
   return a / 8 == b / 8 ? NVL_LAT : NET_LAT;
 }
 
-static int32_t ranks[64];
+static int32_t ranks[1536];
 
 static struct coll_call call(enum coll_op op, int n, double S)
 {
@@ -425,13 +425,10 @@ Test(coll, flat_ring_time_floor)
 {
   struct coll_model m = model();
   m.algo = CA_AUTO;
-  static int32_t big[1536];
-  for (int k = 0; k < 1536; k++)
-    big[k] = k;
   double floor_us = nccl_ring_us(CO_ALLGATHER, 1536, 192, 2);
   double prev = -1;
   for (double S = 1024; S <= 4.0 * (1 << 30); S *= 4) {
-    struct coll_call c = {CO_ALLGATHER, 1536, big, S, 0, lat, NULL};
+    struct coll_call c = call(CO_ALLGATHER, 1536, S);
     struct coll_plan p;
     coll_plan_make(&m, &c, &p);
     double bw = NIC * 0.9 * p.pe;
@@ -453,12 +450,9 @@ Test(coll, ring_tree_switch)
 {
   struct coll_model m = model();
   m.algo = CA_AUTO;
-  static int32_t big[512];
-  for (int k = 0; k < 512; k++)
-    big[k] = k;
   struct coll_plan p;
   /* 64 nodes, 1 MiB: the ring pays 1022 steps; the tree 2 x (7 + 6). */
-  struct coll_call c = {CO_ALLREDUCE, 512, big, 1 << 20, 0, lat, NULL};
+  struct coll_call c = call(CO_ALLREDUCE, 512, 1 << 20);
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.algo, CA_TREE);
   /* 16 GiB: bandwidth decides; tree_bw 10 GB/s per channel (80 GB/s of
@@ -486,10 +480,9 @@ Test(coll, pat_at_one_gpu_per_node)
 {
   struct coll_model m = model();
   m.algo = CA_AUTO;
-  static int32_t big[64];
   for (int k = 0; k < 64; k++)
-    big[k] = 8 * k; /* 64 nodes, GPU 0 of each */
-  struct coll_call c = {CO_ALLGATHER, 64, big, 1 << 20, 0, lat, NULL};
+    ranks[k] = 8 * k; /* 64 nodes, GPU 0 of each */
+  struct coll_call c = {CO_ALLGATHER, 64, ranks, 1 << 20, 0, lat, NULL};
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.algo, CA_PAT);

@@ -337,6 +337,25 @@ Test(engine, interleaved_bubble)
   cr_assert_float_eq(bubble, 3.0 / 16, 1e-9);
 }
 
+/* Resolve `p` for `gpus`, build its graph and replay it on `c` with the
+ * default engine parameters (every rank and flow when all_ranks). */
+static struct engine_result simulate(const struct cluster *c,
+                                     const struct model *m, struct plan *p,
+                                     long gpus, bool all_ranks)
+{
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(m, p, &err);
+  cr_assert(g, "%s", err.msg);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.no_symmetry = all_ranks;
+  struct engine_result r;
+  cr_assert_eq(engine_run(g, c, &ep, &r, &err), 0, "%s", err.msg);
+  graph_free(g);
+  return r;
+}
+
 /* GPT 1.7B on 2 nodes of one GPU, the plan given as name/value pairs, on a
  * fabric whose NICs are scaled by `nic_scale`. */
 static struct engine_result two_nodes(const char *nic_scale,
@@ -352,14 +371,7 @@ static struct engine_result two_nodes(const char *nic_scale,
   for (int i = 0; plan_kv[i]; i += 2)
     cr_assert_eq(plan_set(&p, plan_key_from_name(plan_kv[i]), plan_kv[i + 1],
                           plan_kv[i], &err), 0, "%s", err.msg);
-  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
-  struct engine_params ep;
-  engine_params_default(&ep);
-  struct engine_result r;
-  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
-  graph_free(g);
-  return r;
+  return simulate(&c, &m, &p, 2, false);
 }
 
 /* Data-parallel gradient reduction of a small GPT over 2 nodes: hidden
@@ -415,14 +427,7 @@ static void sym_job(int job, bool all_ranks, double out[5])
     p.tp = job == 2 ? 2 : 8;
     p.global_batch = 32;
   }
-  cr_assert_eq(plan_resolve(&p, &m, job == 0 ? 64 : 32, &err), 0, "%s",
-               err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
-  struct engine_params ep;
-  engine_params_default(&ep);
-  ep.no_symmetry = all_ranks;
-  struct engine_result r;
-  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  struct engine_result r = simulate(&c, &m, &p, job == 0 ? 64 : 32, all_ranks);
   cr_assert_eq(r.symmetric, !all_ranks && (job == 0 || job == 3));
   /* Replicas: data parallelism alone or with TP over whole nodes; not with
    * pipelines (job 0) or TP inside nodes (job 2). */
@@ -430,7 +435,6 @@ static void sym_job(int job, bool all_ranks, double out[5])
   double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
                  r.idle_s};
   memcpy(out, v, sizeof v);
-  graph_free(g);
 }
 
 static void in_child(int job, bool all_ranks, double out[5])
@@ -489,14 +493,7 @@ Test(engine, replicas_refused_on_asymmetric_fabrics)
       p.global_batch = 32;
       struct weft_err err = {0};
       cr_assert_eq(plan_set(&p, PK_ZERO, "3", "s", &err), 0);
-      cr_assert_eq(plan_resolve(&p, &m, 32, &err), 0, "%s", err.msg);
-      struct graph *g = build_graph(&m, &p, &err);
-      struct engine_params ep;
-      engine_params_default(&ep);
-      struct engine_result r;
-      cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
-      graph_free(g);
-      _exit(r.replicas ? 3 : 0);
+      _exit(simulate(&c, &m, &p, 32, false).replicas ? 3 : 0);
     }
     int status;
     waitpid(pid, &status, 0);
