@@ -33,6 +33,19 @@ double dtype_bytes(enum dtype t)
   return b[t];
 }
 
+static const char *const attn_names[AK_COUNT] = {"flash2", "flash3",
+                                                  "cudnn"};
+
+const char *attn_kernel_name(enum attn_kernel k) { return attn_names[k]; }
+
+int attn_kernel_from_name(const char *name)
+{
+  for (int i = 0; i < AK_COUNT; i++)
+    if (strcmp(name, attn_names[i]) == 0)
+      return i;
+  return -1;
+}
+
 bool dtype_from_name(const char *name, enum dtype *out)
 {
   for (int i = 0; i < DTYPE_COUNT; i++)
@@ -129,6 +142,80 @@ static const char *const gpu_attrs[] = {
     "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff", "optim_eff",
     "launch", "source", NULL};
 
+static const char *const attn_attrs[] = {
+    "kernel", "default", "fwd_eff", "fwd_d64", "fwd_d256", "fwd_seq_half",
+    "fwd_causal_seq", "bwd_eff", "bwd_d64", "bwd_d256", "bwd_seq_half",
+    "bwd_causal_seq", "source", NULL};
+
+/* One direction's constants, attributes "<dir>_eff" and so on. */
+static int read_attn_dir(const struct xin_doc *doc, const struct xin_elem *e,
+                         const char *dir, struct attn_dir *d,
+                         struct weft_err *err)
+{
+  static const char *const keys[] = {"eff", "d64", "d256", "seq_half",
+                                     "causal_seq"};
+  double *v[] = {&d->eff, &d->d64, &d->d256, &d->seq_half, &d->causal_seq};
+  static const double lo[] = {0.01, 0.05, 0.05, 0, 0};
+  static const double hi[] = {1, 2, 2, 1e6, 1e6};
+  char name[32];
+  int rc = 0;
+  for (int i = 0; i < 5 && !rc; i++) {
+    snprintf(name, sizeof name, "%s_%s", dir, keys[i]);
+    rc = xin_real(doc, e, name, true, lo[i], hi[i], v[i], err);
+  }
+  return rc;
+}
+
+/* The <attention> children of a <gpu>: the fused kernels it runs. */
+static int read_attention(struct gpu_spec *g, const struct xin_doc *doc,
+                          const struct xin_elem *gpu, struct weft_err *err)
+{
+  g->attn_default = -1;
+  int rc = 0, first = -1;
+  for (const struct xin_elem *e = xin_child(gpu); e && !rc; e = xin_next(e)) {
+    if (strcmp(xin_name(e), "attention") != 0)
+      return xin_errf(doc, e, err, WEFT_EINVAL, "unknown element in <gpu>; "
+                      "expected attention");
+    char kname[WEFT_MAX_NAME], def[8] = "no";
+    struct attn_spec a = {.have = true};
+    rc = xin_check_attrs(doc, e, attn_attrs, err);
+    if (!rc)
+      rc = xin_str(doc, e, "kernel", true, kname, sizeof kname, err);
+    int k = rc ? -1 : attn_kernel_from_name(kname);
+    if (!rc && k < 0)
+      return xin_errf(doc, e, err, WEFT_EINVAL, "unknown attention kernel "
+                      "'%s'; expected flash2, flash3 or cudnn", kname);
+    if (!rc && g->attn[k].have)
+      return xin_errf(doc, e, err, WEFT_EINVAL, "attention kernel '%s' "
+                      "given twice", kname);
+    if (!rc)
+      rc = read_attn_dir(doc, e, "fwd", &a.fwd, err);
+    if (!rc)
+      rc = read_attn_dir(doc, e, "bwd", &a.bwd, err);
+    if (!rc)
+      rc = xin_str(doc, e, "default", false, def, sizeof def, err);
+    if (!rc && strcmp(def, "yes") != 0 && strcmp(def, "no") != 0)
+      return xin_errf(doc, e, err, WEFT_EINVAL, "default='%s' is not yes or "
+                      "no", def);
+    if (!rc)
+      rc = xin_str(doc, e, "source", false, a.source, sizeof a.source, err);
+    if (rc)
+      return rc;
+    if (strcmp(def, "yes") == 0) {
+      if (g->attn_default >= 0)
+        return xin_errf(doc, e, err, WEFT_EINVAL, "a second default "
+                        "attention kernel");
+      g->attn_default = k;
+    }
+    g->attn[k] = a;
+    if (first < 0)
+      first = k;
+  }
+  if (g->attn_default < 0)
+    g->attn_default = first; /* the first one given, or none */
+  return rc;
+}
+
 static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
 {
@@ -181,6 +268,8 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
                        &g.launch_s, err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, g.source, sizeof g.source, err);
+  if (!rc)
+    rc = read_attention(&g, doc, e, err);
   if (rc)
     return rc;
   g.sms = (int)sms;

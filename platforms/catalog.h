@@ -32,6 +32,30 @@ bool dtype_from_name(const char *name, enum dtype *out);
 
 #define WEFT_MAX_SOURCE 256
 
+/* Fused attention kernels a GPU may have (costmodel.h says how they are
+ * timed).  A <gpu> element holds one <attention kernel="NAME"> child per
+ * kernel it runs, fitted by analysis/fit_attention.py. */
+enum attn_kernel { AK_FLASH2, AK_FLASH3, AK_CUDNN, AK_COUNT };
+
+/* "flash2", "flash3", "cudnn"; -1 for an unknown name. */
+const char *attn_kernel_name(enum attn_kernel k);
+int attn_kernel_from_name(const char *name);
+
+/* One direction of a fused attention kernel: its throughput at the
+ * benchmark count (causal counted at half) is
+ *   peak * eff * g(d) * s / (s + seq_half) * (s / (s + causal_seq) if causal)
+ * with g = 1 at head dim 128, d64 at 64, d256 at 256, linear in log2(d)
+ * between and held beyond. */
+struct attn_dir {
+  double eff, d64, d256, seq_half, causal_seq;
+};
+
+struct attn_spec {
+  bool have;                    /* the GPU runs this kernel */
+  struct attn_dir fwd, bwd;
+  char source[WEFT_MAX_SOURCE];
+};
+
 /* Collective calibration of a node type that does not give its own
  * (Hopper's, sim/coll.c says from which rows). */
 #define CATALOG_DEFAULT_NVLINK_EFF 0.8133
@@ -56,6 +80,10 @@ struct gpu_spec {
   /* Share of HBM bandwidth of memory-bound kernel families where measured
    * (0: mem_eff): norms forward and backward, the loss, the optimizer. */
   double norm_eff, norm_bwd_eff, loss_eff, optim_eff;
+  /* Fused attention kernels by enum attn_kernel, and the one frameworks
+   * pick on this GPU (-1: none fitted; attn_eff's generic model). */
+  struct attn_spec attn[AK_COUNT];
+  int attn_default;
   char source[WEFT_MAX_SOURCE];   /* provenance of the numbers */
 };
 

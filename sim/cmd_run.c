@@ -99,6 +99,7 @@ static int run_params(const struct opts *o, const struct workload *w,
 {
   engine_params_default(ep);
   ep->dtype = w->model.dtype;
+  ep->attn_kernel = w->plan.attn_kernel;
   const char *algo = opts_get(&cmd_run_spec, o, "collective");
   const char *fid = opts_get(&cmd_run_spec, o, "fidelity");
   if (algo) {

@@ -37,6 +37,7 @@ void engine_params_default(struct engine_params *p)
 {
   memset(p, 0, sizeof *p);
   p->dtype = DTYPE_BF16;
+  p->attn_kernel = -1; /* the GPU's default */
   p->nvlink_eff = 0; /* the cluster's node type says (catalog) */
   p->nic_eff = 0;    /* the node type says (catalog) */
   p->coll_lat_s = -1; /* the node type says (catalog) */
@@ -617,7 +618,7 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
     if (t->kind == TK_COLL)
       si->cseq[i] = seq[t->group]++;
     if (t->kind == TK_KERNEL) {
-      si->dur[i] = cost_kernel(&c->gpu, p->dtype, t, p->table);
+      si->dur[i] = cost_kernel(&c->gpu, p->dtype, p->attn_kernel, t, p->table);
       si->kind_s[t->op] += si->dur[i];
     }
   }

@@ -32,6 +32,8 @@ struct engine_params {
   double tree_bw;              /* algorithm bandwidth of one channel's pair of
                                   trees, bytes/s (<= 0: no limit) */
   enum dtype dtype;            /* compute type of the kernels */
+  int attn_kernel;             /* fused attention kernel (enum attn_kernel),
+                                  -1: the GPU's default */
   const struct cost_table *table; /* measured kernels, or NULL */
   double nvlink_eff;           /* share of NVLink bandwidth collectives reach */
   double nic_eff;              /* share of NIC bandwidth (0: node type's) */

@@ -187,3 +187,41 @@ Test(catalog_fault, missing_and_oversized_files)
   unlink(path);
   catalog_free(cat);
 }
+
+#define ATTN_DIRS " fwd_eff=\"0.6\" fwd_d64=\"0.9\" fwd_d256=\"1\" fwd_seq_half=\"100\" fwd_causal_seq=\"300\" bwd_eff=\"0.5\" bwd_d64=\"0.9\" bwd_d256=\"1\" bwd_seq_half=\"300\" bwd_causal_seq=\"300\""
+
+Test(catalog_fault, attention_kernels)
+{
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK ">\n  <attn kernel=\"cudnn\"/>\n"
+      "</gpu>\n</catalog>", WEFT_EINVAL,
+      "bad.xml:3: <attn>: unknown element in <gpu>; expected attention");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK ">\n  <attention kernel=\"flash9\""
+      ATTN_DIRS "/>\n</gpu>\n</catalog>", WEFT_EINVAL,
+      "bad.xml:3: <attention>: unknown attention kernel 'flash9'; expected "
+      "flash2, flash3 or cudnn");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK ">\n  <attention kernel=\"cudnn\""
+      ATTN_DIRS "/>\n  <attention kernel=\"cudnn\"" ATTN_DIRS "/>\n</gpu>\n"
+      "</catalog>", WEFT_EINVAL,
+      "bad.xml:4: <attention>: attention kernel 'cudnn' given twice");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK ">\n  <attention kernel=\"cudnn\" "
+      "fwd_eff=\"0.6\"/>\n</gpu>\n</catalog>", WEFT_EINVAL,
+      "bad.xml:3: <attention>: missing attribute 'fwd_d64'");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK ">\n  <attention kernel=\"cudnn\""
+      ATTN_DIRS " default=\"maybe\"/>\n</gpu>\n</catalog>", WEFT_EINVAL,
+      "bad.xml:3: <attention>: default='maybe' is not yes or no");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK ">\n  <attention kernel=\"flash2\""
+      ATTN_DIRS " default=\"yes\"/>\n  <attention kernel=\"cudnn\"" ATTN_DIRS
+      " default=\"yes\"/>\n</gpu>\n</catalog>", WEFT_EINVAL,
+      "bad.xml:4: <attention>: a second default attention kernel");
+  /* A good one: the first given is the default without default="yes". */
+  struct catalog *cat = catalog_new();
+  const char *ok = "<catalog><gpu name=\"g\"" GPU_OK "><attention kernel="
+                   "\"flash3\"" ATTN_DIRS "/><attention kernel=\"flash2\""
+                   ATTN_DIRS "/></gpu></catalog>";
+  cr_assert_eq(catalog_load_mem(cat, ok, strlen(ok), "ok.xml", NULL), 0);
+  const struct gpu_spec *g = catalog_gpu(cat, "g");
+  cr_assert_eq(g->attn_default, AK_FLASH3);
+  cr_assert(g->attn[AK_FLASH2].have && !g->attn[AK_CUDNN].have);
+  cr_assert_float_eq(g->attn[AK_FLASH2].bwd.seq_half, 300, 1e-12);
+  catalog_free(cat);
+}

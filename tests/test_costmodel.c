@@ -35,7 +35,7 @@ Test(costmodel, memory_bound_kernels_run_at_hbm_bandwidth)
 {
   struct task t = {.kind = TK_KERNEL, .op = KK_NORM, .bytes = 1e9};
   double want = 1e9 / (2.039e12 * a100->mem_eff) + a100->launch_s;
-  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &t, NULL), want, 1e-15);
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, -1, &t, NULL), want, 1e-15);
 }
 
 Test(costmodel, large_gemm_near_peak_small_gemm_far_below)
@@ -45,12 +45,12 @@ Test(costmodel, large_gemm_near_peak_small_gemm_far_below)
   double tiles = 64.0 * 64, waves = ceil(tiles / 108);
   double eff = a100->gemm_eff * tiles / (waves * 108) * 8192 / (8192 + 64.0);
   double want = big.flops / (312e12 * eff) + a100->launch_s;
-  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &big, NULL), want, 1e-15);
-  double achieved = big.flops / cost_kernel(a100, DTYPE_BF16, &big, NULL);
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, -1, &big, NULL), want, 1e-15);
+  double achieved = big.flops / cost_kernel(a100, DTYPE_BF16, -1, &big, NULL);
   cr_assert(achieved > 0.75 * 312e12 && achieved < 312e12);
   /* A decode-sized GEMM is memory-bound and far below peak. */
   struct task small = gemm(16, 4096, 4096);
-  double a2 = small.flops / cost_kernel(a100, DTYPE_BF16, &small, NULL);
+  double a2 = small.flops / cost_kernel(a100, DTYPE_BF16, -1, &small, NULL);
   cr_assert_lt(a2, 0.1 * 312e12);
   /* One tile more than a full wave nearly halves the efficiency. */
   double e1 = cost_gemm_efficiency(a100, 128 * 108, 128, 4096);
@@ -62,8 +62,8 @@ Test(costmodel, fp8_and_future_gpus_scale)
 {
   const struct gpu_spec *h100 = catalog_gpu(cat, "H100-SXM");
   struct task t = gemm(16384, 16384, 16384);
-  double bf = cost_kernel(h100, DTYPE_BF16, &t, NULL) - h100->launch_s;
-  double f8 = cost_kernel(h100, DTYPE_FP8, &t, NULL) - h100->launch_s;
+  double bf = cost_kernel(h100, DTYPE_BF16, -1, &t, NULL) - h100->launch_s;
+  double f8 = cost_kernel(h100, DTYPE_FP8, -1, &t, NULL) - h100->launch_s;
   /* A linear layer's GEMM: FP8's peak at FP8's ceiling. */
   cr_assert_float_eq(bf / f8, h100->peak_flops[DTYPE_FP8] /
                                   h100->peak_flops[DTYPE_BF16] *
@@ -79,8 +79,8 @@ Test(costmodel, fp8_speeds_only_linear_layers)
   struct task lin = gemm(8192, 4096, 4096);
   lin.layer = 3;
   cr_assert_eq(cost_kernel_dtype(DTYPE_FP8, &lin), DTYPE_FP8);
-  cr_assert_lt(cost_kernel(h100, DTYPE_FP8, &lin, NULL),
-               0.7 * cost_kernel(h100, DTYPE_BF16, &lin, NULL));
+  cr_assert_lt(cost_kernel(h100, DTYPE_FP8, -1, &lin, NULL),
+               0.7 * cost_kernel(h100, DTYPE_BF16, -1, &lin, NULL));
   struct task out = gemm(8192, 16032, 4096);
   out.layer = -1;
   struct task bmm = gemm(2048, 2048, 128);
@@ -97,8 +97,8 @@ Test(costmodel, fp8_speeds_only_linear_layers)
   const struct task *same[] = {&out, &bmm, &attn, &attn_b, &norm};
   for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
     cr_assert_eq(cost_kernel_dtype(DTYPE_FP8, same[i]), DTYPE_BF16, "%zu", i);
-    cr_assert_eq(cost_kernel(h100, DTYPE_FP8, same[i], NULL),
-                 cost_kernel(h100, DTYPE_BF16, same[i], NULL), "%zu", i);
+    cr_assert_eq(cost_kernel(h100, DTYPE_FP8, -1, same[i], NULL),
+                 cost_kernel(h100, DTYPE_BF16, -1, same[i], NULL), "%zu", i);
   }
   cr_assert_eq(cost_kernel_dtype(DTYPE_BF16, &attn), DTYPE_BF16);
   cr_assert_eq(cost_kernel_dtype(DTYPE_FP32, &lin), DTYPE_FP32);
@@ -126,21 +126,21 @@ Test(costmodel, measured_table_overrides_and_interpolates)
       "gemm,4096x4096x4096,bf16,A100-80GB,640us\n");
   cr_assert_eq(cost_table_rows(tab), 2);
   struct task t = gemm(1024, 1024, 1024);
-  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &t, tab), 20e-6, 1e-18);
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, -1, &t, tab), 20e-6, 1e-18);
   /* Halfway in log(FLOPs) between the rates 107.4 and 214.7 TFLOP/s. */
   struct task mid = gemm(2048, 2048, 2048);
   double r1 = 2.0 * 1024 * 1024 * 1024 / 20e-6;
   double r2 = 2.0 * 4096.0 * 4096 * 4096 / 640e-6;
   double rate = sqrt(r1 * r2);
-  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &mid, tab),
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, -1, &mid, tab),
                      mid.flops / rate, 1e-15);
   /* Beyond the ends: the nearest measured rate. */
   struct task huge = gemm(16384, 16384, 16384);
-  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, &huge, tab),
+  cr_assert_float_eq(cost_kernel(a100, DTYPE_BF16, -1, &huge, tab),
                      huge.flops / r2, 1e-12);
   /* Another GPU or dtype: the model. */
   struct task o = gemm(1024, 1024, 1024);
-  cr_assert(fabs(cost_kernel(a100, DTYPE_FP32, &o, tab) - 20e-6) > 1e-6);
+  cr_assert(fabs(cost_kernel(a100, DTYPE_FP32, -1, &o, tab) - 20e-6) > 1e-6);
   cost_table_free(tab);
 }
 
@@ -204,7 +204,7 @@ Test(costmodel, memory_bound_families)
   struct task t = {.kind = TK_KERNEL, .op = KK_NORM, .phase = PH_FWD,
                    .bytes = 1e9};
   cr_assert_eq(cost_mem_efficiency(h100, &t), h100->norm_eff);
-  cr_assert_float_eq(cost_kernel(h100, DTYPE_BF16, &t, NULL),
+  cr_assert_float_eq(cost_kernel(h100, DTYPE_BF16, -1, &t, NULL),
                      1e9 / (3.35e12 * 0.592) + h100->launch_s, 1e-15);
   t.phase = PH_BWD;
   cr_assert_eq(cost_mem_efficiency(h100, &t), h100->norm_bwd_eff);
@@ -216,4 +216,77 @@ Test(costmodel, memory_bound_families)
   cr_assert_eq(cost_mem_efficiency(h100, &t), h100->mem_eff);
   t.op = KK_NORM;
   cr_assert_eq(cost_mem_efficiency(a100, &t), a100->mem_eff);
+}
+
+/* A fused attention task as the builder makes it: Megatron's count, 4 b s^2
+ * d forward, twice that backward. */
+static struct task attn(bool bwd, double bh, double s, double d)
+{
+  double f = 4 * bh * s * s * d;
+  struct task t = {.kind = TK_KERNEL, .op = bwd ? KK_ATTN_BWD : KK_ATTN,
+                   .m = (uint32_t)s, .n = (uint32_t)s, .k = (uint32_t)d,
+                   .batch = (uint32_t)bh, .flops = bwd ? 2 * f : f,
+                   .bytes = 8 * bh * s * d};
+  return t;
+}
+
+/* The closed form of costmodel.h: the kernel does half the full count
+ * under the causal mask, the backward 2.5x the forward's, at
+ * peak * eff * g(d) * s/(s+seq_half) * s/(s+causal_seq). */
+Test(costmodel, attention_closed_form_and_causal_half)
+{
+  const struct gpu_spec *h = catalog_gpu(cat, "H100-SXM");
+  cr_assert_eq(h->attn_default, AK_CUDNN);
+  const struct attn_dir *f = &h->attn[AK_CUDNN].fwd, *b = &h->attn[AK_CUDNN].bwd;
+  double s = 4096, d = 128, bh = 128, peak = 989.4e12;
+  struct task tf = attn(false, bh, s, d), tb = attn(true, bh, s, d);
+  double rf = peak * f->eff * s / (s + f->seq_half) * s / (s + f->causal_seq);
+  double rb = peak * b->eff * s / (s + b->seq_half) * s / (s + b->causal_seq);
+  cr_assert_float_eq(cost_kernel(h, DTYPE_BF16, -1, &tf, NULL),
+                     tf.flops / 2 / rf + h->launch_s, 1e-12);
+  cr_assert_float_eq(cost_kernel(h, DTYPE_BF16, -1, &tb, NULL),
+                     2.5 * tf.flops / 2 / rb + h->launch_s, 1e-12);
+  /* Head dim 64 sits at d64 of the 128 rate; 96 halfway in log2. */
+  double r128 = cost_attn_rate(h, -1, false, s, 128, false);
+  cr_assert_float_eq(cost_attn_rate(h, -1, false, s, 64, false) / r128,
+                     f->d64, 1e-12);
+  double g96 = f->d64 + (1 - f->d64) * (log2(96) - 6);
+  cr_assert_float_eq(cost_attn_rate(h, -1, false, s, 96, false) / r128, g96,
+                     1e-12);
+}
+
+Test(costmodel, attention_kernels_differ_and_rise_with_sequence)
+{
+  const struct gpu_spec *h = catalog_gpu(cat, "H100-SXM");
+  struct task t = attn(false, 64, 8192, 128);
+  double f2 = cost_kernel(h, DTYPE_BF16, AK_FLASH2, &t, NULL);
+  double f3 = cost_kernel(h, DTYPE_BF16, AK_FLASH3, &t, NULL);
+  double cu = cost_kernel(h, DTYPE_BF16, AK_CUDNN, &t, NULL);
+  /* FA3 and cuDNN's wgmma kernels run at about 1.7x the sm80 FA2 port on
+   * Hopper (kernels.csv and our H100 rows agree). */
+  cr_assert_gt(f2, 1.5 * f3);
+  cr_assert_gt(f2, 1.5 * cu);
+  cr_assert_eq(cost_kernel(h, DTYPE_BF16, -1, &t, NULL), cu);
+  /* A GPU without the kernel asked for (A100 has no FA3): its default. */
+  cr_assert_eq(cost_attn_kernel(a100, AK_FLASH3), -1);
+  cr_assert_eq(cost_attn_kernel(a100, -1), AK_FLASH2);
+  /* Throughput never falls as the sequence grows, in every direction. */
+  for (int k = 0; k < AK_COUNT; k++) {
+    if (!h->attn[k].have)
+      continue;
+    for (int bwd = 0; bwd < 2; bwd++)
+      for (double s = 256; s < 65536; s *= 2)
+        for (int c = 0; c < 2; c++)
+          cr_assert_leq(cost_attn_rate(h, k, bwd, s, 128, c),
+                        cost_attn_rate(h, k, bwd, 2 * s, 128, c));
+  }
+  /* Causal costs about half the full count's time (a bit more: diagonal
+   * tiles); the generic model of a GPU with no fitted kernel too. */
+  const struct gpu_spec *b = catalog_gpu(cat, "B200");
+  cr_assert_eq(b->attn_default, -1);
+  struct task tb = attn(false, 64, 8192, 128);
+  double full = tb.flops / (b->peak_flops[DTYPE_BF16] * b->attn_eff);
+  double t_b = cost_kernel(b, DTYPE_BF16, -1, &tb, NULL) - b->launch_s;
+  cr_assert_float_eq(t_b, full / 2 * (8192.0 + 128) / 8192 * (8192.0 + 128) / 8192,
+                     1e-12);
 }

@@ -309,10 +309,10 @@ static double pipeline(enum sched_kind k, long p, long m, long v)
   /* Busy time of a stage: m micro-batches of all its chunks. */
   struct task probe = {.kind = TK_KERNEL, .op = KK_NORM, .phase = PH_FWD,
                        .bytes = fb};
-  double tf = cost_kernel(&c.gpu, DTYPE_BF16, &probe, NULL);
+  double tf = cost_kernel(&c.gpu, DTYPE_BF16, -1, &probe, NULL);
   probe.bytes = bb;
   probe.phase = PH_BWD;
-  double tb = cost_kernel(&c.gpu, DTYPE_BF16, &probe, NULL);
+  double tb = cost_kernel(&c.gpu, DTYPE_BF16, -1, &probe, NULL);
   double ideal_s = (double)(m * v) * (tf + tb);
   cr_assert_float_eq(r.compute_s, ideal_s, 1e-9 * ideal_s);
   graph_free(g);

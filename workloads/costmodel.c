@@ -18,6 +18,7 @@
 #define TILE 128.0
 #define K_FILL 64.0
 #define ATTN_SEQ_HALF 128.0
+#define ATTN_CAUSAL_WORK 0.5 /* share of the full count a causal kernel does */
 #define MAX_TABLE_ROWS 1000000
 
 struct row {
@@ -101,7 +102,50 @@ static double shape_flops(int kind, double a, double b, double c)
   return 0;
 }
 
-static double model_time(const struct gpu_spec *g, enum dtype dt,
+static double dir_rate(const struct gpu_spec *g, const struct attn_dir *a,
+                       double s, double d, bool causal)
+{
+  double x = log2(fmin(256, fmax(64, d)));
+  double gd = x <= 7 ? a->d64 + (1 - a->d64) * (x - 6)
+                     : 1 + (a->d256 - 1) * (x - 7);
+  double r = g->peak_flops[DTYPE_BF16] * a->eff * gd * s / (s + a->seq_half);
+  return causal ? r * s / (s + a->causal_seq) : r;
+}
+
+int cost_attn_kernel(const struct gpu_spec *g, int kernel)
+{
+  if (kernel < 0)
+    return g->attn_default;
+  return kernel < AK_COUNT && g->attn[kernel].have ? kernel : -1;
+}
+
+double cost_attn_rate(const struct gpu_spec *g, int kernel, bool bwd,
+                      double s, double d, bool causal)
+{
+  int k = cost_attn_kernel(g, kernel);
+  if (k >= 0)
+    return dir_rate(g, bwd ? &g->attn[k].bwd : &g->attn[k].fwd, s, d, causal);
+  /* No fitted kernel: the generic model, attn_eff at the benchmark count,
+   * half of it at 128 tokens, the same loss again for a causal mask. */
+  struct attn_dir generic = {g->attn_eff, 1, 1, ATTN_SEQ_HALF, ATTN_SEQ_HALF};
+  return dir_rate(g, &generic, s, d, causal);
+}
+
+/* A fused attention kernel: the task counts Megatron's FLOPs (4 b s^2 d
+ * forward, twice that backward, no causal discount); the kernel does the
+ * benchmark count's work (backward 2.5x the forward: it recomputes the
+ * scores; half of it under the causal mask of weft's decoder models). */
+static double attn_time(const struct gpu_spec *g, int kernel,
+                        const struct task *t)
+{
+  bool bwd = t->op == KK_ATTN_BWD;
+  double fwd_flops = bwd ? t->flops / 2 : t->flops;
+  double work = fwd_flops * (bwd ? 2.5 : 1) * ATTN_CAUSAL_WORK;
+  return work / cost_attn_rate(g, kernel, bwd, (double)t->m, (double)t->k,
+                               true);
+}
+
+static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
                          const struct task *t)
 {
   /* dt is the kernel's own precision (cost_kernel_dtype). */
@@ -116,10 +160,7 @@ static double model_time(const struct gpu_spec *g, enum dtype dt,
       comp = t->flops /
              (peak * cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k));
     } else {
-      double s = (double)t->m;
-      double eff = g->attn_eff * s / (s + ATTN_SEQ_HALF);
-      double work = t->op == KK_ATTN_BWD ? 1.25 * t->flops : t->flops;
-      comp = work / (peak * eff);
+      comp = attn_time(g, attn, t);
     }
   }
   return fmax(comp, mem) + g->launch_s;
@@ -164,13 +205,13 @@ static double table_time(const struct cost_table *tab, const struct gpu_spec *g,
   return f / rate;
 }
 
-double cost_kernel(const struct gpu_spec *g, enum dtype dt,
+double cost_kernel(const struct gpu_spec *g, enum dtype dt, int attn,
                    const struct task *t, const struct cost_table *table)
 {
   bool found;
   enum dtype kd = cost_kernel_dtype(dt, t);
   double v = table_time(table, g, kd, t, &found);
-  return found ? v : model_time(g, kd, t);
+  return found ? v : model_time(g, kd, attn, t);
 }
 
 #define MAX_TABLE_LINE 1024             /* bytes in one line */

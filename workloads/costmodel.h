@@ -7,20 +7,30 @@
  * batch x m rows): `wave` is the share of
  * the last wave of 128x128 output tiles that keeps the GPU's SMs busy
  * (tiles / (ceil(tiles / sms) * sms)), and kfill = k / (k + 64) the
- * pipeline fill of a short reduction dimension; for fused attention
- * eff = attn_eff * s / (s + 128) (short sequences run far below peak), and
- * the backward kernel does 2.5x the forward's work (it recomputes the
- * scores) though Megatron counts 2x.  NEEDSWORK: fused kernels of a causal
- * model (all of weft's) skip the tiles above the diagonal, about
- * (s + 128) / 2s of the work their FLOPs count, and attn_eff is quoted at
- * that causal-half count (FlashAttention's and cuDNN's benchmarks; our
- * H100 cuDNN rows); the model does the full work, so fused attention takes
- * about twice its time.  Halving it alone raised Llama 3 8B on H100 to
- * 67 % MFU, further from published runs: it waits for the costs still
- * missing (see the issue 10 notes).  Memory-bound kernels (norms,
- * element-wise, embedding, loss, optimizer) have no FLOPs and run at
- * mem_eff of the HBM bandwidth, or at their family's measured share where
- * the catalog has one (cost_mem_efficiency).  The per-GPU constants are in the catalog.
+ * pipeline fill of a short reduction dimension.  Memory-bound kernels
+ * (norms, element-wise, embedding, loss, optimizer) have no FLOPs and run
+ * at mem_eff of the HBM bandwidth, or at their family's measured share
+ * where the catalog has one (cost_mem_efficiency).
+ *
+ * Fused attention is timed by the kernel that runs it (`--attention`:
+ * flash2, flash3, cudnn; `flash` is the GPU's default, the one frameworks
+ * pick: cuDNN through Transformer Engine and PyTorch SDPA on Hopper,
+ * FlashAttention-2 on Ampere).  Two counts of its work exist, and weft uses
+ * each where it belongs:
+ *   - Megatron's count, in the task's FLOPs and every TFLOP/s weft prints:
+ *     4 b s^2 d forward, twice that backward, no causal discount;
+ *   - the kernel's own work, which sets its time: backward 2.5x the
+ *     forward (it recomputes the scores), and under a causal mask (all of
+ *     weft's models are decoders) about half the full count, because
+ *     FlashAttention and cuDNN skip the tiles above the diagonal.  The
+ *     benchmarks of FlashAttention 2/3 and cuDNN report TF/s at this count.
+ * cost_attn_rate gives the kernel's throughput at that benchmark count,
+ * fitted per GPU and kernel (catalog.h, struct attn_dir; the fit and its
+ * held-back rows: analysis/fit_attention.py, tests/validation/attn_rows).
+ * A GPU with no fitted kernel uses attn_eff at the benchmark count with a
+ * 128-token half-length for sequence and causal losses.  Unfused attention
+ * (batched GEMMs, Megatron-LM 2021) computes the full score matrix and is
+ * timed as GEMMs and memory-bound kernels.
  *
  * Precision as frameworks run it (cost_kernel_dtype): a model in FP8
  * computes the GEMMs of its Transformer layers' linear modules in FP8 (as
@@ -50,10 +60,22 @@ struct cost_table *cost_table_read(const char *path,
 void cost_table_free(struct cost_table *t);
 long cost_table_rows(const struct cost_table *t);
 
-/* Seconds `t` (a TK_KERNEL task) takes on GPU `g` computing in `dt`, with
- * `table` (may be NULL) overriding the model. */
-double cost_kernel(const struct gpu_spec *g, enum dtype dt,
+/* Seconds `t` (a TK_KERNEL task) takes on GPU `g` computing in `dt`, fused
+ * attention by kernel `attn` (enum attn_kernel; -1: the GPU's default),
+ * with `table` (may be NULL) overriding the model. */
+double cost_kernel(const struct gpu_spec *g, enum dtype dt, int attn,
                    const struct task *t, const struct cost_table *table);
+
+/* The attention kernel `kernel` stands for on `g`: the GPU's default for
+ * -1, `kernel` when the GPU runs it, -1 when it does not (or when the GPU
+ * has no fitted kernel: the generic model). */
+int cost_attn_kernel(const struct gpu_spec *g, int kernel);
+
+/* Throughput (FLOP/s at the benchmark count: causal at half, backward 2.5x
+ * the forward) of attention kernel `kernel` (-1: default) on `g`, forward
+ * or backward, at sequence length `s` and head dimension `d`. */
+double cost_attn_rate(const struct gpu_spec *g, int kernel, bool bwd,
+                      double s, double d, bool causal);
 
 /* The share of HBM bandwidth memory-bound kernel `t` reaches on `g`. */
 double cost_mem_efficiency(const struct gpu_spec *g, const struct task *t);

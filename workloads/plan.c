@@ -26,6 +26,7 @@ void plan_init(struct plan *p)
   p->bucket_bytes = 80e6;
   p->overlap_grad = true;
   p->grad_dtype = DTYPE_BF16;
+  p->attn_kernel = -1;
   p->moe_imbalance = 1;
   for (int d = 0; d < PD_COUNT; d++)
     p->order[d] = (enum pdim)d;
@@ -219,17 +220,32 @@ static int set_grad_dtype(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
-/* Settings that pick one of two words: the second sets the flag. */
-static int set_either(struct plan *p, enum plan_key k, const char *v,
-                      struct weft_err *err)
+/* --p2p async|blocking. */
+static int set_p2p(struct plan *p, enum plan_key k, const char *v,
+                   struct weft_err *err)
 {
-  const char *const *w =
-      k == PK_P2P ? (const char *const[]){"async", "blocking", NULL}
-                  : (const char *const[]){"flash", "unfused", NULL};
+  (void)k;
   int i;
-  int rc = choice(v, w, &i, err);
+  int rc = choice(v, (const char *const[]){"async", "blocking", NULL}, &i,
+                  err);
   if (!rc)
-    *(k == PK_P2P ? &p->blocking_p2p : &p->unfused_attention) = i == 1;
+    p->blocking_p2p = i == 1;
+  return rc;
+}
+
+/* --attention: flash (the GPU's default fused kernel), unfused, or a
+ * fused kernel by name (catalog.h, enum attn_kernel order). */
+static int set_attention(struct plan *p, enum plan_key k, const char *v,
+                         struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, (const char *const[]){"flash", "unfused", "flash2",
+                                           "flash3", "cudnn", NULL}, &i, err);
+  if (!rc) {
+    p->unfused_attention = i == 1;
+    p->attn_kernel = i >= 2 ? attn_kernel_from_name(v) : -1;
+  }
   return rc;
 }
 
@@ -271,8 +287,9 @@ static const struct {
     [PK_BUCKET] = {"bucket", "SIZE", set_bucket},
     [PK_OVERLAP_GRAD] = {"overlap_grad", "yes|no", set_flag},
     [PK_ORDER] = {"order", "tp-cp-dp-pp", set_order},
-    [PK_ATTENTION] = {"attention", "flash|unfused", set_either},
-    [PK_P2P] = {"p2p", "async|blocking", set_either},
+    [PK_ATTENTION] = {"attention", "flash|unfused|flash2|flash3|cudnn",
+                      set_attention},
+    [PK_P2P] = {"p2p", "async|blocking", set_p2p},
     [PK_GRAD_DTYPE] = {"grad_dtype", "bf16|fp16|fp32", set_grad_dtype},
     [PK_ZERO] = {"zero", "0..3", set_zero},
     [PK_FSDP] = {"fsdp", "yes|no", set_flag},

@@ -90,6 +90,8 @@ struct plan {
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
                              flash-style kernel */
+  int attn_kernel;        /* which fused kernel (enum attn_kernel), -1: the
+                             GPU's default (`--attention flash`) */
   /* Uneven pipelines (plan_chunk_layers): layers of the first and last
    * pipeline stage (0: an even share; Megatron-LM's
    * --decoder-first/last-pipeline-num-layers), or the embedding and the

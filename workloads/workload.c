@@ -194,5 +194,11 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
                      "gpus shows what each GPU has)",
                      w->model.origin[MK_DTYPE], out_cluster->gpu.name,
                      dtype_name(w->model.dtype));
+  const struct plan *p = &w->plan;
+  if (p->attn_kernel >= 0 && !out_cluster->gpu.attn[p->attn_kernel].have)
+    return weft_errf(err, WEFT_EINVAL, "%s: %s has no %s attention kernel "
+                     "(weft list gpus shows the kernels of each GPU)",
+                     p->origin[PK_ATTENTION], out_cluster->gpu.name,
+                     attn_kernel_name((enum attn_kernel)p->attn_kernel));
   return plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
 }

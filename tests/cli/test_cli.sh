@@ -166,6 +166,7 @@ expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "
 
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
+expect 1 "weft: --attention: A100-80GB has no flash3 attention kernel (weft list gpus shows the kernels of each GPU)" run --model llama3-8b --gpus 8 --attention flash3 --json
 
 # Arguments are never dropped or silently overridden (issue 11, item 6).
 expect 1 "weft: --model: missing value" run --model --json --gpus 8

@@ -7,7 +7,10 @@
 # rows worst <= 5 %; the tree row <= 10 %; the held-back points of the
 # measured 8 x H100 curves from 64 MiB up worst <= 10 %; Table 1 rows 1-5
 # mean |error| <= 10 % and worst <= 15 %; the collective constants in the
-# sources equal what analysis/calibrate_coll.py derives from their rows.
+# sources equal what analysis/calibrate_coll.py derives from their rows;
+# fused attention (tests/build/attn_rows on attn_rows.csv): every GPU and
+# kernel's held-back rows within 10 % mean |error|, and the catalog's
+# attention constants equal what analysis/fit_attention.py derives.
 # Prints "validation: N passed, N failed".
 build=$1
 dir=$2
@@ -30,6 +33,12 @@ stats() { # FILE ALGO-FILTER BACK: error in column NF-BACK; "count mean worst"
 if python3 "$dir/../../analysis/calibrate_coll.py" --check >"$tmp/cal" 2>&1; then cal=1; else cal=0; fi
 tail -1 "$tmp/cal"
 verdict "constants differ from analysis/calibrate_coll.py: $(grep FAIL "$tmp/cal" | tr '\n' ' ')" "$cal"
+if "$build/tests/attn_rows" "$dir/attn_rows.csv" 10 >"$tmp/attn"; then attn=1; else attn=0; fi
+grep "rows:" "$tmp/attn"
+verdict "attention held-back rows: $(grep FAIL "$tmp/attn" | tr '\n' ' ')" "$attn"
+if python3 "$dir/../../analysis/fit_attention.py" --check >"$tmp/afit" 2>&1; then afit=1; else afit=0; fi
+tail -1 "$tmp/afit"
+verdict "attention constants differ from analysis/fit_attention.py: $(grep FAIL "$tmp/afit" | tr '\n' ' ')" "$afit"
 set -- $(stats "$tmp/coll" ring 0)
 echo "ring rows: $1, mean |error| $2 %, worst $3 %"
 verdict "ring mean error $2 % > 3 %" "$(echo "$2" | awk '{ print ($1 <= 3) }')"
