@@ -8,6 +8,7 @@
 #include "platforms/cluster.h"
 #include "sim/base/units.h"
 #include "sim/commands.h"
+#include "workloads/costmodel.h"
 #include "sim/coll.h"
 #include "workloads/accounting.h"
 #include "workloads/model.h"
@@ -75,6 +76,25 @@ static void list_gpus(const struct catalog *cat)
     printf("%-10s %9.3f %9s %9.3f %9.3f %5d %7s  %s\n", g->name, g->gemm_eff,
            f8, g->attn_eff, g->mem_eff, g->sms,
            units_fmt_human(g->launch_s, UNIT_TIME, l, sizeof l), g->source);
+  }
+  /* Fused attention kernels (--attention): their throughput at a typical
+   * shape, at the benchmark count (causal = half the work), and whose data
+   * they were fitted on. */
+  printf("\n%-10s %-7s %7s %9s %9s  %s\n", "GPU", "kernel", "default",
+         "fwd TF/s", "bwd TF/s", "fitted on (s 4096, head dim 128, causal)");
+  for (int i = 0; i < cat->n_gpus; i++) {
+    const struct gpu_spec *g = &cat->gpus[i];
+    for (int k = -1; k < AK_COUNT; k++) {
+      if ((k < 0 && g->attn_default >= 0) || (k >= 0 && !g->attn[k].have))
+        continue;
+      printf("%-10s %-7s %7s %9.0f %9.0f  %s\n", g->name,
+             k < 0 ? "generic" : attn_kernel_name((enum attn_kernel)k),
+             k == g->attn_default ? "yes" : "",
+             cost_attn_rate(g, k, false, 4096, 128, true) / 1e12,
+             cost_attn_rate(g, k, true, 4096, 128, true) / 1e12,
+             k < 0 ? "no fitted kernel: attn_eff (an estimate)"
+                   : g->attn[k].source);
+    }
   }
 }
 
