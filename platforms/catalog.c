@@ -139,6 +139,7 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
     "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
+    "gemm_k_half", "gemm_k_half_fp8",
     "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff", "optim_eff",
     "launch", "source", NULL};
 
@@ -222,6 +223,7 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
   struct gpu_spec g = {0};
   long sms = 0;
   g.gemm_eff = 0.75;
+  g.gemm_k_half = 64;
   g.attn_eff = 0.55;
   g.mem_eff = 0.8;
   g.launch_s = 3e-6;
@@ -253,6 +255,12 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
   if (!rc && xin_has(e, "gemm_eff_fp8"))
     rc = xin_real(doc, e, "gemm_eff_fp8", false, 0.01, 1, &g.gemm_eff_fp8,
                   err);
+  if (!rc)
+    rc = xin_real(doc, e, "gemm_k_half", false, 0, 65536, &g.gemm_k_half,
+                  err);
+  if (!rc && xin_has(e, "gemm_k_half_fp8"))
+    rc = xin_real(doc, e, "gemm_k_half_fp8", false, 0, 65536,
+                  &g.gemm_k_half_fp8, err);
   if (!rc)
     rc = xin_real(doc, e, "attn_eff", false, 0.01, 1, &g.attn_eff, err);
   if (!rc)

@@ -77,6 +77,9 @@ struct gpu_spec {
   int sms;
   double gemm_eff, attn_eff, mem_eff, launch_s;
   double gemm_eff_fp8;     /* FP8 GEMMs' ceiling (0: gemm_eff's) */
+  /* The K at which a GEMM tile spends as long on its fixed prologue and
+   * epilogue as on its main loop (costmodel.h), BF16/FP16 and FP8. */
+  double gemm_k_half, gemm_k_half_fp8;
   /* Share of HBM bandwidth of memory-bound kernel families where measured
    * (0: mem_eff): norms forward and backward, the loss, the optimizer. */
   double norm_eff, norm_bwd_eff, loss_eff, optim_eff;

@@ -64,10 +64,36 @@ Test(costmodel, fp8_and_future_gpus_scale)
   struct task t = gemm(16384, 16384, 16384);
   double bf = cost_kernel(h100, DTYPE_BF16, -1, &t, NULL) - h100->launch_s;
   double f8 = cost_kernel(h100, DTYPE_FP8, -1, &t, NULL) - h100->launch_s;
-  /* A linear layer's GEMM: FP8's peak at FP8's ceiling. */
+  /* A linear layer's GEMM: FP8's peak at FP8's ceiling and FP8's short-K
+   * cost (k_half, costmodel.h). */
+  double k = 16384;
   cr_assert_float_eq(bf / f8, h100->peak_flops[DTYPE_FP8] /
                                   h100->peak_flops[DTYPE_BF16] *
-                                  h100->gemm_eff_fp8 / h100->gemm_eff, 1e-9);
+                                  h100->gemm_eff_fp8 / h100->gemm_eff *
+                                  (k + h100->gemm_k_half) /
+                                  (k + h100->gemm_k_half_fp8), 1e-9);
+}
+
+/* A short reduction costs a tile's fixed prologue and epilogue: k / (k +
+ * k_half), FP8's k_half larger (the math per K-step is twice as fast); a
+ * larger K is never slower per FLOP at fixed M and N. */
+Test(costmodel, short_k_costs_more_in_fp8)
+{
+  const struct gpu_spec *h100 = catalog_gpu(cat, "H100-SXM");
+  cr_assert_gt(h100->gemm_k_half_fp8, 2 * h100->gemm_k_half);
+  for (int dt = DTYPE_BF16; dt <= DTYPE_FP8; dt += DTYPE_FP8 - DTYPE_BF16) {
+    double kh = dt == DTYPE_FP8 ? h100->gemm_k_half_fp8 : h100->gemm_k_half;
+    double e1 = cost_gemm_efficiency_in(h100, (enum dtype)dt, 8192, 8192, 1024);
+    double e8 = cost_gemm_efficiency_in(h100, (enum dtype)dt, 8192, 8192, 8192);
+    cr_assert_float_eq(e1 / e8, 1024 / (1024 + kh) * (8192 + kh) / 8192,
+                       1e-12);
+    double prev = 0;
+    for (double kk = 64; kk <= 65536; kk *= 2) {
+      double e = cost_gemm_efficiency_in(h100, (enum dtype)dt, 4096, 4096, kk);
+      cr_assert_gt(e, prev);
+      prev = e;
+    }
+  }
 }
 
 /* FP8 as Transformer Engine runs it: only the Transformer layers' linear

@@ -16,7 +16,6 @@
 #include "sim/base/xalloc.h"
 
 #define TILE 128.0
-#define K_FILL 64.0
 #define ATTN_SEQ_HALF 128.0
 #define ATTN_CAUSAL_WORK 0.5 /* share of the full count a causal kernel does */
 #define MAX_TABLE_ROWS 1000000
@@ -54,9 +53,11 @@ double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
     double waves = ceil(tiles / g->sms);
     wave = tiles / (waves * g->sms);
   }
-  double ceiling = dt == DTYPE_FP8 && g->gemm_eff_fp8 > 0 ? g->gemm_eff_fp8
-                                                          : g->gemm_eff;
-  return ceiling * wave * (k / (k + K_FILL));
+  bool f8 = dt == DTYPE_FP8;
+  double ceiling = f8 && g->gemm_eff_fp8 > 0 ? g->gemm_eff_fp8 : g->gemm_eff;
+  double k_half = f8 && g->gemm_k_half_fp8 > 0 ? g->gemm_k_half_fp8
+                                               : g->gemm_k_half;
+  return ceiling * wave * (k / (k + k_half));
 }
 
 double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,

@@ -6,8 +6,13 @@
  * where, for a GEMM, eff = gemm_eff * wave * kfill (a batched GEMM counts
  * batch x m rows): `wave` is the share of
  * the last wave of 128x128 output tiles that keeps the GPU's SMs busy
- * (tiles / (ceil(tiles / sms) * sms)), and kfill = k / (k + 64) the
- * pipeline fill of a short reduction dimension.  Memory-bound kernels
+ * (tiles / (ceil(tiles / sms) * sms)), and kfill = k / (k + k_half) the
+ * cost of a short reduction dimension: each tile pays a fixed prologue and
+ * epilogue (pipeline fill, writing C) besides its main loop, and k_half,
+ * the K at which both take as long, grows with the math rate (FP8's is
+ * about 3x BF16's on Hopper).  k_half and the ceilings per GPU and
+ * precision: the catalog (gemm_k_half, gemm_k_half_fp8, gemm_eff,
+ * gemm_eff_fp8), fitted by analysis/fit_gemm.py where rows exist.  Memory-bound kernels
  * (norms, element-wise, embedding, loss, optimizer) have no FLOPs and run
  * at mem_eff of the HBM bandwidth, or at their family's measured share
  * where the catalog has one (cost_mem_efficiency).

@@ -10,7 +10,8 @@
 # sources equal what analysis/calibrate_coll.py derives from their rows;
 # fused attention (tests/build/attn_rows on attn_rows.csv): every GPU and
 # kernel's held-back rows within 10 % mean |error|, and the catalog's
-# attention constants equal what analysis/fit_attention.py derives.
+# attention and GEMM constants equal what analysis/fit_attention.py and
+# analysis/fit_gemm.py derive.
 # Prints "validation: N passed, N failed".
 build=$1
 dir=$2
@@ -39,6 +40,9 @@ verdict "attention held-back rows: $(grep FAIL "$tmp/attn" | tr '\n' ' ')" "$att
 if python3 "$dir/../../analysis/fit_attention.py" --check >"$tmp/afit" 2>&1; then afit=1; else afit=0; fi
 tail -1 "$tmp/afit"
 verdict "attention constants differ from analysis/fit_attention.py: $(grep FAIL "$tmp/afit" | tr '\n' ' ')" "$afit"
+if python3 "$dir/../../analysis/fit_gemm.py" --check >"$tmp/gfit" 2>&1; then gfit=1; else gfit=0; fi
+tail -1 "$tmp/gfit"
+verdict "GEMM constants differ from analysis/fit_gemm.py: $(grep FAIL "$tmp/gfit" | tr '\n' ' ')" "$gfit"
 set -- $(stats "$tmp/coll" ring 0)
 echo "ring rows: $1, mean |error| $2 %, worst $3 %"
 verdict "ring mean error $2 % > 3 %" "$(echo "$2" | awk '{ print ($1 <= 3) }')"
