@@ -178,10 +178,10 @@ def fit_dir(rows, peak):
             for k, v in q.items()}
 
 
-def fit(rows, peak, one_e):
-    """Both directions; one_e: the rows are forward+backward only, and one
-    set of constants serves both directions."""
-    if one_e:
+def fit(rows, peak):
+    """Both directions; when the rows are forward+backward only, one set of
+    constants serves both directions."""
+    if all(r[2] == "fwdbwd" for r in rows):
         q = fit_dir(rows, peak)
         return {"fwd": q, "bwd": dict(q)}
     p = {dr: fit_dir([r for r in rows if r[2] == dr], peak)
@@ -208,7 +208,7 @@ def groups_from_digest():
                    r["source"])
             g = spec.setdefault((r["gpu"], r["kernel"]), ([], []))
             g[r["role"] != "fit"].append(row)
-    return [(gpu, kern, fit_rows, check, gpu == "A100-80GB")
+    return [(gpu, kern, fit_rows, check)
             for (gpu, kern), (fit_rows, check) in spec.items()]
 
 
@@ -221,22 +221,22 @@ def groups():
         fit_rows = [r for r in own if r[1] == kern and r[2] != "fwdbwd"]
         check = ([r for r in own if r[1] == kern and r[2] == "fwdbwd"] +
                  [r for r in pub if r[0] == "H100-SXM" and r[1] == kern])
-        spec.append(("H100-SXM", kern, fit_rows, check, False))
+        spec.append(("H100-SXM", kern, fit_rows, check))
     fa3 = [r for r in pub if r[0] == "H100-SXM" and r[1] == "flash3"]
     spec.append(("H100-SXM", "flash3", [r for r in fa3 if r[3] in FIT_SEQ],
-                 [r for r in fa3 if r[3] not in FIT_SEQ], False))
+                 [r for r in fa3 if r[3] not in FIT_SEQ]))
     a = [r for r in pub if r[0] == "A100-80GB"]
     spec.append(("A100-80GB", "flash2", [r for r in a if r[3] in FIT_SEQ],
-                 [r for r in a if r[3] not in FIT_SEQ], True))
+                 [r for r in a if r[3] not in FIT_SEQ]))
     return spec
 
 
 def main():
     results = {}
     lines = []
-    for gpu, kern, fit_rows, check, one_e in groups():
+    for gpu, kern, fit_rows, check in groups():
         peak = PEAK[gpu]
-        p = fit(fit_rows, peak, one_e)
+        p = fit(fit_rows, peak)
         results[(gpu, kern)] = p
         print("%s %s (%d rows fitted, %d held back)" %
               (gpu, kern, len(fit_rows), len(check)))

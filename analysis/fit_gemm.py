@@ -88,6 +88,18 @@ def sweep_k_half(rows, sms):
     return float(best[1])
 
 
+# Published GEMM rows by case-id prefix: the GPU weft models them as, the
+# precision, and the set they belong to.
+SETS = {
+    "KERN-GEMM-H800-FP16-TILELANG": ("H100-SXM", "bf16", "tilelang"),
+    "KERN-GEMM-H800-FP8-TILELANG": ("H100-SXM", "fp8", "tilelang"),
+    "KERN-GEMM-H800-FP8-DEEPGEMM": ("H100-SXM", "fp8", "deepgemm"),
+    "KERN-GEMM-SM90-BF16-XLA": ("H100-SXM", "bf16", "xla"),
+    "KERN-GEMM-SM100-BF16-XLA": ("B200", "bf16", "xla"),
+    "KERN-GEMM-SM100-FP8-XLA": ("B200", "fp8", "xla"),
+}
+
+
 def published():
     out = []
     with open(KERNELS, newline="") as f:
@@ -101,24 +113,10 @@ def published():
                 continue
             m, n, k = int(shape["M"]), int(shape["N"]), int(shape["K"])
             b = int(shape.get("b", 1))
-            if cid.startswith("KERN-GEMM-H800-FP16-TILELANG"):
-                out.append(("H100-SXM", "bf16", m, n, k, b,
-                            float(r["value"]), "tilelang", cid))
-            elif cid.startswith("KERN-GEMM-H800-FP8-TILELANG"):
-                out.append(("H100-SXM", "fp8", m, n, k, b,
-                            float(r["value"]), "tilelang", cid))
-            elif cid.startswith("KERN-GEMM-H800-FP8-DEEPGEMM"):
-                out.append(("H100-SXM", "fp8", m, n, k, b,
-                            float(r["value"]), "deepgemm", cid))
-            elif cid.startswith("KERN-GEMM-SM90-BF16-XLA"):
-                out.append(("H100-SXM", "bf16", m, n, k, b,
-                            float(r["value"]), "xla", cid))
-            elif cid.startswith("KERN-GEMM-SM100-BF16-XLA"):
-                out.append(("B200", "bf16", m, n, k, b, float(r["value"]),
-                            "xla", cid))
-            elif cid.startswith("KERN-GEMM-SM100-FP8-XLA"):
-                out.append(("B200", "fp8", m, n, k, b, float(r["value"]),
-                            "xla", cid))
+            for prefix, (gpu, dt, src) in SETS.items():
+                if cid.startswith(prefix):
+                    out.append((gpu, dt, m, n, k, b, float(r["value"]), src,
+                                cid))
     return out
 
 

@@ -7,10 +7,10 @@
 #include "platforms/catalog.h"
 #include "platforms/cluster.h"
 #include "sim/base/units.h"
-#include "sim/commands.h"
-#include "workloads/costmodel.h"
 #include "sim/coll.h"
+#include "sim/commands.h"
 #include "workloads/accounting.h"
+#include "workloads/costmodel.h"
 #include "workloads/model.h"
 
 static void list_collectives(void)
