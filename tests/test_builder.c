@@ -335,3 +335,62 @@ Test(builder, uneven_interleaved_layouts, .timeout = 120)
     graph_free(g);
   }
 }
+
+/* The loss's memory-bound kernels per micro-batch on the last stage, by
+ * --cross-entropy (plan.h): Megatron-LM's FP32 sequence moves 38 + 14 bytes
+ * per 16-bit logit (T x V / t of them), the 16-bit one 16 + 4, the fused
+ * kernel 4 + 4 (its measured convention); and the optimizer step moves
+ * 28 + 4 + 6 bytes per parameter, + 6 with 16-bit gradients, + 8 with FP16
+ * loss scaling (builder.c, optim_bytes). */
+static double loss_stage_bytes(const char *xent, const char *dtype,
+                               const char *grad, double *optim,
+                               double *params, double *logits)
+{
+  struct model m;
+  struct plan p;
+  struct weft_err err = {0};
+  const char *const *kv = KV("tp", "2", "global_batch", "2",
+                             "cross_entropy", xent, "grad_dtype", grad);
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0, "%s", err.msg);
+  cr_assert_eq(model_set(&m, MK_DTYPE, dtype, "--dtype", &err), 0, "%s",
+               err.msg);
+  m.layers = 2;
+  plan_init(&p);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], kv[i],
+                          &err), 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  cr_assert(g, "%s", err.msg);
+  const struct program *pr = &g->prog[0];
+  double loss = 0;
+  *optim = 0;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind != TK_KERNEL)
+      continue;
+    if (t->layer == -1 && (t->op == KK_LOSS ||
+                           (t->op == KK_ELEMWISE && t->bytes > 1e8)))
+      loss += t->bytes;
+    if (t->op == KK_OPTIM)
+      *optim += t->bytes;
+  }
+  *params = stage_params_rank(&m, &p, 0);
+  *logits = 2.0 * 2048 * (double)m.vocab / 2; /* micro-batches x T x V/t */
+  graph_free(g);
+  return loss;
+}
+
+Test(builder, loss_and_optimizer_bytes)
+{
+  double opt, n, lg;
+  double b = loss_stage_bytes("fp32", "fp16", "fp16", &opt, &n, &lg);
+  cr_assert_float_eq(b, (38 + 14) * lg, 1e-6 * b);
+  cr_assert_float_eq(opt, (28 + 4 + 6 + 6 + 8) * n, 1e-6 * opt);
+  b = loss_stage_bytes("16bit", "bf16", "bf16", &opt, &n, &lg);
+  cr_assert_float_eq(b, (16 + 4) * lg, 1e-6 * b);
+  cr_assert_float_eq(opt, (28 + 4 + 6 + 6) * n, 1e-6 * opt);
+  b = loss_stage_bytes("fused", "bf16", "fp32", &opt, &n, &lg);
+  cr_assert_float_eq(b, (4 + 4) * lg, 1e-6 * b);
+  cr_assert_float_eq(opt, (28 + 4 + 6) * n, 1e-6 * opt);
+}

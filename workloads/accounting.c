@@ -235,8 +235,11 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
       q.recompute = RECOMP_NONE;
       x.transient = layer_activation_bytes(m, &q);
     }
-    if (st == p->pp - 1) /* FP32 logits for the loss (Korthikanti: 4sbv/t) */
-      x.transient += 4 * s * b * (double)m->vocab / (double)p->tp;
+    /* The logits' softmax kept for the loss's backward: FP32 (Korthikanti:
+     * 4sbv/t) or in the logits' 16 bits (plan.h, enum cross_entropy). */
+    if (st == p->pp - 1)
+      x.transient += (p->xent == XENT_FP32 ? 4 : 2) * s * b *
+                     (double)m->vocab / (double)p->tp;
     if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
     x.total = x.weights + x.grads + x.optimizer + x.activations + x.transient;

@@ -315,13 +315,39 @@ static long embed_bwd(struct ctx *c)
   return kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * c->h);
 }
 
+/* The loss's kernels over the local logits (T x V/t, e bytes each) in
+ * its forward or backward (plan.h, enum cross_entropy).  Megatron-LM's
+ * sequences are plain elementwise and row-reduction kernels, which run
+ * at memory-bound speed (elemwise):
+ *   fp32: cast e+4, max 4, subtract 8, exp 8, sum 4, divide 8 bytes per
+ *     logit; backward: multiply 8, cast back 4+e;
+ *   16bit: max e, subtract 2e, exp 2e, sum e, divide 2e; backward 2e.
+ * fused: one cross-entropy kernel each way, costed as the measured
+ * PyTorch cross-entropy at the catalog's loss_eff (which is per 2e bytes
+ * per logit each way, the convention it was fitted with). */
+static void loss_kernel(struct ctx *c, enum phase ph)
+{
+  double e = c->e, n = c->T * (double)c->m->vocab / (double)c->t;
+  bool bwd = ph == PH_BWD;
+  switch (c->p->xent) {
+  case XENT_FUSED:
+    kernel(c, KK_LOSS, ph, -1, 0, 2 * e * n);
+    break;
+  case XENT_16BIT:
+    kernel(c, KK_ELEMWISE, ph, -1, 0, (bwd ? 2 * e : 8 * e) * n);
+    break;
+  default:
+    kernel(c, KK_ELEMWISE, ph, -1, 0, (bwd ? 12 + e : 36 + e) * n);
+  }
+}
+
 static void loss_fwd(struct ctx *c)
 {
   double e = c->e, V = (double)c->m->vocab, t = c->t;
   kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T_local * c->h);
   sp_gather(c, PH_FWD, -1);
   gemm(c, PH_FWD, -1, c->T, V / t, c->h);
-  kernel(c, KK_LOSS, PH_FWD, -1, 0, e * 2 * c->T * V / t);
+  loss_kernel(c, PH_FWD);
   /* Vocabulary-parallel cross-entropy: max, target logit, sum of exp. */
   for (int i = 0; t > 1 && i < 3; i++)
     coll(c, CO_ALLREDUCE, GK_TP, ST_COMPUTE, PH_FWD, -1, 4 * c->T);
@@ -331,7 +357,7 @@ static void loss_fwd(struct ctx *c)
 static long loss_bwd(struct ctx *c)
 {
   double e = c->e, V = (double)c->m->vocab, t = c->t;
-  kernel(c, KK_LOSS, PH_BWD, -1, 0, e * 2 * c->T * V / t);
+  loss_kernel(c, PH_BWD);
   gemm(c, PH_BWD, -1, c->T, c->h, V / t);
   long w = gemm(c, PH_BWD, -1, V / t, c->h, c->T);
   tp_reduce(c, PH_BWD, -1);
@@ -784,6 +810,25 @@ static void late_buckets(struct ctx *c)
   }
 }
 
+/* Bytes per parameter of a mixed-precision optimizer step, as Megatron-LM's
+ * Float16OptimizerWithFloat16Params.step runs it (megatron/optimizer/
+ * optimizer.py, v2.5 to Megatron Core), each pass a multi-tensor kernel:
+ * 16-bit gradients copied to FP32 main gradients (2 + 4; none when they
+ * are FP32 already), with FP16 the unscale and inf check (4 + 4), the
+ * gradient norm of --clip-grad 1.0 (4), Adam (read FP32 weight, gradient,
+ * momentum and variance, write three: 28), and the FP32 weights copied
+ * back to the 16-bit ones (4 + 2; FSDP casts its shard the same way
+ * before the gather). */
+static double optim_bytes(const struct model *m, const struct plan *p)
+{
+  double b = 28 + 4 + 6;
+  if (p->grad_dtype != DTYPE_FP32)
+    b += 6;
+  if (m->dtype == DTYPE_FP16)
+    b += 8;
+  return b;
+}
+
 /* After the passes: the tied embedding's all-reduce, the optimizer step
  * once every gradient reduction is done, and ZeRO 1/2's parameter
  * gathers. */
@@ -801,15 +846,12 @@ static void optimizer_step(struct ctx *c)
     c->dp_tasks[c->n_dp++] = i;
   }
   double params = stage_params_rank(m, p, stage);
-  /* Adam step: read FP32 master weights, momentum, variance and the 16-bit
-   * gradient, write the first three and the 16-bit weights (28 bytes per
-   * parameter). */
   long shard = layout_shard(&g->layout) * p->cp, nx;
   enum group_kind xg = expert_group(p, &nx);
   double xparams = p->ep > 1 ? stage_expert_params_rank(m, p, stage) : 0;
   double dense = params - xparams;
   long opt = kernel(c, KK_OPTIM, PH_OPT, -1, 0,
-                    28 * (p->zero ? dense / (double)shard + xparams / (double)nx
+                    optim_bytes(m, p) * (p->zero ? dense / (double)shard + xparams / (double)nx
                                   : params));
   for (long i = 0; i < c->n_dp; i++)
     graph_dep(g, stage, c->dp_tasks[i]);

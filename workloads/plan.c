@@ -265,6 +265,21 @@ static int set_shard_impl(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const xents[] = {"fp32", "16bit", "fused", NULL};
+
+const char *cross_entropy_name(enum cross_entropy x) { return xents[x]; }
+
+static int set_cross_entropy(struct plan *p, enum plan_key k, const char *v,
+                             struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, xents, &i, err);
+  if (!rc)
+    p->xent = (enum cross_entropy)i;
+  return rc;
+}
+
 typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
                            struct weft_err *err);
 
@@ -301,6 +316,8 @@ static const struct {
     [PK_SHARD_IMPL] = {"shard_impl",
                        "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021",
                        set_shard_impl},
+    [PK_CROSS_ENTROPY] = {"cross_entropy", "fp32|16bit|fused",
+                          set_cross_entropy},
 };
 
 int plan_key_from_name(const char *name)

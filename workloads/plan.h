@@ -30,7 +30,7 @@ enum plan_key {
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
-  PK_SHARD_IMPL, PK_COUNT
+  PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -53,6 +53,18 @@ enum plan_key {
  *     gather overlaps computation), gradients all-reduced in buckets of
  *     5e8 elements on the reduction stream, the host waiting for each
  *     bucket's reduction before it goes on. */
+/* How the loss is computed over the logits (builder.c, loss_fwd):
+ *   fp32: Megatron-LM's default (v2.5 gpt_model.py and Megatron Core's
+ *     tensor_parallel/cross_entropy.py): the 16-bit logits cast to FP32,
+ *     then max, subtract, exp, sum and divide as separate kernels, the
+ *     softmax kept for the backward, which multiplies it by the loss's
+ *     gradient and casts it back to 16 bits;
+ *   16bit: the same kernels on the 16-bit logits (--fp16-lm-cross-entropy);
+ *   fused: one kernel that reads the logits twice (max and sum of exp,
+ *     then the gradient) and writes the gradient in place, scaled in the
+ *     backward (--cross-entropy-loss-fusion; Liger's and TE's kernels). */
+enum cross_entropy { XENT_FP32, XENT_16BIT, XENT_FUSED };
+
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021 };
 #define SHARD_PERSIST_ELEMS 1e5   /* stage3_param_persistence_threshold */
@@ -86,6 +98,7 @@ struct plan {
                              until it is delivered (Megatron-LM 2021's
                              synchronous send/recv), else it goes on */
   enum shard_impl shard_impl; /* how ZeRO-3/FSDP runs (above) */
+  enum cross_entropy xent; /* how the loss runs (above) */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
@@ -117,6 +130,8 @@ const char *plan_key_name(enum plan_key k);
 const char *plan_key_hint(enum plan_key k);
 /* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021". */
 const char *shard_impl_name(enum shard_impl si);
+/* "fp32", "16bit", "fused". */
+const char *cross_entropy_name(enum cross_entropy x);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;

@@ -6,7 +6,7 @@
 # ring rows (64 MiB and above) mean |error| <= 3 % and worst <= 10 %; NVLS
 # rows worst <= 5 %; the tree row <= 10 %; the held-back points of the
 # measured 8 x H100 curves from 64 MiB up worst <= 10 %; Table 1 rows 1-5
-# (with the authors' settings) mean |error| <= 16 % and worst <= 22 %; the collective constants in the
+# (with the authors' settings) mean |error| <= 12 % and worst <= 18 %; the collective constants in the
 # sources equal what analysis/calibrate_coll.py derives from their rows;
 # fused attention (tests/build/attn_rows on attn_rows.csv): every GPU and
 # kernel's held-back rows within 10 % mean |error|, and the catalog's
@@ -60,9 +60,9 @@ verdict "NVLS worst error $3 % > 5 %" "$(echo "$3" | awk '{ print ($1 <= 5) }')"
 set -- $(stats "$tmp/t1" "" 1)
 echo "Table 1 rows 1-5: $1, mean |error| $2 %, worst $3 %"
 # A regression guard at today's errors with the authors' own settings
-# (megatron_table1.sh; rows 1-5 over-predict by 7-20 %), not the issue's
+# (megatron_table1.sh; rows 1-5 over-predict by 4-16 %), not the issue's
 # 10 %/15 % target, which the earlier micro-batch-1 guess met by chance.
-verdict "Table 1 mean error $2 % > 16 %" "$(echo "$2" | awk '{ print ($1 <= 16) }')"
-verdict "Table 1 worst error $3 % > 22 %" "$(echo "$3" | awk '{ print ($1 <= 22) }')"
+verdict "Table 1 mean error $2 % > 12 %" "$(echo "$2" | awk '{ print ($1 <= 12) }')"
+verdict "Table 1 worst error $3 % > 18 %" "$(echo "$3" | awk '{ print ($1 <= 18) }')"
 echo "validation: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

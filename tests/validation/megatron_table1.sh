@@ -21,7 +21,7 @@
 # other assumptions.  Nothing here is fitted to these rows: the compute
 # constants come from the catalog, the network ones from the COLL rows
 # named in sim/coll.c.
-SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --grad-dtype fp16}
+SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --dtype fp16 --grad-dtype fp16}
 build=${1:-build}
 first=${2:-1}
 last=${3:-10}
