@@ -28,31 +28,52 @@ struct keydef {
   const char *name;
   enum ktype type;
   double min, max;
+  const char *help; /* meaning and default, for the help */
 };
 
 static const struct keydef keys[CK_COUNT] = {
-    [CK_NODE] = {"node", KT_TEXT, 0, 0},
-    [CK_GPU] = {"gpu", KT_TEXT, 0, 0},
-    [CK_NIC] = {"nic", KT_TEXT, 0, 0},
-    [CK_GPUS] = {"gpus", KT_INT, 1, WEFT_MAX_GPUS},
-    [CK_NODES] = {"nodes", KT_INT, 1, WEFT_MAX_NODES},
-    [CK_GPUS_PER_NODE] = {"gpus_per_node", KT_INT, 1, WEFT_MAX_GPUS_PER_NODE},
-    [CK_NICS_PER_NODE] = {"nics_per_node", KT_INT, 1, WEFT_MAX_NICS_PER_NODE},
+    [CK_NODE] = {"node", KT_TEXT, 0, 0,
+        "node type of the catalog (weft list nodes)"},
+    [CK_GPU] = {"gpu", KT_TEXT, 0, 0,
+        "GPU type, replacing the node's (weft list gpus)"},
+    [CK_NIC] = {"nic", KT_TEXT, 0, 0,
+        "NIC type, replacing the node's"},
+    [CK_GPUS] = {"gpus", KT_INT, 1, WEFT_MAX_GPUS,
+        "GPUs in all (a multiple of GPUs per node)"},
+    [CK_NODES] = {"nodes", KT_INT, 1, WEFT_MAX_NODES,
+        "nodes in all"},
+    [CK_GPUS_PER_NODE] = {"gpus_per_node", KT_INT, 1, WEFT_MAX_GPUS_PER_NODE,
+        "GPUs per node (default: the node type's)"},
+    [CK_NICS_PER_NODE] = {"nics_per_node", KT_INT, 1, WEFT_MAX_NICS_PER_NODE,
+        "NICs per node (default: the node type's)"},
     [CK_NODES_PER_LEAF] = {"nodes_per_leaf", KT_INT, 1,
-                           WEFT_MAX_NODES_PER_LEAF},
+                           WEFT_MAX_NODES_PER_LEAF,
+        "nodes under one leaf switch (default 32)"},
     [CK_LEAVES_PER_POD] = {"leaves_per_pod", KT_INT, 1,
-                           WEFT_MAX_LEAVES_PER_POD},
-    [CK_OVERSUB] = {"oversubscription", KT_REAL, 1, 1024},
-    [CK_POD_OVERSUB] = {"pod_oversubscription", KT_REAL, 1, 1024},
-    [CK_SWITCH_LAT] = {"switch_lat", KT_TIME, 0, 1},
-    [CK_NVLINK_LAT] = {"nvlink_lat", KT_TIME, 0, 1},
-    [CK_NIC_LAT] = {"nic_lat", KT_TIME, 0, 1},
-    [CK_SCALE_COMPUTE] = {"scale_compute", KT_REAL, 1e-6, WEFT_MAX_SCALE},
-    [CK_SCALE_HBM_BW] = {"scale_hbm_bw", KT_REAL, 1e-6, WEFT_MAX_SCALE},
-    [CK_SCALE_HBM_CAP] = {"scale_hbm_cap", KT_REAL, 1e-6, WEFT_MAX_SCALE},
-    [CK_SCALE_NVLINK] = {"scale_nvlink", KT_REAL, 1e-6, WEFT_MAX_SCALE},
-    [CK_SCALE_NIC] = {"scale_nic", KT_REAL, 1e-6, WEFT_MAX_SCALE},
-    [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0},
+                           WEFT_MAX_LEAVES_PER_POD,
+        "leaf switches per pod (default 16)"},
+    [CK_OVERSUB] = {"oversubscription", KT_REAL, 1, 1024,
+        "leaf-to-spine oversubscription, >= 1 (default 1)"},
+    [CK_POD_OVERSUB] = {"pod_oversubscription", KT_REAL, 1, 1024,
+        "above-pod oversubscription, >= 1 (default 1)"},
+    [CK_SWITCH_LAT] = {"switch_lat", KT_TIME, 0, 1,
+        "latency of one switch hop (default 130ns)"},
+    [CK_NVLINK_LAT] = {"nvlink_lat", KT_TIME, 0, 1,
+        "latency of an NVLink hop (default: the node type's)"},
+    [CK_NIC_LAT] = {"nic_lat", KT_TIME, 0, 1,
+        "latency of a NIC (default: the NIC type's)"},
+    [CK_SCALE_COMPUTE] = {"scale_compute", KT_REAL, 1e-6, WEFT_MAX_SCALE,
+        "scale the GPU's compute peaks (what-if; default 1)"},
+    [CK_SCALE_HBM_BW] = {"scale_hbm_bw", KT_REAL, 1e-6, WEFT_MAX_SCALE,
+        "scale the GPU's HBM bandwidth (default 1)"},
+    [CK_SCALE_HBM_CAP] = {"scale_hbm_cap", KT_REAL, 1e-6, WEFT_MAX_SCALE,
+        "scale the GPU's HBM capacity (default 1)"},
+    [CK_SCALE_NVLINK] = {"scale_nvlink", KT_REAL, 1e-6, WEFT_MAX_SCALE,
+        "scale NVLink bandwidth (default 1)"},
+    [CK_SCALE_NIC] = {"scale_nic", KT_REAL, 1e-6, WEFT_MAX_SCALE,
+        "scale NIC bandwidth (default 1)"},
+    [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
+        "free text for the platform's header"},
 };
 
 /* Defaults for fabric settings a preset or file leaves out. */
@@ -73,6 +94,7 @@ int cluster_key_from_name(const char *name)
 }
 
 const char *cluster_key_name(enum cluster_key k) { return keys[k].name; }
+const char *cluster_key_help(enum cluster_key k) { return keys[k].help; }
 
 const char *cluster_key_hint(enum cluster_key k)
 {

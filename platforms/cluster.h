@@ -87,6 +87,8 @@ int cluster_key_from_name(const char *name);
 const char *cluster_key_name(enum cluster_key k);
 /* The form of its value, for the help: "N", "F", "T" (a time), "NAME". */
 const char *cluster_key_hint(enum cluster_key k);
+/* Its meaning and default, one line for the help. */
+const char *cluster_key_help(enum cluster_key k);
 
 /* Set one setting from text, checking its type and range.  `origin` is the
  * location to report ("--gpus" or "file.xml:3: <cluster> attribute 'gpus'")

@@ -53,7 +53,12 @@ static const struct opt coll_opts[] = {
 };
 
 const struct opts_spec cmd_coll_spec = {
-    "coll", POS_NONE, NULL, OPTS_CATALOG | OPTS_CLUSTER, coll_opts};
+    "coll", POS_NONE, "OP", OPTS_CATALOG | OPTS_CLUSTER, coll_opts,
+    "Simulates one collective over a range of sizes on a cluster (default\n"
+    "dgx-h100) and prints time, algorithm and bus bandwidth per size, as\n"
+    "nccl-tests does.",
+    "  weft coll allreduce --gpus 16 --min-bytes 1MiB --max-bytes 1GiB\n"
+    "  weft coll allgather --cluster selene --gpus 64 --collective ring --json\n"};
 
 /* What to simulate: the operation, the sizes, the algorithm. */
 struct coll_job {
@@ -159,6 +164,11 @@ static void coll_print(const struct coll_job *j, const struct cluster *c,
 int cmd_coll(int argc, char **argv)
 {
   struct weft_err err = {0};
+  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+                    strcmp(argv[1], "-h") == 0)) {
+    opts_usage(stdout, &cmd_coll_spec);
+    return 0;
+  }
   if (argc < 2 || strncmp(argv[1], "--", 2) == 0)
     return cli_usage("coll: give an operation: allreduce, allgather, "
                      "reducescatter, alltoall or broadcast");

@@ -20,7 +20,12 @@ static const struct opt graph_opts[] = {
 
 const struct opts_spec cmd_graph_spec = {
     "graph", POS_WORKLOAD, "WORKLOAD.xml",
-    OPTS_CATALOG | OPTS_CLUSTER | OPTS_WORKLOAD, graph_opts};
+    OPTS_CATALOG | OPTS_CLUSTER | OPTS_WORKLOAD, graph_opts,
+    "Writes the task graph of one training iteration (one program per\n"
+    "pipeline stage; the format is in traces/README.md) and prints its size,\n"
+    "FLOPs and memory per GPU on standard error.  The default cluster is\n"
+    "selene (DGX A100 80GB).",
+    "  weft graph --model gpt-1.7b --gpus 8 --tp 2 --global-batch 16 -o g.txt\n"};
 
 int cmd_graph(int argc, char **argv)
 {

@@ -143,7 +143,12 @@ static int list_clusters(const struct catalog *cat)
 
 const struct opts_spec cmd_list_spec = {
     "list", POS_WORD, "models|gpus|nics|nodes|clusters|collectives",
-    OPTS_CATALOG, NULL};
+    OPTS_CATALOG, NULL,
+    "Shows the model presets, the hardware catalog (GPUs with their peaks\n"
+    "and efficiencies, NICs, nodes), the cluster presets and the collective\n"
+    "algorithms; all of them without an argument.",
+    "  weft list gpus\n"
+    "  weft list clusters --catalog my-cluster.xml\n"};
 
 int cmd_list(int argc, char **argv)
 {

@@ -17,7 +17,11 @@ static const struct opt platform_opts[] = {
 
 const struct opts_spec cmd_platform_spec = {
     "platform", POS_CLUSTER, "CLUSTER", OPTS_CATALOG | OPTS_CLUSTER,
-    platform_opts};
+    platform_opts,
+    "Writes the SimGrid platform XML of a cluster preset or file (default\n"
+    "dgx-h100), with its settings applied.",
+    "  weft platform selene --gpus 64 -o selene64.xml\n"
+    "  weft platform dgx-h100 --nodes 16 --oversubscription 2\n"};
 
 int cmd_platform(int argc, char **argv)
 {

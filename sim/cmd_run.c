@@ -43,7 +43,18 @@ static const struct opt run_opts[] = {
 
 const struct opts_spec cmd_run_spec = {
     "run", POS_WORKLOAD, "WORKLOAD.xml",
-    OPTS_CATALOG | OPTS_CLUSTER | OPTS_WORKLOAD, run_opts};
+    OPTS_CATALOG | OPTS_CLUSTER | OPTS_WORKLOAD, run_opts,
+    "Simulates one training iteration and prints its time, throughput, the\n"
+    "time split into compute, communication and bubbles, energy and memory.\n"
+    "Settings come from the workload file, then the flags, in order.  The\n"
+    "default cluster is selene (DGX A100 80GB nodes, 8 HDR NICs each, a\n"
+    "non-blocking fat tree), which sets every figure: name another with\n"
+    "--cluster.  With no arguments at all: a demo job (GPT 18.4B on 64 A100,\n"
+    "TP 4, PP 2, interleaved:2, full recomputation, global batch 128).",
+    "  weft run\n"
+    "  weft run --model llama3-8b --cluster dgx-h100 --gpus 8 --cp 2 \\\n"
+    "      --global-batch 128 --recompute selective\n"
+    "  weft run job.xml --tp 8 --json\n"};
 
 /* The demo job: settings the user's flags apply on top of. */
 static const char *const demo[][2] = {

@@ -33,8 +33,8 @@ static void usage(FILE *f)
   for (const struct command *c = weft_commands; c->name; c++) {
     const struct opts_spec *s = c->spec;
     fprintf(f, "  weft %s", c->name);
-    if (s && s->positional != POS_NONE)
-      fprintf(f, " [%s]", s->pos_name);
+    if (s && s->pos_name)
+      fprintf(f, s->positional != POS_NONE ? " [%s]" : " %s", s->pos_name);
     if (s)
       fprintf(f, " [options]");
     fprintf(f, "\n      %s\n", c->summary);
@@ -42,11 +42,44 @@ static void usage(FILE *f)
   fprintf(f, "\nsettings, as flags of run and graph (the cluster ones also of "
           "coll and platform):\n");
   opts_group_help(f, OPTS_CLUSTER | OPTS_WORKLOAD);
-  fprintf(f, "\nweft COMMAND --help lists a command's own options.\n");
+  fprintf(f, "\nrun and graph simulate on selene (DGX A100 80GB) unless told "
+          "otherwise (--cluster);\ncoll and platform on dgx-h100.\n"
+          "weft help COMMAND (or weft COMMAND --help) explains a command's "
+          "options and\nevery setting with its default; weft help --man "
+          "writes the man page.\n");
+}
+
+/* The man page, weft.1: the commands and settings from the same tables
+ * as the help. */
+static void man_page(FILE *f)
+{
+  fputs(".TH WEFT 1 \"\" \"weft\" \"User Commands\"\n"
+        ".SH NAME\nweft \\- simulate distributed Transformer training on GPU "
+        "clusters with SimGrid\n"
+        ".SH SYNOPSIS\n.B weft\n.I COMMAND\n[\\fIARGS\\fR]\n"
+        ".SH DESCRIPTION\nweft turns one training iteration (data, tensor, "
+        "pipeline, context and expert parallelism, ZeRO and FSDP) into a "
+        "task graph of kernels and collective flows and replays it with "
+        "SimGrid on a platform of GPU nodes, NVLink and InfiniBand fabrics.\n"
+        ".SH COMMANDS\n", f);
+  for (const struct command *c = weft_commands; c->name; c++)
+    if (c->spec)
+      opts_man(f, c->spec);
+  fputs(".SH SETTINGS\nSettings are flags of run and graph (the cluster "
+        "ones also of coll and platform) and attributes of workload and "
+        "cluster files, where they are written with '_' for '-'.\n", f);
+  opts_man_settings(f, OPTS_CLUSTER | OPTS_WORKLOAD);
+  fputs(".SH EXIT STATUS\n0 on success, 1 for a bad value or file, 2 for "
+        "a usage error (an unknown command or option).\n"
+        ".SH SEE ALSO\nREADME.md of the weft sources.\n", f);
 }
 
 static int cmd_help(int argc, char **argv)
 {
+  if (argc == 2 && strcmp(argv[1], "--man") == 0) {
+    man_page(stdout);
+    return 0;
+  }
   if (argc > 1)
     for (const struct command *c = weft_commands; c->name; c++)
       if (c->spec && strcmp(argv[1], c->name) == 0) {

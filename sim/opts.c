@@ -41,6 +41,46 @@ static bool is_setting(int groups, const char *name)
           plan_key_from_name(name) >= 0);
 }
 
+/* The closest name the command takes to the unknown `name`, as a flag in
+ * `out` ("" when none is close). */
+static void suggest(const struct opts_spec *s, const char *name, char *out,
+                    size_t size)
+{
+  const char *best = NULL;
+  int bd = 0;
+  const char *fixed[] = {"cluster", "catalog", "scale", "model", "help"};
+  int n = 0;
+  const char *cand[OPTS_MAX_OWN + 8 + CK_COUNT + MK_COUNT + PK_COUNT];
+  for (int k = 0; s->own && s->own[k].name; k++)
+    cand[n++] = s->own[k].name;
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+    if (is_setting(s->groups, fixed[i]) || strcmp(fixed[i], "help") == 0)
+      cand[n++] = fixed[i];
+  if (s->groups & OPTS_CLUSTER)
+    for (int k = 0; k < CK_COUNT; k++)
+      cand[n++] = cluster_key_name((enum cluster_key)k);
+  if (s->groups & OPTS_WORKLOAD) {
+    for (int k = 0; k < MK_COUNT; k++)
+      cand[n++] = model_key_name((enum model_key)k);
+    for (int k = 0; k < PK_COUNT; k++)
+      cand[n++] = plan_key_name((enum plan_key)k);
+  }
+  for (int i = 0; i < n; i++) {
+    int d = names_distance(name, cand[i]);
+    if (names_close(name, cand[i]) && (!best || d < bd)) {
+      best = cand[i];
+      bd = d;
+    }
+  }
+  out[0] = '\0';
+  if (!best)
+    return;
+  size_t j = (size_t)snprintf(out, size, " (did you mean '--");
+  for (const char *p = best; *p && j + 1 < size; p++)
+    out[j++] = *p == '_' ? '-' : *p;
+  snprintf(out + j, size - j, "'?)");
+}
+
 /* A usage error (exit status 2): flag it and format the message. */
 #define USAGE_ERR(...) (*usage = true, weft_errf(err, WEFT_EINVAL, __VA_ARGS__))
 
@@ -110,6 +150,8 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
   }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 && own_short(s, 'h') < 0)
+      return 1;
     if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
       int k = own_short(s, a[1]);
       if (k < 0)
@@ -139,8 +181,11 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
     memcpy(name, a + 2, len);
     name[len] = '\0';
     int k = own_index(s, name);
-    if (k < 0 && !is_setting(s->groups, name))
-      return USAGE_ERR("%s: unknown option '--%s'", s->cmd, name);
+    if (k < 0 && !is_setting(s->groups, name)) {
+      char hint[96];
+      suggest(s, name, hint, sizeof hint);
+      return USAGE_ERR("%s: unknown option '--%s'%s", s->cmd, name, hint);
+    }
     if (k >= 0 && out->own[k])
       return USAGE_ERR("--%s: given twice", name);
     if (k >= 0 && s->own[k].type == OPT_FLAG) {
@@ -369,12 +414,134 @@ void opts_group_help(FILE *f, int groups)
   }
 }
 
+/* "--gpus-per-node N" for key "gpus_per_node" and hint "N". */
+static void flag_text(char *buf, size_t size, const char *key,
+                      const char *hint)
+{
+  size_t n = (size_t)snprintf(buf, size, "--");
+  for (const char *p = key; *p && n + 1 < size; p++)
+    buf[n++] = *p == '_' ? '-' : *p;
+  snprintf(buf + n, size - n, "%s%s", hint ? " " : "", hint ? hint : "");
+}
+
+/* One option line: the flag in a 28-column field (or on its own line when
+ * longer), the help wrapped at 79 columns under itself. */
+static bool man_format; /* opts_man: troff instead of text */
+
+/* Text for troff: a leading '.' or '\'' escaped, backslashes doubled. */
+static void man_text(FILE *f, const char *t)
+{
+  bool bol = true;
+  for (const char *p = t; *p; p++) {
+    if (bol && (*p == '.' || *p == '\''))
+      fputs("\\&", f);
+    if (*p == '\\')
+      fputs("\\e", f);
+    else if (*p == '-')
+      fputs("\\-", f);
+    else
+      fputc(*p, f);
+    bol = *p == '\n';
+  }
+}
+
+static void opt_line(FILE *f, const char *left, const char *help)
+{
+  enum { COL = 29, WIDTH = 79 };
+  if (man_format) {
+    fputs(".TP\n\\fB", f);
+    man_text(f, left);
+    fputs("\\fR\n", f);
+    man_text(f, help);
+    fputc('\n', f);
+    return;
+  }
+  int col = fprintf(f, "  %s", left);
+  if (col >= COL) {
+    fputc('\n', f);
+    col = 0;
+  }
+  fprintf(f, "%*s", COL - col, "");
+  col = COL;
+  const char *p = help;
+  while (*p) {
+    const char *sp = strchr(p, ' ');
+    int len = sp ? (int)(sp - p) : (int)strlen(p);
+    if (col > COL && col + 1 + len > WIDTH) {
+      fprintf(f, "\n%*s", COL, "");
+      col = COL;
+    } else if (col > COL) {
+      fputc(' ', f);
+      col++;
+    }
+    fprintf(f, "%.*s", len, p);
+    col += len;
+    p += len;
+    while (*p == ' ')
+      p++;
+  }
+  fputc('\n', f);
+}
+
+/* A heading of the settings help. */
+static void heading(FILE *f, const char *text)
+{
+  if (man_format) {
+    fputs(".SS ", f);
+    man_text(f, text);
+    fputc('\n', f);
+  } else {
+    fprintf(f, "\n%s:\n", text);
+  }
+}
+
+void opts_settings_help(FILE *f, int groups)
+{
+  char left[96];
+  if (groups & OPTS_CLUSTER) {
+    heading(f, "cluster settings (on top of --cluster's preset or file)");
+    opt_line(f, "--cluster NAME|FILE",
+             "cluster preset (weft list clusters) or cluster file");
+    opt_line(f, "--catalog FILE", "more GPUs, NICs, nodes and clusters "
+             "(XML; up to 8 files)");
+    opt_line(f, "--scale K=F,...", "what-if factors: compute, hbm_bw, "
+             "hbm_cap, nvlink, nic (as the --scale-* settings)");
+    for (int k = 0; k < CK_COUNT; k++) {
+      flag_text(left, sizeof left, cluster_key_name((enum cluster_key)k),
+                cluster_key_hint((enum cluster_key)k));
+      opt_line(f, left, cluster_key_help((enum cluster_key)k));
+    }
+  } else if (groups & OPTS_CATALOG) {
+    heading(f, "catalog");
+    opt_line(f, "--catalog FILE", "more GPUs, NICs, nodes and clusters "
+             "(XML; up to 8 files)");
+  }
+  if (groups & OPTS_WORKLOAD) {
+    heading(f, "model settings (on top of --model's preset)");
+    opt_line(f, "--model NAME", "model preset (weft list models)");
+    for (int k = 0; k < MK_COUNT; k++) {
+      flag_text(left, sizeof left, model_key_name((enum model_key)k),
+                model_key_hint((enum model_key)k));
+      opt_line(f, left, model_key_help((enum model_key)k));
+    }
+    heading(f, "plan settings");
+    for (int k = 0; k < PK_COUNT; k++) {
+      flag_text(left, sizeof left, plan_key_name((enum plan_key)k),
+                plan_key_hint((enum plan_key)k));
+      opt_line(f, left, plan_key_help((enum plan_key)k));
+    }
+  }
+}
+
 void opts_usage(FILE *f, const struct opts_spec *s)
 {
   fprintf(f, "usage: weft %s", s->cmd);
-  if (s->positional != POS_NONE)
-    fprintf(f, " [%s]", s->pos_name);
+  if (s->pos_name) /* a command word (coll's OP) is required */
+    fprintf(f, s->positional != POS_NONE ? " [%s]" : " %s", s->pos_name);
   fprintf(f, " [options]\n");
+  if (s->about)
+    fprintf(f, "\n%s\n", s->about);
+  fprintf(f, "\noptions:\n");
   for (int k = 0; s->own && s->own[k].name; k++) {
     const struct opt *o = &s->own[k];
     char left[64];
@@ -383,8 +550,50 @@ void opts_usage(FILE *f, const struct opts_spec *s)
     snprintf(left + n, sizeof left - (size_t)n, "--%s%s%s", o->name,
              o->type == OPT_VALUE ? " " : "",
              o->type == OPT_VALUE ? o->arg : "");
-    fprintf(f, "  %-26s %s\n", left, o->help);
+    opt_line(f, left, o->help);
   }
-  opts_group_help(f, s->groups);
-  fprintf(f, "  --help                     show this help\n");
+  opt_line(f, "-h, --help", "show this help");
+  opts_settings_help(f, s->groups);
+  if (s->example)
+    fprintf(f, "\nexamples:\n%s", s->example);
+}
+
+void opts_man(FILE *f, const struct opts_spec *s)
+{
+  man_format = true;
+  fputs(".SS weft ", f);
+  man_text(f, s->cmd);
+  if (s->pos_name) {
+    fputs(s->positional != POS_NONE ? " [" : " ", f);
+    man_text(f, s->pos_name);
+    fputs(s->positional != POS_NONE ? "]" : "", f);
+  }
+  fputs(" [options]\n", f);
+  if (s->about) {
+    man_text(f, s->about);
+    fputc('\n', f);
+  }
+  for (int k = 0; s->own && s->own[k].name; k++) {
+    const struct opt *o = &s->own[k];
+    char left[64];
+    int n = o->short_name ? snprintf(left, sizeof left, "-%c, ", o->short_name)
+                          : 0;
+    snprintf(left + n, sizeof left - (size_t)n, "--%s%s%s", o->name,
+             o->type == OPT_VALUE ? " " : "",
+             o->type == OPT_VALUE ? o->arg : "");
+    opt_line(f, left, o->help);
+  }
+  if (s->example) {
+    fputs(".PP\nExamples:\n.nf\n", f);
+    man_text(f, s->example);
+    fputs(".fi\n", f);
+  }
+  man_format = false;
+}
+
+void opts_man_settings(FILE *f, int groups)
+{
+  man_format = true;
+  opts_settings_help(f, groups);
+  man_format = false;
 }

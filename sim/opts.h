@@ -57,6 +57,8 @@ struct opts_spec {
   const char *pos_name;        /* "WORKLOAD.xml", for the help */
   int groups;                  /* OPTS_* */
   const struct opt *own;       /* NULL-terminated table, or NULL */
+  const char *about;           /* what it does and its defaults (help) */
+  const char *example;         /* one or more example command lines */
 };
 
 #define OPTS_MAX_OWN 16
@@ -114,8 +116,17 @@ int opts_workload(const struct opts *o, const char *default_cluster,
                   struct workload *w, struct catalog **out_cat,
                   struct cluster *out_c, struct weft_err *err) WEFT_WUR;
 
-/* The usage of a command: its line, its own options, its setting groups. */
+/* The usage of a command: its line, what it does, its own options, then
+ * every setting of its groups with its meaning and default, and examples. */
 void opts_usage(FILE *f, const struct opts_spec *s);
+
+/* One line per flag of the setting groups (cluster, model, plan), each with
+ * its meaning and default, under a heading per group. */
+void opts_settings_help(FILE *f, int groups);
+
+/* The same two in troff for the man page (weft help --man). */
+void opts_man(FILE *f, const struct opts_spec *s);
+void opts_man_settings(FILE *f, int groups);
 
 /* The flags of each setting group, wrapped, for the main help. */
 void opts_group_help(FILE *f, int groups);

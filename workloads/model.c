@@ -67,32 +67,47 @@ int model_from_preset(struct model *m, const char *name,
                  presets[i].name);
       return 0;
     }
-  char known[1024] = "";
+  char known[1024] = "", hint[96] = "";
+  int bd = 0;
   for (int i = 0; i < N_PRESETS; i++) {
     size_t n = strlen(known);
     snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
              presets[i].name);
+    int d = names_distance(name, presets[i].name);
+    if (names_close(name, presets[i].name) && (!hint[0] || d < bd)) {
+      snprintf(hint, sizeof hint, " (did you mean '%s'?)", presets[i].name);
+      bd = d;
+    }
   }
-  return weft_errf(err, WEFT_ENOTFOUND, "unknown model '%s'; known models: "
-                   "%s", name, known);
+  return weft_errf(err, WEFT_ENOTFOUND, "unknown model '%s'%s; known models: "
+                   "%s", name, hint, known);
 }
 
 static const struct {
   const char *name;
   long min, max; /* for integer keys */
+  const char *help; /* meaning, for the help (defaults: the preset's) */
 } keys[MK_COUNT] = {
-    [MK_LAYERS] = {"layers", 1, WEFT_MAX_LAYERS},
-    [MK_HIDDEN] = {"hidden", 1, WEFT_MAX_HIDDEN},
-    [MK_HEADS] = {"heads", 1, WEFT_MAX_HEADS},
-    [MK_KV_HEADS] = {"kv_heads", 1, WEFT_MAX_HEADS},
-    [MK_FFN] = {"ffn", 1, 16 * WEFT_MAX_HIDDEN},
-    [MK_FFN_KIND] = {"ffn_kind", 0, 0},
-    [MK_VOCAB] = {"vocab", 1, WEFT_MAX_VOCAB},
-    [MK_SEQ] = {"seq", 1, WEFT_MAX_SEQ},
-    [MK_DTYPE] = {"dtype", 0, 0},
-    [MK_EXPERTS] = {"experts", 1, WEFT_MAX_EXPERTS},
-    [MK_TOPK] = {"topk", 1, WEFT_MAX_EXPERTS},
-    [MK_STYLE] = {"style", 0, 0},
+    [MK_LAYERS] = {"layers", 1, WEFT_MAX_LAYERS, "Transformer layers"},
+    [MK_HIDDEN] = {"hidden", 1, WEFT_MAX_HIDDEN, "hidden size"},
+    [MK_HEADS] = {"heads", 1, WEFT_MAX_HEADS, "attention heads"},
+    [MK_KV_HEADS] = {"kv_heads", 1, WEFT_MAX_HEADS,
+        "key/value heads (grouped-query attention; default: heads)"},
+    [MK_FFN] = {"ffn", 1, 16 * WEFT_MAX_HIDDEN, "FFN hidden size"},
+    [MK_FFN_KIND] = {"ffn_kind", 0, 0,
+        "FFN: gelu (two matrices) or swiglu (three)"},
+    [MK_VOCAB] = {"vocab", 1, WEFT_MAX_VOCAB, "vocabulary size"},
+    [MK_SEQ] = {"seq", 1, WEFT_MAX_SEQ, "sequence length in tokens"},
+    [MK_DTYPE] = {"dtype", 0, 0,
+        "precision of weights, activations and GEMMs (fp8: the linear layers'"
+        " GEMMs, as Transformer Engine)"},
+    [MK_EXPERTS] = {"experts", 1, WEFT_MAX_EXPERTS,
+        "experts per MoE layer (1: dense)"},
+    [MK_TOPK] = {"topk", 1, WEFT_MAX_EXPERTS,
+        "experts each token is routed to"},
+    [MK_STYLE] = {"style", 0, 0,
+        "gpt (LayerNorm, learned positions, tied embedding) or llama "
+        "(RMSNorm, RoPE, untied)"},
 };
 
 int model_key_from_name(const char *name)
@@ -101,6 +116,7 @@ int model_key_from_name(const char *name)
 }
 
 const char *model_key_name(enum model_key k) { return keys[k].name; }
+const char *model_key_help(enum model_key k) { return keys[k].help; }
 
 const char *model_key_hint(enum model_key k)
 {

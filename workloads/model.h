@@ -51,6 +51,8 @@ int model_key_from_name(const char *name);
 const char *model_key_name(enum model_key k);
 /* The form of its value, for the help: "N", "gelu|swiglu". */
 const char *model_key_hint(enum model_key k);
+/* Its meaning, one line for the help. */
+const char *model_key_help(enum model_key k);
 
 /* Set one setting from text; `origin` prefixes any error. */
 int model_set(struct model *m, enum model_key k, const char *value,

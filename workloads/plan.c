@@ -288,36 +288,76 @@ typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
 static const struct {
   const char *name, *hint;
   plan_setter set;
+  const char *help; /* meaning and default, for the help */
 } keys[PK_COUNT] = {
-    [PK_TP] = {"tp", "N", set_degree},
-    [PK_PP] = {"pp", "N", set_degree},
-    [PK_DP] = {"dp", "N", set_degree},
-    [PK_CP] = {"cp", "N", set_degree},
-    [PK_EP] = {"ep", "N", set_degree},
-    [PK_SP] = {"sp", "yes|no", set_flag},
-    [PK_MICRO_BATCH] = {"micro_batch", "N", set_batch},
-    [PK_GLOBAL_BATCH] = {"global_batch", "N", set_batch},
-    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V", set_schedule},
-    [PK_RECOMPUTE] = {"recompute", "none|selective|full", set_recompute},
-    [PK_BUCKET] = {"bucket", "SIZE", set_bucket},
-    [PK_OVERLAP_GRAD] = {"overlap_grad", "yes|no", set_flag},
-    [PK_ORDER] = {"order", "tp-cp-dp-pp", set_order},
+    [PK_TP] = {"tp", "N", set_degree,
+            "tensor-parallel degree (Megatron's 1D split of heads and FFN; "
+            "default 1)"},
+    [PK_PP] = {"pp", "N", set_degree,
+        "pipeline-parallel degree: stages of consecutive layers (default 1)"},
+    [PK_DP] = {"dp", "N", set_degree,
+        "data-parallel degree (default: GPUs / (TP x PP x CP))"},
+    [PK_CP] = {"cp", "N", set_degree,
+            "context-parallel degree: the sequence split, ring attention "
+            "(default 1)"},
+    [PK_EP] = {"ep", "N", set_degree,
+        "expert-parallel degree, carved out of DP (MoE models; default 1)"},
+    [PK_SP] = {"sp", "yes|no", set_flag,
+            "sequence parallelism: norms and dropout split over TP (needs TP "
+            "> 1; default no)"},
+    [PK_MICRO_BATCH] = {"micro_batch", "N", set_batch,
+        "sequences per micro-batch (default 1)"},
+    [PK_GLOBAL_BATCH] = {"global_batch", "N", set_batch,
+        "sequences per iteration (required; a multiple of micro-batch x DP)"},
+    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V", set_schedule,
+            "pipeline schedule; interleaved:V runs V model chunks per GPU "
+            "(default 1f1b)"},
+    [PK_RECOMPUTE] = {"recompute", "none|selective|full", set_recompute,
+            "activation recomputation: none, selective (attention core) or "
+            "full (default none)"},
+    [PK_BUCKET] = {"bucket", "SIZE", set_bucket,
+            "data-parallel gradient bucket size (default 80MB, Megatron's 40M"
+            " elements)"},
+    [PK_OVERLAP_GRAD] = {"overlap_grad", "yes|no", set_flag,
+        "reduce gradient buckets during the backward pass (default yes)"},
+    [PK_ORDER] = {"order", "tp-cp-dp-pp", set_order,
+        "rank order of the dimensions, innermost first (default tp-cp-dp-pp)"},
     [PK_ATTENTION] = {"attention", "flash|unfused|flash2|flash3|cudnn",
-                      set_attention},
-    [PK_P2P] = {"p2p", "async|blocking", set_p2p},
-    [PK_GRAD_DTYPE] = {"grad_dtype", "bf16|fp16|fp32", set_grad_dtype},
-    [PK_ZERO] = {"zero", "0..3", set_zero},
-    [PK_FSDP] = {"fsdp", "yes|no", set_flag},
-    [PK_HSDP] = {"hsdp", "N", set_hsdp},
-    [PK_MOE_IMBALANCE] = {"moe_imbalance", "F", set_imbalance},
-    [PK_FIRST_LAYERS] = {"first_stage_layers", "N", set_stage_layers},
-    [PK_LAST_LAYERS] = {"last_stage_layers", "N", set_stage_layers},
-    [PK_SPLIT_UNITS] = {"account_embedding_loss", "yes|no", set_flag},
+                      set_attention,
+            "attention kernel: flash (the GPU's default fused kernel), a "
+            "fused kernel by name, or unfused batched GEMMs with materialized"
+            " scores (default flash)"},
+    [PK_P2P] = {"p2p", "async|blocking", set_p2p,
+            "pipeline send/recv: async, or blocking (Megatron-LM 2021: "
+            "compute waits for delivery; default async)"},
+    [PK_GRAD_DTYPE] = {"grad_dtype", "bf16|fp16|fp32", set_grad_dtype,
+        "gradients as reduced and stored (default bf16)"},
+    [PK_ZERO] = {"zero", "0..3", set_zero,
+            "ZeRO stage over DP: 1 shards optimizer state, 2 also gradients, "
+            "3 also parameters (default 0)"},
+    [PK_FSDP] = {"fsdp", "yes|no", set_flag,
+        "PyTorch FSDP: ZeRO-3 with a unit per layer (default no)"},
+    [PK_HSDP] = {"hsdp", "N", set_hsdp,
+            "hybrid sharding: shard within groups of N DP ranks, replicate "
+            "across them (implies FSDP)"},
+    [PK_MOE_IMBALANCE] = {"moe_imbalance", "F", set_imbalance,
+        "tokens of the busiest expert over the mean, >= 1 (default 1)"},
+    [PK_FIRST_LAYERS] = {"first_stage_layers", "N", set_stage_layers,
+        "layers of the first pipeline stage (default: an even share)"},
+    [PK_LAST_LAYERS] = {"last_stage_layers", "N", set_stage_layers,
+        "layers of the last pipeline stage (default: an even share)"},
+    [PK_SPLIT_UNITS] = {"account_embedding_loss", "yes|no", set_flag,
+            "count the embedding and the loss as one layer each in the "
+            "pipeline split (default no)"},
     [PK_SHARD_IMPL] = {"shard_impl",
                        "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021",
-                       set_shard_impl},
+                       set_shard_impl,
+            "how ZeRO-3/FSDP issues its collectives, as each implementation "
+            "does (default ideal)"},
     [PK_CROSS_ENTROPY] = {"cross_entropy", "fp32|16bit|fused",
-                          set_cross_entropy},
+                          set_cross_entropy,
+            "the loss: fp32 (Megatron's default, logits cast to FP32), 16bit,"
+            " or one fused kernel (default fp32)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -327,6 +367,7 @@ int plan_key_from_name(const char *name)
 
 const char *plan_key_name(enum plan_key k) { return keys[k].name; }
 const char *plan_key_hint(enum plan_key k) { return keys[k].hint; }
+const char *plan_key_help(enum plan_key k) { return keys[k].help; }
 
 int plan_set(struct plan *p, enum plan_key k, const char *value,
              const char *origin, struct weft_err *err)

@@ -128,6 +128,8 @@ int plan_key_from_name(const char *name);
 const char *plan_key_name(enum plan_key k);
 /* The form of its value, for the help: "N", "yes|no", "none|selective|full". */
 const char *plan_key_hint(enum plan_key k);
+/* Its meaning and default, one line for the help. */
+const char *plan_key_help(enum plan_key k);
 /* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021". */
 const char *shard_impl_name(enum shard_impl si);
 /* "fp32", "16bit", "fused". */

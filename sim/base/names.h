@@ -27,4 +27,16 @@ int names_index(const char *name, const void *table, int count, size_t stride);
 int names_choice(const char *value, const char *const *choices, int *out,
                  struct weft_err *err) WEFT_WUR;
 
+/* Names longer than this are never close to anything. */
+#define NAMES_MAX_LEN 64
+
+/* Edit distance between two names (insertions, deletions, substitutions
+ * and swaps of neighbours; case and '-'/'_' ignored). */
+int names_distance(const char *a, const char *b);
+
+/* Whether `key` is a plausible intent of the mistyped `name` (within 1
+ * edit for names under 4 characters, 2 under 8, 3 beyond): the test of a
+ * "did you mean" suggestion. */
+bool names_close(const char *name, const char *key);
+
 #endif

@@ -266,5 +266,41 @@ expect 0 "weft: warning: 5 layers do not divide evenly over 2 pipeline stages; l
 expect 0 "" run --json --model gpt-1.7b --layers 5 --pp 2 --first-stage-layers 3 \
   --gpus 8 --global-batch 8
 
+# Help: every command answers --help, -h and weft help CMD alike (exit 0),
+# and its help names every flag of the parsing tables it takes, each with
+# a meaning: the commands' own option tables (sim/cmd_*.c) and the
+# settings tables (platforms/cluster.c, workloads/model.c, plan.c).
+src=$dir/../..
+keys() { # FILE: the names of a settings table, as flags
+  sed -n 's/^ *\[[A-Z_]*\] = {"\([a-z0-9_]*\)".*/\1/p' "$1" | tr _ -
+}
+for cmd in run graph coll platform list; do
+  "$weft" "$cmd" --help >"$tmp/h1" 2>&1; r1=$?
+  "$weft" "$cmd" -h >"$tmp/h2" 2>&1; r2=$?
+  "$weft" help "$cmd" >"$tmp/h3" 2>&1; r3=$?
+  missing=""
+  flags=$(sed -n 's/^ *{"\([a-z-]*\)", [0-9a-z\x27]*, OPT_.*/\1/p' "$src/sim/cmd_$cmd.c")
+  case $cmd in
+  run|graph) flags="$flags $(keys "$src/platforms/cluster.c") $(keys "$src/workloads/model.c") $(keys "$src/workloads/plan.c") cluster model catalog scale" ;;
+  coll|platform) flags="$flags $(keys "$src/platforms/cluster.c") cluster catalog scale" ;;
+  list) flags="$flags catalog" ;;
+  esac
+  for f in $flags; do
+    grep -q -- "^  --$f[ ,]\|^  --$f\$\|^  -., --$f" "$tmp/h1" || missing="$missing --$f"
+  done
+  if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && cmp -s "$tmp/h1" "$tmp/h2" &&
+     cmp -s "$tmp/h1" "$tmp/h3" && [ -z "$missing" ] && grep -q '^examples:' "$tmp/h1"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL: weft $cmd --help (exit $r1 $r2 $r3; missing:$missing)"
+  fi
+done
+"$weft" help --man >"$tmp/weft.1"
+if [ $? -eq 0 ] && head -1 "$tmp/weft.1" | grep -q '^\.TH WEFT 1' &&
+   grep -q 'cross\\-entropy' "$tmp/weft.1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft help --man"; fi
+expect 2 "weft: run: unknown option '--modle' (did you mean '--model'?)" run --modle gpt-1.7b
+expect 2 "weft: run: unknown option '--global-bach' (did you mean '--global-batch'?)" run --global-bach 8
+expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); known models: gpt-1.7b, gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b" run --model llama3-8
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
