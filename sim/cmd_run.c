@@ -236,6 +236,10 @@ int cmd_run(int argc, char **argv)
   }
   struct report r;
   report_fill(&r, &w, &c, g, &res, ep.dtype, wall() - t0);
+  r.collective = coll_algo_name(ep.algo);
+  r.fidelity = fidelity_name(ep.fidelity);
+  r.every_rank = ep.no_symmetry;
+  r.kernel_table = opts_get(&cmd_run_spec, &o, "kernel-table") != NULL;
   if (opts_get(&cmd_run_spec, &o, "json"))
     report_print_json(stdout, &r);
   else

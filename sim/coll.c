@@ -113,14 +113,17 @@ const char *coll_algo_name(enum coll_algo a) { return algos[a].name; }
 const char *coll_algo_summary(enum coll_algo a) { return algos[a].summary; }
 const char *coll_algo_ops(enum coll_algo a) { return algos[a].ops; }
 
+static const char *const fidelity_names[] = {"flow", "step", "auto"};
+
 int fidelity_from_name(const char *name)
 {
-  static const char *const n[] = {"flow", "step", "auto"};
   for (int i = 0; i < 3; i++)
-    if (strcmp(n[i], name) == 0)
+    if (strcmp(fidelity_names[i], name) == 0)
       return i;
   return -1;
 }
+
+const char *fidelity_name(enum fidelity f) { return fidelity_names[f]; }
 
 /* ---- the model --------------------------------------------------------- */
 

@@ -43,7 +43,9 @@ const char *coll_algo_ops(enum coll_algo a);
 /* Fidelity of collectives: flow (the default), step, or step for groups of
  * up to 16 GPUs and flow above (auto). */
 enum fidelity { FID_FLOW, FID_STEP, FID_AUTO };
-int fidelity_from_name(const char *name); /* -1 when unknown */
+int fidelity_from_name(const char *name);
+/* "flow", "step", "auto". */
+const char *fidelity_name(enum fidelity f); /* -1 when unknown */
 
 /* The calibrated constants of coll.c (see its header for their rows). */
 #define COLL_LAT_LL128 0.616

@@ -5,8 +5,70 @@
 #include "sim/report.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/units.h"
+
+#ifndef WEFT_VERSION
+#define WEFT_VERSION "unknown"
+#endif
+
+/* The single changes tried, in order, when a job does not fit: less
+ * activation memory first, then sharding of the model state, then a
+ * smaller micro-batch, then more model parallelism. */
+static const struct {
+  enum plan_key key;
+  const char *value;
+} fit_changes[] = {
+    {PK_RECOMPUTE, "selective"}, {PK_RECOMPUTE, "full"}, {PK_ZERO, "1"},
+    {PK_ZERO, "2"},              {PK_ZERO, "3"},         {PK_MICRO_BATCH, NULL},
+    {PK_TP, NULL},               {PK_PP, NULL},
+};
+
+/* Fill r->fit_hint with the first change of fit_changes that fits. */
+static void fit_hint(struct report *r, const struct workload *w,
+                     double hbm_bytes)
+{
+  const struct plan *p = &w->plan;
+  for (size_t i = 0; i < sizeof fit_changes / sizeof *fit_changes; i++) {
+    enum plan_key k = fit_changes[i].key;
+    char v[32];
+    if (k == PK_MICRO_BATCH) {
+      if (p->micro_batch < 2)
+        continue;
+      snprintf(v, sizeof v, "%ld", p->micro_batch / 2);
+    } else if (k == PK_TP || k == PK_PP) {
+      snprintf(v, sizeof v, "%ld", 2 * (k == PK_TP ? p->tp : p->pp));
+    } else {
+      snprintf(v, sizeof v, "%s", fit_changes[i].value);
+      char now[32];
+      plan_value_text(p, k, now, sizeof now);
+      if (strcmp(now, v) == 0 || (k == PK_ZERO && p->zero >= v[0] - '0') ||
+          (k == PK_RECOMPUTE && p->recompute == RECOMP_FULL))
+        continue;
+    }
+    struct plan q = *p;
+    struct weft_err err = {0};
+    if (!q.set[PK_DP])
+      q.dp = 0;
+    if (plan_set(&q, k, v, "hint", &err) ||
+        plan_resolve(&q, &w->model, p->gpus, &err))
+      continue;
+    struct memory m;
+    memory_per_gpu(&w->model, &q, hbm_bytes, &m);
+    if (m.fits) {
+      char flag[40] = "--";
+      size_t n = 2;
+      for (const char *c = plan_key_name(k); *c && n + 1 < sizeof flag; c++)
+        flag[n++] = *c == '_' ? '-' : *c;
+      flag[n] = '\0';
+      snprintf(r->fit_hint, sizeof r->fit_hint, "%s %s", flag, v);
+      r->fit_hint_bytes = m.total;
+      return;
+    }
+  }
+}
 
 void report_fill(struct report *out, const struct workload *w,
                  const struct cluster *c, const struct graph *g,
@@ -31,6 +93,8 @@ void report_fill(struct report *out, const struct workload *w,
   r.attention_s = k[KK_ATTN] + k[KK_ATTN_BWD];
   r.memory_bound_s = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
   r.optimizer_s = k[KK_OPTIM];
+  if (!r.mem.fits)
+    fit_hint(&r, w, c->gpu.hbm_bytes);
   *out = r;
 }
 
@@ -42,6 +106,91 @@ void report_json_num(FILE *f, const char *sep, const char *key,
     fprintf(f, fmt, v);
   else
     fputs("null", f);
+}
+
+/* A JSON string: names and descriptions here hold no quotes or
+ * backslashes (the catalog and settings refuse control characters), but
+ * escape them anyway. */
+static void json_str(FILE *f, const char *key, const char *v)
+{
+  fprintf(f, "\"%s\": \"", key);
+  for (const char *c = v; *c; c++) {
+    if (*c == '"' || *c == '\\')
+      fputc('\\', f);
+    if ((unsigned char)*c >= 0x20)
+      fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
+/* A setting's value as JSON: yes/no as a boolean, a number as a number,
+ * any other word as a string. */
+static void json_setting(FILE *f, const char *key, const char *v)
+{
+  char *end;
+  if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
+    fprintf(f, "\"%s\": %s", key, v[0] == 'y' ? "true" : "false");
+    return;
+  }
+  (void)strtod(v, &end);
+  if (v[0] && !*end)
+    fprintf(f, "\"%s\": %s", key, v);
+  else
+    json_str(f, key, v);
+}
+
+/* Everything that shaped the result: the model as resolved, every plan
+ * setting, the cluster and its hardware, and the version of weft. */
+static void json_inputs(FILE *f, const struct report *r)
+{
+  const struct model *md = &r->w->model;
+  const struct plan *p = &r->w->plan;
+  const struct cluster *c = r->c;
+  fprintf(f, ", \"schema\": %d, ", REPORT_JSON_SCHEMA);
+  json_str(f, "weft_version", WEFT_VERSION);
+  fprintf(f, ", \"inputs\": {\"model\": {");
+  json_str(f, "name", md->name);
+  fprintf(f, ", \"layers\": %ld, \"hidden\": %ld, \"heads\": %ld, "
+          "\"kv_heads\": %ld, \"ffn\": %ld, \"ffn_kind\": \"%s\", "
+          "\"vocab\": %ld, \"seq\": %ld, \"dtype\": \"%s\", "
+          "\"experts\": %ld, \"topk\": %ld, \"style\": \"%s\"}",
+          md->layers, md->hidden, md->heads, md->kv_heads, md->ffn,
+          md->ffn_kind == FFN_SWIGLU ? "swiglu" : "gelu", md->vocab, md->seq,
+          dtype_name(md->dtype), md->experts, md->topk,
+          md->gpt_style ? "gpt" : "llama");
+  fprintf(f, ", \"plan\": {");
+  for (int k = 0; k < PK_COUNT; k++) {
+    char v[64];
+    plan_value_text(p, (enum plan_key)k, v, sizeof v);
+    fprintf(f, "%s", k ? ", " : "");
+    json_setting(f, plan_key_name((enum plan_key)k), v);
+  }
+  fprintf(f, "}, \"cluster\": {");
+  json_str(f, "name", c->name);
+  fprintf(f, ", ");
+  json_str(f, "node", c->node_type);
+  fprintf(f, ", ");
+  json_str(f, "gpu", c->gpu.name);
+  fprintf(f, ", ");
+  json_str(f, "nic", c->nic.name);
+  fprintf(f, ", \"gpus\": %d, \"nodes\": %d, \"gpus_per_node\": %d, "
+          "\"nics_per_node\": %d, \"nodes_per_leaf\": %d, "
+          "\"leaves_per_pod\": %d",
+          c->gpus, c->nodes, c->gpus_per_node, c->nics_per_node,
+          c->nodes_per_leaf, c->leaves_per_pod);
+  report_json_num(f, ", ", "oversubscription", "%.6g", c->oversub);
+  report_json_num(f, ", ", "pod_oversubscription", "%.6g", c->pod_oversub);
+  report_json_num(f, ", ", "gpu_peak_tflops", "%.6g",
+                  r->peak_flops / 1e12);
+  report_json_num(f, ", ", "hbm_bytes", "%.0f", c->gpu.hbm_bytes);
+  report_json_num(f, ", ", "hbm_bw_GBps", "%.6g", c->gpu.hbm_bw_Bps / 1e9);
+  report_json_num(f, ", ", "nic_GBps", "%.6g", c->nic.bw_Bps / 1e9);
+  fprintf(f, "}, \"engine\": {");
+  json_str(f, "collective", r->collective ? r->collective : "auto");
+  fprintf(f, ", ");
+  json_str(f, "fidelity", r->fidelity ? r->fidelity : "auto");
+  fprintf(f, ", \"every_rank\": %s, \"kernel_table\": %s}}",
+          r->every_rank ? "true" : "false", r->kernel_table ? "true" : "false");
 }
 
 void report_print_json(FILE *f, const struct report *r)
@@ -76,11 +225,32 @@ void report_print_json(FILE *f, const struct report *r)
   for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
     report_json_num(f, ", ", nums[i].key, nums[i].fmt, nums[i].v);
   fprintf(f, ", \"fits_in_memory\": %s", r->mem.fits ? "true" : "false");
+  const struct memory *m = &r->mem;
+  fprintf(f, ", \"memory\": {\"stage\": %ld, \"microbatches_in_flight\": %ld",
+          m->stage, m->peak_inflight);
+  const struct {
+    const char *key;
+    double v;
+  } mem[] = {{"weights_bytes", m->weights},
+             {"gradients_bytes", m->grads},
+             {"optimizer_bytes", m->optimizer},
+             {"activations_bytes", m->activations},
+             {"transient_bytes", m->transient},
+             {"total_bytes", m->total},
+             {"capacity_bytes", m->capacity}};
+  for (size_t i = 0; i < sizeof mem / sizeof *mem; i++)
+    report_json_num(f, ", ", mem[i].key, "%.0f", mem[i].v);
+  if (r->fit_hint[0]) {
+    fprintf(f, ", \"fit_hint\": \"%s\"", r->fit_hint);
+    report_json_num(f, ", ", "fit_hint_bytes", "%.0f", r->fit_hint_bytes);
+  }
+  fprintf(f, "}");
   report_json_num(f, ", ", "gpu_energy_j", "%.6g", r->energy_j);
   report_json_num(f, ", ", "gpu_energy_per_token_j", "%.6g",
                   r->energy_j / r->tokens);
   fprintf(f, ", \"kernels\": %ld, \"flows\": %ld", res->kernels, res->flows);
   report_json_num(f, ", ", "sim_wall_s", "%.3f", r->sim_wall_s);
+  json_inputs(f, r);
   fprintf(f, "}\n");
 }
 
@@ -143,6 +313,22 @@ void report_print_text(FILE *f, const struct report *r)
           units_fmt_human(r->mem.total, UNIT_SIZE, a, sizeof a),
           units_fmt_human(r->mem.capacity, UNIT_SIZE, b, sizeof b),
           r->mem.fits ? "fits" : "does NOT fit");
+  const struct memory *m = &r->mem;
+  char g[32], o[32], x[32], t[32];
+  fprintf(f, "    stage %ld: weights %s, gradients %s, optimizer %s, "
+          "activations %s (%ld micro-batch%s in flight), transient %s\n",
+          m->stage, units_fmt_human(m->weights, UNIT_SIZE, a, sizeof a),
+          units_fmt_human(m->grads, UNIT_SIZE, b, sizeof b),
+          units_fmt_human(m->optimizer, UNIT_SIZE, g, sizeof g),
+          units_fmt_human(m->activations, UNIT_SIZE, o, sizeof o),
+          m->peak_inflight, m->peak_inflight == 1 ? "" : "es",
+          units_fmt_human(m->transient, UNIT_SIZE, x, sizeof x));
+  if (r->fit_hint[0])
+    fprintf(f, "    to fit: %s (%s)\n", r->fit_hint,
+            units_fmt_human(r->fit_hint_bytes, UNIT_SIZE, t, sizeof t));
+  else if (!m->fits)
+    fprintf(f, "    no single change of recomputation, ZeRO stage, "
+            "micro-batch, TP or PP makes it fit\n");
   fprintf(f, "  simulated %ld kernels and %ld flows in %.2f s\n", res->kernels,
           res->flows, r->sim_wall_s);
 }

@@ -37,7 +37,18 @@ struct report {
    * res.compute_s): GEMMs, attention, memory-bound kernels (norms,
    * element-wise, embedding, loss), the optimizer step. */
   double gemm_s, attention_s, memory_bound_s, optimizer_s;
+  /* When the job does not fit: the first single change, in the order of
+   * report.c's fit_changes, that would ("--recompute full"), with the
+   * memory it would take; empty when it fits or none does. */
+  char fit_hint[64];
+  double fit_hint_bytes;
+  /* The engine settings of the run (set by the caller, for the JSON). */
+  const char *collective, *fidelity;
+  bool every_rank, kernel_table;
 };
+
+/* The version of --json's layout (docs/json.md). */
+#define REPORT_JSON_SCHEMA 2
 
 /* Derive the metrics of a replay of `g` (built from w) on `c`, computing
  * in `dtype`.  w and c stay borrowed by *out. */

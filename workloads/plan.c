@@ -599,3 +599,69 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                      p->pp);
   return 0;
 }
+
+void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
+                     size_t size)
+{
+  switch (k) {
+  case PK_TP: snprintf(buf, size, "%ld", p->tp); break;
+  case PK_PP: snprintf(buf, size, "%ld", p->pp); break;
+  case PK_DP: snprintf(buf, size, "%ld", p->dp); break;
+  case PK_CP: snprintf(buf, size, "%ld", p->cp); break;
+  case PK_EP: snprintf(buf, size, "%ld", p->ep); break;
+  case PK_SP: snprintf(buf, size, "%s", p->sp ? "yes" : "no"); break;
+  case PK_MICRO_BATCH: snprintf(buf, size, "%ld", p->micro_batch); break;
+  case PK_GLOBAL_BATCH: snprintf(buf, size, "%ld", p->global_batch); break;
+  case PK_SCHEDULE:
+    if (p->schedule == SCHED_INTERLEAVED)
+      snprintf(buf, size, "interleaved:%ld", p->vchunks);
+    else
+      snprintf(buf, size, "%s", sched_name(p->schedule));
+    break;
+  case PK_RECOMPUTE:
+    snprintf(buf, size, "%s", recompute_name(p->recompute));
+    break;
+  case PK_BUCKET: snprintf(buf, size, "%.0f", p->bucket_bytes); break;
+  case PK_OVERLAP_GRAD:
+    snprintf(buf, size, "%s", p->overlap_grad ? "yes" : "no");
+    break;
+  case PK_ORDER: {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < PD_COUNT && n < size; d++)
+      n += (size_t)snprintf(buf + n, size - n, "%s%s", d ? "-" : "",
+                            dim_names[p->order[d]]);
+    break;
+  }
+  case PK_ATTENTION:
+    snprintf(buf, size, "%s", p->unfused_attention ? "unfused"
+                              : p->attn_kernel < 0
+                                  ? "flash"
+                                  : attn_kernel_name(
+                                        (enum attn_kernel)p->attn_kernel));
+    break;
+  case PK_P2P:
+    snprintf(buf, size, "%s", p->blocking_p2p ? "blocking" : "async");
+    break;
+  case PK_GRAD_DTYPE:
+    snprintf(buf, size, "%s", dtype_name(p->grad_dtype));
+    break;
+  case PK_ZERO: snprintf(buf, size, "%d", p->zero); break;
+  case PK_FSDP: snprintf(buf, size, "%s", p->fsdp ? "yes" : "no"); break;
+  case PK_HSDP: snprintf(buf, size, "%ld", p->hsdp); break;
+  case PK_MOE_IMBALANCE: snprintf(buf, size, "%g", p->moe_imbalance); break;
+  case PK_FIRST_LAYERS: snprintf(buf, size, "%ld", p->first_layers); break;
+  case PK_LAST_LAYERS: snprintf(buf, size, "%ld", p->last_layers); break;
+  case PK_SPLIT_UNITS:
+    snprintf(buf, size, "%s", p->split_units ? "yes" : "no");
+    break;
+  case PK_SHARD_IMPL:
+    snprintf(buf, size, "%s", shard_impl_name(p->shard_impl));
+    break;
+  case PK_CROSS_ENTROPY:
+    snprintf(buf, size, "%s", cross_entropy_name(p->xent));
+    break;
+  default:
+    snprintf(buf, size, "?");
+  }
+}

@@ -15,6 +15,7 @@
 #define WEFT_PLAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/base/bounds.h"
@@ -130,6 +131,11 @@ const char *plan_key_name(enum plan_key k);
 const char *plan_key_hint(enum plan_key k);
 /* Its meaning and default, one line for the help. */
 const char *plan_key_help(enum plan_key k);
+/* The value of setting k in `p` as text a flag would take ("interleaved:2",
+ * "yes", "tp-cp-dp-pp"; sizes in bytes; 0 for first/last stage layers and
+ * hsdp left to their default). */
+void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
+                     size_t size);
 /* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021". */
 const char *shard_impl_name(enum shard_impl si);
 /* "fp32", "16bit", "fused". */
