@@ -152,6 +152,11 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 && own_short(s, 'h') < 0)
       return 1;
+    if ((strcmp(a, "-q") == 0 && own_short(s, 'q') < 0) ||
+        strcmp(a, "--quiet") == 0) {
+      out->quiet = true;
+      continue;
+    }
     if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
       int k = own_short(s, a[1]);
       if (k < 0)
@@ -345,7 +350,8 @@ int opts_workload(const struct opts *o, const char *default_cluster,
     catalog_free(cat);
     return rc;
   }
-  warn_uneven(&w->plan, &w->model);
+  if (!o->quiet)
+    warn_uneven(&w->plan, &w->model);
   *out_cat = cat;
   return 0;
 }
@@ -552,6 +558,7 @@ void opts_usage(FILE *f, const struct opts_spec *s)
              o->type == OPT_VALUE ? o->arg : "");
     opt_line(f, left, o->help);
   }
+  opt_line(f, "-q, --quiet", "no warnings on standard error");
   opt_line(f, "-h, --help", "show this help");
   opts_settings_help(f, s->groups);
   if (s->example)

@@ -78,6 +78,7 @@ struct opts {
     const char *value;
   } set[OPTS_MAX_SET];         /* other settings, in command-line order */
   int n_set;
+  bool quiet;                    /* -q, --quiet: no warnings on stderr */
 };
 
 /* Parse argv (argv[0] is the command's name) against `s` into *out.

@@ -263,6 +263,9 @@ fi
 # A split of the layers nobody asked to be uneven is said, not silent.
 expect 0 "weft: warning: 5 layers do not divide evenly over 2 pipeline stages; layers per stage: 3 2 (first_stage_layers and last_stage_layers choose the split)" \
   run --json --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8
+expect 0 "" run --json -q --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8
+expect 0 "weft: gpt-1.7b on 8 GPUs (TP 1, PP 2, DP 4): 2 stage programs, 279 tasks; 4.755e+13 model FLOPs, 4.755e+13 with recomputation; 5.986 GB per GPU of 80 GB (fits)" \
+  graph --quiet --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8 -o /dev/null
 expect 0 "" run --json --model gpt-1.7b --layers 5 --pp 2 --first-stage-layers 3 \
   --gpus 8 --global-batch 8
 

@@ -1,0 +1,71 @@
+#!/bin/sh
+# check.sh WEFT README [--update] - the README's printed outputs are the
+# program's.  A block of printed output is a ``` fence right after a line
+#   <!-- output: ARGS -->
+# and holds what `weft ARGS` prints (standard output, then standard error),
+# or, when its first line is "$ build/weft ARGS", that line and then the
+# output.  The wall time on the "simulated ... in X s" line is masked: it
+# is the only figure that varies between identical runs.  --update rewrites
+# the blocks in place (after a change that moves the figures).
+# Prints "readme: N passed, N failed".
+weft=$1
+readme=$2
+update=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mask() { sed 's/^\(  simulated .* in \)[0-9.]* s$/\1X s/'; }
+pass=0
+fail=0
+n=0
+: >"$tmp/new"
+state=text
+while IFS= read -r line; do
+  case $state in
+  text)
+    printf '%s\n' "$line" >>"$tmp/new"
+    case $line in
+    '<!-- output: '*' -->')
+      args=${line#'<!-- output: '}
+      args=${args%' -->'}
+      state=fence ;;
+    esac ;;
+  fence)
+    printf '%s\n' "$line" >>"$tmp/new"
+    [ "$line" = '```' ] || { echo "readme: no fence after <!-- output: $args -->"; exit 1; }
+    : >"$tmp/old"
+    state=block ;;
+  block)
+    if [ "$line" = '```' ]; then
+      n=$((n + 1))
+      prompt=""
+      head -1 "$tmp/old" | grep -q '^\$ build/weft ' && prompt="\$ build/weft $args"
+      # shellcheck disable=SC2086
+      { [ -n "$prompt" ] && printf '%s\n' "$prompt"; "$weft" $args 2>&1; } >"$tmp/out"
+      mask <"$tmp/old" >"$tmp/masked_old"
+      if mask <"$tmp/out" | cmp -s - "$tmp/masked_old"; then
+        pass=$((pass + 1))
+        cat "$tmp/old" >>"$tmp/new"
+      else
+        if [ "$update" = "--update" ]; then
+          cat "$tmp/out" >>"$tmp/new"
+          echo "readme: updated the output of weft $args"
+        else
+          fail=$((fail + 1))
+          echo "FAIL: README's output of weft $args differs from the program's:"
+          mask <"$tmp/out" | diff "$tmp/masked_old" - | head -20
+          cat "$tmp/old" >>"$tmp/new"
+        fi
+      fi
+      printf '%s\n' "$line" >>"$tmp/new"
+      state=text
+    else
+      printf '%s\n' "$line" >>"$tmp/old"
+    fi ;;
+  esac
+done <"$readme"
+[ "$n" -gt 0 ] || { echo "readme: no <!-- output: --> blocks in $readme"; exit 1; }
+if [ "$update" = "--update" ]; then
+  cp "$tmp/new" "$readme"
+fi
+echo "readme: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
