@@ -75,10 +75,9 @@ static void suggest(const struct opts_spec *s, const char *name, char *out,
   out[0] = '\0';
   if (!best)
     return;
-  size_t j = (size_t)snprintf(out, size, " (did you mean '--");
-  for (const char *p = best; *p && j + 1 < size; p++)
-    out[j++] = *p == '_' ? '-' : *p;
-  snprintf(out + j, size - j, "'?)");
+  char flag[OPTS_MAX_NAME + 2];
+  names_flag(best, NULL, flag, sizeof flag);
+  snprintf(out, size, " (did you mean '%s'?)", flag);
 }
 
 /* A usage error (exit status 2): flag it and format the message. */
@@ -378,11 +377,8 @@ static void word(struct wrap *w, const char *a, const char *b)
 /* A key of a settings table as a flag and its value: "--gpus-per-node N". */
 static void key_word(struct wrap *w, const char *key, const char *hint)
 {
-  char flag[OPTS_MAX_NAME + 2] = "--";
-  size_t n = 2;
-  for (const char *p = key; *p && n + 1 < sizeof flag; p++)
-    flag[n++] = *p == '_' ? '-' : *p;
-  flag[n] = '\0';
+  char flag[OPTS_MAX_NAME + 2];
+  names_flag(key, NULL, flag, sizeof flag);
   char val[64];
   snprintf(val, sizeof val, " %s", hint);
   word(w, flag, val);
@@ -418,16 +414,6 @@ void opts_group_help(FILE *f, int groups)
                plan_key_hint((enum plan_key)k));
     fprintf(f, "\n");
   }
-}
-
-/* "--gpus-per-node N" for key "gpus_per_node" and hint "N". */
-static void flag_text(char *buf, size_t size, const char *key,
-                      const char *hint)
-{
-  size_t n = (size_t)snprintf(buf, size, "--");
-  for (const char *p = key; *p && n + 1 < size; p++)
-    buf[n++] = *p == '_' ? '-' : *p;
-  snprintf(buf + n, size - n, "%s%s", hint ? " " : "", hint ? hint : "");
 }
 
 /* One option line: the flag in a 28-column field (or on its own line when
@@ -513,8 +499,8 @@ void opts_settings_help(FILE *f, int groups)
     opt_line(f, "--scale K=F,...", "what-if factors: compute, hbm_bw, "
              "hbm_cap, nvlink, nic (as the --scale-* settings)");
     for (int k = 0; k < CK_COUNT; k++) {
-      flag_text(left, sizeof left, cluster_key_name((enum cluster_key)k),
-                cluster_key_hint((enum cluster_key)k));
+      names_flag(cluster_key_name((enum cluster_key)k),
+                 cluster_key_hint((enum cluster_key)k), left, sizeof left);
       opt_line(f, left, cluster_key_help((enum cluster_key)k));
     }
   } else if (groups & OPTS_CATALOG) {
@@ -526,16 +512,31 @@ void opts_settings_help(FILE *f, int groups)
     heading(f, "model settings (on top of --model's preset)");
     opt_line(f, "--model NAME", "model preset (weft list models)");
     for (int k = 0; k < MK_COUNT; k++) {
-      flag_text(left, sizeof left, model_key_name((enum model_key)k),
-                model_key_hint((enum model_key)k));
+      names_flag(model_key_name((enum model_key)k),
+                 model_key_hint((enum model_key)k), left, sizeof left);
       opt_line(f, left, model_key_help((enum model_key)k));
     }
     heading(f, "plan settings");
     for (int k = 0; k < PK_COUNT; k++) {
-      flag_text(left, sizeof left, plan_key_name((enum plan_key)k),
-                plan_key_hint((enum plan_key)k));
+      names_flag(plan_key_name((enum plan_key)k),
+                 plan_key_hint((enum plan_key)k), left, sizeof left);
       opt_line(f, left, plan_key_help((enum plan_key)k));
     }
+  }
+}
+
+/* A command's own options, a line each ("-o, --output FILE  help"). */
+static void own_options(FILE *f, const struct opts_spec *s)
+{
+  for (int k = 0; s->own && s->own[k].name; k++) {
+    const struct opt *o = &s->own[k];
+    char left[64];
+    int n = o->short_name ? snprintf(left, sizeof left, "-%c, ", o->short_name)
+                          : 0;
+    snprintf(left + n, sizeof left - (size_t)n, "--%s%s%s", o->name,
+             o->type == OPT_VALUE ? " " : "",
+             o->type == OPT_VALUE ? o->arg : "");
+    opt_line(f, left, o->help);
   }
 }
 
@@ -548,16 +549,7 @@ void opts_usage(FILE *f, const struct opts_spec *s)
   if (s->about)
     fprintf(f, "\n%s\n", s->about);
   fprintf(f, "\noptions:\n");
-  for (int k = 0; s->own && s->own[k].name; k++) {
-    const struct opt *o = &s->own[k];
-    char left[64];
-    int n = o->short_name ? snprintf(left, sizeof left, "-%c, ", o->short_name)
-                          : 0;
-    snprintf(left + n, sizeof left - (size_t)n, "--%s%s%s", o->name,
-             o->type == OPT_VALUE ? " " : "",
-             o->type == OPT_VALUE ? o->arg : "");
-    opt_line(f, left, o->help);
-  }
+  own_options(f, s);
   opt_line(f, "-q, --quiet", "no warnings on standard error");
   opt_line(f, "-h, --help", "show this help");
   opts_settings_help(f, s->groups);
@@ -580,16 +572,7 @@ void opts_man(FILE *f, const struct opts_spec *s)
     man_text(f, s->about);
     fputc('\n', f);
   }
-  for (int k = 0; s->own && s->own[k].name; k++) {
-    const struct opt *o = &s->own[k];
-    char left[64];
-    int n = o->short_name ? snprintf(left, sizeof left, "-%c, ", o->short_name)
-                          : 0;
-    snprintf(left + n, sizeof left - (size_t)n, "--%s%s%s", o->name,
-             o->type == OPT_VALUE ? " " : "",
-             o->type == OPT_VALUE ? o->arg : "");
-    opt_line(f, left, o->help);
-  }
+  own_options(f, s);
   if (s->example) {
     fputs(".PP\nExamples:\n.nf\n", f);
     man_text(f, s->example);

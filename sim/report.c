@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/names.h"
 #include "sim/base/units.h"
 
 #ifndef WEFT_VERSION
@@ -58,12 +59,7 @@ static void fit_hint(struct report *r, const struct workload *w,
     struct memory m;
     memory_per_gpu(&w->model, &q, hbm_bytes, &m);
     if (m.fits) {
-      char flag[40] = "--";
-      size_t n = 2;
-      for (const char *c = plan_key_name(k); *c && n + 1 < sizeof flag; c++)
-        flag[n++] = *c == '_' ? '-' : *c;
-      flag[n] = '\0';
-      snprintf(r->fit_hint, sizeof r->fit_hint, "%s %s", flag, v);
+      names_flag(plan_key_name(k), v, r->fit_hint, sizeof r->fit_hint);
       r->fit_hint_bytes = m.total;
       return;
     }

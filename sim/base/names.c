@@ -91,3 +91,12 @@ bool names_close(const char *name, const char *key)
   int limit = len < 4 ? 1 : len < 8 ? 2 : 3;
   return names_distance(name, key) <= limit;
 }
+
+void names_flag(const char *key, const char *value, char *buf, size_t size)
+{
+  size_t n = (size_t)snprintf(buf, size, "--");
+  for (const char *p = key; *p && n + 1 < size; p++)
+    buf[n++] = *p == '_' ? '-' : *p;
+  if (n < size)
+    snprintf(buf + n, size - n, "%s%s", value ? " " : "", value ? value : "");
+}

@@ -27,6 +27,10 @@ int names_index(const char *name, const void *table, int count, size_t stride);
 int names_choice(const char *value, const char *const *choices, int *out,
                  struct weft_err *err) WEFT_WUR;
 
+/* A key as its command-line flag, with a value if not NULL:
+ * "--gpus-per-node 8" for ("gpus_per_node", "8"). */
+void names_flag(const char *key, const char *value, char *buf, size_t size);
+
 /* Names longer than this are never close to anything. */
 #define NAMES_MAX_LEN 64
 
