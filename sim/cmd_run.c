@@ -23,6 +23,9 @@
 
 static const struct opt run_opts[] = {
     {"json", 0, OPT_FLAG, NULL, "print one JSON object instead of the summary"},
+    {"breakdown", 0, OPT_FLAG, NULL, "add each pipeline stage's time (compute, "
+     "communication by kind exposed and overlapped, idle) and the critical "
+     "path of the iteration, in text and JSON"},
     {"paje", 0, OPT_VALUE, "FILE", "write a Paje trace (ViTE, pj_dump)"},
     {"chrome", 0, OPT_VALUE, "FILE", "write a Chrome trace (Perfetto)"},
     {"collective", 0, OPT_VALUE, "ALGO",
@@ -127,6 +130,7 @@ static int run_params(const struct opts *o, const struct workload *w,
     ep->fidelity = (enum fidelity)f;
   }
   ep->no_symmetry = opts_get(&cmd_run_spec, o, "every-rank") != NULL;
+  ep->breakdown = opts_get(&cmd_run_spec, o, "breakdown") != NULL;
   return 0;
 }
 
@@ -218,7 +222,7 @@ int cmd_run(int argc, char **argv)
   struct engine_params ep;
   struct cost_table *table = NULL;
   struct graph *g = NULL;
-  struct engine_result res;
+  struct engine_result res = {0};
   const char *table_file = opts_get(&cmd_run_spec, &o, "kernel-table");
   int rc = run_params(&o, &w, &ep);
   if (rc)
@@ -245,6 +249,7 @@ int cmd_run(int argc, char **argv)
   else
     report_print_text(stdout, &r);
 out:
+  engine_result_free(&res);
   graph_free(g);
   cost_table_free(table);
   catalog_free(cat);

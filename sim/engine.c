@@ -92,8 +92,17 @@ struct rank_state {
   uint8_t *rdone;             /* receives, by position: complete */
   int computing;
   int comm_active;
+  int32_t comm_by[CC_COUNT];  /* comm_active by kind */
   double last_t, compute, overlapped, exposed, end;
+  double overlapped_by[CC_COUNT], exposed_by[CC_COUNT];
   struct ktag ktag;
+  /* The critical path (breakdown only), by task: when its segment began
+   * (its start; a collective's or transfer's: the last member's arrival),
+   * when it ended, and the task whose end let it begin (cp_pack, -1 for
+   * none). */
+  double *cp_s0, *cp_end;
+  int64_t *cp_pred;
+  int32_t last_task;          /* the last task to complete */
 };
 
 /* A collective or transfer instance: its members as they arrive, then what
@@ -108,6 +117,8 @@ struct inst {
   double extra_s; /* delay after the last phase */
   struct coll_plan *plan; /* collectives with phases of flows, else NULL */
   uint64_t k0, k1, k2;
+  double cp_s0;    /* the last member's arrival (breakdown) */
+  int64_t cp_pred; /* what let that member start */
   int32_t *ranks, *tasks;
   struct inst *hnext;
 };
@@ -148,7 +159,41 @@ struct engine {
   bool rsym;
   long *sim;        /* the ranks simulated (TP rank 0 only under sym) */
   long nsim;
+  /* The critical path: the task whose completion is being handled (the
+   * cause of every task that starts meanwhile), -1 at the start. */
+  bool bd;
+  int64_t cause;
 };
+
+static int64_t cp_pack(long rank, long task)
+{
+  return (int64_t)rank << 32 | (int64_t)(uint32_t)task;
+}
+
+static const char *const comm_class_names[CC_COUNT] = {"tp", "pp", "dp", "cp",
+                                                       "ep"};
+
+const char *comm_class_name(enum comm_class c)
+{
+  return c >= 0 && c < CC_COUNT ? comm_class_names[c] : "?";
+}
+
+/* The kind of communication a collective or transfer is. */
+static enum comm_class task_class(const struct task *t)
+{
+  if (t->kind != TK_COLL)
+    return CC_PP;
+  switch ((enum group_kind)t->group) {
+  case GK_TP:
+    return CC_TP;
+  case GK_CP:
+    return CC_CP;
+  case GK_EP:
+    return CC_EP;
+  default: /* DP, EMB, SHARD, REPL, DPCP, EDP, EDPCP */
+    return CC_DP;
+  }
+}
 
 /* ---- hash table of instances ------------------------------------------ */
 
@@ -200,19 +245,39 @@ static void inst_free(struct engine *E, struct inst *in)
 
 static double now(const struct engine *E) { return sgb_now() - E->t0; }
 
+/* Communication time dt shared among the kinds in flight by count. */
+static void by_kind(const struct rank_state *r, double *acc, double dt)
+{
+  for (int k = 0; k < CC_COUNT; k++)
+    if (r->comm_by[k])
+      acc[k] += dt * r->comm_by[k] / r->comm_active;
+}
+
 static void account(const struct engine *E, struct rank_state *r)
 {
   double t = now(E), dt = t - r->last_t;
   if (dt > 0) {
     if (r->computing) {
       r->compute += dt;
-      if (r->comm_active)
+      if (r->comm_active) {
         r->overlapped += dt;
+        by_kind(r, r->overlapped_by, dt);
+      }
     } else if (r->comm_active) {
       r->exposed += dt;
+      by_kind(r, r->exposed_by, dt);
     }
   }
   r->last_t = t;
+}
+
+/* A collective or transfer of rank r starts moving data. */
+static void comm_begins(const struct engine *E, struct rank_state *r,
+                        const struct task *t)
+{
+  account(E, r);
+  r->comm_active++;
+  r->comm_by[task_class(t)]++;
 }
 
 /* ---- task life -------------------------------------------------------- */
@@ -248,10 +313,12 @@ static void complete(struct engine *E, long rank, long task)
   struct rank_state *r = &E->rs[rank];
   const struct task *t = task_of(E, rank, task);
   account(E, r);
-  if (t->kind == TK_KERNEL)
+  if (t->kind == TK_KERNEL) {
     r->computing = 0;
-  else
+  } else {
     r->comm_active--;
+    r->comm_by[task_class(t)]--;
+  }
   r->busy[t->stream] = 0;
   long first_pos = r->done[t->stream];
   r->done[t->stream] += t->kind == TK_KERNEL ? r->merged : 1;
@@ -261,6 +328,26 @@ static void complete(struct engine *E, long rank, long task)
   E->tasks_done += t->kind == TK_KERNEL ? r->merged : 1;
   if (E->p.on_progress && (E->tasks_done & 4095) == 0)
     progress(E);
+  if (E->bd) {
+    r->last_task = (int32_t)task;
+    r->cp_end[task] = r->end;
+    if (t->kind == TK_KERNEL && r->merged > 1) {
+      /* Each kernel of the execution began where the one before ended. */
+      const struct stage_info *si = &E->st[r->stage];
+      double s = r->started[t->stream];
+      for (long k = 0; k < r->merged; k++) {
+        long tk = si->list[ST_COMPUTE][first_pos + k];
+        double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
+        if (k > 0) {
+          r->cp_s0[tk] = s;
+          r->cp_pred[tk] =
+              cp_pack(rank, si->list[ST_COMPUTE][first_pos + k - 1]);
+        }
+        r->cp_end[tk] = e;
+        s = e;
+      }
+    }
+  }
   if (E->p.on_task && t->kind == TK_KERNEL && r->merged > 1) {
     /* Kernels run as one execution on a host nothing else computes on:
      * each took its own duration, one after the other. */
@@ -275,7 +362,10 @@ static void complete(struct engine *E, long rank, long task)
   } else if (E->p.on_task) {
     E->p.on_task(E->p.ctx, rank, task, r->started[t->stream], r->end);
   }
+  int64_t cause = E->cause;
+  E->cause = cp_pack(rank, task);
   try_advance(E, rank);
+  E->cause = cause;
 }
 
 static void inst_complete(struct engine *E, struct inst *in)
@@ -284,6 +374,12 @@ static void inst_complete(struct engine *E, struct inst *in)
    * instances. */
   int n = in->n;
   int32_t *ranks = in->ranks, *tasks = in->tasks;
+  if (E->bd) /* every member's segment began with the last arrival */
+    for (int k = 0; k < n; k++)
+      if (tasks[k] >= 0) {
+        E->rs[ranks[k]].cp_s0[tasks[k]] = in->cp_s0;
+        E->rs[ranks[k]].cp_pred[tasks[k]] = in->cp_pred;
+      }
   in->ranks = in->tasks = NULL;
   inst_free(E, in);
   for (int k = 0; k < n; k++)
@@ -403,6 +499,17 @@ static void start_phase(struct engine *E, struct inst *in)
   inst_step(E, in); /* drop the guard */
 }
 
+/* The member (rank, task) arrived last at `in`: the critical path goes
+ * through it. */
+static void last_arrival(struct engine *E, struct inst *in, long rank,
+                         long task)
+{
+  if (!E->bd)
+    return;
+  in->cp_s0 = now(E);
+  in->cp_pred = E->rs[rank].cp_pred[task];
+}
+
 /* Every member of a collective has arrived: plan it and start it. */
 static void launch_coll(struct engine *E, struct inst *in)
 {
@@ -410,8 +517,7 @@ static void launch_coll(struct engine *E, struct inst *in)
     if (in->tasks[k] < 0)
       continue; /* not simulated (replica symmetry) */
     struct rank_state *r = &E->rs[in->ranks[k]];
-    account(E, r);
-    r->comm_active++;
+    comm_begins(E, r, task_of(E, in->ranks[k], in->tasks[k]));
   }
   struct coll_call call = call_of(E, in);
   struct coll_plan plan;
@@ -466,8 +572,10 @@ static void arrive_coll(struct engine *E, long rank, long task)
   in->tasks[slot] = (int32_t)task;
   if (sym_tp)
     in->sym_n = (int)E->g->layout.tp;
-  if (++in->arrived == (in->need ? in->need : in->n))
+  if (++in->arrived == (in->need ? in->need : in->n)) {
+    last_arrival(E, in, rank, task);
     launch_coll(E, in);
+  }
 }
 
 static void arrive_p2p(struct engine *E, long rank, long task)
@@ -491,11 +599,9 @@ static void arrive_p2p(struct engine *E, long rank, long task)
   in->tasks[slot] = (int32_t)task;
   if (++in->arrived < 2)
     return;
-  for (int k = 0; k < 2; k++) {
-    struct rank_state *m = &E->rs[in->ranks[k]];
-    account(E, m);
-    m->comm_active++;
-  }
+  last_arrival(E, in, rank, task);
+  for (int k = 0; k < 2; k++)
+    comm_begins(E, &E->rs[in->ranks[k]], t);
   if (E->cm.free_comm || t->bytes <= 0) {
     in->remaining = 1;
     in->timer_done = true;
@@ -557,6 +663,10 @@ static void start(struct engine *E, long rank, long task)
   r->busy[t->stream] = 1;
   r->started[t->stream] = now(E);
   r->next[t->stream]++;
+  if (E->bd) {
+    r->cp_s0[task] = r->started[t->stream];
+    r->cp_pred[task] = E->cause;
+  }
   switch (t->kind) {
   case TK_KERNEL:
     start_kernel(E, rank, task);
@@ -717,11 +827,93 @@ static int engine_setup(struct engine *E, const struct graph *g,
   for (long r = 0; r < E->nranks; r += E->rank_step)
     if (simulated(E, r))
       E->sim[E->nsim++] = r;
-  for (long i = 0; i < E->nsim; i++)
-    E->tasks_total += E->st[E->rs[E->sim[i]].stage].n;
+  E->bd = p->breakdown;
+  E->cause = -1;
+  for (long i = 0; i < E->nsim; i++) {
+    struct rank_state *rs = &E->rs[E->sim[i]];
+    long n = E->st[rs->stage].n;
+    E->tasks_total += n;
+    if (E->bd) {
+      rs->cp_s0 = xcalloc((size_t)n + 1, sizeof *rs->cp_s0);
+      rs->cp_end = xcalloc((size_t)n + 1, sizeof *rs->cp_end);
+      rs->cp_pred = xcalloc((size_t)n + 1, sizeof *rs->cp_pred);
+      rs->last_task = -1;
+    }
+  }
   E->wall0 = wall_now();
   E->wall_next = E->wall0 + 1;
   return 0;
+}
+
+/* Each stage's time: means over its simulated ranks. */
+static void collect_stages(const struct engine *E, double end,
+                           struct engine_result *out)
+{
+  long S = E->g->stages;
+  out->nstages = S;
+  out->stages = xcalloc((size_t)S, sizeof *out->stages);
+  for (long i = 0; i < E->nsim; i++) {
+    const struct rank_state *r = &E->rs[E->sim[i]];
+    struct engine_stage *st = &out->stages[r->stage];
+    st->gpus++;
+    st->compute_s += r->compute;
+    for (int k = 0; k < CC_COUNT; k++) {
+      st->overlapped_s[k] += r->overlapped_by[k];
+      st->exposed_s[k] += r->exposed_by[k];
+    }
+    st->idle_s += end - r->compute - r->exposed;
+  }
+  for (long s = 0; s < S; s++) {
+    struct engine_stage *st = &out->stages[s];
+    double n = st->gpus ? (double)st->gpus : 1;
+    st->compute_s /= n;
+    st->idle_s /= n;
+    if (fabs(st->idle_s) <= 1e-12 * end)
+      st->idle_s = 0;
+    for (int k = 0; k < CC_COUNT; k++) {
+      st->overlapped_s[k] /= n;
+      st->exposed_s[k] /= n;
+    }
+    for (int k = 0; k < KK_COUNT; k++)
+      st->compute_by_kind_s[k] = st->gpus ? E->st[s].kind_s[k] : 0;
+  }
+}
+
+/* Walk the critical path back from the last task to end. */
+static void collect_path(const struct engine *E, struct engine_result *out)
+{
+  struct engine_path *P = &out->path;
+  P->stage_s = xcalloc((size_t)E->g->stages, sizeof *P->stage_s);
+  long last = -1;
+  for (long i = 0; i < E->nsim; i++) {
+    const struct rank_state *r = &E->rs[E->sim[i]];
+    if (r->last_task >= 0 && (last < 0 || r->end > E->rs[last].end))
+      last = E->sim[i];
+  }
+  int64_t cur = last < 0 ? -1 : cp_pack(last, E->rs[last].last_task);
+  for (long guard = E->tasks_total; cur >= 0 && guard > 0; guard--) {
+    long rank = (long)(cur >> 32), task = (long)(uint32_t)cur;
+    const struct rank_state *r = &E->rs[rank];
+    const struct task *t = task_of(E, rank, task);
+    double seg = r->cp_end[task] - r->cp_s0[task];
+    if (t->kind == TK_KERNEL)
+      P->compute_by_kind_s[t->op] += seg;
+    else
+      P->comm_s[task_class(t)] += seg;
+    P->stage_s[r->stage] += seg;
+    P->total_s += seg;
+    P->tasks++;
+    cur = r->cp_pred[task];
+  }
+}
+
+void engine_result_free(struct engine_result *r)
+{
+  free(r->stages);
+  free(r->path.stage_s);
+  r->stages = NULL;
+  r->path.stage_s = NULL;
+  r->nstages = 0;
 }
 
 /* Means over the simulated ranks; an error if a stream did not finish. */
@@ -768,6 +960,10 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
    * flows, the rings counted those they stand for (coll.h, rep). */
   out->kernels = E->kernels * (E->nranks / E->nsim);
   out->flows = E->flows * E->rank_step;
+  if (E->bd) {
+    collect_stages(E, end, out);
+    collect_path(E, out);
+  }
   return 0;
 }
 
@@ -784,8 +980,12 @@ static void engine_release(struct engine *E)
   }
   free(E->st);
   free(E->sim);
-  for (long r = 0; E->rs && r < E->nranks; r++)
+  for (long r = 0; E->rs && r < E->nranks; r++) {
     free(E->rs[r].rdone);
+    free(E->rs[r].cp_s0);
+    free(E->rs[r].cp_end);
+    free(E->rs[r].cp_pred);
+  }
   free(E->rs);
   free(E->hosts);
   free(E->timers);

@@ -64,6 +64,10 @@ struct engine_params {
   bool force_flows;
   /* Simulate every TP rank even when the job is symmetric (engine.c). */
   bool no_symmetry;
+  /* Fill engine_result.stages and .path (the time breakdown by pipeline
+   * stage and the critical path); costs 24 bytes per task of every
+   * simulated rank. */
+  bool breakdown;
   /* Called when a task of a rank completes, with its start (the time it
    * became the running task of its stream) and end; may be NULL. */
   void (*on_task)(void *ctx, long rank, long task, double start_s,
@@ -78,6 +82,41 @@ struct engine_params {
   void (*on_progress)(void *ctx, double sim_s, long tasks_done,
                       long tasks_total, double wall_s);
   void *ctx;
+};
+
+/* Communication by kind, for the time breakdown: tensor parallelism,
+ * pipeline transfers, data parallelism (gradient reductions, ZeRO and FSDP
+ * gathers, the embedding all-reduce of the first and last stages),
+ * context parallelism, expert parallelism (all-to-all). */
+enum comm_class { CC_TP, CC_PP, CC_DP, CC_CP, CC_EP, CC_COUNT };
+const char *comm_class_name(enum comm_class c); /* "tp", "pp", ... */
+
+/* One pipeline stage's time, means over its simulated GPUs, seconds:
+ * compute + exposed communication (all kinds) + idle = the iteration.
+ * Communication running beside several others is shared among them by
+ * count, so the kinds sum to the stage's overlapped and exposed time. */
+struct engine_stage {
+  long gpus;                        /* simulated GPUs of the stage */
+  double compute_s;
+  double compute_by_kind_s[KK_COUNT];
+  double overlapped_s[CC_COUNT];    /* communicating while computing */
+  double exposed_s[CC_COUNT];       /* communicating, not computing */
+  double idle_s;                    /* neither: the bubble, waiting for
+                                       peers, the end of the iteration */
+};
+
+/* The critical path: the chain of tasks, across ranks, whose each one
+ * started when the one before it ended (a stream's previous task, a
+ * dependency, or the last member to reach a collective or transfer), from
+ * the start of the iteration to the last task to end.  Its segments tile
+ * the iteration: they sum to iteration_s. */
+struct engine_path {
+  double total_s;
+  double compute_by_kind_s[KK_COUNT]; /* kernels on it */
+  double comm_s[CC_COUNT];  /* collectives and transfers on it, from the
+                               last member's arrival to their end */
+  double *stage_s;          /* time on each stage's GPUs (stages of them) */
+  long tasks;
 };
 
 /* The calibrated defaults (see coll.c for the rows they come from). */
@@ -96,7 +135,14 @@ struct engine_result {
   bool symmetric;       /* one TP rank per group was simulated */
   bool replicas;        /* replica symmetry: node 0's ranks were simulated,
                            rings and trees as node 0's flows */
+  /* With engine_params.breakdown, else NULL and zero: */
+  long nstages;
+  struct engine_stage *stages; /* by pipeline stage */
+  struct engine_path path;
 };
+
+/* Free what engine_run allocated in *r (the breakdown). */
+void engine_result_free(struct engine_result *r);
 
 /* Replay `g` on the platform of `c`, already loaded (platload_cluster).
  * Replays may follow one another in one process on the same platform

@@ -66,6 +66,20 @@ static void fit_hint(struct report *r, const struct workload *w,
   }
 }
 
+/* Kernel time by family: GEMM, attention, memory-bound, optimizer. */
+enum { FAM_GEMM, FAM_ATTN, FAM_MEM, FAM_OPTIM, FAM_COUNT };
+static const char *const fam_json[FAM_COUNT] = {
+    "compute_gemm_s", "compute_attention_s", "compute_memory_bound_s",
+    "compute_optimizer_s"};
+
+static void families(const double k[KK_COUNT], double out[FAM_COUNT])
+{
+  out[FAM_GEMM] = k[KK_GEMM];
+  out[FAM_ATTN] = k[KK_ATTN] + k[KK_ATTN_BWD];
+  out[FAM_MEM] = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
+  out[FAM_OPTIM] = k[KK_OPTIM];
+}
+
 void report_fill(struct report *out, const struct workload *w,
                  const struct cluster *c, const struct graph *g,
                  const struct engine_result *res, enum dtype dtype,
@@ -84,11 +98,12 @@ void report_fill(struct report *out, const struct workload *w,
   r.energy_j = r.gpus * (c->gpu.idle_w * T +
                          (c->gpu.max_w - c->gpu.idle_w) * res->compute_s);
   r.sim_wall_s = sim_wall_s;
-  const double *k = res->compute_by_kind_s;
-  r.gemm_s = k[KK_GEMM];
-  r.attention_s = k[KK_ATTN] + k[KK_ATTN_BWD];
-  r.memory_bound_s = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
-  r.optimizer_s = k[KK_OPTIM];
+  double fam[FAM_COUNT];
+  families(res->compute_by_kind_s, fam);
+  r.gemm_s = fam[FAM_GEMM];
+  r.attention_s = fam[FAM_ATTN];
+  r.memory_bound_s = fam[FAM_MEM];
+  r.optimizer_s = fam[FAM_OPTIM];
   if (!r.mem.fits)
     fit_hint(&r, w, c->gpu.hbm_bytes);
   *out = r;
@@ -189,6 +204,50 @@ static void json_inputs(FILE *f, const struct report *r)
           r->every_rank ? "true" : "false", r->kernel_table ? "true" : "false");
 }
 
+/* {"tp": x, "pp": y, ...}: seconds by kind of communication. */
+static void json_by_class(FILE *f, const char *key, const double v[CC_COUNT])
+{
+  fprintf(f, ", \"%s\": {", key);
+  for (int k = 0; k < CC_COUNT; k++)
+    report_json_num(f, k ? ", " : "", comm_class_name((enum comm_class)k),
+                    "%.9g", v[k]);
+  fputc('}', f);
+}
+
+static void json_families(FILE *f, const double kind[KK_COUNT])
+{
+  double fam[FAM_COUNT];
+  families(kind, fam);
+  for (int k = 0; k < FAM_COUNT; k++)
+    report_json_num(f, ", ", fam_json[k], "%.9g", fam[k]);
+}
+
+/* --breakdown: each stage's time and the critical path. */
+static void json_breakdown(FILE *f, const struct engine_result *res)
+{
+  fprintf(f, ", \"breakdown\": {\"stages\": [");
+  for (long s = 0; s < res->nstages; s++) {
+    const struct engine_stage *st = &res->stages[s];
+    fprintf(f, "%s{\"stage\": %ld, \"gpus\": %ld", s ? ", " : "", s,
+            st->gpus);
+    report_json_num(f, ", ", "compute_s", "%.9g", st->compute_s);
+    json_families(f, st->compute_by_kind_s);
+    json_by_class(f, "exposed_s", st->exposed_s);
+    json_by_class(f, "overlapped_s", st->overlapped_s);
+    report_json_num(f, ", ", "idle_s", "%.9g", st->idle_s);
+    fputc('}', f);
+  }
+  const struct engine_path *P = &res->path;
+  fprintf(f, "], \"critical_path\": {\"tasks\": %ld", P->tasks);
+  report_json_num(f, ", ", "total_s", "%.9g", P->total_s);
+  json_families(f, P->compute_by_kind_s);
+  json_by_class(f, "comm_s", P->comm_s);
+  fprintf(f, ", \"stage_s\": [");
+  for (long s = 0; s < res->nstages; s++)
+    fprintf(f, s ? ", %.9g" : "%.9g", P->stage_s[s]); /* finite: sums */
+  fprintf(f, "]}}");
+}
+
 void report_print_json(FILE *f, const struct report *r)
 {
   const struct plan *p = &r->w->plan;
@@ -245,6 +304,8 @@ void report_print_json(FILE *f, const struct report *r)
   report_json_num(f, ", ", "gpu_energy_per_token_j", "%.6g",
                   r->energy_j / r->tokens);
   fprintf(f, ", \"kernels\": %ld, \"flows\": %ld", res->kernels, res->flows);
+  if (res->stages)
+    json_breakdown(f, res);
   report_json_num(f, ", ", "sim_wall_s", "%.3f", r->sim_wall_s);
   json_inputs(f, r);
   fprintf(f, "}\n");
@@ -270,6 +331,56 @@ static void plan_extras(const struct plan *p, char *buf, size_t size)
                   shard_impl_name(p->shard_impl));
   if (p->sp)
     snprintf(buf + n, size - (size_t)n, ", SP");
+}
+
+static const char *const class_label[CC_COUNT] = {"TP", "PP", "DP", "CP",
+                                                   "EP"};
+
+/* --breakdown in text: a row per pipeline stage, then the critical path.
+ * Only the kinds of communication the job has get columns. */
+static void print_breakdown(FILE *f, const struct engine_result *res)
+{
+  bool has[CC_COUNT] = {false};
+  for (int k = 0; k < CC_COUNT; k++) {
+    has[k] = res->path.comm_s[k] > 0;
+    for (long s = 0; s < res->nstages; s++)
+      has[k] |= res->stages[s].exposed_s[k] > 0 ||
+                res->stages[s].overlapped_s[k] > 0;
+  }
+  fprintf(f, "  time by pipeline stage, s (mean over the stage's GPUs; "
+          "communication by kind, exposed / overlapped)\n");
+  fprintf(f, "    %5s %9s", "stage", "compute");
+  for (int k = 0; k < CC_COUNT; k++)
+    if (has[k])
+      fprintf(f, " %19s", class_label[k]);
+  fprintf(f, " %9s\n", "idle");
+  for (long s = 0; s < res->nstages; s++) {
+    const struct engine_stage *st = &res->stages[s];
+    fprintf(f, "    %5ld %9.4f", s, st->compute_s);
+    for (int k = 0; k < CC_COUNT; k++)
+      if (has[k])
+        fprintf(f, "  %8.4f / %-8.4f", st->exposed_s[k], st->overlapped_s[k]);
+    fprintf(f, " %9.4f\n", st->idle_s);
+  }
+  const struct engine_path *P = &res->path;
+  double fam[FAM_COUNT], comp = 0;
+  families(P->compute_by_kind_s, fam);
+  for (int k = 0; k < FAM_COUNT; k++)
+    comp += fam[k];
+  double T = P->total_s > 0 ? P->total_s : 1;
+  fprintf(f, "  critical path    %10.4f s over %ld tasks: compute %.4f s "
+          "(%.1f %%)", P->total_s, P->tasks, comp, 100 * comp / T);
+  for (int k = 0; k < CC_COUNT; k++)
+    if (P->comm_s[k] > 0)
+      fprintf(f, ", %s %.4f s (%.1f %%)", class_label[k], P->comm_s[k],
+              100 * P->comm_s[k] / T);
+  fprintf(f, "\n    its compute: GEMM %.4f s, attention %.4f s, memory-bound "
+          "%.4f s, optimizer %.4f s\n", fam[FAM_GEMM], fam[FAM_ATTN],
+          fam[FAM_MEM], fam[FAM_OPTIM]);
+  fprintf(f, "    on stage");
+  for (long s = 0; s < res->nstages; s++)
+    fprintf(f, "%s %ld %.4f s", s ? "," : "", s, P->stage_s[s]);
+  fputc('\n', f);
 }
 
 void report_print_text(FILE *f, const struct report *r)
@@ -303,6 +414,8 @@ void report_print_text(FILE *f, const struct report *r)
           100 * res->exposed_s / T);
   fprintf(f, "  idle (bubbles)   %10.4f s  %5.1f %%\n", res->idle_s,
           100 * res->idle_s / T);
+  if (res->stages)
+    print_breakdown(f, res);
   fprintf(f, "  GPU energy       %10.4g kJ  %.3g J per token (idle power, TDP "
           "while computing)\n", r->energy_j / 1e3, r->energy_j / r->tokens);
   fprintf(f, "  memory per GPU   %10s of %s: %s\n",

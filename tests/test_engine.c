@@ -303,6 +303,7 @@ static double pipeline(enum sched_kind k, long p, long m, long v)
   }
   struct engine_params ep = ideal();
   ep.free_comm = true;
+  ep.breakdown = true;
   struct engine_result r;
   struct weft_err err = {0};
   cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
@@ -315,8 +316,133 @@ static double pipeline(enum sched_kind k, long p, long m, long v)
   double tb = cost_kernel(&c.gpu, DTYPE_BF16, -1, &probe, NULL);
   double ideal_s = (double)(m * v) * (tf + tb);
   cr_assert_float_eq(r.compute_s, ideal_s, 1e-9 * ideal_s);
+  /* The breakdown: every stage computes the same and idles the rest (the
+   * bubble); free transfers leave a critical path of kernels alone that
+   * tiles the iteration, and it passes through every stage. */
+  double T = r.iteration_s;
+  cr_assert_eq(r.nstages, p);
+  for (long s = 0; s < p; s++) {
+    cr_assert_float_eq(r.stages[s].compute_s, ideal_s, 1e-9 * T);
+    cr_assert_float_eq(r.stages[s].idle_s, T - ideal_s, 1e-9 * T);
+    cr_assert_float_eq(r.stages[s].compute_by_kind_s[KK_NORM], ideal_s,
+                       1e-9 * T);
+    cr_assert_gt(r.path.stage_s[s], 0);
+  }
+  cr_assert_float_eq(r.path.total_s, T, 1e-9 * T);
+  cr_assert_float_eq(r.path.compute_by_kind_s[KK_NORM], T, 1e-9 * T);
+  engine_result_free(&r);
   graph_free(g);
   return (r.iteration_s - ideal_s) / ideal_s;
+}
+
+/* A kernel, then a data-parallel all-reduce that waits for it, on 2 GPUs
+ * of one node: the critical path is the kernel and the all-reduce, the
+ * all-reduce is exposed DP communication, nothing idles. */
+Test(engine, breakdown_of_kernel_then_allreduce)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "2", "gpus_per_node", "2"));
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){1, 1, 2, 1, 1, 1, {0, 1, 2, 3}, 0};
+  struct task k = {.kind = TK_KERNEL, .op = KK_NORM, .stream = ST_COMPUTE,
+                   .chunk = -1, .mb = -1, .layer = 0, .bytes = 4e9};
+  long kk = graph_add(g, 0, &k);
+  struct task ar = {.kind = TK_COLL, .op = CO_ALLREDUCE, .stream = ST_DP,
+                    .group = GK_DP, .chunk = -1, .mb = -1, .layer = -1,
+                    .bytes = 1e9};
+  graph_add(g, 0, &ar);
+  graph_dep(g, 0, kk);
+  struct engine_params ep = ideal();
+  ep.breakdown = true;
+  struct engine_result r;
+  struct weft_err err = {0};
+  cr_assert_eq(engine_run(g, &c, &ep, &r, &err), 0, "%s", err.msg);
+  double tk = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
+  double T = r.iteration_s;
+  /* The all-reduce takes what it takes alone. */
+  struct graph *g1 = graph_new(1);
+  g1->layout = g->layout;
+  graph_add(g1, 0, &ar);
+  struct engine_params ep1 = ideal();
+  struct engine_result r1;
+  cr_assert_eq(engine_run(g1, &c, &ep1, &r1, &err), 0, "%s", err.msg);
+  graph_free(g1);
+  REL(T - tk, r1.iteration_s, 1e-9);
+  cr_assert_eq(r.path.tasks, 2);
+  REL(r.path.compute_by_kind_s[KK_NORM], tk, 1e-12);
+  REL(r.path.comm_s[CC_DP], T - tk, 1e-12);
+  REL(r.stages[0].exposed_s[CC_DP], T - tk, 1e-9);
+  cr_assert_eq(r.stages[0].overlapped_s[CC_DP], 0);
+  cr_assert_eq(r.stages[0].exposed_s[CC_TP], 0);
+  cr_assert_eq(r.stages[0].idle_s, 0);
+  cr_assert_eq(r.stages[0].gpus, 2);
+  engine_result_free(&r);
+  graph_free(g);
+}
+
+/* On a job with every kind of traffic but EP, the breakdown changes no
+ * result, each stage's terms sum to the iteration, the kinds sum to the
+ * overlapped and exposed means, and the critical path tiles the
+ * iteration. */
+Test(engine, breakdown_sums)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16"));
+  struct model m;
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  m.layers = 4;
+  m.seq = 2048;
+  struct engine_result r[2];
+  for (int bd = 0; bd < 2; bd++) {
+    struct plan p;
+    plan_init(&p);
+    p.tp = 2;
+    p.pp = 2;
+    p.cp = 2;
+    p.global_batch = 8;
+    p.schedule = SCHED_1F1B;
+    cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
+    struct graph *g = build_graph(&m, &p, &err);
+    cr_assert(g, "%s", err.msg);
+    struct engine_params ep;
+    engine_params_default(&ep);
+    ep.breakdown = bd;
+    cr_assert_eq(engine_run(g, &c, &ep, &r[bd], &err), 0, "%s", err.msg);
+    graph_free(g);
+  }
+  /* (The second replay starts at a later simulated time: its sums round
+   * differently in the last bits.) */
+  REL(r[1].iteration_s, r[0].iteration_s, 1e-12);
+  REL(r[1].exposed_s, r[0].exposed_s, 1e-12);
+  cr_assert_eq(r[0].stages, NULL);
+  double T = r[1].iteration_s, ov = 0, ex = 0;
+  cr_assert_eq(r[1].nstages, 2);
+  for (long s = 0; s < 2; s++) {
+    const struct engine_stage *st = &r[1].stages[s];
+    double e = 0;
+    for (int k = 0; k < CC_COUNT; k++) {
+      e += st->exposed_s[k];
+      ov += st->overlapped_s[k] / 2;
+    }
+    ex += e / 2;
+    REL(st->compute_s + e + st->idle_s, T, 1e-9);
+    cr_assert_gt(st->exposed_s[CC_TP] + st->overlapped_s[CC_TP], 0);
+    cr_assert_gt(st->exposed_s[CC_PP] + st->overlapped_s[CC_PP], 0);
+    cr_assert_gt(st->exposed_s[CC_DP] + st->overlapped_s[CC_DP], 0);
+    cr_assert_gt(st->exposed_s[CC_CP] + st->overlapped_s[CC_CP], 0);
+    cr_assert_eq(st->exposed_s[CC_EP] + st->overlapped_s[CC_EP], 0);
+  }
+  REL(ov, r[1].overlapped_s, 1e-9);
+  REL(ex, r[1].exposed_s, 1e-9);
+  const struct engine_path *P = &r[1].path;
+  double sum = 0, on_stages = P->stage_s[0] + P->stage_s[1];
+  for (int k = 0; k < KK_COUNT; k++)
+    sum += P->compute_by_kind_s[k];
+  for (int k = 0; k < CC_COUNT; k++)
+    sum += P->comm_s[k];
+  REL(P->total_s, T, 1e-9);
+  REL(sum, T, 1e-9);
+  REL(on_stages, T, 1e-9);
+  engine_result_free(&r[1]);
 }
 
 Test(engine, gpipe_bubble)

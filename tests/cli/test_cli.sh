@@ -314,7 +314,9 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
   >"$tmp/j2" 2>/dev/null
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 16 --zero 3 \
   --shard-impl deepspeed --global-batch 16 >"$tmp/j3" 2>/dev/null
-if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" <<'PY'
+"$weft" run --json --breakdown --model gpt-1.7b --layers 4 --gpus 16 --tp 2 \
+  --pp 2 --cp 2 --global-batch 8 >"$tmp/j4" 2>/dev/null
+if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" <<'PY'
 import json, re, sys
 doc = open(sys.argv[1]).read()
 sec = doc[doc.index("### `weft run --json`"):]
@@ -322,11 +324,17 @@ sec = sec[:sec.index("\n## ")]
 documented = set()
 for line in sec.splitlines():
     if line.startswith("| `"):
-        documented |= set(re.findall(r"`([a-zA-Z0-9_.]+)`", line.split(" | ")[0]))
+        documented |= set(re.findall(r"`([a-zA-Z0-9_.\[\]]+)`", line.split(" | ")[0]))
 def fields(o, pre=""):
     out = set()
     for k, v in o.items():
-        out |= fields(v, pre + k + ".") if isinstance(v, dict) else {pre + k}
+        if isinstance(v, dict):
+            out |= fields(v, pre + k + ".")
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            for e in v:
+                out |= fields(e, pre + k + "[].")
+        else:
+            out.add(pre + k)
     return out
 seen = set()
 for f in sys.argv[2:]:
@@ -337,6 +345,20 @@ for f in sys.argv[2:]:
                                "activations_bytes", "transient_bytes"))
     assert abs(parts - m["total_bytes"]) <= 1e-9 * m["total_bytes"] + 2, f
 assert json.load(open(sys.argv[3]))["memory"]["fit_hint"] == "--zero 3", "fit hint"
+# The breakdown: each stage's terms sum to the iteration, the kinds to the
+# overlapped and exposed means, the critical path to the iteration.
+d = json.load(open(sys.argv[5]))
+T, b = d["iteration_time_s"], d["breakdown"]
+assert len(b["stages"]) == d["pp"] == len(b["critical_path"]["stage_s"])
+for st in b["stages"]:
+    tot = st["compute_s"] + sum(st["exposed_s"].values()) + st["idle_s"]
+    assert abs(tot - T) <= 1e-6 * T, (tot, T)
+    assert abs(sum(st[k] for k in ("compute_gemm_s", "compute_attention_s", "compute_memory_bound_s", "compute_optimizer_s")) - st["compute_s"]) <= 1e-6 * T
+ex = sum(sum(st["exposed_s"].values()) for st in b["stages"]) / len(b["stages"])
+assert abs(ex - d["exposed_comm_s"]) <= 1e-6 * T, (ex, d["exposed_comm_s"])
+cp = b["critical_path"]
+assert abs(cp["total_s"] - T) <= 1e-6 * T and abs(sum(cp["stage_s"]) - T) <= 1e-6 * T
+assert abs(sum(cp["comm_s"].values()) + sum(cp[k] for k in ("compute_gemm_s", "compute_attention_s", "compute_memory_bound_s", "compute_optimizer_s")) - T) <= 1e-6 * T
 if seen != documented:
     print("undocumented:", sorted(seen - documented), "missing:", sorted(documented - seen))
     sys.exit(1)

@@ -20,6 +20,8 @@ vg() { # NAME ARGS...
   fi
 }
 vg run run --model gpt-1.7b --layers 4 --gpus 8 --tp 2 --pp 2 --global-batch 8
+vg breakdown run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 --cp 2 \
+  --global-batch 8 --breakdown --json
 vg coll coll allreduce --cluster dgx-h100 --gpus 16 --max-bytes 64MiB
 vg traced run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 \
   --global-batch 16 --collective tree --paje "$tmp/t.paje" --chrome "$tmp/t.json"
