@@ -117,7 +117,7 @@ struct inst {
   double extra_s; /* delay after the last phase */
   struct coll_plan *plan; /* collectives with phases of flows, else NULL */
   uint64_t k0, k1, k2;
-  double cp_s0;    /* the last member's arrival (breakdown) */
+  double cp_s0;    /* the last member's arrival */
   int64_t cp_pred; /* what let that member start */
   int32_t *ranks, *tasks;
   struct inst *hnext;
@@ -374,12 +374,19 @@ static void inst_complete(struct engine *E, struct inst *in)
    * instances. */
   int n = in->n;
   int32_t *ranks = in->ranks, *tasks = in->tasks;
-  if (E->bd) /* every member's segment began with the last arrival */
-    for (int k = 0; k < n; k++)
-      if (tasks[k] >= 0) {
-        E->rs[ranks[k]].cp_s0[tasks[k]] = in->cp_s0;
-        E->rs[ranks[k]].cp_pred[tasks[k]] = in->cp_pred;
-      }
+  for (int k = 0; k < n; k++) {
+    if (tasks[k] < 0)
+      continue;
+    struct rank_state *r = &E->rs[ranks[k]];
+    if (E->bd) { /* every member's segment began with the last arrival */
+      r->cp_s0[tasks[k]] = in->cp_s0;
+      r->cp_pred[tasks[k]] = in->cp_pred;
+    }
+    /* A receive was posted long before: what it did began when its
+     * transfer did. */
+    if (task_of(E, ranks[k], tasks[k])->kind == TK_RECV)
+      r->started[ST_PP_RECV] = in->cp_s0;
+  }
   in->ranks = in->tasks = NULL;
   inst_free(E, in);
   for (int k = 0; k < n; k++)
@@ -504,10 +511,9 @@ static void start_phase(struct engine *E, struct inst *in)
 static void last_arrival(struct engine *E, struct inst *in, long rank,
                          long task)
 {
-  if (!E->bd)
-    return;
   in->cp_s0 = now(E);
-  in->cp_pred = E->rs[rank].cp_pred[task];
+  if (E->bd)
+    in->cp_pred = E->rs[rank].cp_pred[task];
 }
 
 /* Every member of a collective has arrived: plan it and start it. */

@@ -69,7 +69,9 @@ struct engine_params {
    * simulated rank. */
   bool breakdown;
   /* Called when a task of a rank completes, with its start (the time it
-   * became the running task of its stream) and end; may be NULL. */
+   * became the running task of its stream; a receive's, posted with all
+   * the others at the start, when its transfer began) and end; may be
+   * NULL. */
   void (*on_task)(void *ctx, long rank, long task, double start_s,
                   double end_s);
   /* Called when a flow completes (every flow is simulated then): bytes on

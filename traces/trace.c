@@ -575,6 +575,8 @@ int trace_write_paje(struct trace *t, const char *path, struct weft_err *err)
                rec_is_start(&rec[i + 1]) == 1 && rec_rank(&rec[i + 1]) == rank &&
                rec_stream(&rec[i + 1]) == rec_stream(x)) {
       continue; /* the next task starts on this stream at once: no idle */
+    } else if (rec_time(x) >= end) {
+      continue; /* the trace ends here: no idle of zero length */
     } else {
       memcpy(name, "idle", 5);
     }
