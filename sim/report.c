@@ -281,8 +281,11 @@ void report_print_json(FILE *f, const struct report *r)
     report_json_num(f, ", ", nums[i].key, nums[i].fmt, nums[i].v);
   fprintf(f, ", \"fits_in_memory\": %s", r->mem.fits ? "true" : "false");
   const struct memory *m = &r->mem;
-  fprintf(f, ", \"memory\": {\"stage\": %ld, \"microbatches_in_flight\": %ld",
-          m->stage, m->peak_inflight);
+  fprintf(f, ", \"memory\": {\"stage\": %ld, \"microbatches_in_flight\": %ld"
+          ", \"nccl_communicators\": %ld, \"pipeline_peers\": %ld",
+          m->stage, m->peak_inflight, m->communicators, m->p2p_peers);
+  report_json_num(f, ", ", "shard", "%.6g", m->shard);
+  report_json_num(f, ", ", "expert_shard", "%.6g", m->expert_shard);
   const struct {
     const char *key;
     double v;
@@ -291,6 +294,7 @@ void report_print_json(FILE *f, const struct report *r)
              {"optimizer_bytes", m->optimizer},
              {"activations_bytes", m->activations},
              {"transient_bytes", m->transient},
+             {"buffers_bytes", m->buffers},
              {"total_bytes", m->total},
              {"capacity_bytes", m->capacity}};
   for (size_t i = 0; i < sizeof mem / sizeof *mem; i++)
@@ -423,15 +427,26 @@ void report_print_text(FILE *f, const struct report *r)
           units_fmt_human(r->mem.capacity, UNIT_SIZE, b, sizeof b),
           r->mem.fits ? "fits" : "does NOT fit");
   const struct memory *m = &r->mem;
-  char g[32], o[32], x[32], t[32];
+  char g[32], o[32], x[32], t[32], u[32];
   fprintf(f, "    stage %ld: weights %s, gradients %s, optimizer %s, "
-          "activations %s (%ld micro-batch%s in flight), transient %s\n",
+          "activations %s (%ld micro-batch%s in flight), transient %s, "
+          "buffers %s\n",
           m->stage, units_fmt_human(m->weights, UNIT_SIZE, a, sizeof a),
           units_fmt_human(m->grads, UNIT_SIZE, b, sizeof b),
           units_fmt_human(m->optimizer, UNIT_SIZE, g, sizeof g),
           units_fmt_human(m->activations, UNIT_SIZE, o, sizeof o),
           m->peak_inflight, m->peak_inflight == 1 ? "" : "es",
-          units_fmt_human(m->transient, UNIT_SIZE, x, sizeof x));
+          units_fmt_human(m->transient, UNIT_SIZE, x, sizeof x),
+          units_fmt_human(m->buffers, UNIT_SIZE, u, sizeof u));
+  fprintf(f, "    buffers: NCCL's of %ld communicator%s and %ld pipeline "
+          "peer%s, cuBLAS workspaces (an estimate)", m->communicators,
+          m->communicators == 1 ? "" : "s", m->p2p_peers,
+          m->p2p_peers == 1 ? "" : "s");
+  if (m->shard > 1)
+    fprintf(f, "; ZeRO-%d shards over %.0f GPUs", p->zero, m->shard);
+  if (m->expert_shard > 1)
+    fprintf(f, ", experts' over %.0f", m->expert_shard);
+  fputc('\n', f);
   if (r->fit_hint[0])
     fprintf(f, "    to fit: %s (%s)\n", r->fit_hint,
             units_fmt_human(r->fit_hint_bytes, UNIT_SIZE, t, sizeof t));

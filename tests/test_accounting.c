@@ -127,3 +127,47 @@ Test(accounting, flash_attention_keeps_no_scores)
   double s = 2048, b = 4, h = 6144, a = 64, t = 8;
   REL(layer_activation_bytes(&m, &p), s * b * (h * (10 + 24 / t) + 4 * a / t));
 }
+
+/* The buffers: NCCL's ring buffers per channel of every communicator the
+ * stage runs collectives on, Simple buffers per pipeline peer, cuBLAS's
+ * workspaces; and the shard factors.  GPT 1.7B, TP 2 x PP 4 x DP 2, ZeRO-1:
+ * stage 0 holds the most (the embedding and the most micro-batches in
+ * flight) and runs collectives on TP, DP and the embedding group, with one
+ * pipeline peer. */
+Test(accounting, buffers_and_shard_factors)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  struct plan p;
+  plan_init(&p);
+  p.tp = 2;
+  p.pp = 4;
+  p.zero = 1;
+  p.global_batch = 16;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  cr_assert_eq(mem.stage, 0);
+  cr_assert_eq(mem.communicators, 3);
+  cr_assert_eq(mem.p2p_peers, 1);
+  double conn = 8 * 512 * 8 * 16 + 120 * 640 * 8 * 8 + (1 << 22);
+  REL(mem.buffers, 3 * 32 * conn + 2 * (1 << 22) + 33 * (1 << 20));
+  REL(mem.shard, 2.0);
+  REL(mem.expert_shard, 1.0);
+  REL(mem.total, mem.weights + mem.grads + mem.optimizer + mem.activations +
+                     mem.transient + mem.buffers);
+  /* Interleaved, every stage talks to both neighbours; one GPU, no
+   * communicator at all. */
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2", "x", &err), 0);
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  cr_assert_eq(mem.p2p_peers, 2);
+  plan_init(&p);
+  p.global_batch = 1;
+  cr_assert_eq(plan_resolve(&p, &m, 1, &err), 0, "%s", err.msg);
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  cr_assert_eq(mem.communicators, 0);
+  cr_assert_eq(mem.p2p_peers, 0);
+  REL(mem.buffers, 33.0 * (1 << 20));
+  REL(mem.shard, 1.0);
+}

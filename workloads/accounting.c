@@ -198,6 +198,32 @@ static double peak_layers_inflight(const struct model *m, const struct plan *p,
   return peak;
 }
 
+/* The NCCL communicators on which a GPU of `stage` runs collectives, and
+ * its pipeline peers (accounting.h). */
+static void comm_count(const struct model *m, const struct plan *p,
+                       long stage, long *comms, long *peers)
+{
+  struct graph_layout l;
+  plan_layout(p, &l);
+  long n = 0;
+  n += p->tp > 1;                 /* TP */
+  n += p->cp > 1;                 /* CP ring attention */
+  n += p->dp * p->cp > 1;         /* gradients (DP x CP), ZeRO gathers */
+  n += layout_shard(&l) < p->dp;  /* HSDP: shard and replica groups */
+  n += p->ep > 1;                 /* expert all-to-all */
+  n += model_is_moe(m) && p->dp / p->ep * p->cp > 1 && p->ep > 1; /* EDP */
+  n += p->pp > 1 && m->gpt_style && (stage == 0 || stage == p->pp - 1);
+  *comms = n;
+  /* Interleaving wraps the chunks around: every stage talks to both
+   * neighbours; otherwise the ends have one. */
+  long pe = 0;
+  if (p->pp > 2 || (p->pp == 2 && p->vchunks > 1))
+    pe = p->vchunks > 1 || (stage > 0 && stage < p->pp - 1) ? 2 : 1;
+  else if (p->pp == 2)
+    pe = 1;
+  *peers = pe;
+}
+
 void memory_per_gpu(const struct model *m, const struct plan *p,
                     double hbm_bytes, struct memory *out)
 {
@@ -242,7 +268,16 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                      (double)m->vocab / (double)p->tp;
     if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
-    x.total = x.weights + x.grads + x.optimizer + x.activations + x.transient;
+    comm_count(m, p, st, &x.communicators, &x.p2p_peers);
+    x.buffers = (double)x.communicators * MEM_NCCL_CHANNELS *
+                    MEM_NCCL_CONN_BYTES +
+                (double)x.p2p_peers * MEM_NCCL_P2P_CHANNELS *
+                    MEM_NCCL_P2P_BYTES +
+                MEM_CUBLAS_BYTES;
+    x.shard = p->zero >= 1 ? N : 1;
+    x.expert_shard = p->zero >= 1 && xp > 0 ? Nx : 1;
+    x.total = x.weights + x.grads + x.optimizer + x.activations +
+              x.transient + x.buffers;
     x.stage = st;
     if (st == 0 || x.total > best.total)
       best = x;

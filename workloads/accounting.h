@@ -59,11 +59,37 @@ double model_flops_per_iter(const struct model *m, long global_batch);
  * s b h (34 + 5 a s / h). */
 double layer_activation_bytes(const struct model *m, const struct plan *p);
 
+/* Communication and workspace buffers, an estimate from the libraries'
+ * defaults.  NCCL (src/init.cc, src/include/device.h): a ring connection
+ * holds one buffer per protocol, LL 8 lines x 512 threads x 8 steps x 16 B
+ * = 512 KiB, LL128 120 x 640 x 8 x 8 B = 4.69 MiB, Simple 4 MiB
+ * (NCCL_BUFFSIZE); a GPU receives on one ring connection per channel of
+ * each communicator it runs collectives on, connected at first use (NCCL
+ * >= 2.22 connects only what runs), with MEM_NCCL_CHANNELS channels, what
+ * NCCL reports on a DGX H100 ("32 coll channels"; fewer on older nodes,
+ * not modelled).  Pipeline transfers use Simple alone: 4 MiB per channel,
+ * MEM_NCCL_P2P_CHANNELS per peer.  PyTorch's cuBLAS workspaces: 32 MiB
+ * (CUBLAS_WORKSPACE_CONFIG ":4096:8" on Hopper and later; 8.1 MiB before,
+ * the difference is left out) and cuBLASLt's 1 MiB.  The CUDA context, the
+ * allocator's fragmentation and NVLS buffers are not counted. */
+#define MEM_NCCL_CONN_BYTES (524288.0 + 4915200.0 + 4194304.0)
+#define MEM_NCCL_CHANNELS 32
+#define MEM_NCCL_P2P_BYTES 4194304.0
+#define MEM_NCCL_P2P_CHANNELS 2
+#define MEM_CUBLAS_BYTES (33.0 * 1048576)
+
 struct memory {
   double weights, grads, optimizer; /* bytes per GPU */
   double activations;  /* stored at the schedule's peak */
   double transient;    /* one layer re-materialized under full recompute,
                           plus the logits of the last stage */
+  double buffers;      /* communication and workspace buffers (above) */
+  long communicators;  /* NCCL communicators running collectives */
+  long p2p_peers;      /* pipeline peers */
+  /* The shard factors that applied: optimizer state, gradients and
+   * weights are divided by `shard` (1: not sharded) from ZeRO stage 1, 2
+   * and 3 on, expert parameters by `expert_shard`. */
+  double shard, expert_shard;
   double total;
   double capacity;     /* the GPU's HBM */
   bool fits;
