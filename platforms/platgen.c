@@ -23,11 +23,6 @@ void platgen_host_name(int rank, char *buf, size_t size)
   snprintf(buf, size, "gpu%d", rank);
 }
 
-void platgen_timer_name(int node, char *buf, size_t size)
-{
-  snprintf(buf, size, "weft-timer%d", node);
-}
-
 static int nodes_in_leaf(const struct cluster *c, int leaf)
 {
   int first = leaf * c->nodes_per_leaf;
@@ -96,16 +91,6 @@ static void write_links(struct out *o, const struct cluster *c)
   const char *ind = "    ";
   char id[64];
   fprintf(o->f, "  <zone id=\"links\" routing=\"None\">\n");
-  /* Not GPUs: the replay engine times latency-only delays with executions
-   * of `delay` flops on these (one flop/s per core, a million cores, so that
-   * delays never share one).  One per node: SimGrid scans a host's list of
-   * executions when one ends, so a single timer host made that quadratic
-   * in the number of concurrent delays.  No links, no routes. */
-  for (int n = 0; n < c->nodes; n++) {
-    platgen_timer_name(n, id, sizeof id);
-    fprintf(o->f, "    <host id=\"%s\" speed=\"1f\" core=\"1048576\"/>\n",
-            id);
-  }
   for (int n = 0; n < c->nodes; n++) {
     int r0 = n * c->gpus_per_node;
     /* Half the GPU-to-GPU latency on each side of the NVSwitch. */

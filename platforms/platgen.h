@@ -48,8 +48,4 @@ double platgen_pod_up_bw(const struct cluster *c, int pod);
 /* The host name of a global GPU rank: "gpu<rank>". */
 void platgen_host_name(int rank, char *buf, size_t size);
 
-/* The host name of node `node`'s timer (not a GPU: the engine times
- * latency-only delays on it): "weft-timer<node>". */
-void platgen_timer_name(int node, char *buf, size_t size);
-
 #endif

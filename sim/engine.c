@@ -10,7 +10,7 @@
  * receiver, micro-batch, virtual stage, direction) in one hash table.
  *
  * Collectives are planned and expanded by coll.c; this file starts what
- * coll_plan_make says (phases of flows, delays on the node's timer host)
+ * coll_plan_make says (phases of flows, delays as SimGrid kernel timers)
  * and completes the members when the last of it ends.
  *
  * All state of a replay is in one struct engine, passed explicitly (the
@@ -134,7 +134,6 @@ struct engine {
   struct stage_info *st;    /* g->stages of them */
   struct rank_state *rs;    /* nranks of them */
   sg_host_t *hosts;
-  sg_host_t *timers; /* one per node (platgen_timer_name) */
   long nranks;
   struct inst **table;
   long kernels, flows;
@@ -423,7 +422,7 @@ static void inst_step(struct engine *E, struct inst *in)
   if (!in->timer_done && in->extra_s > 0) {
     in->timer_done = true;
     in->remaining = 1;
-    sgb_exec(E->timers[node_of(E, in->ranks[0])], in->extra_s, in);
+    sgb_delay(in->extra_s, in);
     return;
   }
   inst_complete(E, in);
@@ -498,7 +497,7 @@ static void start_phase(struct engine *E, struct inst *in)
   in->remaining = 1;
   if (in->phase == 0 && in->plan->delay0_s > 0) {
     in->remaining++;
-    sgb_exec(E->timers[node_of(E, in->ranks[0])], in->plan->delay0_s, in);
+    sgb_delay(in->plan->delay0_s, in);
   }
   struct coll_call call = call_of(E, in);
   struct launch l = {E, in};
@@ -755,7 +754,7 @@ static void model_init(struct coll_model *m, const struct engine_params *p,
   coll_model_resolve(m, c);
 }
 
-/* Look up the hosts of the ranks and the nodes' timers. */
+/* Look up the hosts of the ranks. */
 static int find_hosts(struct engine *E, struct weft_err *err)
 {
   char name[32];
@@ -765,14 +764,6 @@ static int find_hosts(struct engine *E, struct weft_err *err)
     E->hosts[r] = sg_host_by_name(name);
     if (!E->hosts[r])
       return weft_errf(err, WEFT_EINVAL, "the platform has no host %s", name);
-  }
-  E->timers = xcalloc((size_t)E->c->nodes, sizeof *E->timers);
-  for (int n = 0; n < E->c->nodes; n++) {
-    platgen_timer_name(n, name, sizeof name);
-    E->timers[n] = sg_host_by_name(name);
-    if (!E->timers[n])
-      return weft_errf(err, WEFT_EINVAL, "the platform has no %s host (write "
-                       "it with weft platform)", name);
   }
   return 0;
 }
@@ -994,7 +985,6 @@ static void engine_release(struct engine *E)
   }
   free(E->rs);
   free(E->hosts);
-  free(E->timers);
   for (unsigned h = 0; E->table && h < HSIZE; h++)
     while (E->table[h])
       inst_free(E, E->table[h]);

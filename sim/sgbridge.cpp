@@ -5,6 +5,7 @@
  */
 #include "sim/sgbridge.h"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,8 @@ static std::unordered_map<const sg4::Activity*, sg4::ActivityPtr> live;
  * into libsimgrid).  They are released when simulated time next advances,
  * by which time that pass is over, and at the end of sgb_run. */
 static std::vector<sg4::ActivityPtr> ended;
+/* Delays set and not yet over (sgb_delay). */
+static long pending;
 
 extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 {
@@ -60,6 +63,15 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
   c->start();
 }
 
+extern "C" void sgb_delay(double seconds, void* tag)
+{
+  pending++;
+  simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + seconds, [tag] {
+    pending--;
+    done_fn(done_ctx, tag);
+  });
+}
+
 extern "C" void sgb_run(void)
 {
   sg4::Engine::get_instance()->run();
@@ -73,5 +85,5 @@ extern "C" double sgb_now(void)
 
 extern "C" long sgb_live(void)
 {
-  return (long)live.size();
+  return (long)live.size() + pending;
 }

@@ -31,6 +31,11 @@ void sgb_exec(sg_host_t host, double flops, void *tag);
 /* Start a transfer of `bytes` from `src` to `dst`, now. */
 void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
 
+/* Call back with `tag` after `seconds` of simulated time: a kernel timer,
+ * not an activity (an execution started outside an actor joins maestro's
+ * list of activities, which SimGrid 3.32 scans whole whenever one ends). */
+void sgb_delay(double seconds, void *tag);
+
 /* Run the simulation until no activity is left. */
 void sgb_run(void);
 
