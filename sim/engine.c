@@ -330,32 +330,26 @@ static void complete(struct engine *E, long rank, long task)
   if (E->bd) {
     r->last_task = (int32_t)task;
     r->cp_end[task] = r->end;
-    if (t->kind == TK_KERNEL && r->merged > 1) {
-      /* Each kernel of the execution began where the one before ended. */
-      const struct stage_info *si = &E->st[r->stage];
-      double s = r->started[t->stream];
-      for (long k = 0; k < r->merged; k++) {
-        long tk = si->list[ST_COMPUTE][first_pos + k];
-        double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
+  }
+  if (t->kind == TK_KERNEL && r->merged > 1 && (E->bd || E->p.on_task)) {
+    /* Kernels run as one execution on a host nothing else computes on:
+     * each took its own duration, one after the other, and began where
+     * the one before it ended (its cause on the critical path). */
+    const struct stage_info *si = &E->st[r->stage];
+    double s = r->started[t->stream];
+    for (long k = 0; k < r->merged; k++) {
+      long tk = si->list[ST_COMPUTE][first_pos + k];
+      double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
+      if (E->bd) {
         if (k > 0) {
           r->cp_s0[tk] = s;
           r->cp_pred[tk] =
               cp_pack(rank, si->list[ST_COMPUTE][first_pos + k - 1]);
         }
         r->cp_end[tk] = e;
-        s = e;
       }
-    }
-  }
-  if (E->p.on_task && t->kind == TK_KERNEL && r->merged > 1) {
-    /* Kernels run as one execution on a host nothing else computes on:
-     * each took its own duration, one after the other. */
-    const struct stage_info *si = &E->st[r->stage];
-    double s = r->started[t->stream];
-    for (long k = 0; k < r->merged; k++) {
-      long tk = si->list[ST_COMPUTE][first_pos + k];
-      double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
-      E->p.on_task(E->p.ctx, rank, tk, s, e);
+      if (E->p.on_task)
+        E->p.on_task(E->p.ctx, rank, tk, s, e);
       s = e;
     }
   } else if (E->p.on_task) {
@@ -842,6 +836,14 @@ static int engine_setup(struct engine *E, const struct graph *g,
   return 0;
 }
 
+/* Idle time is what is left of the iteration; rounding in the sums
+ * leaves a few ulps of either sign where there is none (no -0.0000 s in
+ * the summary, no -5e-17 in the JSON): those become 0. */
+static double idle_or_zero(double idle, double end)
+{
+  return fabs(idle) <= 1e-12 * end ? 0 : idle;
+}
+
 /* Each stage's time: means over its simulated ranks. */
 static void collect_stages(const struct engine *E, double end,
                            struct engine_result *out)
@@ -864,9 +866,7 @@ static void collect_stages(const struct engine *E, double end,
     struct engine_stage *st = &out->stages[s];
     double n = st->gpus ? (double)st->gpus : 1;
     st->compute_s /= n;
-    st->idle_s /= n;
-    if (fabs(st->idle_s) <= 1e-12 * end)
-      st->idle_s = 0;
+    st->idle_s = idle_or_zero(st->idle_s / n, end);
     for (int k = 0; k < CC_COUNT; k++) {
       st->overlapped_s[k] /= n;
       st->exposed_s[k] /= n;
@@ -944,12 +944,7 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   out->exposed_s = ex / simulated;
   out->symmetric = E->sym;
   out->replicas = E->rsym;
-  /* Idle time is what is left of the iteration; rounding in the sums
-   * leaves a few ulps of either sign where there is none (no -0.0000 s
-   * in the summary, no -5e-17 in the JSON). */
-  out->idle_s = end - out->compute_s - out->exposed_s;
-  if (fabs(out->idle_s) <= 1e-12 * end)
-    out->idle_s = 0;
+  out->idle_s = idle_or_zero(end - out->compute_s - out->exposed_s, end);
   for (int k = 0; k < KK_COUNT; k++)
     out->compute_by_kind_s[k] = kind[k] / simulated;
   /* Activities stand for the whole job: scale the representatives'. */

@@ -201,15 +201,14 @@ static double peak_layers_inflight(const struct model *m, const struct plan *p,
 /* The NCCL communicators on which a GPU of `stage` runs collectives, and
  * its pipeline peers (accounting.h). */
 static void comm_count(const struct model *m, const struct plan *p,
-                       long stage, long *comms, long *peers)
+                       const struct graph_layout *l, long stage, long *comms,
+                       long *peers)
 {
-  struct graph_layout l;
-  plan_layout(p, &l);
   long n = 0;
   n += p->tp > 1;                 /* TP */
   n += p->cp > 1;                 /* CP ring attention */
   n += p->dp * p->cp > 1;         /* gradients (DP x CP), ZeRO gathers */
-  n += layout_shard(&l) < p->dp;  /* HSDP: shard and replica groups */
+  n += layout_shard(l) < p->dp;   /* HSDP: shard and replica groups */
   n += p->ep > 1;                 /* expert all-to-all */
   n += model_is_moe(m) && p->dp / p->ep * p->cp > 1 && p->ep > 1; /* EDP */
   n += p->pp > 1 && m->gpt_style && (stage == 0 || stage == p->pp - 1);
@@ -268,7 +267,7 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                      (double)m->vocab / (double)p->tp;
     if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
-    comm_count(m, p, st, &x.communicators, &x.p2p_peers);
+    comm_count(m, p, &l, st, &x.communicators, &x.p2p_peers);
     x.buffers = (double)x.communicators * MEM_NCCL_CHANNELS *
                     MEM_NCCL_CONN_BYTES +
                 (double)x.p2p_peers * MEM_NCCL_P2P_CHANNELS *
