@@ -162,6 +162,11 @@ Test(accounting, buffers_and_shard_factors)
   cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2", "x", &err), 0);
   memory_per_gpu(&m, &p, 80e9, &mem);
   cr_assert_eq(mem.p2p_peers, 2);
+  /* Two interleaved stages: both neighbours are the same GPU. */
+  p.pp = 2;
+  cr_assert_eq(plan_resolve(&p, &m, 16, &err), 0, "%s", err.msg);
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  cr_assert_eq(mem.p2p_peers, 1);
   plan_init(&p);
   p.global_batch = 1;
   cr_assert_eq(plan_resolve(&p, &m, 1, &err), 0, "%s", err.msg);

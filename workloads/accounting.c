@@ -214,13 +214,14 @@ static void comm_count(const struct model *m, const struct plan *p,
   n += p->pp > 1 && m->gpt_style && (stage == 0 || stage == p->pp - 1);
   *comms = n;
   /* Interleaving wraps the chunks around: every stage talks to both
-   * neighbours; otherwise the ends have one. */
-  long pe = 0;
-  if (p->pp > 2 || (p->pp == 2 && p->vchunks > 1))
-    pe = p->vchunks > 1 || (stage > 0 && stage < p->pp - 1) ? 2 : 1;
+   * neighbours; otherwise the ends have one.  With two stages both
+   * neighbours are the same GPU. */
+  if (p->pp == 1)
+    *peers = 0;
   else if (p->pp == 2)
-    pe = 1;
-  *peers = pe;
+    *peers = 1;
+  else
+    *peers = p->vchunks > 1 || (stage > 0 && stage < p->pp - 1) ? 2 : 1;
 }
 
 void memory_per_gpu(const struct model *m, const struct plan *p,
