@@ -19,6 +19,8 @@ const struct command weft_commands[] = {
      "write the SimGrid platform XML of a cluster preset or file"},
     {"graph", cmd_graph, &cmd_graph_spec,
      "write the task graph of one training iteration"},
+    {"sweep", cmd_sweep, &cmd_sweep_spec,
+     "run every scenario of a study file, one CSV row each"},
     {"list", cmd_list, &cmd_list_spec,
      "show the hardware catalog, presets and collective algorithms"},
     {"help", cmd_help, NULL, "show this help, or a command's: weft help CMD"},

@@ -41,6 +41,17 @@ static bool is_setting(int groups, const char *name)
           plan_key_from_name(name) >= 0);
 }
 
+bool opts_is_setting(int groups, const char *name)
+{
+  return is_setting(groups, name);
+}
+
+const struct opt *opts_own(const struct opts_spec *s, const char *name)
+{
+  int k = own_index(s, name);
+  return k < 0 ? NULL : &s->own[k];
+}
+
 /* The closest name the command takes to the unknown `name`, as a flag in
  * `out` ("" when none is close). */
 static void suggest(const struct opts_spec *s, const char *name, char *out,
@@ -95,6 +106,11 @@ static int positional(const struct opts_spec *s, const char *a,
       return 0;
     }
     break;
+  case POS_FILES:
+    if (!out->positional)
+      out->positional = a;
+    out->files[out->n_files++] = a; /* argc is checked against the size */
+    return 0;
   case POS_CLUSTER:
     if (!out->cluster) {
       out->cluster = a;

@@ -48,6 +48,7 @@ enum opt_positional {
   POS_WORD,     /* one word, the command's to read (weft list WHAT) */
   POS_WORKLOAD, /* a workload file */
   POS_CLUSTER,  /* a cluster preset or file, as --cluster */
+  POS_FILES,    /* any number of files (files[]; positional: the first) */
 };
 
 /* A command's declaration. */
@@ -69,7 +70,9 @@ struct opts_spec {
 struct opts {
   const char *own[OPTS_MAX_OWN]; /* by own-table index; "yes" for a flag
                                     given; NULL when absent */
-  const char *positional;        /* POS_WORD or POS_WORKLOAD */
+  const char *positional;        /* POS_WORD, POS_WORKLOAD or POS_FILES */
+  const char *files[WEFT_MAX_ARGS]; /* POS_FILES, in order */
+  int n_files;
   const char *cluster;           /* --cluster or POS_CLUSTER */
   const char *catalogs[WEFT_MAX_CATALOG_FILES];
   int n_catalogs;
@@ -91,6 +94,13 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
 /* The value of own option `name` (NULL when absent; "yes" for a flag). */
 const char *opts_get(const struct opts_spec *s, const struct opts *o,
                      const char *name);
+
+/* Whether `name` is a setting of the groups `groups` (OPTS_*), such as
+ * "tp", "gpus-per-node" or "scale". */
+bool opts_is_setting(int groups, const char *name);
+
+/* The command's own option named `name`, or NULL. */
+const struct opt *opts_own(const struct opts_spec *s, const char *name);
 
 /* Whether a setting named `name` was given. */
 bool opts_has(const struct opts *o, const char *name);

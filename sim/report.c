@@ -248,6 +248,43 @@ static void json_breakdown(FILE *f, const struct engine_result *res)
   fprintf(f, "]}}");
 }
 
+const char *const report_columns[] = {
+    "iteration_time_s", "tflops_per_gpu", "model_tflops_per_gpu", "mfu",
+    "tokens_per_s", "compute_s", "compute_gemm_s", "compute_attention_s",
+    "compute_memory_bound_s", "compute_optimizer_s", "overlapped_comm_s",
+    "exposed_comm_s", "idle_s", "memory_per_gpu_bytes", "fits_in_memory",
+    "memory.stage", "memory.microbatches_in_flight",
+    "memory.nccl_communicators", "memory.pipeline_peers", "memory.shard",
+    "memory.expert_shard", "memory.weights_bytes", "memory.gradients_bytes",
+    "memory.optimizer_bytes", "memory.activations_bytes",
+    "memory.transient_bytes", "memory.buffers_bytes", "memory.total_bytes",
+    "memory.capacity_bytes", "memory.fit_hint", "memory.fit_hint_bytes",
+    "gpu_energy_j", "gpu_energy_per_token_j", "kernels", "flows", "schema",
+    "weft_version", "inputs.model.name", "inputs.model.layers",
+    "inputs.model.hidden", "inputs.model.heads", "inputs.model.kv_heads",
+    "inputs.model.ffn", "inputs.model.ffn_kind", "inputs.model.vocab",
+    "inputs.model.seq", "inputs.model.dtype", "inputs.model.experts",
+    "inputs.model.topk", "inputs.model.style", "inputs.plan.tp",
+    "inputs.plan.pp", "inputs.plan.dp", "inputs.plan.cp", "inputs.plan.ep",
+    "inputs.plan.sp", "inputs.plan.micro_batch", "inputs.plan.global_batch",
+    "inputs.plan.schedule", "inputs.plan.recompute", "inputs.plan.bucket",
+    "inputs.plan.overlap_grad", "inputs.plan.order", "inputs.plan.attention",
+    "inputs.plan.p2p", "inputs.plan.grad_dtype", "inputs.plan.zero",
+    "inputs.plan.fsdp", "inputs.plan.hsdp", "inputs.plan.moe_imbalance",
+    "inputs.plan.first_stage_layers", "inputs.plan.last_stage_layers",
+    "inputs.plan.account_embedding_loss", "inputs.plan.shard_impl",
+    "inputs.plan.cross_entropy", "inputs.cluster.name", "inputs.cluster.node",
+    "inputs.cluster.gpu", "inputs.cluster.nic", "inputs.cluster.gpus",
+    "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",
+    "inputs.cluster.nics_per_node", "inputs.cluster.nodes_per_leaf",
+    "inputs.cluster.leaves_per_pod", "inputs.cluster.oversubscription",
+    "inputs.cluster.pod_oversubscription", "inputs.cluster.gpu_peak_tflops",
+    "inputs.cluster.hbm_bytes", "inputs.cluster.hbm_bw_GBps",
+    "inputs.cluster.nic_GBps", "inputs.engine.collective",
+    "inputs.engine.fidelity", "inputs.engine.every_rank",
+    "inputs.engine.kernel_table",
+    NULL};
+
 void report_print_json(FILE *f, const struct report *r)
 {
   const struct plan *p = &r->w->plan;

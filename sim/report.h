@@ -62,6 +62,16 @@ void report_fill(struct report *out, const struct workload *w,
 void report_json_num(FILE *f, const char *sep, const char *key,
                      const char *fmt, double v);
 
+/* The columns of a sweep's results (weft sweep): every scalar of the JSON
+ * object without --breakdown, by its flattened key ("memory.total_bytes",
+ * "inputs.plan.tp"), in the object's order, the conditional ones
+ * (memory.fit_hint, memory.fit_hint_bytes) included.  Left out: the wall
+ * time (sim_wall_s), which differs from run to run, and the leading
+ * model, gpus, tp, pp, dp, cp, ep, zero and shard_impl, which repeat
+ * inputs.* (and would clash with a study's own columns).
+ * NULL-terminated; the CLI test checks it against the JSON both ways. */
+extern const char *const report_columns[];
+
 /* The summary of `weft run`, and its JSON object (one line). */
 void report_print_text(FILE *f, const struct report *r);
 void report_print_json(FILE *f, const struct report *r);

@@ -292,6 +292,30 @@ bool xin_has(const struct xin_elem *e, const char *attr)
   return xmlHasProp(NODE(e), (const xmlChar *)attr) != NULL;
 }
 
+int xin_each_attr(const struct xin_doc *doc, const struct xin_elem *e,
+                  size_t max_len, xin_attr_fn fn, void *ctx,
+                  struct weft_err *err)
+{
+  for (xmlAttrPtr a = NODE(e)->properties; a; a = a->next) {
+    const char *name = (const char *)a->name;
+    xmlChar *v = xmlGetProp(NODE(e), a->name);
+    const char *value = v ? (const char *)v : "";
+    int rc = 0;
+    if (strlen(value) > max_len) {
+      rc = xin_errf(doc, e, err, WEFT_ELIMIT, "attribute '%s' is longer than "
+                    "%zu characters", name, max_len);
+    } else {
+      char origin[WEFT_MAX_ORIGIN];
+      xin_origin(doc, e, name, origin, sizeof origin);
+      rc = fn(ctx, name, value, origin, err);
+    }
+    xmlFree(v);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
 /* Fetch an attribute as a heap string (caller frees with xmlFree) or NULL. */
 static xmlChar *get(const struct xin_elem *e, const char *attr)
 {

@@ -55,6 +55,16 @@ int xin_check_attrs(const struct xin_doc *doc, const struct xin_elem *e,
 
 bool xin_has(const struct xin_elem *e, const char *attr);
 
+/* Call fn(ctx, name, value, origin, err) for every attribute of `e` in
+ * document order, with values of at most `max_len` characters (a longer
+ * one is an error naming it) and the attribute's xin_origin.  Stops at and
+ * returns the first error. */
+typedef int (*xin_attr_fn)(void *ctx, const char *name, const char *value,
+                           const char *origin, struct weft_err *err);
+int xin_each_attr(const struct xin_doc *doc, const struct xin_elem *e,
+                  size_t max_len, xin_attr_fn fn, void *ctx,
+                  struct weft_err *err) WEFT_WUR;
+
 /* Copy attribute `attr` into buf (size bytes).  A missing required attribute,
  * an empty value and a value that does not fit are errors.  A missing
  * optional attribute leaves buf untouched and returns 0. */

@@ -4,6 +4,7 @@
 #   traces       sim/base, traces
 #   platforms    sim/base, platforms
 #   workloads    sim/base, platforms, traces, workloads
+#   analysis     sim/base, analysis (study files, expressions, CSV, JSON)
 #   sim          everything above (the engine, the commands)
 # SimGrid headers only in the engine and the platform loader (sim/engine.c,
 # sim/platload.c, sim/sgbridge.*); libxml2 only in the XML reader
@@ -16,14 +17,15 @@ fail=0
 # violations DIR: one line per include that breaks the rules.
 violations() {
   (cd "$1" && for f in sim/base/*.[ch] traces/*.[ch] platforms/*.[ch] \
-                       workloads/*.[ch] sim/*.[ch] sim/*.cpp; do
+                       workloads/*.[ch] analysis/*.[ch] sim/*.[ch] sim/*.cpp; do
     [ -f "$f" ] || continue
     case $f in
       sim/base/*) allow="sim/base" ;;
       traces/*) allow="sim/base traces" ;;
       platforms/*) allow="sim/base platforms" ;;
       workloads/*) allow="sim/base platforms traces workloads" ;;
-      *) allow="sim/base sim platforms traces workloads" ;;
+      analysis/*) allow="sim/base analysis" ;;
+      *) allow="sim/base sim platforms traces workloads analysis" ;;
     esac
     grep -n '^#include' "$f" | while IFS= read -r line; do
       inc=$(printf '%s\n' "$line" | sed -n 's/^[0-9]*:#include *\([<"]\)\([^">]*\).*/\1\2/p')
