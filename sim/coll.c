@@ -374,6 +374,10 @@ static struct topo topo_of(const struct coll_model *m,
   for (int k = 1; k < n; k++)
     if (node_of_member(m, call, k) != node_of_member(m, call, k - 1))
       nodes++;
+  /* Members spread unevenly (a TP group of 3 over nodes of 8: 2 + 1) make
+   * no regular channels: one ring over the members in order. */
+  if (nodes > 1 && n % nodes != 0)
+    g = 0;
   if (nodes > 1 && n % nodes == 0) {
     g = n / nodes;
     for (int k = 0; k < n && g > 0; k++)

@@ -104,6 +104,23 @@ Test(coll, ring_allreduce_across_two_nodes)
   REL(p.extra_s, 20e-6, 1e-12);
 }
 
+/* A group spread unevenly over nodes (a TP group of 3 over nodes of 8:
+ * ranks 6, 7 on one node and 8 on the next) has no regular channels: one
+ * ring over its members, every flow between members.  It used to get 3
+ * channels over 2 "nodes" and flows to members that do not exist. */
+Test(coll, uneven_group_is_one_ring)
+{
+  struct coll_model m = model();
+  int32_t r3[3] = {6, 7, 8};
+  struct coll_call c = {CO_ALLREDUCE, 3, r3, 1 << 26, 0, lat, NULL};
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.channels, 1);
+  cr_assert_eq(phase_flows(&m, &c, &p, 0), 3);
+  for (long i = 0; i < fl.n; i++)
+    cr_assert_eq(fl.dst[i], (fl.src[i] + 1) % 3);
+}
+
 /* Step fidelity: one phase per ring step carrying 1/steps of the bytes,
  * each step paying its own route latency. */
 Test(coll, ring_step_by_step_carries_the_same_bytes)

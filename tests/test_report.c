@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/jsonflat.h"
 #include "sim/report.h"
 
 static char *json_of(const struct report *r)
@@ -61,4 +62,62 @@ Test(report, json_has_no_inf_or_nan)
   cr_assert_null(strstr(j, "inf"), "%s", j);
   cr_assert_null(strstr(j, "nan"), "%s", j);
   free(j);
+}
+
+/* The sweep's columns are the JSON's scalars, both ways: every key of the
+ * object is a column (but sim_wall_s and the leading repeats of inputs.*),
+ * and every column is a key of it (fit_hint ones when there is a hint). */
+struct keys {
+  char k[256][128];
+  int n;
+};
+
+static void add_key(void *ctx, const char *key, const char *value)
+{
+  (void)value;
+  struct keys *ks = ctx;
+  cr_assert_lt(ks->n, 256);
+  snprintf(ks->k[ks->n++], 128, "%s", key);
+}
+
+static void check_columns(struct report *r, const char *const *optional)
+{
+  char *j = json_of(r);
+  struct keys *ks = calloc(1, sizeof *ks);
+  struct weft_err err = {0};
+  cr_assert_eq(jsonflat(j, strlen(j), add_key, ks, &err), 0, "%s", err.msg);
+  static const char *const left_out[] = {"sim_wall_s", "model", "gpus", "tp",
+                                         "pp", "dp", "cp", "ep", "zero",
+                                         "shard_impl", NULL};
+  for (int i = 0; i < ks->n; i++) {
+    bool found = false;
+    for (int c = 0; report_columns[c] && !found; c++)
+      found = strcmp(report_columns[c], ks->k[i]) == 0;
+    for (int c = 0; left_out[c] && !found; c++)
+      found = strcmp(left_out[c], ks->k[i]) == 0;
+    cr_assert(found, "JSON key %s is not a sweep column", ks->k[i]);
+  }
+  for (int c = 0; report_columns[c]; c++) {
+    bool found = false;
+    for (int i = 0; i < ks->n && !found; i++)
+      found = strcmp(report_columns[c], ks->k[i]) == 0;
+    for (int o = 0; optional && optional[o] && !found; o++)
+      found = strcmp(optional[o], report_columns[c]) == 0;
+    cr_assert(found, "column %s is not in the JSON", report_columns[c]);
+  }
+  free(ks);
+  free(j);
+}
+
+Test(report, sweep_columns_are_the_json_fields)
+{
+  struct workload w;
+  struct cluster c;
+  struct report r = sample(&w, &c);
+  check_columns(&r, (const char *const[]){"memory.fit_hint",
+                                           "memory.fit_hint_bytes", NULL});
+  snprintf(r.fit_hint, sizeof r.fit_hint, "--recompute full");
+  r.fit_hint_bytes = 1e9;
+  w.plan.zero = 3;
+  check_columns(&r, NULL);
 }

@@ -1,0 +1,163 @@
+#!/bin/sh
+# test_sweep.sh WEFT DIR - end-to-end tests of weft sweep: bad input, the
+# status of every kind of scenario, kill and resume against an
+# uninterrupted run, the Slurm array's chunks, --merge, and the stable CSV
+# header (golden/sweep-header.csv, documented in the README).
+# Prints "sweep: N passed, N failed" and fails if any case failed.
+weft=$1
+dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect CODE "STDERR" ARGS... : exit code and exact stderr.
+expect() {
+  code=$1; want=$2; shift 2
+  "$weft" "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" -eq "$code" ] && [ "$(cat "$tmp/err")" = "$want" ]; then ok
+  else
+    ko "weft $*"
+    echo "  want exit $code: $want"
+    echo "  got  exit $got: $(cat "$tmp/err")"
+  fi
+}
+
+# field CSV ROW COLUMN: the value of COLUMN (by header name) in data row
+# ROW (1-based), for fields without quotes or commas inside.
+field() {
+  python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[int(sys.argv[2])-1][sys.argv[3]])' "$@"
+}
+
+cd "$tmp" || exit 1
+
+# Bad input.
+expect 2 "weft: sweep: no study file" sweep
+expect 2 "weft: sweep: one study file, not 2 (results files go with --merge)" sweep a.xml b.xml
+expect 2 "weft: sweep: give the results file with -o FILE (or -n to list the scenarios)" sweep a.xml
+expect 1 "weft: --jobs: '0' is not between 1 and 64" sweep a.xml -o r.csv -j 0
+expect 1 "weft: a.xml: cannot open: No such file or directory" sweep a.xml -o r.csv
+expect 2 "weft: sweep --merge: give the joined file with -o FILE" sweep --merge a.csv
+printf '<study><set model="gpt-1.7b"/><cross><axis name="tpp" values="1"/></cross></study>\n' >bad.xml
+expect 1 "weft: bad.xml:1: <axis>: 'tpp' is not a setting of weft run; a value of the study's own needs <var name=\"tpp\"/>" sweep bad.xml -n
+printf '<study><var name="mfu" value="1"/></study>\n' >clash.xml
+expect 1 "weft: clash.xml: 'mfu' is also a column of the results; name the study's value otherwise" sweep clash.xml -n
+printf '<study><set model="gpt-1.7b"/></study>\n' >one.xml
+expect 1 "weft: --chunk: '3' is not I/N, such as 3/16" sweep one.xml -n --chunk 3
+expect 1 "weft: --chunk: '3' is not between 1 and 2" sweep one.xml -n --chunk 3/2
+
+# Every status: ok, a warning kept, no_fit with the sizes, invalid from a
+# derivation and from weft run, in study order whatever -j.
+cat >st.xml <<'EOF'
+<study name="statuses">
+  <set cluster="dgx-a100" global_batch="16"/>
+  <var name="nodes_used"/>
+  <scenario model="gpt-1.7b" gpus="8" tp="2" pp="1"/>
+  <scenario model="gpt-1.7b" gpus="8" tp="1" pp="2" layers="25"/>
+  <scenario model="gpt3-175b" gpus="8" tp="8" pp="1"/>
+  <scenario model="gpt-1.7b" gpus="40" tp="5" pp="1"/>
+  <scenario model="gpt-1.7b" gpus="8" tp="0" pp="1"/>
+  <derive name="nodes_used" expr="gpus / 8"/>
+  <derive name="dp" expr="gpus / (tp * pp)"/>
+</study>
+EOF
+if "$weft" sweep st.xml -o st.csv -j 2 >out 2>err &&
+   [ "$(field st.csv 1 status)" = ok ] && [ "$(field st.csv 1 reason)" = "" ] &&
+   [ "$(field st.csv 1 dp)" = 4 ] && [ "$(field st.csv 1 nodes_used)" = 1 ] &&
+   [ "$(field st.csv 1 inputs.plan.tp)" = 2 ] &&
+   [ "$(field st.csv 2 status)" = ok ] &&
+   field st.csv 2 reason | grep -q "^warning: 25 layers do not divide evenly" &&
+   [ "$(field st.csv 3 status)" = no_fit ] &&
+   field st.csv 3 reason | grep -q "^needs .* per GPU of 80 GB" &&
+   [ "$(field st.csv 3 fits_in_memory)" = false ] &&
+   [ -n "$(field st.csv 3 iteration_time_s)" ] &&
+   [ "$(field st.csv 4 status)" = invalid ] &&
+   [ "$(field st.csv 4 reason)" = "--tp: TP 5 does not divide 24 attention heads" ] &&
+   [ "$(field st.csv 5 status)" = invalid ] &&
+   [ "$(field st.csv 5 reason)" = "derive dp: division by zero" ] &&
+   [ "$(field st.csv 5 iteration_time_s)" = "" ] &&
+   grep -q "^weft sweep: 5 scenarios (5 run, 0 already in st.csv), 2 failed" out &&
+   [ "$(cut -d, -f2 st.csv | tr '\n' ' ')" = "index 0 1 2 3 4 " ]
+then ok; else ko "statuses of a sweep"; cat err; cat st.csv | cut -c1-160; fi
+
+# The header is stable (a golden file, documented in the README).
+if head -1 st.csv | sed 's/,nodes_used,cluster,global_batch,model,gpus,tp,pp,layers,dp,/,STUDY,/' |
+   cmp -s - "$dir/golden/sweep-header.csv"
+then ok; else ko "CSV header differs from golden/sweep-header.csv"; head -1 st.csv; fi
+
+# Resume: the same command again runs nothing and changes nothing; another
+# study's file is refused.
+cp st.csv st0.csv
+if "$weft" sweep st.xml -o st.csv >out 2>&1 && cmp -s st.csv st0.csv &&
+   grep -q "(0 run, 5 already in st.csv)" out
+then ok; else ko "a finished sweep resumed runs nothing"; cat out; fi
+expect 1 "weft: st.csv:1: its columns are not this study's (column 5 is 'nodes_used', expected 'model'); write to another file or remove it" sweep one.xml -o st.csv
+
+# Kill mid-way (SIGKILL: no chance to clean up), resume, compare with an
+# uninterrupted run: identical files, and no scenario run twice.
+cat >kill.xml <<'EOF'
+<study name="kill">
+  <set model="gpt-1.7b" cluster="dgx-a100" gpus="64"/>
+  <cross>
+    <axis name="tp" values="1 2"/>
+    <axis name="pp" values="1 2"/>
+    <axis name="global_batch" values="256 512"/>
+  </cross>
+</study>
+EOF
+"$weft" sweep kill.xml -o full.csv -j 2 >/dev/null 2>&1
+"$weft" sweep kill.xml -o part.csv -j 1 >/dev/null 2>&1 &
+pid=$!
+n=0
+while [ "$(wc -l <part.csv 2>/dev/null || echo 0)" -lt 3 ] && [ $n -lt 600 ]; do
+  sleep 0.05; n=$((n + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+rows_before=$(($(wc -l <part.csv) - 1))
+# A row cut by a crash mid-write is dropped on resume.
+printf 'deadbeefdeadbeef,7,ok,,1,2' >>part.csv
+"$weft" sweep kill.xml -o part.csv -j 2 >out 2>&1
+if [ "$rows_before" -ge 2 ] && [ "$rows_before" -lt 8 ] && cmp -s full.csv part.csv &&
+   grep -q "(.* run, $rows_before already in part.csv)" out
+then ok; else ko "kill and resume (rows before: $rows_before)"; cat out; diff full.csv part.csv | head; fi
+
+# Interrupt with SIGINT: a clean stop, exit 130, the same command resumes.
+rm -f part.csv
+"$weft" sweep kill.xml -o part.csv -j 1 >/dev/null 2>err &
+pid=$!
+n=0
+while [ "$(wc -l <part.csv 2>/dev/null || echo 0)" -lt 2 ] && [ $n -lt 600 ]; do
+  sleep 0.05; n=$((n + 1))
+done
+kill -INT $pid
+wait $pid
+code=$?
+"$weft" sweep kill.xml -o part.csv -j 2 >/dev/null 2>&1
+if [ $code -eq 130 ] && grep -q "the same command resumes" err && cmp -s full.csv part.csv
+then ok; else ko "SIGINT and resume (exit $code)"; cat err; fi
+
+# Slurm: the script parses, its chunks cover every scenario exactly once,
+# running them as the array would and merging gives the uninterrupted run.
+if "$weft" sweep kill.xml --emit-slurm slurm --chunks 3 -j 2 >out 2>&1 &&
+   bash -n slurm/sweep.sbatch && grep -q '^#SBATCH --array=1-3$' slurm/sweep.sbatch
+then ok; else ko "--emit-slurm writes a script that bash -n accepts"; cat out; fi
+"$weft" sweep kill.xml -n >all.txt
+: >chunks.txt
+for i in 1 2 3; do "$weft" sweep slurm/study.xml -n --chunk $i/3 >>chunks.txt; done
+if [ "$(wc -l <all.txt)" -eq 8 ] && cmp -s all.txt chunks.txt
+then ok; else ko "chunks cover every scenario once"; diff all.txt chunks.txt; fi
+for i in 1 2 3; do SLURM_ARRAY_TASK_ID=$i bash slurm/sweep.sbatch >/dev/null 2>&1; done
+if "$weft" sweep --merge -o merged.csv slurm/part-3.csv slurm/part-1.csv slurm/part-2.csv slurm/part-1.csv >out 2>&1 &&
+   cmp -s merged.csv full.csv && grep -q "into merged.csv (8 scenarios)" out
+then ok; else ko "merged chunks equal the whole sweep"; cat out; fi
+expect 1 "weft: st.csv:1: its columns differ from full.csv's (column 5); these are not results of one study" sweep --merge -o m.csv full.csv st.csv
+sed 's/^\([^,]*,0,ok,\)/\1changed/' full.csv >other.csv
+key=$(sed -n 2p full.csv | cut -d, -f1)
+expect 1 "weft: scenario $key (index 0) has two different rows; these files are not one study's" sweep --merge -o m.csv full.csv other.csv
+
+echo "sweep: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
