@@ -71,8 +71,12 @@ static struct node *node_new(enum node_kind kind, int op, struct node *a,
 
 static struct node *fail(struct parser *ps, const char *what)
 {
-  weft_errf(ps->err, WEFT_EINVAL, "%s: %s at character %ld of '%s'",
-            ps->origin, what, (long)(ps->p - ps->src) + 1, ps->src);
+  if (!*ps->p)
+    weft_errf(ps->err, WEFT_EINVAL, "%s: %s at the end of '%s'", ps->origin,
+              what, ps->src);
+  else
+    weft_errf(ps->err, WEFT_EINVAL, "%s: %s at character %ld of '%s'",
+              ps->origin, what, (long)(ps->p - ps->src) + 1, ps->src);
   return NULL;
 }
 
@@ -167,8 +171,7 @@ static struct node *parse_primary(struct parser *ps)
     }
     return n;
   }
-  return fail(ps, *s ? "expected a number, a name or '('"
-                     : "unexpected end of the expression");
+  return fail(ps, "expected a number, a name or '('");
 }
 
 static struct node *parse_unary(struct parser *ps);

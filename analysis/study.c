@@ -373,10 +373,14 @@ static int axis_values(struct loader *L, const struct xin_elem *e,
         cap = cap ? 2 * cap : 8;
         ax->v = xreallocarray(ax->v, (size_t)cap, sizeof *ax->v);
       }
-      char *v = xmalloc(len + 1);
-      memcpy(v, p, len);
-      v[len] = '\0';
-      ax->v[ax->n++] = pool_add(L->s, v);
+      char *v = NULL;
+      if (len != 1 || *p != '-') { /* "-": not set in this scenario */
+        v = xmalloc(len + 1);
+        memcpy(v, p, len);
+        v[len] = '\0';
+        pool_add(L->s, v);
+      }
+      ax->v[ax->n++] = v;
       p = q;
     }
     free(buf);

@@ -21,8 +21,9 @@
  * one after the other, in document order; a study without generators has
  * one.  In each, a value comes from its generator, else from <set>; then
  * the <derive>s are evaluated in order (expr.h) and the <where>s filter.
- * An <axis> lists `values` (separated by blanks) or a range: `from`, `to`
- * and `step` (added) or `times` (multiplied).  Every name must be a
+ * An <axis> lists `values` (separated by blanks; "-" leaves the name unset
+ * in that scenario, so weft run's default applies) or a range: `from`,
+ * `to` and `step` (added) or `times` (multiplied).  Every name must be a
  * setting the sweep passes on (the caller's classify function says which)
  * or be declared by <var>; '-' and '_' are the same in names.
  *

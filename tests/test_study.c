@@ -63,7 +63,8 @@ Test(study, cross_zip_and_scenarios_in_order)
                 "<axis name='pp' values='1 1 2'/></zip></cross>"
                 "<scenario gpus='4' tp='2' model='m2'/>"
                 "<zip><axis name='gpus' values='32 64'/>"
-                "<axis name='tp' values='8 8'/></zip></study>", &s, &err);
+                "<axis name='tp' values='8 8'/>"
+                "<axis name='model' values='- m3'/></zip></study>", &s, &err);
   cr_assert_eq(rc, 0, "%s", err.msg);
   cr_assert_str_eq(s.name, "t");
   cr_assert_eq(s.n, 2 * 3 + 1 + 2);
@@ -72,8 +73,8 @@ Test(study, cross_zip_and_scenarios_in_order)
                            {"8", "4", "2", "m1"},  {"16", "1", "1", "m1"},
                            {"16", "2", "1", "m1"}, {"16", "4", "2", "m1"},
                            {"4", "2", "(unset)", "m2"},
-                           {"32", "8", "(unset)", "m1"},
-                           {"64", "8", "(unset)", "m1"}};
+                           {"32", "8", "(unset)", "(unset)"},
+                           {"64", "8", "(unset)", "m3"}};
   for (long i = 0; i < s.n; i++) {
     cr_assert_str_eq(val(&s, i, "gpus"), want[i][0], "scenario %ld", i);
     cr_assert_str_eq(val(&s, i, "tp"), want[i][1], "scenario %ld", i);
