@@ -34,8 +34,10 @@ int cmd_platform(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 extern const struct opts_spec cmd_run_spec, cmd_coll_spec, cmd_platform_spec,
-    cmd_graph_spec, cmd_list_spec, cmd_sweep_spec;
+    cmd_graph_spec, cmd_list_spec, cmd_sweep_spec,
+    cmd_report_spec;
 
 /* Print "weft: MSG" to stderr; returns the exit code 1 (or 2 for usage). */
 int cli_fail(const struct weft_err *err);

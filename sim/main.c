@@ -21,6 +21,8 @@ const struct command weft_commands[] = {
      "write the task graph of one training iteration"},
     {"sweep", cmd_sweep, &cmd_sweep_spec,
      "run every scenario of a study file, one CSV row each"},
+    {"report", cmd_report, &cmd_report_spec,
+     "summary tables and plots (gnuplot) of a sweep's results"},
     {"list", cmd_list, &cmd_list_spec,
      "show the hardware catalog, presets and collective algorithms"},
     {"help", cmd_help, NULL, "show this help, or a command's: weft help CMD"},

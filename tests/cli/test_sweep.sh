@@ -112,7 +112,7 @@ EOF
 "$weft" sweep kill.xml -o part.csv -j 1 >/dev/null 2>&1 &
 pid=$!
 n=0
-while [ "$(wc -l <part.csv 2>/dev/null || echo 0)" -lt 3 ] && [ $n -lt 600 ]; do
+while [ "$(cat part.csv 2>/dev/null | wc -l)" -lt 3 ] && [ $n -lt 600 ]; do
   sleep 0.05; n=$((n + 1))
 done
 kill -9 $pid 2>/dev/null
@@ -130,7 +130,7 @@ rm -f part.csv
 "$weft" sweep kill.xml -o part.csv -j 1 >/dev/null 2>err &
 pid=$!
 n=0
-while [ "$(wc -l <part.csv 2>/dev/null || echo 0)" -lt 2 ] && [ $n -lt 600 ]; do
+while [ "$(cat part.csv 2>/dev/null | wc -l)" -lt 2 ] && [ $n -lt 600 ]; do
   sleep 0.05; n=$((n + 1))
 done
 kill -INT $pid
@@ -158,6 +158,31 @@ expect 1 "weft: st.csv:1: its columns differ from full.csv's (column 5); these a
 sed 's/^\([^,]*,0,ok,\)/\1changed/' full.csv >other.csv
 key=$(sed -n 2p full.csv | cut -d, -f1)
 expect 1 "weft: scenario $key (index 0) has two different rows; these files are not one study's" sweep --merge -o m.csv full.csv other.csv
+
+# weft report: the tables (golden), every plot from a small committed
+# results file (PNG and SVG, the same bytes twice), clear errors.
+rep="$dir/report/strategies.csv"
+if "$weft" report "$rep" >rep.txt 2>err && cmp -s rep.txt "$dir/golden/report-strategies.txt"
+then ok; else ko "weft report tables (golden/report-strategies.txt)"; diff "$dir/golden/report-strategies.txt" rep.txt | head; cat err; fi
+if "$weft" report "$rep" -o plots >out 2>err && "$weft" report "$rep" -o plots2 >/dev/null 2>&1; then
+  good=1
+  for p in throughput mfu tokens energy shares; do
+    head -c 8 "plots/$p.png" | od -An -c | grep -q 'P   N   G' || good=0
+    grep -q '<svg' "plots/$p.svg" || good=0
+    [ -s "plots/$p.gp" ] || good=0
+    cmp -s "plots/$p.svg" "plots2/$p.svg" || good=0
+  done
+  grep -q "^zero3-deepspeed2021 *$\|# series zero3-deepspeed2021" plots/report.dat || good=0
+  [ $good = 1 ] && ok || ko "weft report -o: every plot, PNG and SVG, deterministic"
+else ko "weft report -o"; cat err; fi
+printf 'a,b\n1,2\n' >notsweep.csv
+expect 1 "weft: notsweep.csv:1: not a weft sweep results file (it does not start with key, index, status, reason)" report notsweep.csv
+head -1 "$rep" | sed 's/,mfu,/,mfux,/' >nomfu.csv
+expect 1 "weft: nomfu.csv:1: no column 'mfu' (results of another weft version?)" report nomfu.csv
+head -1 "$rep" >empty.csv
+expect 1 "weft: empty.csv: no scenarios" report empty.csv
+expect 1 "weft: --x: 'layers' is not a column of the study in this file" report "$rep" --x layers
+expect 2 "weft: report: no results file (the CSV of weft sweep)" report
 
 echo "sweep: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
