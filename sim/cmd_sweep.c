@@ -656,6 +656,16 @@ static int sort_file(const char *path, struct weft_err *err)
   return rc;
 }
 
+/* Order scenario offsets by key, then by position. */
+static char (*sort_keys)[17];
+
+static int cmp_key_index(const void *a, const void *b)
+{
+  long x = *(const long *)a, y = *(const long *)b;
+  int c = strcmp(sort_keys[x], sort_keys[y]);
+  return c ? c : (x > y) - (x < y);
+}
+
 /* --- subcommand pieces -------------------------------------------------- */
 
 static int parse_count(const char *flag, const char *v, long min, long max,
@@ -1037,27 +1047,36 @@ int cmd_sweep(int argc, char **argv)
   long ndone;
   rc = open_results(out, &h, &fd, &done, &ndone, &err);
   /* To do: the range's scenarios not in the file, each key once. */
-  long *todo = xcalloc((size_t)(hi > lo ? hi - lo : 1), sizeof *todo);
-  char **seen = xcalloc((size_t)(hi > lo ? hi - lo : 1), sizeof *seen);
-  long ntodo = 0, skipped = 0, nseen = 0, repeats = 0;
-  char (*keys)[17] = xcalloc((size_t)(hi > lo ? hi - lo : 1), sizeof *keys);
+  long span = hi > lo ? hi - lo : 1;
+  long *todo = xcalloc((size_t)span, sizeof *todo);
+  long ntodo = 0, skipped = 0, repeats = 0;
+  char (*keys)[17] = xcalloc((size_t)span, sizeof *keys);
+  for (long i = lo; i < hi; i++)
+    study_key(&st, i, keys[i - lo]);
+  /* Scenarios with equal values (equal keys) run once: the first. */
+  bool *repeat = xcalloc((size_t)span, sizeof *repeat);
+  long *by_key = xcalloc((size_t)span, sizeof *by_key);
+  for (long i = 0; i < hi - lo; i++)
+    by_key[i] = i;
+  sort_keys = keys;
+  qsort(by_key, (size_t)(hi - lo), sizeof *by_key, cmp_key_index);
+  for (long q = 1; q < hi - lo; q++)
+    repeat[by_key[q]] = strcmp(keys[by_key[q]], keys[by_key[q - 1]]) == 0;
+  free(by_key);
   for (long i = lo; i < hi && !rc; i++) {
     char *k = keys[i - lo];
-    study_key(&st, i, k);
-    if (bsearch(&k, done, (size_t)ndone, sizeof *done, cmp_str)) {
+    if (ndone > 0 &&
+        bsearch(&k, done, (size_t)ndone, sizeof *done, cmp_str)) {
       skipped++;
       continue;
     }
-    bool rep = false;
-    for (long q = 0; q < nseen && !rep; q++) /* NEEDSWORK: quadratic */
-      rep = strcmp(seen[q], k) == 0;
-    if (rep) {
+    if (repeat[i - lo]) {
       repeats++;
       continue;
     }
-    seen[nseen++] = k;
     todo[ntodo++] = i;
   }
+  free(repeat);
   if (repeats && !o.quiet)
     fprintf(stderr, "weft: warning: %ld scenarios repeat others (same "
             "values); each is simulated once\n", repeats);
@@ -1100,7 +1119,6 @@ int cmd_sweep(int argc, char **argv)
     free(done[q]);
   free(done);
   free(todo);
-  free(seen);
   free(keys);
   free(h.names);
 out_study:

@@ -83,6 +83,13 @@ if "$weft" sweep st.xml -o st.csv -j 2 >out 2>err &&
    [ "$(cut -d, -f2 st.csv | tr '\n' ' ')" = "index 0 1 2 3 4 " ]
 then ok; else ko "statuses of a sweep"; cat err; cat st.csv | cut -c1-160; fi
 
+# Scenarios with the same values run once, with a warning.
+printf '<study><set model="gpt-1.7b" cluster="dgx-a100" gpus="8" global_batch="8"/><cross><axis name="tp" values="1 2 1"/></cross></study>\n' >dup.xml
+if "$weft" sweep dup.xml -o dup.csv -j 2 >out 2>err &&
+   [ "$(cat err)" = "weft: warning: 1 scenarios repeat others (same values); each is simulated once" ] &&
+   [ "$(cut -d, -f2 dup.csv | tr '\n' ' ')" = "index 0 1 " ]
+then ok; else ko "repeated scenarios run once"; cat err dup.csv | cut -c1-100; fi
+
 # The header is stable (a golden file, documented in the README).
 if head -1 st.csv | sed 's/,nodes_used,cluster,global_batch,model,gpus,tp,pp,layers,dp,/,STUDY,/' |
    cmp -s - "$dir/golden/sweep-header.csv"
