@@ -44,7 +44,7 @@ void csv_buf_free(struct csv_buf *b)
   memset(b, 0, sizeof *b);
 }
 
-static char *slurp(const char *path, size_t *len, struct weft_err *err)
+char *csv_slurp(const char *path, size_t *len, struct weft_err *err)
 {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -91,7 +91,7 @@ static void add_row(struct csv *c, char **fields, int n, long line)
 int csv_read(const char *path, struct csv *out, struct weft_err *err)
 {
   size_t len;
-  char *text = slurp(path, &len, err);
+  char *text = csv_slurp(path, &len, err);
   if (!text)
     return err->code;
   struct csv c = {0};

@@ -27,6 +27,11 @@ void csv_put(struct csv_buf *b, const char *field, bool first);
 void csv_append(struct csv_buf *b, const char *text, size_t len);
 void csv_buf_free(struct csv_buf *b);
 
+/* The whole of the file `path` (at most CSV_MAX_BYTES) as a
+ * NUL-terminated string of *len bytes; the caller frees it.  NULL with
+ * "PATH: cannot open: REASON", "PATH: read error" or the size limit. */
+char *csv_slurp(const char *path, size_t *len, struct weft_err *err);
+
 /* A file read whole: rows of fields. */
 struct csv {
   long nrows;          /* the header is row 0 */

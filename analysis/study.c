@@ -80,6 +80,19 @@ static int col_find(const struct study *s, const char *name)
   return -1;
 }
 
+/* A new column; its index, or an error past the limit. */
+static int col_add(struct loader *L, const struct xin_elem *e,
+                   const char *name, enum study_use use)
+{
+  struct study *s = L->s;
+  if (s->ncols == STUDY_MAX_VARS)
+    return xin_errf(L->doc, e, L->err, WEFT_ELIMIT, "more than %d names",
+                    STUDY_MAX_VARS);
+  canon(name, s->cols[s->ncols].name);
+  s->cols[s->ncols].use = use;
+  return s->ncols++;
+}
+
 /* The column of `name`, added on first sight (pass 1). */
 static int col_use(struct loader *L, const struct xin_elem *e,
                    const char *name)
@@ -100,12 +113,7 @@ static int col_use(struct loader *L, const struct xin_elem *e,
     return xin_errf(L->doc, e, L->err, WEFT_ENOTFOUND, "'%s' is not a "
                     "setting of weft run; a value of the study's own needs "
                     "<var name=\"%s\"/>", name, name);
-  if (s->ncols == STUDY_MAX_VARS)
-    return xin_errf(L->doc, e, L->err, WEFT_ELIMIT, "more than %d names",
-                    STUDY_MAX_VARS);
-  canon(name, s->cols[s->ncols].name);
-  s->cols[s->ncols].use = use;
-  return s->ncols++;
+  return col_add(L, e, name, use);
 }
 
 /* --- pass 1: names ------------------------------------------------------ */
@@ -291,12 +299,9 @@ static int pass1(struct loader *L, const struct xin_elem *root)
       return xin_errf(L->doc, e, L->err, WEFT_EINVAL, "'%s' is a setting of "
                       "weft run; give it with <set> or an axis, not <var>",
                       name);
-    if (L->s->ncols == STUDY_MAX_VARS)
-      return xin_errf(L->doc, e, L->err, WEFT_ELIMIT, "more than %d names",
-                      STUDY_MAX_VARS);
-    int k = L->s->ncols++;
-    canon(name, L->s->cols[k].name);
-    L->s->cols[k].use = SU_VAR;
+    int k = col_add(L, e, name, SU_VAR);
+    if (k < 0)
+      return k;
     L->declared[k] = true;
     L->given[k] = xin_has(e, "value");
   }

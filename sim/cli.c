@@ -6,9 +6,17 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "sim/base/units.h"
 #include "workloads/builder.h"
+
+double cli_wall_s(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 int cli_fail(const struct weft_err *err)
 {

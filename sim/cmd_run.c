@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sim/base/names.h"
@@ -64,13 +63,6 @@ static const char *const demo[][2] = {
     {"model", "gpt-18.4b"}, {"gpus", "64"}, {"tp", "4"}, {"pp", "2"},
     {"global-batch", "128"}, {"schedule", "interleaved:2"},
     {"recompute", "full"}};
-
-static double wall(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Trace hooks: every task and flow goes to the trace. */
 struct tracing {
@@ -202,7 +194,7 @@ static int simulate(const struct opts *o, const struct graph *g,
 
 int cmd_run(int argc, char **argv)
 {
-  double t0 = wall();
+  double t0 = cli_wall_s();
   struct opts o;
   int code;
   if (cli_parse(&cmd_run_spec, argc, argv, &o, &code))
@@ -239,7 +231,7 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   struct report r;
-  report_fill(&r, &w, &c, g, &res, ep.dtype, wall() - t0);
+  report_fill(&r, &w, &c, g, &res, ep.dtype, cli_wall_s() - t0);
   r.collective = coll_algo_name(ep.algo);
   r.fidelity = fidelity_name(ep.fidelity);
   r.every_rank = ep.no_symmetry;

@@ -28,7 +28,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "analysis/csv.h"
@@ -86,13 +85,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
   stop_signal = sig;
-}
-
-static double now_s(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* How the study may name weft run's settings and options. */
@@ -161,6 +153,24 @@ static int scen_argv(const struct study *st, long i, struct scen_args *a,
   return 0;
 }
 
+/* The number of metric columns, and the index of one by its key (-1: not
+ * a column). */
+static int metric_count(void)
+{
+  int n = 0;
+  while (report_columns[n])
+    n++;
+  return n;
+}
+
+static int metric_col(const char *key)
+{
+  for (int k = 0; report_columns[k]; k++)
+    if (strcmp(report_columns[k], key) == 0)
+      return k;
+  return -1;
+}
+
 /* --- the results file ------------------------------------------------- */
 
 struct header {
@@ -170,9 +180,7 @@ struct header {
 
 static void header_build(const struct study *st, struct header *h)
 {
-  int nm = 0;
-  while (report_columns[nm])
-    nm++;
+  int nm = metric_count();
   h->n = LEAD + st->ncols + nm;
   h->names = xcalloc((size_t)h->n, sizeof *h->names);
   for (int k = 0; k < LEAD; k++)
@@ -192,18 +200,29 @@ static void header_line(const struct header *h, struct csv_buf *b)
 
 /* Whether row 0 of `c` is header `h`; else a message naming the first
  * column that differs. */
+/* The first index where the name lists a and b differ (one ending
+ * before the other counts), or -1 when they are equal. */
+static int first_diff(const char *const *a, int na, const char *const *b,
+                      int nb)
+{
+  for (int k = 0; k < na || k < nb; k++)
+    if (k >= na || k >= nb || strcmp(a[k], b[k]) != 0)
+      return k;
+  return -1;
+}
+
 static int header_check(const struct csv *c, const struct header *h,
                         const char *path, struct weft_err *err)
 {
-  for (int k = 0; k < h->n || k < c->nfields[0]; k++) {
-    const char *got = k < c->nfields[0] ? c->fields[0][k] : "(none)";
-    const char *want = k < h->n ? h->names[k] : "(none)";
-    if (strcmp(got, want) != 0)
-      return weft_errf(err, WEFT_EINVAL, "%s:1: its columns are not this "
-                       "study's (column %d is '%s', expected '%s'); write to "
-                       "another file or remove it", path, k + 1, got, want);
-  }
-  return 0;
+  int k = first_diff((const char *const *)c->fields[0], c->nfields[0],
+                     h->names, h->n);
+  if (k < 0)
+    return 0;
+  return weft_errf(err, WEFT_EINVAL, "%s:1: its columns are not this study's "
+                   "(column %d is '%s', expected '%s'); write to another file "
+                   "or remove it", path, k + 1,
+                   k < c->nfields[0] ? c->fields[0][k] : "(none)",
+                   k < h->n ? h->names[k] : "(none)");
 }
 
 static int write_all(int fd, const char *s, size_t len)
@@ -227,21 +246,15 @@ static int cmp_str(const void *a, const void *b)
 
 /* --- one finished scenario as a row ---------------------------------- */
 
-struct flat_ctx {
-  const char **vals; /* by report_columns index, borrowed from pool */
-  char **pool;
-  int npool;
-};
-
+/* jsonflat's callback: keep the value of each metric column (owned). */
 static void flat_put(void *ctx, const char *key, const char *value)
 {
-  struct flat_ctx *f = ctx;
-  for (int k = 0; report_columns[k]; k++)
-    if (strcmp(report_columns[k], key) == 0) {
-      f->pool[f->npool] = xstrdup(value);
-      f->vals[k] = f->pool[f->npool++];
-      return;
-    }
+  char **vals = ctx;
+  int k = metric_col(key);
+  if (k < 0)
+    return;
+  free(vals[k]); /* repeated keys cannot occur in weft's JSON: the last */
+  vals[k] = xstrdup(value);
 }
 
 /* The last non-empty line of `text`, without "weft: ". */
@@ -297,11 +310,8 @@ static const char *format_row(const struct study *st, long i, int wstatus,
   char key[17], idx[24];
   study_key(st, i, key);
   snprintf(idx, sizeof idx, "%ld", i);
-  int nm = 0;
-  while (report_columns[nm])
-    nm++;
-  const char **vals = xcalloc((size_t)nm, sizeof *vals);
-  struct flat_ctx fc = {vals, xcalloc((size_t)nm * 2 + 1, sizeof(char *)), 0};
+  int nm = metric_count();
+  char **vals = xcalloc((size_t)nm, sizeof *vals);
   const char *status;
   char *reason = NULL;
   struct weft_err err = {0};
@@ -312,20 +322,18 @@ static const char *format_row(const struct study *st, long i, int wstatus,
     status = "error";
     reason = xstrdup(killed);
   } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
-    /* Repeated keys cannot occur in weft's JSON; flat_put keeps the last. */
-    if (jsonflat(out, strlen(out), flat_put, &fc, &err)) {
+    if (jsonflat(out, strlen(out), flat_put, vals, &err)) {
       status = "error";
       reason = xasprintf("unreadable output of weft run: %s", err.msg);
-      for (int k = 0; k < nm; k++)
-        vals[k] = NULL;
-    } else {
-      int fit = -1, tot = -1, cap = -1, hint = -1;
       for (int k = 0; k < nm; k++) {
-        if (strcmp(report_columns[k], "fits_in_memory") == 0) fit = k;
-        if (strcmp(report_columns[k], "memory.total_bytes") == 0) tot = k;
-        if (strcmp(report_columns[k], "memory.capacity_bytes") == 0) cap = k;
-        if (strcmp(report_columns[k], "memory.fit_hint") == 0) hint = k;
+        free(vals[k]);
+        vals[k] = NULL;
       }
+    } else {
+      int fit = metric_col("fits_in_memory");
+      int tot = metric_col("memory.total_bytes");
+      int cap = metric_col("memory.capacity_bytes");
+      int hint = metric_col("memory.fit_hint");
       if (fit >= 0 && vals[fit] && strcmp(vals[fit], "false") == 0) {
         status = "no_fit";
         char a[32] = "?", b[32] = "?";
@@ -366,9 +374,8 @@ static const char *format_row(const struct study *st, long i, int wstatus,
     csv_put(row, vals[k], false);
   csv_append(row, "\n", 1);
   free(reason);
-  for (int k = 0; k < fc.npool; k++)
-    free(fc.pool[k]);
-  free(fc.pool);
+  for (int k = 0; k < nm; k++)
+    free(vals[k]);
   free(vals);
   return status;
 }
@@ -441,7 +448,7 @@ static int spawn(const struct study *st, long i, struct child *c,
   c->scen = i;
   c->fd[0] = po[0];
   c->fd[1] = pe[0];
-  c->t0 = now_s();
+  c->t0 = cli_wall_s();
   csv_append(&c->text[0], "", 0);
   csv_append(&c->text[1], "", 0);
   return 0;
@@ -457,7 +464,7 @@ static void show(const struct progress *p, int running)
 {
   if (!p->tty)
     return;
-  double el = now_s() - p->t0;
+  double el = cli_wall_s() - p->t0;
   fprintf(stderr, "\rweft sweep: %ld/%ld done, %ld failed, %d running, "
           "%.0f s elapsed", p->done + p->skipped, p->total, p->failed, running,
           el);
@@ -539,7 +546,7 @@ static int run_all(const struct study *st, const long *todo, long ntodo,
         csv_append(&c->text[k], buf, (size_t)n);
       }
     }
-    double t = now_s();
+    double t = cli_wall_s();
     for (int c = 0; c < running; c++) {
       struct child *x = &ch[c];
       if (timeout_s > 0 && !x->killed && t - x->t0 > timeout_s) {
@@ -744,25 +751,19 @@ static int emit_slurm(const char *study_path, const struct study *st,
                      strerror(errno));
   self[n] = '\0';
   /* A copy of the study, so that the array runs what was emitted. */
-  struct csv_buf text = {0};
-  FILE *in = fopen(study_path, "rb");
-  if (!in)
-    return weft_errf(err, WEFT_EIO, "%s: cannot open: %s", study_path,
-                     strerror(errno));
-  char chunk[65536];
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, in)) > 0)
-    csv_append(&text, chunk, got);
-  fclose(in);
+  size_t len;
+  char *text = csv_slurp(study_path, &len, err);
+  if (!text)
+    return err->code;
   char *copy = xasprintf("%s/study.xml", dir);
   char *script = xasprintf("%s/sweep.sbatch", dir);
   struct outfile of;
   int rc = outfile_open(&of, copy, err);
   if (!rc) {
-    fwrite(text.s ? text.s : "", 1, text.len, of.f);
+    fwrite(text, 1, len, of.f);
     rc = outfile_commit(&of, err);
   }
-  csv_buf_free(&text);
+  free(text);
   if (!rc)
     rc = outfile_open(&of, script, err);
   if (!rc) {
@@ -820,13 +821,15 @@ static int merge(const struct opts *o, const char *out, struct weft_err *err)
              csv_column(&in[f], "index") != 1)
       rc = weft_errf(err, WEFT_EINVAL, "%s:1: not a weft sweep results file "
                      "(its first columns are not key, index)", o->files[f]);
-    for (int k = 0; !rc && f > 0 && (k < in[0].nfields[0] ||
-                                     k < in[f].nfields[0]); k++)
-      if (k >= in[0].nfields[0] || k >= in[f].nfields[0] ||
-          strcmp(in[0].fields[0][k], in[f].fields[0][k]))
-        rc = weft_errf(err, WEFT_EINVAL, "%s:1: its columns differ from "
-                       "%s's (column %d); these are not results of one study",
-                       o->files[f], o->files[0], k + 1);
+    int k = rc || f == 0 ? -1
+                         : first_diff((const char *const *)in[0].fields[0],
+                                      in[0].nfields[0],
+                                      (const char *const *)in[f].fields[0],
+                                      in[f].nfields[0]);
+    if (k >= 0)
+      rc = weft_errf(err, WEFT_EINVAL, "%s:1: its columns differ from %s's "
+                     "(column %d); these are not results of one study",
+                     o->files[f], o->files[0], k + 1);
     if (!rc && in[f].partial)
       fprintf(stderr, "weft: warning: %s: its last row is cut; left out\n",
               o->files[f]);
@@ -972,7 +975,7 @@ static int open_results(const char *path, const struct header *h, int *fd,
 
 int cmd_sweep(int argc, char **argv)
 {
-  double t0 = now_s();
+  double t0 = cli_wall_s();
   struct opts o;
   int code;
   if (cli_parse(&cmd_sweep_spec, argc, argv, &o, &code))
@@ -1015,10 +1018,9 @@ int cmd_sweep(int argc, char **argv)
     return cli_fail(&err);
   int rc = 0;
   for (int k = 0; k < st.ncols && !rc; k++)
-    for (int m = 0; report_columns[m] && !rc; m++)
-      if (strcmp(st.cols[k].name, report_columns[m]) == 0 ||
-          names_find(st.cols[k].name, lead_cols) >= 0)
-        rc = weft_errf(&err, WEFT_EINVAL, "%s: '%s' is also a column of the "
+    if (metric_col(st.cols[k].name) >= 0 ||
+        names_find(st.cols[k].name, lead_cols) >= 0)
+      rc = weft_errf(&err, WEFT_EINVAL, "%s: '%s' is also a column of the "
                        "results; name the study's value otherwise",
                        o.files[0], st.cols[k].name);
   if (rc)
@@ -1113,7 +1115,7 @@ int cmd_sweep(int argc, char **argv)
     printf("weft sweep: %ld scenarios (%ld run, %ld already in %s), %ld "
            "failed, in %.1f s; %.1f ms of the sweep's own CPU per scenario "
            "run\n", ntodo + skipped, pg.done, skipped, out, pg.failed,
-           now_s() - t0, ntodo ? 1e3 * cpu / (double)ntodo : 0.0);
+           cli_wall_s() - t0, ntodo ? 1e3 * cpu / (double)ntodo : 0.0);
   }
   for (long q = 0; q < ndone; q++)
     free(done[q]);

@@ -39,6 +39,9 @@ extern const struct opts_spec cmd_run_spec, cmd_coll_spec, cmd_platform_spec,
     cmd_graph_spec, cmd_list_spec, cmd_sweep_spec,
     cmd_report_spec;
 
+/* Monotonic wall-clock time in seconds (for elapsed times). */
+double cli_wall_s(void);
+
 /* Print "weft: MSG" to stderr; returns the exit code 1 (or 2 for usage). */
 int cli_fail(const struct weft_err *err);
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

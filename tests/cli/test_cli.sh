@@ -6,23 +6,7 @@ weft=$1
 dir=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# expect CODE "STDERR" ARGS... : exit code and exact stderr.
-expect() {
-  code=$1; want=$2; shift 2
-  "$weft" "$@" >"$tmp/out" 2>"$tmp/err"
-  got=$?
-  if [ "$got" -eq "$code" ] && [ "$(cat "$tmp/err")" = "$want" ]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL: weft $*"
-    echo "  want exit $code: $want"
-    echo "  got  exit $got: $(cat "$tmp/err")"
-  fi
-}
+. "$dir/lib.sh"
 
 # golden FILE ARGS... : stdout equals the golden file byte for byte.
 golden() {
