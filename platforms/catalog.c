@@ -65,6 +65,8 @@ void catalog_free(struct catalog *cat)
   free(cat->gpus);
   free(cat->nics);
   free(cat->nodes);
+  free(cat->switches);
+  free(cat->trends);
   free(cat);
 }
 
@@ -89,6 +91,26 @@ const struct nic_spec *catalog_nic(const struct catalog *cat, const char *n)
 const struct node_spec *catalog_node(const struct catalog *cat, const char *n)
 {
   FIND(cat->nodes, cat->n_nodes, n);
+}
+
+const struct switch_spec *catalog_switch(const struct catalog *cat,
+                                         const char *n)
+{
+  FIND(cat->switches, cat->n_switches, n);
+}
+
+const struct trend *catalog_trend(const struct catalog *cat, const char *n)
+{
+  FIND(cat->trends, cat->n_trends, n);
+}
+
+const struct switch_spec *catalog_switch_for(const struct catalog *cat,
+                                             const char *nic)
+{
+  for (int i = 0; i < cat->n_switches; i++)
+    if (strcasecmp(cat->switches[i].nic, nic) == 0)
+      return &cat->switches[i];
+  return NULL;
 }
 
 /* Return the slot for `name` in a growable array: the existing entry of that
@@ -134,6 +156,8 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 #define MAX_BYTES 1e15   /* 1 PB of HBM */
 #define MAX_BW 1e15      /* 1 PB/s */
 #define MAX_LAT 1.0      /* 1 s */
+#define MIN_YEAR 1990.0  /* years of hardware and of projections */
+#define MAX_YEAR 2100.0
 #define MAX_POWER 1e5    /* 100 kW */
 
 static const char *const gpu_attrs[] = {
@@ -141,7 +165,7 @@ static const char *const gpu_attrs[] = {
     "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
     "gemm_k_half", "gemm_k_half_fp8",
     "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff", "optim_eff",
-    "launch", "source", NULL};
+    "launch", "year", "source", NULL};
 
 static const char *const attn_attrs[] = {
     "kernel", "default", "fwd_eff", "fwd_d64", "fwd_d256", "fwd_seq_half",
@@ -275,6 +299,8 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_quantity0(doc, e, "launch", false, UNIT_TIME, MAX_LAT,
                        &g.launch_s, err);
   if (!rc)
+    rc = xin_real(doc, e, "year", false, MIN_YEAR, MAX_YEAR, &g.year, err);
+  if (!rc)
     rc = xin_str(doc, e, "source", false, g.source, sizeof g.source, err);
   if (!rc)
     rc = read_attention(&g, doc, e, err);
@@ -344,7 +370,29 @@ static int read_future(struct catalog *cat, const struct xin_doc *doc,
   return 0;
 }
 
-static const char *const nic_attrs[] = {"name", "bw", "lat", "source", NULL};
+/* Optional idle_power and max_power, both or neither, idle <= max. */
+static int read_power_pair(const struct xin_doc *doc, const struct xin_elem *e,
+                           double *idle, double *max, struct weft_err *err)
+{
+  bool hi = xin_has(e, "idle_power"), hm = xin_has(e, "max_power");
+  if (hi != hm)
+    return xin_errf(doc, e, err, WEFT_EINVAL, "idle_power and max_power go "
+                    "together");
+  int rc = 0;
+  if (hi)
+    rc = xin_quantity0(doc, e, "idle_power", true, UNIT_POWER, MAX_POWER,
+                       idle, err);
+  if (!rc && hm)
+    rc = xin_quantity(doc, e, "max_power", true, UNIT_POWER, MAX_POWER, max,
+                      err);
+  if (!rc && *idle > *max)
+    return xin_errf(doc, e, err, WEFT_EINVAL, "idle_power exceeds max_power");
+  return rc;
+}
+
+static const char *const nic_attrs[] = {"name", "bw", "lat", "year",
+                                        "idle_power", "max_power", "source",
+                                        NULL};
 
 static int read_nic(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
@@ -357,6 +405,10 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_quantity(doc, e, "bw", true, UNIT_BW, MAX_BW, &n.bw_Bps, err);
   if (!rc)
     rc = xin_quantity0(doc, e, "lat", true, UNIT_TIME, MAX_LAT, &n.lat_s, err);
+  if (!rc)
+    rc = xin_real(doc, e, "year", false, MIN_YEAR, MAX_YEAR, &n.year, err);
+  if (!rc)
+    rc = read_power_pair(doc, e, &n.idle_w, &n.max_w, err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
   if (rc)
@@ -455,6 +507,121 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   return 0;
 }
 
+static const char *const switch_attrs[] = {"name", "nic", "ports",
+                                           "idle_power", "max_power",
+                                           "source", NULL};
+
+static int read_switch(struct catalog *cat, const struct xin_doc *doc,
+                       const struct xin_elem *e, struct weft_err *err)
+{
+  struct switch_spec w = {0};
+  long ports = 0;
+  int rc = xin_check_attrs(doc, e, switch_attrs, err);
+  if (!rc)
+    rc = xin_str(doc, e, "name", true, w.name, sizeof w.name, err);
+  if (!rc)
+    rc = xin_str(doc, e, "nic", true, w.nic, sizeof w.nic, err);
+  if (!rc)
+    rc = xin_int(doc, e, "ports", true, 1, 100000, &ports, err);
+  if (!rc && (!xin_has(e, "idle_power") || !xin_has(e, "max_power")))
+    return xin_errf(doc, e, err, WEFT_EINVAL, "a switch needs idle_power "
+                    "and max_power");
+  if (!rc)
+    rc = read_power_pair(doc, e, &w.idle_w, &w.max_w, err);
+  if (!rc)
+    rc = xin_str(doc, e, "source", false, w.source, sizeof w.source, err);
+  if (rc)
+    return rc;
+  if (!catalog_nic(cat, w.nic))
+    return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown NIC '%s'", w.nic);
+  w.ports = (int)ports;
+  struct switch_spec *s = slot((void **)&cat->switches, &cat->n_switches,
+                               sizeof w, w.name);
+  if (!s)
+    return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d switch entries",
+                    WEFT_MAX_CATALOG_ENTRIES);
+  *s = w;
+  return 0;
+}
+
+static const char *const growth_names[GQ_COUNT] = {
+    "fp32", "tf32", "bf16", "fp16", "fp8", "hbm_bw", "hbm_cap", "nvlink",
+    "nic", "power"};
+
+const char *growth_q_name(enum growth_q q) { return growth_names[q]; }
+
+int growth_q_from_name(const char *name)
+{
+  for (int i = 0; i < GQ_COUNT; i++)
+    if (strcmp(name, growth_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+static const char *const trend_attrs[] = {"name", "generation_years",
+                                          "source", NULL};
+static const char *const rate_attrs[] = {"quantity", "per_year",
+                                         "per_generation", "source", NULL};
+
+/* A <trend> and its <rate> children: every quantity exactly once, as a
+ * factor per year or per generation (> 0; below 1 is a decline). */
+static int read_trend(struct catalog *cat, const struct xin_doc *doc,
+                      const struct xin_elem *e, struct weft_err *err)
+{
+  struct trend t = {0};
+  int rc = xin_check_attrs(doc, e, trend_attrs, err);
+  if (!rc)
+    rc = xin_str(doc, e, "name", true, t.name, sizeof t.name, err);
+  if (!rc)
+    rc = xin_real(doc, e, "generation_years", true, 0.1, 20,
+                  &t.generation_years, err);
+  if (!rc)
+    rc = xin_str(doc, e, "source", false, t.source, sizeof t.source, err);
+  for (const struct xin_elem *r = xin_child(e); r && !rc; r = xin_next(r)) {
+    char q[32];
+    double v = 0;
+    if (strcmp(xin_name(r), "rate") != 0)
+      return xin_errf(doc, r, err, WEFT_EINVAL, "unknown element; expected "
+                      "rate");
+    rc = xin_check_attrs(doc, r, rate_attrs, err);
+    if (!rc)
+      rc = xin_str(doc, r, "quantity", true, q, sizeof q, err);
+    int k = rc ? -1 : growth_q_from_name(q);
+    if (!rc && k < 0)
+      return xin_errf(doc, r, err, WEFT_EINVAL, "unknown quantity '%s'; "
+                      "expected fp32, tf32, bf16, fp16, fp8, hbm_bw, "
+                      "hbm_cap, nvlink, nic or power", q);
+    if (!rc && t.per_year[k] > 0)
+      return xin_errf(doc, r, err, WEFT_EINVAL, "quantity '%s' given twice",
+                      q);
+    bool py = xin_has(r, "per_year"), pg = xin_has(r, "per_generation");
+    if (!rc && py == pg)
+      return xin_errf(doc, r, err, WEFT_EINVAL, "give per_year or "
+                      "per_generation, not %s", py ? "both" : "neither");
+    if (!rc)
+      rc = xin_real(doc, r, py ? "per_year" : "per_generation", true, 0.01,
+                    100, &v, err);
+    if (!rc)
+      rc = xin_str(doc, r, "source", true, t.rate_source[k],
+                   sizeof t.rate_source[k], err);
+    if (!rc)
+      t.per_year[k] = py ? v : pow(v, 1.0 / t.generation_years);
+  }
+  for (int k = 0; k < GQ_COUNT && !rc; k++)
+    if (!(t.per_year[k] > 0))
+      return xin_errf(doc, e, err, WEFT_EINVAL, "trend '%s' gives no rate "
+                      "for %s", t.name, growth_names[k]);
+  if (rc)
+    return rc;
+  struct trend *s = slot((void **)&cat->trends, &cat->n_trends, sizeof t,
+                         t.name);
+  if (!s)
+    return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d trend entries",
+                    WEFT_MAX_CATALOG_ENTRIES);
+  *s = t;
+  return 0;
+}
+
 int catalog_add_elem(struct catalog *cat, const struct xin_doc *doc,
                      const struct xin_elem *e, struct weft_err *err)
 {
@@ -467,8 +634,12 @@ int catalog_add_elem(struct catalog *cat, const struct xin_doc *doc,
     return read_node(cat, doc, e, err);
   if (strcmp(n, "future") == 0)
     return read_future(cat, doc, e, err);
+  if (strcmp(n, "switch") == 0)
+    return read_switch(cat, doc, e, err);
+  if (strcmp(n, "trend") == 0)
+    return read_trend(cat, doc, e, err);
   return xin_errf(doc, e, err, WEFT_EINVAL, "unknown element; expected gpu, "
-                  "nic, node or future");
+                  "nic, node, future, switch or trend");
 }
 
 static int load_doc(struct catalog *cat, struct xin_doc *doc,

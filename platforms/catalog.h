@@ -3,7 +3,8 @@
  *
  * The built-in catalog is platforms/catalog.xml, compiled into the binary;
  * users add or replace entries with their own file in the same format
- * (`<catalog>` with `<gpu>`, `<nic>`, `<node>` and `<future>` elements).
+ * (`<catalog>` with `<gpu>`, `<nic>`, `<node>`, `<future>`, `<switch>` and
+ * `<trend>` elements).
  * Every value is in base units: flop/s, bytes, bytes/s, seconds, watts.
  */
 #ifndef WEFT_CATALOG_H
@@ -70,6 +71,8 @@ struct gpu_spec {
   double hbm_bw_Bps;              /* HBM bandwidth */
   double nvlink_bw_Bps;           /* NVLink bandwidth per direction */
   double idle_w, max_w;           /* board power idle and at TDP */
+  double year;                    /* first shipped (0: not given); the
+                                     base of a projection (struct trend) */
   /* Operator cost model (workloads/costmodel.h): streaming multiprocessors
    * (0: no wave quantization), the fraction of peak a large GEMM and a
    * fused attention kernel reach, the fraction of HBM bandwidth a streaming
@@ -94,6 +97,9 @@ struct nic_spec {
   char name[WEFT_MAX_NAME];
   double bw_Bps; /* per direction */
   double lat_s;  /* one-way adapter + cable latency */
+  double year;   /* first shipped (0: not given: the GPU's year) */
+  double idle_w, max_w; /* adapter power idle and at full traffic (0: none
+                           given; energy then leaves the NICs out) */
   char source[WEFT_MAX_SOURCE];
 };
 
@@ -116,6 +122,42 @@ struct node_spec {
   char source[WEFT_MAX_SOURCE];
 };
 
+/* A switch of the scale-out fabric, for the fabric's energy: the switch
+ * type of a cluster is the first whose `nic` is the cluster's NIC. */
+struct switch_spec {
+  char name[WEFT_MAX_NAME];
+  char nic[WEFT_MAX_NAME]; /* the NIC generation its ports serve */
+  int ports;
+  double idle_w, max_w;    /* the whole switch, idle and at full traffic */
+  char source[WEFT_MAX_SOURCE];
+};
+
+/* What a trend projects, per year: the dense peaks by precision (indices
+ * equal to enum dtype), HBM bandwidth and capacity, NVLink and NIC
+ * bandwidth, and board power. */
+enum growth_q {
+  GQ_FP32, GQ_TF32, GQ_BF16, GQ_FP16, GQ_FP8,
+  GQ_HBM_BW, GQ_HBM_CAP, GQ_NVLINK, GQ_NIC, GQ_POWER,
+  GQ_COUNT
+};
+
+/* "fp32" ... "fp8", "hbm_bw", "hbm_cap", "nvlink", "nic", "power"; and
+ * back (-1 when unknown). */
+const char *growth_q_name(enum growth_q q);
+int growth_q_from_name(const char *name);
+
+/* Growth rates of hardware, for projecting GPUs and NICs beyond the
+ * catalog (cluster settings year, generations and trend).  A <trend> gives
+ * every quantity as a factor per year or per generation, each with its
+ * source; `generation_years` converts between the two. */
+struct trend {
+  char name[WEFT_MAX_NAME];
+  double generation_years;
+  double per_year[GQ_COUNT];
+  char rate_source[GQ_COUNT][WEFT_MAX_SOURCE];
+  char source[WEFT_MAX_SOURCE];
+};
+
 /* Named what-if factors for future hardware; 1 leaves a value unchanged. */
 struct hw_scale {
   double compute; /* every peak flop/s */
@@ -134,6 +176,10 @@ struct catalog {
   int n_nics;
   struct node_spec *nodes;
   int n_nodes;
+  struct switch_spec *switches;
+  int n_switches;
+  struct trend *trends; /* the first is the default */
+  int n_trends;
 };
 
 /* A new catalog holding the built-in entries.  Caller frees with
@@ -153,7 +199,7 @@ int catalog_load_file(struct catalog *cat, const char *path,
 int catalog_load_mem(struct catalog *cat, const char *buf, unsigned long len,
                      const char *name, struct weft_err *err) WEFT_WUR;
 
-/* Parse one <gpu>, <nic>, <node> or <future> element (opaque xin types) into
+/* Parse one <gpu>, <nic>, <node>, <future>, <switch> or <trend> element (opaque xin types) into
  * the catalog; used by the cluster reader for inline hardware. */
 struct xin_doc;
 struct xin_elem;
@@ -166,6 +212,12 @@ const struct gpu_spec *catalog_gpu(const struct catalog *cat, const char *n);
 const struct nic_spec *catalog_nic(const struct catalog *cat, const char *n);
 const struct node_spec *catalog_node(const struct catalog *cat,
                                      const char *n);
+const struct switch_spec *catalog_switch(const struct catalog *cat,
+                                         const char *n);
+const struct trend *catalog_trend(const struct catalog *cat, const char *n);
+/* The first switch whose ports serve NIC `nic`; NULL when none. */
+const struct switch_spec *catalog_switch_for(const struct catalog *cat,
+                                             const char *nic);
 
 /* Apply the compute, HBM and NVLink factors of `s` to `g` in place. */
 void gpu_spec_scale(struct gpu_spec *g, const struct hw_scale *s);

@@ -22,7 +22,7 @@
 extern const char weft_clusters_xml[];
 extern const unsigned long weft_clusters_xml_len;
 
-enum ktype { KT_TEXT, KT_INT, KT_REAL, KT_TIME };
+enum ktype { KT_TEXT, KT_INT, KT_REAL, KT_TIME, KT_POWER };
 
 struct keydef {
   const char *name;
@@ -72,6 +72,18 @@ static const struct keydef keys[CK_COUNT] = {
         "scale NVLink bandwidth (default 1)"},
     [CK_SCALE_NIC] = {"scale_nic", KT_REAL, 1e-6, WEFT_MAX_SCALE,
         "scale NIC bandwidth (default 1)"},
+    [CK_YEAR] = {"year", KT_REAL, 1990, 2100,
+        "project the GPU and NIC to this year by a trend (weft list trends)"},
+    [CK_GENERATIONS] = {"generations", KT_REAL, 0, 20,
+        "project the GPU and NIC this many generations ahead"},
+    [CK_TREND] = {"trend", KT_TEXT, 0, 0,
+        "growth rates of a projection (default: the catalog's first)"},
+    [CK_POWER_CAP] = {"power_cap", KT_POWER, 1, 1e5,
+        "cap the GPU's board power; compute clocks drop (default: none)"},
+    [CK_CLOCK] = {"clock", KT_REAL, 0.05, 1.5,
+        "GPU clock against the catalog's, power follows (default 1)"},
+    [CK_GPU_HOUR_PRICE] = {"gpu_hour_price", KT_REAL, 0, 1e6,
+        "price of one GPU-hour, for the cost per token (default: none)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
 };
@@ -99,7 +111,8 @@ const char *cluster_key_help(enum cluster_key k) { return keys[k].help; }
 const char *cluster_key_hint(enum cluster_key k)
 {
   static const char *const hint[] = {[KT_TEXT] = "NAME", [KT_INT] = "N",
-                                     [KT_REAL] = "F", [KT_TIME] = "T"};
+                                     [KT_REAL] = "F", [KT_TIME] = "T",
+                                     [KT_POWER] = "W"};
   return k == CK_DESCRIPTION ? "TEXT" : hint[keys[k].type];
 }
 
@@ -126,6 +139,12 @@ int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
   }
   case KT_REAL:
     rc = units_parse_real(value, kd->min, kd->max, &v, err);
+    break;
+  case KT_POWER:
+    rc = units_parse(value, UNIT_POWER, &v, err);
+    if (!rc && (v < kd->min || v > kd->max))
+      rc = weft_errf(err, WEFT_EINVAL, "'%s' is not between 1 W and 100 kW",
+                     value);
     break;
   case KT_TIME:
     rc = units_parse(value, UNIT_TIME, &v, err);
@@ -386,6 +405,101 @@ static const char *where(const struct cluster_desc *d, enum cluster_key k)
   return d->set[k] ? d->origin[k] : d->source;
 }
 
+/* Years from `base` to the projection's target; refuses a target before
+ * `base` and a base the catalog does not date. */
+static int years_ahead(const struct cluster_desc *d, const struct trend *t,
+                       double base, const char *what, const char *name,
+                       double *out, struct weft_err *err)
+{
+  if (d->set[CK_GENERATIONS]) {
+    *out = d->num[CK_GENERATIONS] * t->generation_years;
+    return 0;
+  }
+  if (!(base > 0))
+    return weft_errf(err, WEFT_EINVAL, "%s: the %s %s has no year in the "
+                     "catalog to project from (give it year=, or use "
+                     "generations)", where(d, CK_YEAR), what, name);
+  if (d->num[CK_YEAR] < base)
+    return weft_errf(err, WEFT_EINVAL, "%s: %g is before the %s %s's year "
+                     "%g; a projection goes forward", where(d, CK_YEAR),
+                     d->num[CK_YEAR], what, name, base);
+  *out = d->num[CK_YEAR] - base;
+  return 0;
+}
+
+/* Apply year= or generations= by the trend's rates (after --scale, which
+ * multiplies with them). */
+static int project(const struct cluster_desc *d, const struct catalog *cat,
+                   struct cluster *c, struct weft_err *err)
+{
+  bool by_year = d->set[CK_YEAR], by_gen = d->set[CK_GENERATIONS];
+  if (by_year && by_gen)
+    return weft_errf(err, WEFT_EINVAL, "%s and %s both project the "
+                     "hardware; give one", where(d, CK_YEAR),
+                     where(d, CK_GENERATIONS));
+  if (!by_year && !by_gen) {
+    if (d->set[CK_TREND])
+      return weft_errf(err, WEFT_EINVAL, "%s: a trend needs year or "
+                       "generations to project", where(d, CK_TREND));
+    return 0;
+  }
+  const struct trend *t = d->set[CK_TREND] ? catalog_trend(cat, d->text[CK_TREND])
+                          : cat->n_trends ? &cat->trends[0] : NULL;
+  if (!t)
+    return weft_errf(err, WEFT_ENOTFOUND, "%s: %s '%s' (see weft list "
+                     "trends)", where(d, d->set[CK_TREND] ? CK_TREND : CK_YEAR),
+                     d->set[CK_TREND] ? "unknown trend" : "no trend in the "
+                     "catalog to project with", d->text[CK_TREND]);
+  double gy, ny;
+  int rc = years_ahead(d, t, c->gpu.year, "GPU", c->gpu.name, &gy, err);
+  if (!rc)
+    rc = years_ahead(d, t, c->nic.year > 0 ? c->nic.year : c->gpu.year,
+                     "NIC", c->nic.name, &ny, err);
+  if (rc)
+    return rc;
+  struct gpu_spec *g = &c->gpu;
+  for (int q = 0; q < DTYPE_COUNT; q++)
+    g->peak_flops[q] *= pow(t->per_year[q], gy);
+  g->hbm_bw_Bps *= pow(t->per_year[GQ_HBM_BW], gy);
+  g->hbm_bytes *= pow(t->per_year[GQ_HBM_CAP], gy);
+  g->nvlink_bw_Bps *= pow(t->per_year[GQ_NVLINK], gy);
+  g->idle_w *= pow(t->per_year[GQ_POWER], gy);
+  g->max_w *= pow(t->per_year[GQ_POWER], gy);
+  c->nic.bw_Bps *= pow(t->per_year[GQ_NIC], ny);
+  c->proj_gpu_years = gy;
+  c->proj_nic_years = ny;
+  snprintf(c->trend, sizeof c->trend, "%s", t->name);
+  return 0;
+}
+
+/* The clock factor of power_cap or clock, and the board power while
+ * computing.  The catalog's peaks and efficiencies are at the GPU's own
+ * power limit (max_power), so a cap at or above it changes nothing. */
+static int clock_power(const struct cluster_desc *d, struct cluster *c,
+                       struct weft_err *err)
+{
+  double idle = c->gpu.idle_w, max = c->gpu.max_w, f = 1;
+  if (d->set[CK_POWER_CAP] && d->set[CK_CLOCK])
+    return weft_errf(err, WEFT_EINVAL, "%s and %s both set the clock; give "
+                     "one", where(d, CK_POWER_CAP), where(d, CK_CLOCK));
+  if (d->set[CK_POWER_CAP]) {
+    double cap = d->num[CK_POWER_CAP];
+    if (cap <= idle)
+      return weft_errf(err, WEFT_EINVAL, "%s: %g W is not above the %s's "
+                       "idle power of %g W", where(d, CK_POWER_CAP), cap,
+                       c->gpu.name, idle);
+    if (cap < max)
+      f = cbrt((cap - idle) / (max - idle));
+  } else if (d->set[CK_CLOCK]) {
+    f = d->num[CK_CLOCK];
+  }
+  for (int q = 0; q < DTYPE_COUNT; q++)
+    c->gpu.peak_flops[q] *= f;
+  c->clock = f;
+  c->active_w = idle + (max - idle) * f * f * f;
+  return 0;
+}
+
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
                     struct cluster *out, struct weft_err *err)
 {
@@ -489,6 +603,14 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     c.scale.nic = d->num[CK_SCALE_NIC];
   gpu_spec_scale(&c.gpu, &c.scale);
   c.nic.bw_Bps *= c.scale.nic;
+  int rc = project(d, cat, &c, err);
+  if (rc || (rc = clock_power(d, &c, err)))
+    return rc;
+  c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]
+                                               : 0;
+  const struct switch_spec *sw = catalog_switch_for(cat, c.nic.name);
+  if (sw)
+    c.sw = *sw;
   *out = c;
   return 0;
 }

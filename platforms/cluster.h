@@ -44,6 +44,12 @@ enum cluster_key {
   CK_SCALE_HBM_CAP,
   CK_SCALE_NVLINK,
   CK_SCALE_NIC,
+  CK_YEAR,            /* project the hardware to this year */
+  CK_GENERATIONS,     /* or this many generations ahead */
+  CK_TREND,           /* by this catalog trend */
+  CK_POWER_CAP,       /* GPU board power cap */
+  CK_CLOCK,           /* GPU clock factor (what-if) */
+  CK_GPU_HOUR_PRICE,  /* price of a GPU-hour, for cost per token */
   CK_DESCRIPTION,
   CK_COUNT
 };
@@ -76,6 +82,17 @@ struct cluster {
   double coll_ring_loss;                 /* from the node type */
   bool nvls;
   struct hw_scale scale;
+  /* Projection (year, generations): years ahead of the GPU's and the NIC's
+   * catalog year, by trend `trend` ("" when not projected). */
+  double proj_gpu_years, proj_nic_years;
+  char trend[WEFT_MAX_NAME];
+  /* The GPU's clock against its catalog clock (power_cap, clock) and its
+   * board power while computing: idle + (max - idle) clock^3 (the dynamic
+   * power of CMOS at a voltage that follows the clock). */
+  double clock, active_w;
+  double gpu_hour_price;                 /* 0: not given */
+  struct switch_spec sw;                 /* the fabric's switch type;
+                                            sw.ports 0 when none */
 };
 
 /* An empty description (every setting unset, name "custom"). */

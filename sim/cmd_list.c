@@ -1,6 +1,7 @@
 /*
  * cmd_list.c - `weft list`: the catalog and the presets, as tables.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,6 +111,44 @@ static void list_nics(const struct catalog *cat)
   }
 }
 
+static void list_switches(const struct catalog *cat)
+{
+  printf("%-8s %-5s %6s %8s %8s  %s\n", "switch", "NIC", "ports", "idle",
+         "max", "source");
+  for (int i = 0; i < cat->n_switches; i++) {
+    const struct switch_spec *w = &cat->switches[i];
+    char a[32], b[32];
+    printf("%-8s %-5s %6d %8s %8s  %s\n", w->name, w->nic, w->ports,
+           units_fmt_human(w->idle_w, UNIT_POWER, a, 32),
+           units_fmt_human(w->max_w, UNIT_POWER, b, 32), w->source);
+  }
+}
+
+/* Growth rates for projections (year=, generations=), with sources, and
+ * the year of each GPU and NIC they project from. */
+static void list_trends(const struct catalog *cat)
+{
+  for (int i = 0; i < cat->n_trends; i++) {
+    const struct trend *t = &cat->trends[i];
+    printf("%s%s%s: a generation is %g years; %s\n", i ? "\n" : "",
+           t->name, i ? "" : " (default)", t->generation_years, t->source);
+    printf("  %-8s %9s %11s  %s\n", "quantity", "per year", "per gen.",
+           "source");
+    for (int q = 0; q < GQ_COUNT; q++)
+      printf("  %-8s %9.3f %11.3f  %s\n", growth_q_name((enum growth_q)q),
+             t->per_year[q], pow(t->per_year[q], t->generation_years),
+             t->rate_source[q]);
+  }
+  printf("\nProjected from: ");
+  for (int i = 0; i < cat->n_gpus; i++)
+    if (cat->gpus[i].year > 0)
+      printf("%s %g, ", cat->gpus[i].name, cat->gpus[i].year);
+  for (int i = 0; i < cat->n_nics; i++)
+    if (cat->nics[i].year > 0)
+      printf("%s %g%s", cat->nics[i].name, cat->nics[i].year,
+             i + 1 < cat->n_nics ? ", " : "\n");
+}
+
 static void list_nodes(const struct catalog *cat)
 {
   printf("%-14s %-10s %5s %-5s %5s %10s %5s\n", "node", "GPU", "GPUs", "NIC",
@@ -142,11 +181,13 @@ static int list_clusters(const struct catalog *cat)
 }
 
 const struct opts_spec cmd_list_spec = {
-    "list", POS_WORD, "models|gpus|nics|nodes|clusters|collectives",
+    "list", POS_WORD,
+    "models|gpus|nics|nodes|switches|trends|clusters|collectives",
     OPTS_CATALOG, NULL,
     "Shows the model presets, the hardware catalog (GPUs with their peaks\n"
-    "and efficiencies, NICs, nodes), the cluster presets and the collective\n"
-    "algorithms; all of them without an argument.",
+    "and efficiencies, NICs, nodes, switches, the growth trends that project\n"
+    "them), the cluster presets and the collective algorithms; all of them\n"
+    "without an argument.",
     "  weft list gpus\n"
     "  weft list clusters --catalog my-cluster.xml\n"};
 
@@ -171,6 +212,10 @@ int cmd_list(int argc, char **argv)
     printf("\n");
     list_nodes(cat);
     printf("\n");
+    list_switches(cat);
+    printf("\n");
+    list_trends(cat);
+    printf("\n");
     rc = list_clusters(cat);
     printf("\n");
     list_collectives();
@@ -184,11 +229,15 @@ int cmd_list(int argc, char **argv)
     list_nics(cat);
   else if (strcmp(what, "nodes") == 0)
     list_nodes(cat);
+  else if (strcmp(what, "switches") == 0)
+    list_switches(cat);
+  else if (strcmp(what, "trends") == 0)
+    list_trends(cat);
   else if (strcmp(what, "clusters") == 0)
     rc = list_clusters(cat);
   else
     rc = cli_usage("list: unknown list '%s'; expected models, gpus, nics, "
-                   "nodes, clusters or collectives", what);
+                   "nodes, switches, trends, clusters or collectives", what);
   catalog_free(cat);
   return rc;
 }

@@ -80,6 +80,43 @@ static void families(const double k[KK_COUNT], double out[FAM_COUNT])
   out[FAM_OPTIM] = k[KK_OPTIM];
 }
 
+/* Busy time of `ports` ports moving `bytes` at `bw`, at most all along. */
+static double busy_s(double bytes, double bw, double ports, double T)
+{
+  double b = bytes / bw;
+  return b < ports * T ? b : ports * T;
+}
+
+/* The NICs and switches of the job's nodes (report.h). */
+static void network_energy(struct report *r, const struct cluster *c,
+                           double T)
+{
+  long nodes = ((long)r->gpus + c->gpus_per_node - 1) / c->gpus_per_node;
+  if (nodes < 2)
+    return;
+  double host = (double)nodes * c->nics_per_node;
+  r->nic_ports = (long)host;
+  r->have_nic_power = c->nic.max_w > 0;
+  if (r->have_nic_power)
+    r->nic_energy_j = host * c->nic.idle_w * T +
+                      (c->nic.max_w - c->nic.idle_w) *
+                          busy_s(2 * r->cf.nic_bytes, c->nic.bw_Bps, host, T);
+  r->have_switch = c->sw.ports > 0;
+  if (!r->have_switch)
+    return;
+  long leaves = (nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
+  long pods = (leaves + c->leaves_per_pod - 1) / c->leaves_per_pod;
+  double ports = host;
+  if (leaves > 1)
+    ports += 2 * host / c->oversub;
+  if (pods > 1)
+    ports += 2 * host / (c->oversub * c->pod_oversub);
+  r->switches = (long)ceil(ports / c->sw.ports - 1e-9);
+  r->switch_energy_j = (double)r->switches * c->sw.idle_w * T +
+                       (c->sw.max_w - c->sw.idle_w) / c->sw.ports *
+                           busy_s(r->cf.port_bytes, c->nic.bw_Bps, ports, T);
+}
+
 void report_fill(struct report *out, const struct workload *w,
                  const struct cluster *c, const struct graph *g,
                  const struct engine_result *res, enum dtype dtype,
@@ -96,7 +133,12 @@ void report_fill(struct report *out, const struct workload *w,
   r.tokens = g->tokens;
   r.tokens_per_s = g->tokens / T;
   r.energy_j = r.gpus * (c->gpu.idle_w * T +
-                         (c->gpu.max_w - c->gpu.idle_w) * res->compute_s);
+                         (c->active_w - c->gpu.idle_w) * res->compute_s);
+  closed_form_eval(g, c, dtype, &r.cf);
+  network_energy(&r, c, T);
+  if (c->gpu_hour_price > 0)
+    r.cost_per_mtoken = c->gpu_hour_price * r.gpus * T / 3600 / g->tokens *
+                        1e6;
   r.sim_wall_s = sim_wall_s;
   double fam[FAM_COUNT];
   families(res->compute_by_kind_s, fam);
@@ -196,6 +238,13 @@ static void json_inputs(FILE *f, const struct report *r)
   report_json_num(f, ", ", "hbm_bytes", "%.0f", c->gpu.hbm_bytes);
   report_json_num(f, ", ", "hbm_bw_GBps", "%.6g", c->gpu.hbm_bw_Bps / 1e9);
   report_json_num(f, ", ", "nic_GBps", "%.6g", c->nic.bw_Bps / 1e9);
+  fprintf(f, ", ");
+  json_str(f, "trend", c->trend);
+  report_json_num(f, ", ", "gpu_years_ahead", "%.6g", c->proj_gpu_years);
+  report_json_num(f, ", ", "nic_years_ahead", "%.6g", c->proj_nic_years);
+  report_json_num(f, ", ", "clock", "%.6g", c->clock);
+  report_json_num(f, ", ", "gpu_active_w", "%.6g", c->active_w);
+  report_json_num(f, ", ", "gpu_hour_price", "%.6g", c->gpu_hour_price);
   fprintf(f, "}, \"engine\": {");
   json_str(f, "collective", r->collective ? r->collective : "auto");
   fprintf(f, ", ");
@@ -259,7 +308,12 @@ const char *const report_columns[] = {
     "memory.optimizer_bytes", "memory.activations_bytes",
     "memory.transient_bytes", "memory.buffers_bytes", "memory.total_bytes",
     "memory.capacity_bytes", "memory.fit_hint", "memory.fit_hint_bytes",
-    "gpu_energy_j", "gpu_energy_per_token_j", "kernels", "flows", "schema",
+    "gpu_energy_j", "gpu_energy_per_token_j", "nic_energy_j",
+    "switch_energy_j", "energy_j", "energy_per_token_j", "network_bytes",
+    "cost_per_mtoken", "closed_form.iteration_s", "closed_form.compute_s",
+    "closed_form.comm_s", "closed_form.exposed_comm_s",
+    "closed_form.bubble_s", "closed_form.sim_over_closed", "kernels",
+    "flows", "schema",
     "weft_version", "inputs.model.name", "inputs.model.layers",
     "inputs.model.hidden", "inputs.model.heads", "inputs.model.kv_heads",
     "inputs.model.ffn", "inputs.model.ffn_kind", "inputs.model.vocab",
@@ -280,7 +334,10 @@ const char *const report_columns[] = {
     "inputs.cluster.leaves_per_pod", "inputs.cluster.oversubscription",
     "inputs.cluster.pod_oversubscription", "inputs.cluster.gpu_peak_tflops",
     "inputs.cluster.hbm_bytes", "inputs.cluster.hbm_bw_GBps",
-    "inputs.cluster.nic_GBps", "inputs.engine.collective",
+    "inputs.cluster.nic_GBps", "inputs.cluster.trend",
+    "inputs.cluster.gpu_years_ahead", "inputs.cluster.nic_years_ahead",
+    "inputs.cluster.clock", "inputs.cluster.gpu_active_w",
+    "inputs.cluster.gpu_hour_price", "inputs.engine.collective",
     "inputs.engine.fidelity", "inputs.engine.every_rank",
     "inputs.engine.kernel_table",
     NULL};
@@ -344,6 +401,23 @@ void report_print_json(FILE *f, const struct report *r)
   report_json_num(f, ", ", "gpu_energy_j", "%.6g", r->energy_j);
   report_json_num(f, ", ", "gpu_energy_per_token_j", "%.6g",
                   r->energy_j / r->tokens);
+  double total = r->energy_j + r->nic_energy_j + r->switch_energy_j;
+  report_json_num(f, ", ", "nic_energy_j", "%.6g", r->nic_energy_j);
+  report_json_num(f, ", ", "switch_energy_j", "%.6g", r->switch_energy_j);
+  report_json_num(f, ", ", "energy_j", "%.6g", total);
+  report_json_num(f, ", ", "energy_per_token_j", "%.6g", total / r->tokens);
+  report_json_num(f, ", ", "network_bytes", "%.6g", r->cf.nic_bytes);
+  report_json_num(f, ", ", "cost_per_mtoken", "%.6g",
+                  r->cost_per_mtoken > 0 ? r->cost_per_mtoken : NAN);
+  fprintf(f, ", \"closed_form\": {");
+  report_json_num(f, "", "iteration_s", "%.9g", r->cf.iteration_s);
+  report_json_num(f, ", ", "compute_s", "%.9g", r->cf.compute_s);
+  report_json_num(f, ", ", "comm_s", "%.9g", r->cf.comm_s);
+  report_json_num(f, ", ", "exposed_comm_s", "%.9g", r->cf.exposed_s);
+  report_json_num(f, ", ", "bubble_s", "%.9g", r->cf.bubble_s);
+  report_json_num(f, ", ", "sim_over_closed", "%.6g",
+                  r->iteration_s / r->cf.iteration_s);
+  fprintf(f, "}");
   fprintf(f, ", \"kernels\": %ld, \"flows\": %ld", res->kernels, res->flows);
   if (res->stages)
     json_breakdown(f, res);
@@ -424,6 +498,57 @@ static void print_breakdown(FILE *f, const struct engine_result *res)
   fputc('\n', f);
 }
 
+/* Energy of the GPUs and the fabric, and the cost per token. */
+static void print_energy(FILE *f, const struct report *r)
+{
+  const struct cluster *c = r->c;
+  fprintf(f, "  GPU energy       %10.4g kJ  %.3g J per token (idle power, %.0f W "
+          "while computing%s)\n", r->energy_j / 1e3, r->energy_j / r->tokens,
+          c->active_w, c->clock != 1 ? ", clock" : "");
+  if (r->nic_ports) {
+    char nic[96] = "", sw[128] = "";
+    if (r->have_nic_power)
+      snprintf(nic, sizeof nic, "%ld NIC ports %.4g kJ", r->nic_ports,
+               r->nic_energy_j / 1e3);
+    else
+      snprintf(nic, sizeof nic, "NICs not counted (no %s power in the "
+               "catalog)", c->nic.name);
+    if (r->have_switch)
+      snprintf(sw, sizeof sw, "%ld %s switches %.4g kJ", r->switches,
+               c->sw.name, r->switch_energy_j / 1e3);
+    else
+      snprintf(sw, sizeof sw, "switches not counted (no %s switch in the "
+               "catalog)", c->nic.name);
+    fprintf(f, "  network energy   %10.4g kJ  %s, %s; %.4g GB across NICs\n",
+            (r->nic_energy_j + r->switch_energy_j) / 1e3, nic, sw,
+            r->cf.nic_bytes / 1e9);
+  }
+  double total = r->energy_j + r->nic_energy_j + r->switch_energy_j;
+  fprintf(f, "  energy           %10.4g kJ  %.3g J per token", total / 1e3,
+          total / r->tokens);
+  if (r->cost_per_mtoken > 0)
+    fprintf(f, "   cost %.4g per million tokens at %g per GPU-hour",
+            r->cost_per_mtoken, c->gpu_hour_price);
+  fputc('\n', f);
+}
+
+/* The closed form beside the simulation, and where they part. */
+static void print_closed_form(FILE *f, const struct report *r)
+{
+  const struct closed_form *cf = &r->cf;
+  const struct engine_result *res = &r->res;
+  fprintf(f, "  closed form      %10.4f s  (roofline compute %.4f s, "
+          "alpha-beta comm %.4f s of which exposed %.4f s, bubble %.4f s); "
+          "simulated %+.1f %%\n", cf->iteration_s, cf->compute_s, cf->comm_s,
+          cf->exposed_s, cf->bubble_s,
+          100 * (r->iteration_s / cf->iteration_s - 1));
+  fprintf(f, "    simulated minus closed form: compute %+.4f s (kernel "
+          "efficiency, launches), exposed comm %+.4f s (contention, "
+          "protocols, overlap), idle %+.4f s (bubbles, waiting)\n",
+          res->compute_s - cf->compute_s, res->exposed_s - cf->exposed_s,
+          res->idle_s - cf->bubble_s);
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
   const struct plan *p = &r->w->plan;
@@ -457,8 +582,8 @@ void report_print_text(FILE *f, const struct report *r)
           100 * res->idle_s / T);
   if (res->stages)
     print_breakdown(f, res);
-  fprintf(f, "  GPU energy       %10.4g kJ  %.3g J per token (idle power, TDP "
-          "while computing)\n", r->energy_j / 1e3, r->energy_j / r->tokens);
+  print_energy(f, r);
+  print_closed_form(f, r);
   fprintf(f, "  memory per GPU   %10s of %s: %s\n",
           units_fmt_human(r->mem.total, UNIT_SIZE, a, sizeof a),
           units_fmt_human(r->mem.capacity, UNIT_SIZE, b, sizeof b),

@@ -14,6 +14,7 @@
 #include "sim/engine.h"
 #include "traces/graph.h"
 #include "workloads/accounting.h"
+#include "workloads/closedform.h"
 #include "workloads/workload.h"
 
 struct report {
@@ -29,9 +30,19 @@ struct report {
   double tokens_per_s;
   double tokens;               /* per iteration */
   /* GPU energy (boards only): idle power all along, plus the difference to
-   * TDP while kernels run (a linear model; communication, host, switch and
-   * cooling power are left out). */
+   * the board's power while computing (TDP, or less under power_cap or
+   * clock; cluster.h) while kernels run. */
   double energy_j;
+  /* The scale-out fabric's energy (0 on one node): every NIC port and
+   * switch of the job's fabric at idle power all along, plus the
+   * difference to full power for the time its traffic keeps it busy (the
+   * closed form's bytes over the port's bandwidth).  have_nic_power and
+   * have_switch say whether the catalog gave their figures. */
+  double nic_energy_j, switch_energy_j;
+  bool have_nic_power, have_switch;
+  long nic_ports, switches;
+  double cost_per_mtoken;      /* from gpu_hour_price; 0 when not given */
+  struct closed_form cf;       /* the literature's estimate */
   double sim_wall_s;           /* wall time of the whole command */
   /* Compute time by family of kernel, seconds per GPU (they sum to
    * res.compute_s): GEMMs, attention, memory-bound kernels (norms,

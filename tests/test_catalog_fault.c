@@ -37,7 +37,7 @@ Test(catalog_fault, wrong_root_and_unknown_elements)
   bad("<platform/>", WEFT_EINVAL,
       "bad.xml:1: <platform>: unknown root element; expected <catalog>");
   bad("<catalog>\n  <cpu name=\"x\"/>\n</catalog>", WEFT_EINVAL,
-      "bad.xml:2: <cpu>: unknown element; expected gpu, nic, node or future");
+      "bad.xml:2: <cpu>: unknown element; expected gpu, nic, node, future, switch or trend");
   bad("<catalog version=\"2\"/>", WEFT_EINVAL,
       "bad.xml:1: <catalog>: unknown attribute 'version'");
 }

@@ -158,8 +158,8 @@ Test(cluster_fault, files)
   bad_file("<cluster name=\"x\"\n node=\"DGX-H100\" colour=\"red\"/>",
            WEFT_EINVAL, ":1: <cluster>: unknown attribute 'colour'");
   bad_file("<cluster name=\"x\" node=\"DGX-H100\" nodes=\"4\">\n"
-           "  <switch name=\"s\"/>\n</cluster>", WEFT_EINVAL,
-           ":2: <switch>: unknown element; expected gpu, nic, node or future");
+           "  <router name=\"s\"/>\n</cluster>", WEFT_EINVAL,
+           ":2: <router>: unknown element; expected gpu, nic, node, future, switch or trend");
   bad_file("<cluster name=\"x\" preset=\"nope\"/>", WEFT_ENOTFOUND,
            ":1: <cluster>: attribute 'preset': unknown cluster 'nope'; known "
            "clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, "

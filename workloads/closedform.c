@@ -1,0 +1,235 @@
+/*
+ * closedform.c - the literature's closed-form estimate (closedform.h).
+ */
+#include "workloads/closedform.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/xalloc.h"
+#include "workloads/costmodel.h"
+
+/* Where a group of ranks sits: members on the rank's node, nodes, and the
+ * leaves and pods those nodes hang off. */
+struct span {
+  long n, per_node, nodes, leaves, pods;
+};
+
+static int cmp_long(const void *a, const void *b)
+{
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Distinct values of v[0..n) (sorts v). */
+static long distinct(long *v, long n)
+{
+  qsort(v, (size_t)n, sizeof *v, cmp_long);
+  long d = n > 0;
+  for (long i = 1; i < n; i++)
+    d += v[i] != v[i - 1];
+  return d;
+}
+
+static void group_span(const struct graph_layout *l, const struct cluster *c,
+                       enum group_kind gk, long rank, struct span *out)
+{
+  struct layout_group grp;
+  layout_group(l, gk, rank, &grp);
+  long *nodes = xcalloc((size_t)grp.n, sizeof *nodes);
+  long own = rank / c->gpus_per_node, same = 0;
+  for (long i = 0; i < grp.n; i++) {
+    nodes[i] = layout_member(l, gk, grp.leader, i) / c->gpus_per_node;
+    same += nodes[i] == own;
+  }
+  out->n = grp.n;
+  out->per_node = same;
+  out->nodes = distinct(nodes, grp.n);
+  for (long i = 0; i < grp.n; i++)
+    nodes[i] /= c->nodes_per_leaf;
+  out->leaves = distinct(nodes, grp.n);
+  for (long i = 0; i < grp.n; i++)
+    nodes[i] /= c->leaves_per_pod;
+  out->pods = distinct(nodes, grp.n);
+  free(nodes);
+}
+
+/* Bandwidth per GPU of the group's slowest level, and one step's latency. */
+static void level(const struct cluster *c, const struct span *sp,
+                  double *beta, double *alpha)
+{
+  if (sp->nodes <= 1) {
+    *beta = c->gpu.nvlink_bw_Bps;
+    *alpha = c->nvlink_lat_s;
+    return;
+  }
+  double nic = c->nic.bw_Bps * c->nics_per_node *
+               (double)(sp->per_node < 1 ? 1 : sp->per_node) /
+               c->gpus_per_node;
+  if (sp->per_node > 1 && nic > c->gpu.nvlink_bw_Bps)
+    nic = c->gpu.nvlink_bw_Bps;
+  *beta = nic;
+  *alpha = 2 * c->nic.lat_s + (sp->leaves > 1 ? 3 : 1) * c->switch_lat_s;
+}
+
+/* Switch ports an inter-node byte crosses, over a ring of the span's
+ * nodes: two per switch, one switch within a leaf, three for the edges
+ * that leave it, five for those that leave the pod. */
+static double ports_per_byte(const struct span *sp)
+{
+  double N = (double)sp->nodes;
+  return 2 + 4 * (double)(sp->leaves > 1 ? sp->leaves : 0) / N +
+         4 * (double)(sp->pods > 1 ? sp->pods : 0) / N;
+}
+
+/* Steps and wire bytes per rank of a collective of `n` ranks on `S`. */
+static void ring_counts(enum coll_op op, double n, double S, double *steps,
+                        double *wire)
+{
+  switch (op) {
+  case CO_ALLREDUCE:
+    *steps = 2 * (n - 1);
+    *wire = 2 * (n - 1) / n * S;
+    break;
+  case CO_BROADCAST:
+    *steps = n - 1;
+    *wire = S;
+    break;
+  case CO_SENDRECV:
+    *steps = 1;
+    *wire = S;
+    break;
+  default: /* reduce-scatter, all-gather, all-to-all */
+    *steps = n - 1;
+    *wire = (n - 1) / n * S;
+    break;
+  }
+}
+
+struct stage_sum {
+  double fwdbwd, optim;   /* roofline compute by part of the iteration */
+  double front, side;     /* exposed and side-stream communication */
+  double comm;            /* all communication */
+};
+
+static double roofline(const struct cluster *c, enum dtype dt,
+                       const struct task *t)
+{
+  double peak = c->gpu.peak_flops[cost_kernel_dtype(dt, t)];
+  double f = t->flops > 0 && peak > 0 ? t->flops / peak : 0;
+  double m = t->bytes / c->gpu.hbm_bw_Bps;
+  return f > m ? f : m;
+}
+
+static void stage_eval(const struct graph *g, long s, const struct cluster *c,
+                       enum dtype dt, long *mb_max, struct stage_sum *out,
+                       struct closed_form *cf)
+{
+  const struct graph_layout *l = &g->layout;
+  long coord[PD_COUNT] = {0};
+  coord[PD_PP] = s;
+  long rank = layout_rank(l, coord);
+  long per_stage = layout_ranks(l) / l->pp;
+  struct span spans[GK_COUNT];
+  bool have[GK_COUNT] = {false};
+  /* The pipeline neighbours' spans (one node or two). */
+  struct span p2p[2];
+  for (int d = 0; d < 2; d++) {
+    long c2[PD_COUNT] = {0};
+    c2[PD_PP] = (s + (d ? l->pp - 1 : 1)) % l->pp;
+    long peer = layout_rank(l, c2);
+    long a = rank / c->gpus_per_node, b = peer / c->gpus_per_node;
+    long la = a / c->nodes_per_leaf, lb = b / c->nodes_per_leaf;
+    p2p[d] = (struct span){2, a == b ? 2 : 1, a == b ? 1 : 2,
+                           la == lb ? 1 : 2,
+                           la / c->leaves_per_pod == lb / c->leaves_per_pod
+                               ? 1 : 2};
+  }
+  memset(out, 0, sizeof *out);
+  const struct program *pr = &g->prog[s];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL) {
+      double r = roofline(c, dt, t);
+      if (t->phase == PH_OPT)
+        out->optim += r;
+      else
+        out->fwdbwd += r;
+      if (t->mb > *mb_max)
+        *mb_max = t->mb;
+      continue;
+    }
+    if (t->kind == TK_RECV)
+      continue; /* the matching send carries the transfer */
+    const struct span *sp;
+    double groups;
+    enum coll_op op = CO_SENDRECV;
+    if (t->kind == TK_SEND) {
+      sp = &p2p[t->peer < 0];
+      groups = (double)per_stage;
+    } else {
+      enum group_kind gk = (enum group_kind)t->group;
+      if (!have[gk]) {
+        group_span(l, c, gk, rank, &spans[gk]);
+        have[gk] = true;
+      }
+      sp = &spans[gk];
+      op = (enum coll_op)t->op;
+      groups = (double)per_stage / (double)sp->n;
+    }
+    if (sp->n < 2 && t->kind == TK_COLL)
+      continue;
+    double steps, wire, beta, alpha;
+    ring_counts(op, (double)sp->n, t->bytes, &steps, &wire);
+    level(c, sp, &beta, &alpha);
+    double time = steps * alpha + wire / beta;
+    out->comm += time;
+    if (t->stream == ST_DP || t->stream == ST_AG || t->stream == ST_CP)
+      out->side += time;
+    else
+      out->front += time;
+    if (sp->nodes > 1) {
+      /* Bytes leaving nodes: a send crosses once per sending rank; a ring
+       * sends its per-rank wire bytes out of each node once; an
+       * all-to-all sends each member's share bound for other nodes. */
+      double bytes;
+      if (t->kind == TK_SEND)
+        bytes = (double)per_stage * t->bytes;
+      else if (op == CO_ALLTOALL)
+        bytes = (double)per_stage * t->bytes *
+                (double)(sp->n - sp->per_node) / (double)sp->n;
+      else
+        bytes = groups * (double)sp->nodes * wire;
+      cf->nic_bytes += bytes;
+      cf->port_bytes += bytes * ports_per_byte(sp);
+    }
+  }
+}
+
+void closed_form_eval(const struct graph *g, const struct cluster *c,
+                      enum dtype dt, struct closed_form *out)
+{
+  struct closed_form cf = {0};
+  long mb_max = 0;
+  double busy = 0, tail = 0;
+  for (long s = 0; s < g->stages; s++) {
+    struct stage_sum st;
+    stage_eval(g, s, c, dt, &mb_max, &st, &cf);
+    double side_excess = st.side > st.fwdbwd ? st.side - st.fwdbwd : 0;
+    double work = st.fwdbwd + st.front;
+    if (work >= busy) {
+      busy = work;
+      cf.compute_s = st.fwdbwd + st.optim;
+      cf.comm_s = st.comm;
+      cf.exposed_s = st.front + side_excess;
+    }
+    if (st.optim + side_excess > tail)
+      tail = st.optim + side_excess;
+  }
+  const struct graph_layout *l = &g->layout;
+  double m = (double)(mb_max + 1), v = l->vchunks > 0 ? (double)l->vchunks : 1;
+  cf.bubble_s = busy * (double)(l->pp - 1) / (m * v);
+  cf.iteration_s = busy + cf.bubble_s + tail;
+  *out = cf;
+}

@@ -1,0 +1,59 @@
+/*
+ * closedform.h - the closed-form estimate of an iteration that analytical
+ * models in the literature make, evaluated on the same task graph as the
+ * simulation, so that a report can show where and why they part.
+ *
+ * Per pipeline stage s, for the stage's first rank (ranks of a stage run
+ * the same program):
+ *   compute C_s   roofline of every kernel at datasheet peaks:
+ *                 max(flops / peak[precision], bytes / hbm_bw); no
+ *                 efficiency, launch gap or wave quantization;
+ *   collectives   alpha-beta, no contention: steps * alpha + wire / beta,
+ *                 NCCL's ring counts (all-reduce 2(n-1) steps moving
+ *                 2(n-1)/n of the buffer, all-gather, reduce-scatter and
+ *                 all-to-all n-1 steps moving (n-1)/n, broadcast n-1 steps
+ *                 moving all of it, send/recv one step moving all of it);
+ *                 beta the group's slowest level: NVLink per direction inside
+ *                 one node, else the NIC bandwidth of the group's GPUs in a
+ *                 node (nic_bw x nics_per_node x members_per_node /
+ *                 gpus_per_node, and never above NVLink when two or more
+ *                 share a node); alpha the NVLink latency inside a node,
+ *                 else two NIC latencies and one switch hop (three when the
+ *                 group spans leaves);
+ *   overlap       a fixed assumption: collectives on the compute stream
+ *                 (tensor, expert parallelism) and pipeline transfers are
+ *                 exposed; data-parallel reductions, ZeRO/FSDP gathers and
+ *                 context-parallel exchanges (side streams) hide behind the
+ *                 stage's compute and only their excess is exposed;
+ *   pipeline      the busiest stage's forward-backward work F (compute and
+ *                 exposed) stretched by the 1F1B bubble:
+ *                 F (1 + (pp - 1) / (m v)), m micro-batches per pipeline, v
+ *                 model chunks per stage; the optimizer step and the side
+ *                 streams' excess follow.
+ * It also counts the bytes the job sends across NICs and the switch ports
+ * they cross (per node, a ring sends its per-rank wire bytes out once;
+ * one switch when the group stays under one leaf, three when it leaves it,
+ * five across pods, in proportion of the ring's edges that do), which the
+ * report turns into network energy.
+ */
+#ifndef WEFT_CLOSEDFORM_H
+#define WEFT_CLOSEDFORM_H
+
+#include "platforms/cluster.h"
+#include "traces/graph.h"
+
+struct closed_form {
+  double iteration_s;
+  double compute_s;   /* busiest stage: roofline of its kernels */
+  double comm_s;      /* busiest stage: all its collectives and transfers */
+  double exposed_s;   /* of comm_s, what the overlap assumption exposes */
+  double bubble_s;    /* pipeline fill and drain */
+  double nic_bytes;   /* bytes leaving nodes through NICs, whole job */
+  double port_bytes;  /* bytes times switch ports crossed, whole job */
+};
+
+/* Evaluate the estimate of `g` on `c` for a model computing in `dt`. */
+void closed_form_eval(const struct graph *g, const struct cluster *c,
+                      enum dtype dt, struct closed_form *out);
+
+#endif
