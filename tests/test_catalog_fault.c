@@ -225,3 +225,41 @@ Test(catalog_fault, attention_kernels)
   cr_assert_float_eq(g->attn[AK_FLASH2].bwd.seq_half, 300, 1e-12);
   catalog_free(cat);
 }
+
+#define RATE(q) "<rate quantity=\"" q "\" per_year=\"1.5\" source=\"s\"/>"
+#define ALL_BUT_POWER RATE("fp32") RATE("tf32") RATE("bf16") RATE("fp16") \
+  RATE("fp8") RATE("hbm_bw") RATE("hbm_cap") RATE("nvlink") RATE("nic")
+
+Test(catalog_fault, trends_and_switches)
+{
+  bad("<catalog>\n<trend name=\"t\" generation_years=\"2\">" ALL_BUT_POWER
+      "</trend></catalog>", WEFT_EINVAL,
+      "bad.xml:2: <trend>: trend 't' gives no rate for power");
+  bad("<catalog><trend name=\"t\" generation_years=\"2\">\n" RATE("fp8")
+      "\n" RATE("fp8") "</trend></catalog>", WEFT_EINVAL,
+      "bad.xml:3: <rate>: quantity 'fp8' given twice");
+  bad("<catalog><trend name=\"t\" generation_years=\"2\">\n<rate quantity="
+      "\"fp4\" per_year=\"2\" source=\"s\"/></trend></catalog>", WEFT_EINVAL,
+      "bad.xml:2: <rate>: unknown quantity 'fp4'; expected fp32, tf32, bf16, "
+      "fp16, fp8, hbm_bw, hbm_cap, nvlink, nic or power");
+  bad("<catalog><trend name=\"t\" generation_years=\"2\">\n<rate quantity="
+      "\"nic\" per_year=\"2\" per_generation=\"3\" source=\"s\"/></trend>"
+      "</catalog>", WEFT_EINVAL,
+      "bad.xml:2: <rate>: give per_year or per_generation, not both");
+  bad("<catalog><trend name=\"t\" generation_years=\"2\">\n<rate quantity="
+      "\"nic\" per_year=\"2\"/></trend></catalog>", WEFT_EINVAL,
+      "bad.xml:2: <rate>: missing attribute 'source'");
+  bad("<catalog><trend name=\"t\" generation_years=\"2\">\n<growth/></trend>"
+      "</catalog>", WEFT_EINVAL,
+      "bad.xml:2: <growth>: unknown element; expected rate");
+  bad("<catalog>\n<switch name=\"s\" nic=\"NDR\" ports=\"64\" idle_power="
+      "\"1kW\" max_power=\"1.2kW\"/></catalog>", WEFT_ENOTFOUND,
+      "bad.xml:2: <switch>: unknown NIC 'NDR'");
+  bad("<catalog><nic name=\"n\" bw=\"1Gbps\" lat=\"1us\"/>\n<switch name="
+      "\"s\" nic=\"n\" ports=\"64\" idle_power=\"2kW\" max_power=\"1kW\"/>"
+      "</catalog>", WEFT_EINVAL, "bad.xml:2: <switch>: idle_power exceeds "
+      "max_power");
+  bad("<catalog>\n<nic name=\"n\" bw=\"1Gbps\" lat=\"1us\" idle_power=\"9W\"/>"
+      "</catalog>", WEFT_EINVAL,
+      "bad.xml:2: <nic>: idle_power and max_power go together");
+}

@@ -168,3 +168,69 @@ Test(cluster, key_names)
   cr_assert_eq(cluster_key_from_name("bogus"), -1);
   cr_assert_str_eq(cluster_key_name(CK_OVERSUB), "oversubscription");
 }
+
+/* year= multiplies each quantity by its trend rate to the power of the
+ * years since the part's catalog year; generations= by generation_years
+ * per generation; the NIC counts from its own year. */
+Test(cluster, projection_by_trend)
+{
+  const struct trend *t = catalog_trend(cat, "datasheets");
+  cr_assert(t);
+  struct cluster c = resolve_preset("dgx-h100", "year", "2026");
+  double y = 2026 - 2022;
+  cr_assert_float_eq(c.gpu.peak_flops[DTYPE_BF16],
+                     989.4e12 * pow(t->per_year[GQ_BF16], y), 1e3);
+  cr_assert_float_eq(c.gpu.hbm_bw_Bps, 3.35e12 * pow(t->per_year[GQ_HBM_BW], y),
+                     1);
+  cr_assert_float_eq(c.gpu.hbm_bytes, 80e9 * pow(t->per_year[GQ_HBM_CAP], y), 1);
+  cr_assert_float_eq(c.gpu.max_w, 700 * pow(t->per_year[GQ_POWER], y), 1e-9);
+  cr_assert_float_eq(c.nic.bw_Bps, 50e9 * pow(t->per_year[GQ_NIC], y), 1);
+  cr_assert_str_eq(c.trend, "datasheets");
+  struct cluster g = resolve_preset("dgx-h100", "generations", "2");
+  cr_assert_float_eq(g.proj_gpu_years, 2 * t->generation_years, 1e-12);
+  cr_assert_float_eq(g.gpu.nvlink_bw_Bps,
+                     450e9 * pow(t->per_year[GQ_NVLINK], 2 * 2.33), 1);
+  /* per_generation rates are converted: memory-wall's 3.0x per 2 years */
+  const struct trend *m = catalog_trend(cat, "memory-wall");
+  cr_assert(m);
+  cr_assert_float_eq(pow(m->per_year[GQ_FP8], 2), 3.0, 1e-12);
+}
+
+static void bad_setting(const char *k1, const char *v1, const char *k2,
+                        const char *v2, const char *want)
+{
+  struct cluster_desc d;
+  struct cluster c;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0);
+  char o1[32], o2[32];
+  snprintf(o1, sizeof o1, "--%s", k1);
+  cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(k1), v1, o1, 2,
+                                &err), 0, "%s", err.msg);
+  if (k2) {
+    snprintf(o2, sizeof o2, "--%s", k2);
+    cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(k2), v2, o2, 2,
+                                  &err), 0, "%s", err.msg);
+  }
+  cr_assert_neq(cluster_resolve(&d, cat, &c, &err), 0);
+  cr_assert_str_eq(err.msg, want);
+}
+
+Test(cluster, projection_and_power_refusals)
+{
+  bad_setting("year", "2021", NULL, NULL,
+              "--year: 2021 is before the GPU H100-SXM's year 2022; a "
+              "projection goes forward");
+  bad_setting("year", "2026", "generations", "1",
+              "--year and --generations both project the hardware; give one");
+  bad_setting("trend", "datasheets", NULL, NULL,
+              "--trend: a trend needs year or generations to project");
+  bad_setting("year", "2026", "trend", "moore",
+              "--trend: unknown trend 'moore' (see weft list trends)");
+  bad_setting("power_cap", "60W", NULL, NULL,
+              "--power_cap: 60 W is not above the H100-SXM's idle power of "
+              "70 W");
+  bad_setting("power_cap", "500W", "clock", "0.9",
+              "--power_cap and --clock both set the clock; give one");
+}

@@ -887,3 +887,125 @@ Test(engine, two_replays_in_one_process, .timeout = 120)
     REL(second[i], fresh[i], 1e-9);
   }
 }
+
+/* ---- Energy, cost and the closed form on whole jobs (report_fill) ---- */
+
+#include "sim/report.h"
+#include "workloads/closedform.h"
+#include "workloads/costmodel.h"
+#include "workloads/workload.h"
+
+/* Build and replay a job given as flag pairs on `cluster`; fill *r. */
+static struct graph *job(const char *cluster, const char *const *kv,
+                         struct workload *w, struct cluster *c,
+                         struct report *r)
+{
+  struct weft_err err = {0};
+  cat = catalog_builtin(&err);
+  cr_assert(cat);
+  workload_init(w);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(workload_flag(w, kv[i], kv[i + 1], &err), 0, "%s", err.msg);
+  cr_assert_eq(workload_resolve(w, cat, cluster, c, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&w->model, &w->plan, &err);
+  cr_assert(g, "%s", err.msg);
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(c, &err), 0, "%s", err.msg);
+  struct engine_params p;
+  engine_params_default(&p);
+  p.dtype = w->model.dtype;
+  struct engine_result res;
+  cr_assert_eq(engine_run(g, c, &p, &res, &err), 0, "%s", err.msg);
+  report_fill(r, w, c, g, &res, p.dtype, 0);
+  return g;
+}
+
+/* One GPU computing alone: board energy is idle power all along plus the
+ * difference to the computing power while kernels run; with clock 0.8 the
+ * peaks drop by 0.8 and that power to idle + (max - idle) 0.8^3; the fabric
+ * takes nothing; the cost is the GPU-hours' price per token; the closed
+ * form is the roofline sum of the kernels, with no communication. */
+Test(engine, energy_and_closed_form_of_one_gpu)
+{
+  struct workload w;
+  struct cluster c;
+  struct report r;
+  struct graph *g = job("dgx-h100", KV("model", "gpt-1.7b", "gpus", "1",
+                                       "gpus_per_node", "1", "global_batch",
+                                       "2", "clock", "0.8", "gpu_hour_price",
+                                       "3"), &w, &c, &r);
+  double idle = c.gpu.idle_w, max = c.gpu.max_w;
+  REL(c.gpu.peak_flops[DTYPE_BF16], 989.4e12 * 0.8, 1e-12);
+  REL(c.active_w, idle + (max - idle) * 0.512, 1e-12);
+  double T = r.iteration_s;
+  REL(r.energy_j, idle * T + (c.active_w - idle) * r.res.compute_s, 1e-12);
+  cr_assert_eq(r.nic_energy_j + r.switch_energy_j, 0);
+  cr_assert_eq(r.nic_ports, 0);
+  REL(r.cost_per_mtoken, 3 * T / 3600 / r.tokens * 1e6, 1e-12);
+  double roof = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    cr_assert_eq(t->kind, TK_KERNEL);
+    double f = t->flops / c.gpu.peak_flops[cost_kernel_dtype(DTYPE_BF16, t)];
+    double m = t->bytes / c.gpu.hbm_bw_Bps;
+    roof += f > m ? f : m;
+  }
+  REL(r.cf.compute_s, roof, 1e-9);
+  REL(r.cf.iteration_s, roof, 1e-9);
+  cr_assert_eq(r.cf.comm_s, 0);
+  cr_assert_eq(r.cf.bubble_s, 0);
+  cr_assert_gt(r.iteration_s, r.cf.iteration_s); /* efficiencies < 1 */
+  graph_free(g);
+}
+
+/* A power cap below the board's maximum sets the clock so that the power
+ * while computing is the cap: idle + (max - idle) f^3 = cap. */
+Test(engine, power_cap_sets_the_clock)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "8", "power_cap", "500W"));
+  double idle = c.gpu.idle_w, max = c.gpu.max_w;
+  REL(c.clock, cbrt((500 - idle) / (max - idle)), 1e-12);
+  REL(c.active_w, 500.0, 1e-12);
+  REL(c.gpu.peak_flops[DTYPE_FP8], 1978.9e12 * c.clock, 1e-4);
+  REL(c.gpu.hbm_bw_Bps, 3.35e12, 1e-12); /* memory clock unchanged */
+}
+
+/* Data parallelism over two H100 nodes: the closed form's all-reduces are
+ * alpha-beta at the NICs of a node's 8 GPUs (8 x 50 GB/s, below NVLink),
+ * each node sending its per-rank ring bytes out once; the NIC ports'
+ * energy is idle power all along plus the rest for 2 x those bytes (sent
+ * and received) over a port's bandwidth. */
+Test(engine, closed_form_and_network_energy_of_two_nodes)
+{
+  struct workload w;
+  struct cluster c;
+  struct report r;
+  struct graph *g = job("dgx-h100", KV("model", "gpt-1.7b", "gpus", "16",
+                                       "global_batch", "16"), &w, &c, &r);
+  double n = 16, beta = 8 * 50e9, alpha = 2 * 1e-6 + 130e-9, comm = 0,
+         bytes = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind != TK_COLL)
+      continue;
+    cr_assert_eq(t->op, CO_ALLREDUCE);
+    comm += 2 * (n - 1) * alpha + 2 * (n - 1) / n * t->bytes / beta;
+    bytes += 2 * 2 * (n - 1) / n * t->bytes; /* two nodes */
+  }
+  cr_assert_gt(comm, 0);
+  REL(r.cf.comm_s, comm, 1e-9);
+  REL(r.cf.nic_bytes, bytes, 1e-9);
+  double T = r.iteration_s;
+  cr_assert_eq(r.nic_ports, 16);
+  REL(r.nic_energy_j, 16 * c.nic.idle_w * T +
+                          (c.nic.max_w - c.nic.idle_w) * 2 * bytes / 50e9,
+      1e-9);
+  cr_assert(r.have_switch);
+  cr_assert_eq(r.switches, 1); /* 16 ports under one leaf */
+  REL(r.switch_energy_j, c.sw.idle_w * T + (c.sw.max_w - c.sw.idle_w) /
+                                               c.sw.ports * 2 * bytes / 50e9,
+      1e-9);
+  graph_free(g);
+}

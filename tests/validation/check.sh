@@ -11,7 +11,8 @@
 # fused attention (tests/build/attn_rows on attn_rows.csv): every GPU and
 # kernel's held-back rows within 10 % mean |error|, and the catalog's
 # attention and GEMM constants equal what analysis/fit_attention.py and
-# analysis/fit_gemm.py derive.
+# analysis/fit_gemm.py derive, and the catalog's datasheets trend what
+# analysis/fit_growth.py derives.
 # Prints "validation: N passed, N failed".
 build=$1
 dir=$2
@@ -43,6 +44,9 @@ verdict "attention constants differ from analysis/fit_attention.py: $(grep FAIL 
 if python3 "$dir/../../analysis/fit_gemm.py" --check >"$tmp/gfit" 2>&1; then gfit=1; else gfit=0; fi
 tail -1 "$tmp/gfit"
 verdict "GEMM constants differ from analysis/fit_gemm.py: $(grep FAIL "$tmp/gfit" | tr '\n' ' ')" "$gfit"
+if python3 "$dir/../../analysis/fit_growth.py" --check "$dir/../../platforms/catalog.xml" >"$tmp/grow" 2>&1; then grow=1; else grow=0; fi
+tail -1 "$tmp/grow"
+verdict "growth rates differ from analysis/fit_growth.py: $(grep 'check:' "$tmp/grow" | tr '\n' ' ')" "$grow"
 set -- $(stats "$tmp/coll" ring 0)
 echo "ring rows: $1, mean |error| $2 %, worst $3 %"
 verdict "ring mean error $2 % > 3 %" "$(echo "$2" | awk '{ print ($1 <= 3) }')"
