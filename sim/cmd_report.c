@@ -58,18 +58,40 @@ static const char *const metric_cols[M_COUNT] = {
     "idle_s", "tflops_per_gpu", "mfu", "tokens_per_s",
     "gpu_energy_per_token_j", "inputs.cluster.gpus", "memory.total_bytes"};
 
+/* Columns of newer results, used when present: the closed form and the
+ * energy of GPUs and fabric together. */
+enum { O_CF_IT, O_CF_COMP, O_CF_EXP, O_CF_BUB, O_EPT, O_COUNT };
+static const char *const optional_cols[O_COUNT] = {
+    "closed_form.iteration_s", "closed_form.compute_s",
+    "closed_form.exposed_comm_s", "closed_form.bubble_s",
+    "energy_per_token_j"};
+
 struct table {
   const struct csv *c;
   int status, reason, first_study, end_study; /* study columns: [first, end) */
   int m[M_COUNT];
+  int o[O_COUNT]; /* -1 when absent */
 };
 
-static double num(const struct table *t, long r, int m)
+static double cell(const struct table *t, long r, int col)
 {
-  const char *v = t->c->fields[r][t->m[m]];
+  if (col < 0)
+    return NAN;
+  const char *v = t->c->fields[r][col];
   char *end;
   double x = strtod(v, &end);
   return (*v && !*end) ? x : NAN;
+}
+
+static double num(const struct table *t, long r, int m)
+{
+  return cell(t, r, t->m[m]);
+}
+
+/* Energy per token: GPUs and fabric when the file has it, else GPUs. */
+static double ept(const struct table *t, long r)
+{
+  return t->o[O_EPT] >= 0 ? cell(t, r, t->o[O_EPT]) : num(t, r, M_EPT);
 }
 
 static bool ok_row(const struct table *t, long r)
@@ -116,6 +138,8 @@ static int check_table(const struct csv *c, const char *path, struct table *t,
       return weft_errf(err, WEFT_EINVAL, "%s:1: no column '%s' (results of "
                        "another weft version?)", path, metric_cols[m]);
   }
+  for (int k = 0; k < O_COUNT; k++)
+    t->o[k] = csv_column(c, optional_cols[k]);
   t->first_study = 4;
   t->end_study = t->m[M_IT];
   for (long r = 1; r < c->nrows; r++)
@@ -193,11 +217,47 @@ static void print_tables(FILE *f, const struct table *t, int xc, int byc)
               100 * num(t, r, M_MFU), num(t, r, M_TOK) / num(t, r, M_GPUS),
               100 * num(t, r, M_COMP) / it, 100 * num(t, r, M_OVL) / it,
               100 * num(t, r, M_EXP) / it, 100 * num(t, r, M_IDLE) / it,
-              num(t, r, M_EPT), num(t, r, M_MEM) / 1e9,
+              ept(t, r), num(t, r, M_MEM) / 1e9,
               c->fields[r][t->status]);
     }
   }
   free(series);
+}
+
+/* Simulated against the closed form (workloads/closedform.h): the ratio of
+ * iteration times and where they part, as shares of the simulated
+ * iteration: compute (kernel efficiencies), exposed communication
+ * (contention, protocols, overlap), idle against the closed form's bubble. */
+static void print_closed(FILE *f, const struct table *t, int xc, int byc)
+{
+  const struct csv *c = t->c;
+  for (int k = 0; k < O_EPT; k++)
+    if (t->o[k] < 0)
+      return;
+  fprintf(f, "\nsimulated against the closed form (roofline, alpha-beta, "
+          "fixed overlap); differences as %% of the simulated iteration\n");
+  fprintf(f, "  %12s %20s %10s %10s %7s %9s %9s %9s  %s\n",
+          xc >= 0 ? c->fields[0][xc] : "index", byc >= 0 ? c->fields[0][byc]
+          : "", "sim s", "closed s", "ratio", "compute", "exposed", "idle",
+          "largest");
+  for (long r = 1; r < c->nrows; r++) {
+    if (!ok_row(t, r))
+      continue;
+    double it = num(t, r, M_IT), cf = cell(t, r, t->o[O_CF_IT]);
+    double d[3] = {num(t, r, M_COMP) - cell(t, r, t->o[O_CF_COMP]),
+                   num(t, r, M_EXP) - cell(t, r, t->o[O_CF_EXP]),
+                   num(t, r, M_IDLE) - cell(t, r, t->o[O_CF_BUB])};
+    static const char *const why[3] = {"kernel efficiency", "communication",
+                                       "bubbles and waits"};
+    int big = 0;
+    for (int k = 1; k < 3; k++)
+      if (fabs(d[k]) > fabs(d[big]))
+        big = k;
+    fprintf(f, "  %12s %20.20s %10.4g %10.4g %7.3f %+8.1f%% %+8.1f%% "
+            "%+8.1f%%  %s\n", xc >= 0 ? c->fields[r][xc] : c->fields[r][1],
+            byc >= 0 ? c->fields[r][byc] : "", it, cf, it / cf,
+            100 * d[0] / it, 100 * d[1] / it, 100 * d[2] / it, why[big]);
+  }
 }
 
 /* gnuplot strings: single-quoted, quotes doubled. */
@@ -240,9 +300,9 @@ static int write_data(const char *dir, const struct table *t, int xc, int byc,
         fprintf(of.f, "%s", x);
       else
         fprintf(of.f, "%d", xi);
-      fprintf(of.f, " %.9g %.9g %.9g %.9g\n", num(t, r, M_TF),
+      fprintf(of.f, " %.9g %.9g %.9g %.9g %.9g\n", num(t, r, M_TF),
               100 * num(t, r, M_MFU), num(t, r, M_TOK) / num(t, r, M_GPUS),
-              num(t, r, M_EPT));
+              ept(t, r), num(t, r, M_IT) / cell(t, r, t->o[O_CF_IT]));
     }
     fprintf(of.f, "\n\n");
   }
@@ -276,7 +336,9 @@ static const struct {
 } line_plots[] = {{"throughput", "TFLOP/s per GPU (Megatron count)", 2},
                   {"mfu", "MFU, %", 3},
                   {"tokens", "tokens/s per GPU", 4},
-                  {"energy", "GPU energy per token, J", 5}};
+                  {"energy", "energy per token, J", 5},
+                  {"closed", "simulated over closed-form iteration time", 6}};
+#define N_LINE_PLOTS (int)(sizeof line_plots / sizeof *line_plots)
 
 static int write_script(const char *dir, const char *name, const struct table *t,
                         int xc, int byc, bool numeric, bool logx,
@@ -406,7 +468,8 @@ static int plots(const char *dir, const struct table *t, int xc, int byc,
   }
   bool logx = numeric && lo > 0 && hi / lo >= 8;
   int rc = write_data(dir, t, xc, byc, numeric, xs, nx, err);
-  for (int p = -1; !rc && p < 4; p++) {
+  int np = t->o[O_CF_IT] >= 0 ? N_LINE_PLOTS : N_LINE_PLOTS - 1;
+  for (int p = -1; !rc && p < np; p++) {
     const char *name = p < 0 ? "shares" : line_plots[p].name;
     rc = write_script(dir, name, t, xc, byc, numeric, logx, xs, nx, p, err);
     if (!rc)
@@ -451,13 +514,15 @@ int cmd_report(int argc, char **argv)
         byc = k;
   if (!rc) {
     print_tables(stdout, &t, xc, byc);
+    print_closed(stdout, &t, xc, byc);
     fflush(stdout); /* before gnuplot's messages */
     const char *dir = opts_get(S, &o, "output");
     if (dir) {
       rc = plots(dir, &t, xc, byc, &err);
       if (!rc)
-        printf("\nwrote %s/{throughput,mfu,tokens,energy,shares}.{png,svg} "
-               "(data and gnuplot scripts beside them)\n", dir);
+        printf("\nwrote %s/{throughput,mfu,tokens,energy,%sshares}.{png,svg} "
+               "(data and gnuplot scripts beside them)\n", dir,
+               t.o[O_CF_IT] >= 0 ? "closed," : "");
     }
   }
   csv_release(&c);

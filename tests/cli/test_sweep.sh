@@ -157,7 +157,7 @@ if "$weft" report "$rep" >rep.txt 2>err && cmp -s rep.txt "$dir/golden/report-st
 then ok; else ko "weft report tables (golden/report-strategies.txt)"; diff "$dir/golden/report-strategies.txt" rep.txt | head; cat err; fi
 if "$weft" report "$rep" -o plots >out 2>err && "$weft" report "$rep" -o plots2 >/dev/null 2>&1; then
   good=1
-  for p in throughput mfu tokens energy shares; do
+  for p in throughput mfu tokens energy closed shares; do
     head -c 8 "plots/$p.png" | od -An -c | grep -q 'P   N   G' || good=0
     grep -q '<svg' "plots/$p.svg" || good=0
     [ -s "plots/$p.gp" ] || good=0
