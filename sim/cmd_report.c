@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "analysis/csv.h"
+#include "analysis/expr.h"
 #include "sim/base/outfile.h"
 #include "sim/base/xalloc.h"
 #include "sim/commands.h"
@@ -36,6 +37,9 @@ static const struct opt report_opts[] = {
      "(default: gpus if it varies, else the first that varies)"},
     {"by", 0, OPT_VALUE, "COLUMN", "the study column whose values are the "
      "series (default: the first other that varies)"},
+    {"where", 0, OPT_VALUE, "EXPR", "keep the scenarios for which EXPR, "
+     "over the study's numeric columns, is true (\"seq == 8192 && layers "
+     "== 64\")"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -479,6 +483,75 @@ static int plots(const char *dir, const struct table *t, int xc, int byc,
   return rc;
 }
 
+struct row_ctx {
+  const struct table *t;
+  long r;
+};
+
+/* A study column's value in row r (expr_lookup_fn). */
+static const char *row_value(void *ctx, const char *name)
+{
+  const struct row_ctx *x = ctx;
+  for (int k = x->t->first_study; k < x->t->end_study; k++)
+    if (strcmp(x->t->c->fields[0][k], name) == 0)
+      return x->t->c->fields[x->r][k];
+  return NULL;
+}
+
+struct unknown_ctx {
+  const struct table *t;
+  const char *name; /* the first name that is not a study column */
+};
+
+static int is_study_col(void *ctx, const char *name)
+{
+  struct unknown_ctx *u = ctx;
+  struct row_ctx x = {u->t, 0};
+  if (row_value(&x, name))
+    return 0;
+  u->name = name;
+  return 1;
+}
+
+/* --where: drop the rows whose expression is false (rows are owned by the
+ * csv; dropped ones are freed here). */
+static int filter_rows(struct table *t, struct csv *c, const char *src,
+                       struct weft_err *err)
+{
+  struct expr *e = expr_parse(src, "--where", err);
+  if (!e)
+    return err ? err->code : WEFT_EINVAL;
+  int rc = 0;
+  struct unknown_ctx u = {t, NULL};
+  if (expr_each_var(e, is_study_col, &u))
+    rc = weft_errf(err, WEFT_EINVAL, "--where: '%s' is not a column of the "
+                   "study in this file", u.name);
+  long kept = 1;
+  for (long r = 1; r < c->nrows && !rc; r++) {
+    struct row_ctx x = {t, r};
+    double v = 0;
+    struct weft_err e2 = {0};
+    bool keep = expr_eval(e, row_value, &x, &v, &e2) == 0 && v != 0;
+    if (!keep) {
+      for (int k = 0; k < c->nfields[r]; k++)
+        free(c->fields[r][k]);
+      free(c->fields[r]);
+      continue;
+    }
+    c->fields[kept] = c->fields[r];
+    c->nfields[kept] = c->nfields[r];
+    c->line[kept] = c->line[r];
+    kept++;
+  }
+  if (!rc) {
+    c->nrows = kept;
+    if (kept < 2)
+      rc = weft_errf(err, WEFT_EINVAL, "--where: no scenario is kept");
+  }
+  expr_free(e);
+  return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
   struct opts o;
@@ -494,6 +567,9 @@ int cmd_report(int argc, char **argv)
     return cli_fail(&err);
   struct table t = {0};
   int rc = check_table(&c, o.positional, &t, &err);
+  const char *where = opts_get(S, &o, "where");
+  if (!rc && where)
+    rc = filter_rows(&t, &c, where, &err);
   int xc = -1, byc = -1;
   const char *xo = opts_get(S, &o, "x"), *bo = opts_get(S, &o, "by");
   if (!rc && xo)

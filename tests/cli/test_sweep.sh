@@ -173,6 +173,14 @@ expect 1 "weft: nomfu.csv:1: no column 'mfu' (results of another weft version?)"
 head -1 "$rep" >empty.csv
 expect 1 "weft: empty.csv: no scenarios" report empty.csv
 expect 1 "weft: --x: 'layers' is not a column of the study in this file" report "$rep" --x layers
+# --where keeps the scenarios its expression holds for.
+if "$weft" report "$rep" --where "gpus == 768 && zero == 3" >w.txt 2>err &&
+   head -1 w.txt | grep -q "^2 scenarios: 2 ok" &&
+   [ "$(grep -c ' 24.31 ' w.txt)" = 2 ] && ! grep -q 'tp8-pp12' w.txt
+then ok; else ko "weft report --where"; cat w.txt err | head; fi
+expect 1 "weft: --where: 'layers' is not a column of the study in this file" report "$rep" --where "layers == 2"
+expect 1 "weft: --where: no scenario is kept" report "$rep" --where "gpus > 5000"
+expect 1 "weft: --where: expected a number, a name or '(' at the end of 'gpus =='" report "$rep" --where "gpus =="
 expect 2 "weft: report: no results file (the CSV of weft sweep)" report
 
 echo "sweep: $pass passed, $fail failed"
