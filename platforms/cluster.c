@@ -82,7 +82,7 @@ static const struct keydef keys[CK_COUNT] = {
         "cap the GPU's board power; compute clocks drop (default: none)"},
     [CK_CLOCK] = {"clock", KT_REAL, 0.05, 1.5,
         "GPU clock against the catalog's, power follows (default 1)"},
-    [CK_GPU_HOUR_PRICE] = {"gpu_hour_price", KT_REAL, 0, 1e6,
+    [CK_GPU_HOUR_PRICE] = {"gpu_hour_price", KT_REAL, 1e-6, 1e6,
         "price of one GPU-hour, for the cost per token (default: none)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
@@ -445,11 +445,13 @@ static int project(const struct cluster_desc *d, const struct catalog *cat,
   }
   const struct trend *t = d->set[CK_TREND] ? catalog_trend(cat, d->text[CK_TREND])
                           : cat->n_trends ? &cat->trends[0] : NULL;
+  if (!t && d->set[CK_TREND])
+    return weft_errf(err, WEFT_ENOTFOUND, "%s: unknown trend '%s' (see weft "
+                     "list trends)", where(d, CK_TREND), d->text[CK_TREND]);
   if (!t)
-    return weft_errf(err, WEFT_ENOTFOUND, "%s: %s '%s' (see weft list "
-                     "trends)", where(d, d->set[CK_TREND] ? CK_TREND : CK_YEAR),
-                     d->set[CK_TREND] ? "unknown trend" : "no trend in the "
-                     "catalog to project with", d->text[CK_TREND]);
+    return weft_errf(err, WEFT_ENOTFOUND, "%s: the catalog has no trend to "
+                     "project with", where(d, by_year ? CK_YEAR
+                                                      : CK_GENERATIONS));
   double gy, ny;
   int rc = years_ahead(d, t, c->gpu.year, "GPU", c->gpu.name, &gy, err);
   if (!rc)

@@ -139,14 +139,19 @@ static void list_trends(const struct catalog *cat)
              t->per_year[q], pow(t->per_year[q], t->generation_years),
              t->rate_source[q]);
   }
-  printf("\nProjected from: ");
+  printf("\nProjected from:");
+  const char *sep = " ";
   for (int i = 0; i < cat->n_gpus; i++)
-    if (cat->gpus[i].year > 0)
-      printf("%s %g, ", cat->gpus[i].name, cat->gpus[i].year);
+    if (cat->gpus[i].year > 0) {
+      printf("%s%s %g", sep, cat->gpus[i].name, cat->gpus[i].year);
+      sep = ", ";
+    }
   for (int i = 0; i < cat->n_nics; i++)
-    if (cat->nics[i].year > 0)
-      printf("%s %g%s", cat->nics[i].name, cat->nics[i].year,
-             i + 1 < cat->n_nics ? ", " : "\n");
+    if (cat->nics[i].year > 0) {
+      printf("%s%s %g", sep, cat->nics[i].name, cat->nics[i].year);
+      sep = ", ";
+    }
+  printf("\n");
 }
 
 static void list_nodes(const struct catalog *cat)

@@ -340,7 +340,7 @@ static const struct {
 } line_plots[] = {{"throughput", "TFLOP/s per GPU (Megatron count)", 2},
                   {"mfu", "MFU, %", 3},
                   {"tokens", "tokens/s per GPU", 4},
-                  {"energy", "energy per token, J", 5},
+                  {"energy", "energy per token, J (GPUs and fabric where the results have it)", 5},
                   {"closed", "simulated over closed-form iteration time", 6}};
 #define N_LINE_PLOTS (int)(sizeof line_plots / sizeof *line_plots)
 
@@ -486,15 +486,23 @@ static int plots(const char *dir, const struct table *t, int xc, int byc,
 struct row_ctx {
   const struct table *t;
   long r;
+  bool unset; /* a column the expression read is empty in this row */
 };
 
-/* A study column's value in row r (expr_lookup_fn). */
+/* A study column's value in row r (expr_lookup_fn); NULL when the
+ * scenario left it unset (an empty cell). */
 static const char *row_value(void *ctx, const char *name)
 {
-  const struct row_ctx *x = ctx;
+  struct row_ctx *x = ctx;
   for (int k = x->t->first_study; k < x->t->end_study; k++)
-    if (strcmp(x->t->c->fields[0][k], name) == 0)
-      return x->t->c->fields[x->r][k];
+    if (strcmp(x->t->c->fields[0][k], name) == 0) {
+      const char *v = x->t->c->fields[x->r][k];
+      if (!*v && x->r > 0) {
+        x->unset = true;
+        return NULL;
+      }
+      return v;
+    }
   return NULL;
 }
 
@@ -506,7 +514,7 @@ struct unknown_ctx {
 static int is_study_col(void *ctx, const char *name)
 {
   struct unknown_ctx *u = ctx;
-  struct row_ctx x = {u->t, 0};
+  struct row_ctx x = {u->t, 0, false};
   if (row_value(&x, name))
     return 0;
   u->name = name;
@@ -526,13 +534,23 @@ static int filter_rows(struct table *t, struct csv *c, const char *src,
   if (expr_each_var(e, is_study_col, &u))
     rc = weft_errf(err, WEFT_EINVAL, "--where: '%s' is not a column of the "
                    "study in this file", u.name);
-  long kept = 1;
+  /* Evaluate every row first: a failure frees nothing.  A scenario that
+   * leaves a column unset is not kept; any other failure (a word where a
+   * number is needed, a division by zero) is an error. */
+  bool *keep = xcalloc((size_t)c->nrows, sizeof *keep);
   for (long r = 1; r < c->nrows && !rc; r++) {
-    struct row_ctx x = {t, r};
+    struct row_ctx x = {t, r, false};
     double v = 0;
     struct weft_err e2 = {0};
-    bool keep = expr_eval(e, row_value, &x, &v, &e2) == 0 && v != 0;
-    if (!keep) {
+    if (expr_eval(e, row_value, &x, &v, &e2) == 0)
+      keep[r] = v != 0;
+    else if (!x.unset)
+      rc = weft_errf(err, WEFT_EINVAL, "--where: the scenario of line %ld: "
+                     "%s", c->line[r], e2.msg);
+  }
+  long kept = 1;
+  for (long r = 1; r < c->nrows && !rc; r++) {
+    if (!keep[r]) {
       for (int k = 0; k < c->nfields[r]; k++)
         free(c->fields[r][k]);
       free(c->fields[r]);
@@ -543,6 +561,7 @@ static int filter_rows(struct table *t, struct csv *c, const char *src,
     c->line[kept] = c->line[r];
     kept++;
   }
+  free(keep);
   if (!rc) {
     c->nrows = kept;
     if (kept < 2)

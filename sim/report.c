@@ -100,7 +100,7 @@ static void network_energy(struct report *r, const struct cluster *c,
   if (r->have_nic_power)
     r->nic_energy_j = host * c->nic.idle_w * T +
                       (c->nic.max_w - c->nic.idle_w) *
-                          busy_s(2 * r->cf.nic_bytes, c->nic.bw_Bps, host, T);
+                          busy_s(r->cf.nic_bytes, c->nic.bw_Bps, host, T);
   r->have_switch = c->sw.ports > 0;
   if (!r->have_switch)
     return;
@@ -114,7 +114,8 @@ static void network_energy(struct report *r, const struct cluster *c,
   r->switches = (long)ceil(ports / c->sw.ports - 1e-9);
   r->switch_energy_j = (double)r->switches * c->sw.idle_w * T +
                        (c->sw.max_w - c->sw.idle_w) / c->sw.ports *
-                           busy_s(r->cf.port_bytes, c->nic.bw_Bps, ports, T);
+                           busy_s(r->cf.port_bytes / 2, c->nic.bw_Bps, ports,
+                                  T);
 }
 
 void report_fill(struct report *out, const struct workload *w,
@@ -402,8 +403,11 @@ void report_print_json(FILE *f, const struct report *r)
   report_json_num(f, ", ", "gpu_energy_per_token_j", "%.6g",
                   r->energy_j / r->tokens);
   double total = r->energy_j + r->nic_energy_j + r->switch_energy_j;
-  report_json_num(f, ", ", "nic_energy_j", "%.6g", r->nic_energy_j);
-  report_json_num(f, ", ", "switch_energy_j", "%.6g", r->switch_energy_j);
+  /* null where the fabric is there but the catalog has no figure */
+  report_json_num(f, ", ", "nic_energy_j", "%.6g",
+                  r->nic_ports && !r->have_nic_power ? NAN : r->nic_energy_j);
+  report_json_num(f, ", ", "switch_energy_j", "%.6g",
+                  r->nic_ports && !r->have_switch ? NAN : r->switch_energy_j);
   report_json_num(f, ", ", "energy_j", "%.6g", total);
   report_json_num(f, ", ", "energy_per_token_j", "%.6g", total / r->tokens);
   report_json_num(f, ", ", "network_bytes", "%.6g", r->cf.nic_bytes);

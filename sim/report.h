@@ -36,7 +36,9 @@ struct report {
   /* The scale-out fabric's energy (0 on one node): every NIC port and
    * switch of the job's fabric at idle power all along, plus the
    * difference to full power for the time its traffic keeps it busy (the
-   * closed form's bytes over the port's bandwidth).  have_nic_power and
+   * closed form's bytes over the port's bandwidth; a port's full power is
+   * line rate both ways, and the traffic is symmetric, so a byte sent and
+   * received keeps one port-direction pair busy once).  have_nic_power and
    * have_switch say whether the catalog gave their figures. */
   double nic_energy_j, switch_energy_j;
   bool have_nic_power, have_switch;

@@ -974,8 +974,9 @@ Test(engine, power_cap_sets_the_clock)
 /* Data parallelism over two H100 nodes: the closed form's all-reduces are
  * alpha-beta at the NICs of a node's 8 GPUs (8 x 50 GB/s, below NVLink),
  * each node sending its per-rank ring bytes out once; the NIC ports'
- * energy is idle power all along plus the rest for 2 x those bytes (sent
- * and received) over a port's bandwidth. */
+ * energy is idle power all along plus the rest for those bytes over a
+ * port's bandwidth (full power is line rate both ways, and each byte is
+ * sent by one port and received by another). */
 Test(engine, closed_form_and_network_energy_of_two_nodes)
 {
   struct workload w;
@@ -1000,12 +1001,35 @@ Test(engine, closed_form_and_network_energy_of_two_nodes)
   double T = r.iteration_s;
   cr_assert_eq(r.nic_ports, 16);
   REL(r.nic_energy_j, 16 * c.nic.idle_w * T +
-                          (c.nic.max_w - c.nic.idle_w) * 2 * bytes / 50e9,
+                          (c.nic.max_w - c.nic.idle_w) * bytes / 50e9,
       1e-9);
   cr_assert(r.have_switch);
   cr_assert_eq(r.switches, 1); /* 16 ports under one leaf */
   REL(r.switch_energy_j, c.sw.idle_w * T + (c.sw.max_w - c.sw.idle_w) /
-                                               c.sw.ports * 2 * bytes / 50e9,
+                                               c.sw.ports * bytes / 50e9,
       1e-9);
+  graph_free(g);
+}
+
+/* An all-to-all across two nodes: each GPU sends its off-node half through
+ * its own NIC (no pooling of the node's NICs) while its on-node share goes
+ * over NVLink; the closed form takes the longer, plus 15 steps' latency;
+ * each GPU's off-node share leaves its node. */
+Test(engine, closed_form_alltoall_uses_each_gpus_nic)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16"));
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){16, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0};
+  double S = 1 << 28;
+  struct task t = {.kind = TK_COLL, .op = CO_ALLTOALL, .stream = ST_COMPUTE,
+                   .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,
+                   .bytes = S};
+  graph_add(g, 0, &t);
+  struct closed_form cf;
+  closed_form_eval(g, &c, DTYPE_BF16, &cf);
+  double alpha = 2 * 1e-6 + 130e-9;
+  REL(cf.comm_s, 15 * alpha + 0.5 * S / 50e9, 1e-12);
+  REL(cf.exposed_s, cf.comm_s, 1e-12);
+  REL(cf.nic_bytes, 16 * 0.5 * S, 1e-12);
   graph_free(g);
 }

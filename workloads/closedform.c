@@ -70,7 +70,8 @@ static void level(const struct cluster *c, const struct span *sp,
   if (sp->per_node > 1 && nic > c->gpu.nvlink_bw_Bps)
     nic = c->gpu.nvlink_bw_Bps;
   *beta = nic;
-  *alpha = 2 * c->nic.lat_s + (sp->leaves > 1 ? 3 : 1) * c->switch_lat_s;
+  *alpha = 2 * c->nic.lat_s +
+           (sp->pods > 1 ? 5 : sp->leaves > 1 ? 3 : 1) * c->switch_lat_s;
 }
 
 /* Switch ports an inter-node byte crosses, over a ring of the span's
@@ -117,6 +118,8 @@ static double roofline(const struct cluster *c, enum dtype dt,
                        const struct task *t)
 {
   double peak = c->gpu.peak_flops[cost_kernel_dtype(dt, t)];
+  if (!(peak > 0)) /* a precision the GPU lacks: FP32, as the cost model */
+    peak = c->gpu.peak_flops[DTYPE_FP32];
   double f = t->flops > 0 && peak > 0 ? t->flops / peak : 0;
   double m = t->bytes / c->gpu.hbm_bw_Bps;
   return f > m ? f : m;
@@ -184,6 +187,16 @@ static void stage_eval(const struct graph *g, long s, const struct cluster *c,
     ring_counts(op, (double)sp->n, t->bytes, &steps, &wire);
     level(c, sp, &beta, &alpha);
     double time = steps * alpha + wire / beta;
+    if (sp->nodes > 1 && (op == CO_ALLTOALL || op == CO_SENDRECV)) {
+      /* Each GPU sends its own share through its own NIC: no pooling of
+       * the node's NICs as a ring's channels do. */
+      double own = c->nic.bw_Bps * c->nics_per_node / c->gpus_per_node;
+      double n = (double)sp->n, k = (double)sp->per_node;
+      double off = op == CO_ALLTOALL ? (n - k) / n * t->bytes : t->bytes;
+      double on = op == CO_ALLTOALL ? (k - 1) / n * t->bytes : 0;
+      double a = off / own, b = on / c->gpu.nvlink_bw_Bps;
+      time = steps * alpha + (a > b ? a : b);
+    }
     out->comm += time;
     if (t->stream == ST_DP || t->stream == ST_AG || t->stream == ST_CP)
       out->side += time;
@@ -199,6 +212,8 @@ static void stage_eval(const struct graph *g, long s, const struct cluster *c,
       else if (op == CO_ALLTOALL)
         bytes = (double)per_stage * t->bytes *
                 (double)(sp->n - sp->per_node) / (double)sp->n;
+      else if (op == CO_BROADCAST) /* a chain crosses nodes - 1 times */
+        bytes = groups * (double)(sp->nodes - 1) * t->bytes;
       else
         bytes = groups * (double)sp->nodes * wire;
       cf->nic_bytes += bytes;

@@ -17,9 +17,13 @@
  *                 one node, else the NIC bandwidth of the group's GPUs in a
  *                 node (nic_bw x nics_per_node x members_per_node /
  *                 gpus_per_node, and never above NVLink when two or more
- *                 share a node); alpha the NVLink latency inside a node,
- *                 else two NIC latencies and one switch hop (three when the
- *                 group spans leaves);
+ *                 share a node); an all-to-all or a send/recv across
+ *                 nodes instead sends each GPU's off-node share through
+ *                 its own NIC (nic_bw x nics_per_node / gpus_per_node) and
+ *                 its on-node share over NVLink, whichever takes longer;
+ *                 alpha the NVLink latency inside a node, else two NIC
+ *                 latencies and one switch hop (three when the group spans
+ *                 leaves, five when it spans pods);
  *   overlap       a fixed assumption: collectives on the compute stream
  *                 (tensor, expert parallelism) and pipeline transfers are
  *                 exposed; data-parallel reductions, ZeRO/FSDP gathers and

@@ -180,6 +180,7 @@ if "$weft" report "$rep" --where "gpus == 768 && zero == 3" >w.txt 2>err &&
 then ok; else ko "weft report --where"; cat w.txt err | head; fi
 expect 1 "weft: --where: 'layers' is not a column of the study in this file" report "$rep" --where "layers == 2"
 expect 1 "weft: --where: no scenario is kept" report "$rep" --where "gpus > 5000"
+expect 1 "weft: --where: the scenario of line 2: 'strategy' is 'zero3-deepspeed2021', not a number" report "$rep" --where "strategy == 1"
 expect 1 "weft: --where: expected a number, a name or '(' at the end of 'gpus =='" report "$rep" --where "gpus =="
 expect 2 "weft: report: no results file (the CSV of weft sweep)" report
 
