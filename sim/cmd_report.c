@@ -162,6 +162,8 @@ static int study_col(const struct table *t, const char *name, const char *flag,
   for (int k = t->first_study; k < t->end_study; k++)
     if (strcmp(t->c->fields[0][k], name) == 0)
       return k;
+  if (!flag)
+    return -1;
   return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not a column of the study "
                    "in this file", flag, name);
 }
@@ -487,38 +489,28 @@ struct row_ctx {
   const struct table *t;
   long r;
   bool unset; /* a column the expression read is empty in this row */
+  struct weft_err *err;
 };
 
 /* A study column's value in row r (expr_lookup_fn); NULL when the
- * scenario left it unset (an empty cell). */
+ * scenario left it unset (an empty cell).  Names were checked before. */
 static const char *row_value(void *ctx, const char *name)
 {
   struct row_ctx *x = ctx;
-  for (int k = x->t->first_study; k < x->t->end_study; k++)
-    if (strcmp(x->t->c->fields[0][k], name) == 0) {
-      const char *v = x->t->c->fields[x->r][k];
-      if (!*v && x->r > 0) {
-        x->unset = true;
-        return NULL;
-      }
-      return v;
-    }
-  return NULL;
+  const char *v = x->t->c->fields[x->r][study_col(x->t, name, NULL, NULL)];
+  if (!*v) {
+    x->unset = true;
+    return NULL;
+  }
+  return v;
 }
 
-struct unknown_ctx {
-  const struct table *t;
-  const char *name; /* the first name that is not a study column */
-};
-
+/* expr_each_var's check: non-zero (and the message) for a name that is
+ * not a study column. */
 static int is_study_col(void *ctx, const char *name)
 {
-  struct unknown_ctx *u = ctx;
-  struct row_ctx x = {u->t, 0, false};
-  if (row_value(&x, name))
-    return 0;
-  u->name = name;
-  return 1;
+  struct row_ctx *x = ctx;
+  return study_col(x->t, name, "--where", x->err) < 0;
 }
 
 /* --where: drop the rows whose expression is false (rows are owned by the
@@ -529,17 +521,14 @@ static int filter_rows(struct table *t, struct csv *c, const char *src,
   struct expr *e = expr_parse(src, "--where", err);
   if (!e)
     return err ? err->code : WEFT_EINVAL;
-  int rc = 0;
-  struct unknown_ctx u = {t, NULL};
-  if (expr_each_var(e, is_study_col, &u))
-    rc = weft_errf(err, WEFT_EINVAL, "--where: '%s' is not a column of the "
-                   "study in this file", u.name);
+  struct row_ctx chk = {t, 0, false, err};
+  int rc = expr_each_var(e, is_study_col, &chk) ? WEFT_EINVAL : 0;
   /* Evaluate every row first: a failure frees nothing.  A scenario that
    * leaves a column unset is not kept; any other failure (a word where a
    * number is needed, a division by zero) is an error. */
   bool *keep = xcalloc((size_t)c->nrows, sizeof *keep);
   for (long r = 1; r < c->nrows && !rc; r++) {
-    struct row_ctx x = {t, r, false};
+    struct row_ctx x = {t, r, false, NULL};
     double v = 0;
     struct weft_err e2 = {0};
     if (expr_eval(e, row_value, &x, &v, &e2) == 0)

@@ -32,27 +32,36 @@ static long distinct(long *v, long n)
   return d;
 }
 
+/* The span of `n` ranks (the array is overwritten) as seen from `rank`. */
+static void span_of(const struct cluster *c, long *ranks, long n, long rank,
+                    struct span *out)
+{
+  long own = rank / c->gpus_per_node, same = 0;
+  for (long i = 0; i < n; i++) {
+    ranks[i] /= c->gpus_per_node; /* now nodes */
+    same += ranks[i] == own;
+  }
+  out->n = n;
+  out->per_node = same;
+  out->nodes = distinct(ranks, n);
+  for (long i = 0; i < n; i++)
+    ranks[i] /= c->nodes_per_leaf;
+  out->leaves = distinct(ranks, n);
+  for (long i = 0; i < n; i++)
+    ranks[i] /= c->leaves_per_pod;
+  out->pods = distinct(ranks, n);
+}
+
 static void group_span(const struct graph_layout *l, const struct cluster *c,
                        enum group_kind gk, long rank, struct span *out)
 {
   struct layout_group grp;
   layout_group(l, gk, rank, &grp);
-  long *nodes = xcalloc((size_t)grp.n, sizeof *nodes);
-  long own = rank / c->gpus_per_node, same = 0;
-  for (long i = 0; i < grp.n; i++) {
-    nodes[i] = layout_member(l, gk, grp.leader, i) / c->gpus_per_node;
-    same += nodes[i] == own;
-  }
-  out->n = grp.n;
-  out->per_node = same;
-  out->nodes = distinct(nodes, grp.n);
+  long *ranks = xcalloc((size_t)grp.n, sizeof *ranks);
   for (long i = 0; i < grp.n; i++)
-    nodes[i] /= c->nodes_per_leaf;
-  out->leaves = distinct(nodes, grp.n);
-  for (long i = 0; i < grp.n; i++)
-    nodes[i] /= c->leaves_per_pod;
-  out->pods = distinct(nodes, grp.n);
-  free(nodes);
+    ranks[i] = layout_member(l, gk, grp.leader, i);
+  span_of(c, ranks, grp.n, rank, out);
+  free(ranks);
 }
 
 /* Bandwidth per GPU of the group's slowest level, and one step's latency. */
@@ -141,13 +150,8 @@ static void stage_eval(const struct graph *g, long s, const struct cluster *c,
   for (int d = 0; d < 2; d++) {
     long c2[PD_COUNT] = {0};
     c2[PD_PP] = (s + (d ? l->pp - 1 : 1)) % l->pp;
-    long peer = layout_rank(l, c2);
-    long a = rank / c->gpus_per_node, b = peer / c->gpus_per_node;
-    long la = a / c->nodes_per_leaf, lb = b / c->nodes_per_leaf;
-    p2p[d] = (struct span){2, a == b ? 2 : 1, a == b ? 1 : 2,
-                           la == lb ? 1 : 2,
-                           la / c->leaves_per_pod == lb / c->leaves_per_pod
-                               ? 1 : 2};
+    long pair[2] = {rank, layout_rank(l, c2)};
+    span_of(c, pair, 2, rank, &p2p[d]);
   }
   memset(out, 0, sizeof *out);
   const struct program *pr = &g->prog[s];
