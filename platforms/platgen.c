@@ -10,6 +10,7 @@
 #include "platforms/platgen.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "sim/base/outfile.h"
@@ -21,6 +22,22 @@
 void platgen_host_name(int rank, char *buf, size_t size)
 {
   snprintf(buf, size, "gpu%d", rank);
+}
+
+long platgen_host_rank(const char *name)
+{
+  if (strncmp(name, "gpu", 3) != 0)
+    return -1;
+  const char *d = name + 3;
+  if (*d < '0' || *d > '9' || (d[0] == '0' && d[1] != '\0'))
+    return -1;
+  long r = 0;
+  for (; *d; d++) {
+    if (*d < '0' || *d > '9' || r > (LONG_MAX - 9) / 10)
+      return -1;
+    r = r * 10 + (*d - '0');
+  }
+  return r;
 }
 
 static int nodes_in_leaf(const struct cluster *c, int leaf)

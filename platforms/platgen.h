@@ -47,5 +47,8 @@ double platgen_pod_up_bw(const struct cluster *c, int pod);
 
 /* The host name of a global GPU rank: "gpu<rank>". */
 void platgen_host_name(int rank, char *buf, size_t size);
+/* The rank a host name stands for: "gpu<rank>" written as platgen_host_name
+ * writes it (no sign, no leading zero), else -1. */
+long platgen_host_rank(const char *name);
 
 #endif

@@ -2,9 +2,12 @@
  * engine.h - replay a task graph on the loaded SimGrid platform.
  *
  * Every GPU rank r runs the program of its pipeline stage on host "gpu<r>":
- * kernels become executions on the host (the cost model's time times the
- * host speed), collectives and pipeline transfers become flows between the
- * members' hosts.  A task starts when it is the next of its stream, the
+ * kernels take the cost model's time, collectives and pipeline transfers
+ * become flows between the members' hosts.  A GPU runs one kernel at a time
+ * (kernels have one stream, ST_COMPUTE), so nothing shares its compute and a
+ * kernel is a SimGrid timer of its duration, not an execution on the host:
+ * the same end time, without an activity in maestro's list (which SimGrid
+ * 3.32 scans whole whenever an activity ends; sgbridge.h).  A task starts when it is the next of its stream, the
  * previous one of that stream has completed and its dependencies have; a
  * collective starts its flows when every member has reached it, a transfer
  * when both ends have, as NCCL does, so skew and stragglers propagate.

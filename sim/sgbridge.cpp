@@ -44,16 +44,6 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
   sg4::Engine::on_time_advance_cb([](double) { ended.clear(); });
 }
 
-extern "C" void sgb_exec(sg_host_t host, double flops, void* tag)
-{
-  sg4::ExecPtr e = sg4::Exec::init();
-  e->set_flops_amount(flops);
-  e->set_host(host);
-  e->set_data(tag);
-  live[e.get()] = e;
-  e->start();
-}
-
 extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
 {
   sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);

@@ -25,15 +25,14 @@ typedef void (*sgb_done_fn)(void *ctx, void *tag);
  * loaded; again before each replay: the last call wins). */
 void sgb_init(sgb_done_fn fn, void *ctx);
 
-/* Start an execution of `flops` on `host`, now. */
-void sgb_exec(sg_host_t host, double flops, void *tag);
-
 /* Start a transfer of `bytes` from `src` to `dst`, now. */
 void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
 
-/* Call back with `tag` after `seconds` of simulated time: a kernel timer,
- * not an activity (an execution started outside an actor joins maestro's
- * list of activities, which SimGrid 3.32 scans whole whenever one ends). */
+/* Call back with `tag` after `seconds` of simulated time: a kernel timer
+ * (a heap), not an activity.  An execution or a host-to-host comm started
+ * outside an actor joins maestro's list of activities, which SimGrid 3.32
+ * scans whole whenever one ends (ExecImpl::post, CommImpl::finish), so
+ * every activity that can be a timer is one. */
 void sgb_delay(double seconds, void *tag);
 
 /* Run the simulation until no activity is left. */

@@ -205,7 +205,7 @@ expect 1 "weft: /dev/zero:1: NUL byte: not a text file" run --model gpt-1.7b --g
 
 # Long runs show progress on a terminal, and nothing when stderr is not one
 # (issue 11, item 4).
-long="--model gpt3-175b --cluster selene --gpus 1024 --tp 8 --pp 8 --global-batch 1536 --recompute full --json"
+long="--model gpt3-175b --cluster selene --gpus 1024 --tp 8 --pp 8 --global-batch 1536 --recompute full --json --every-rank"
 "$weft" run $long >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 0 ] && [ ! -s "$tmp/err" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: progress printed when stderr is not a terminal"; fi
 if command -v script >/dev/null; then
