@@ -3,20 +3,22 @@
  *
  * The file must stay small and fast to load at 16K GPUs, so every route is
  * declared once and marked symmetrical (SimGrid reverses it, flipping the
- * direction of SPLITDUPLEX links), and the hierarchy node < leaf < pod <
- * core keeps each Full zone small: a zone of k children declares k(k-1)/2
- * routes between them plus k to its up-link router.
+ * direction of SPLITDUPLEX links), and the hierarchy keeps each Full zone
+ * small.  It must also keep SimGrid's max-min solver fast: a flow change
+ * re-solves every flow linked to it through shared links, so the routes
+ * carry no link that is shared but can never bind (platgen.h says which).
  */
 #include "platforms/platgen.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "sim/base/outfile.h"
 #include "sim/base/units.h"
 
-/* A FATPIPE link's bandwidth: never the bottleneck of a single flow. */
+/* Bandwidth of the links that carry switch latency only: never binds. */
 #define SWITCH_BW_Bps 1e15
 
 void platgen_host_name(int rank, char *buf, size_t size)
@@ -91,11 +93,24 @@ static void link_sd(struct out *o, const char *ind, const char *id, double b,
           "sharing_policy=\"SPLITDUPLEX\"/>\n", ind, id, bw(o, b), lat(o, l));
 }
 
-static void link_fat(struct out *o, const char *ind, const char *id, double l)
+/* Whether a tier's up-links can be a bottleneck: only when they have less
+ * bandwidth than what they aggregate.  A leaf group's up-link at ratio 1
+ * has exactly its NICs' bandwidth, and every flow through it crosses one
+ * of those NICs, so it binds only when they all do: max-min sharing is the
+ * same without it.  A pod's up-link at ratio 1 likewise has exactly the
+ * bandwidth of the leaf up-links (or NICs) below it. */
+static bool leaf_up_binds(const struct cluster *c) { return c->oversub > 1; }
+static bool pod_up_binds(const struct cluster *c) { return c->pod_oversub > 1; }
+
+/* Leaf groups are children of the root, with a route for every pair, up to
+ * this many; beyond, pods are zones of their own (platgen.h). */
+#define FLAT_LEAVES 256
+
+static bool flat(const struct cluster *c) { return c->leaves <= FLAT_LEAVES; }
+
+static int pod_of(const struct cluster *c, int leaf)
 {
-  fprintf(o->f, "%s<link id=\"%s\" bandwidth=\"%s\" latency=\"%s\" "
-          "sharing_policy=\"FATPIPE\"/>\n", ind, id, bw(o, SWITCH_BW_Bps),
-          lat(o, l));
+  return leaf / c->leaves_per_pod;
 }
 
 /* All links live in the first child zone, "links" (routing None: it holds
@@ -107,6 +122,7 @@ static void write_links(struct out *o, const struct cluster *c)
 {
   const char *ind = "    ";
   char id[64];
+  double sw = c->switch_lat_s;
   fprintf(o->f, "  <zone id=\"links\" routing=\"None\">\n");
   for (int n = 0; n < c->nodes; n++) {
     int r0 = n * c->gpus_per_node;
@@ -119,27 +135,45 @@ static void write_links(struct out *o, const struct cluster *c)
       snprintf(id, sizeof id, "node%d-nic%d", n, k);
       link_sd(o, ind, id, c->nic.bw_Bps, c->nic.lat_s);
     }
+    /* The node's side of its leaf switch: half a hop each way. */
+    snprintf(id, sizeof id, "node%d-port", n);
+    link_sd(o, ind, id, SWITCH_BW_Bps, sw / 2);
   }
   for (int l = 0; l < c->leaves; l++) {
-    snprintf(id, sizeof id, "leaf%d-sw", l);
-    link_fat(o, ind, id, c->switch_lat_s);
     snprintf(id, sizeof id, "leaf%d-up", l);
     link_sd(o, ind, id, platgen_leaf_up_bw(c, l), 0);
   }
   for (int p = 0; p < c->pods; p++) {
-    snprintf(id, sizeof id, "pod%d-spine", p);
-    link_fat(o, ind, id, c->switch_lat_s);
     snprintf(id, sizeof id, "pod%d-up", p);
     link_sd(o, ind, id, platgen_pod_up_bw(c, p), 0);
   }
-  link_fat(o, ind, "core", c->switch_lat_s);
+  /* Between two leaf groups: the hops beyond their leaf switches (a spine
+   * in a pod; leaf, spine, core, spine across pods in flat mode). */
+  for (int a = 0; a < c->leaves; a++)
+    for (int b = a + 1; b < c->leaves; b++) {
+      bool same = pod_of(c, a) == pod_of(c, b);
+      if (!flat(c) && !same)
+        continue;
+      snprintf(id, sizeof id, "leaf%d-leaf%d", a, b);
+      link_sd(o, ind, id, SWITCH_BW_Bps, (same ? 2 : 4) * sw);
+    }
+  /* Between two pods (pod zones only): spine, core, spine beyond the leaf
+   * switches' leaf-to-pod hops. */
+  if (!flat(c))
+    for (int a = 0; a < c->pods; a++)
+      for (int b = a + 1; b < c->pods; b++) {
+        snprintf(id, sizeof id, "pod%d-pod%d", a, b);
+        link_sd(o, ind, id, SWITCH_BW_Bps, 4 * sw);
+      }
   fprintf(o->f, "  </zone>\n");
 }
 
-static void write_node(struct out *o, const struct cluster *c, int n)
+static void write_node(struct out *o, const struct cluster *c, int n,
+                       const char *ind0)
 {
-  const char *ind = "        ";
   FILE *f = o->f;
+  char ind[32];
+  snprintf(ind, sizeof ind, "%s  ", ind0);
   int r0 = n * c->gpus_per_node;
   int g = c->gpus_per_node;
   double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
@@ -147,7 +181,7 @@ static void write_node(struct out *o, const struct cluster *c, int n)
                      : c->gpu.peak_flops[DTYPE_FP32];
   char sp[48];
   units_fmt_exact(speed, UNIT_FLOPS, sp, sizeof sp);
-  fprintf(f, "      <zone id=\"node%d\" routing=\"Full\">\n", n);
+  fprintf(f, "%s<zone id=\"node%d\" routing=\"Full\">\n", ind0, n);
   for (int i = 0; i < g; i++) {
     fprintf(f, "%s<host id=\"gpu%d\" speed=\"%s\">\n", ind, r0 + i, sp);
     fprintf(f, "%s  <prop id=\"node\" value=\"%d\"/>\n", ind, n);
@@ -169,32 +203,68 @@ static void write_node(struct out *o, const struct cluster *c, int n)
     fprintf(f, "%s<route src=\"gpu%d\" dst=\"node%d-gw\"><link_ctn "
             "id=\"node%d-nic%d\" direction=\"UP\"/></route>\n", ind, r0 + i,
             n, n, i / per_nic);
-  fprintf(f, "      </zone>\n");
+  fprintf(f, "%s</zone>\n", ind0);
 }
 
-static void write_leaf(struct out *o, const struct cluster *c, int l)
+static void write_leaf(struct out *o, const struct cluster *c, int l,
+                       const char *ind0)
 {
   FILE *f = o->f;
-  const char *ind = "      ";
+  char ind[32];
+  snprintf(ind, sizeof ind, "%s  ", ind0);
   int n0 = l * c->nodes_per_leaf, nn = nodes_in_leaf(c, l);
-  fprintf(f, "    <zone id=\"leaf%d\" routing=\"Full\">\n", l);
+  fprintf(f, "%s<zone id=\"leaf%d\" routing=\"Full\">\n", ind0, l);
   fprintf(f, "%s<zone id=\"leaf%d-up\" routing=\"Full\"><router "
           "id=\"leaf%d-r\"/></zone>\n", ind, l, l);
   for (int n = n0; n < n0 + nn; n++)
-    write_node(o, c, n);
+    write_node(o, c, n, ind);
   for (int a = n0; a < n0 + nn; a++)
     for (int b = a + 1; b < n0 + nn; b++)
       fprintf(f, "%s<zoneRoute src=\"node%d\" dst=\"node%d\" "
               "gw_src=\"node%d-gw\" gw_dst=\"node%d-gw\"><link_ctn "
-              "id=\"leaf%d-sw\"/></zoneRoute>\n", ind, a, b, a, b, l);
+              "id=\"node%d-port\" direction=\"UP\"/><link_ctn "
+              "id=\"node%d-port\" direction=\"DOWN\"/></zoneRoute>\n", ind, a,
+              b, a, b, a, b);
   for (int a = n0; a < n0 + nn; a++)
     fprintf(f, "%s<zoneRoute src=\"node%d\" dst=\"leaf%d-up\" "
             "gw_src=\"node%d-gw\" gw_dst=\"leaf%d-r\"><link_ctn "
-            "id=\"leaf%d-sw\"/><link_ctn id=\"leaf%d-up\" direction=\"UP\"/>"
-            "</zoneRoute>\n", ind, a, l, a, l, l, l);
-  fprintf(f, "    </zone>\n");
+            "id=\"node%d-port\" direction=\"UP\"/></zoneRoute>\n", ind, a, l,
+            a, l, a);
+  fprintf(f, "%s</zone>\n", ind0);
 }
 
+static void ctn(FILE *f, const char *dir, const char *fmt, int x, int y)
+{
+  char id[64];
+  snprintf(id, sizeof id, fmt, x, y);
+  fprintf(f, "<link_ctn id=\"%s\" direction=\"%s\"/>", id, dir);
+}
+
+/* The route between leaf groups a < b of the zone being written: their
+ * up-links where those can bind, their pods' too when the pods differ,
+ * then the link of the hops between them. */
+static void write_leaf_pair(FILE *f, const struct cluster *c, int a, int b,
+                            const char *ind)
+{
+  bool pods = pod_of(c, a) != pod_of(c, b);
+  fprintf(f, "%s<zoneRoute src=\"leaf%d\" dst=\"leaf%d\" gw_src=\"leaf%d-r\" "
+          "gw_dst=\"leaf%d-r\">", ind, a, b, a, b);
+  if (leaf_up_binds(c))
+    ctn(f, "UP", "leaf%d-up", a, 0);
+  if (pods && pod_up_binds(c)) {
+    ctn(f, "UP", "pod%d-up", pod_of(c, a), 0);
+    ctn(f, "DOWN", "pod%d-up", pod_of(c, b), 0);
+  }
+  if (leaf_up_binds(c))
+    ctn(f, "DOWN", "leaf%d-up", b, 0);
+  ctn(f, "UP", "leaf%d-leaf%d", a, b);
+  fprintf(f, "</zoneRoute>\n");
+}
+
+/* A pod zone (pod mode): its leaf groups, a route for every pair, and each
+ * group's way to the pod's router: its up-link (carrying the pod's traffic
+ * to other pods, so that no link shared by the whole pod joins those flows
+ * into one max-min system) and the pod's up-link where it can bind. */
 static void write_pod(struct out *o, const struct cluster *c, int p)
 {
   FILE *f = o->f;
@@ -204,17 +274,18 @@ static void write_pod(struct out *o, const struct cluster *c, int p)
   fprintf(f, "%s<zone id=\"pod%d-up\" routing=\"Full\"><router "
           "id=\"pod%d-r\"/></zone>\n", ind, p, p);
   for (int l = l0; l < l0 + nl; l++)
-    write_leaf(o, c, l);
+    write_leaf(o, c, l, ind);
   for (int a = l0; a < l0 + nl; a++)
     for (int b = a + 1; b < l0 + nl; b++)
-      fprintf(f, "%s<zoneRoute src=\"leaf%d\" dst=\"leaf%d\" "
-              "gw_src=\"leaf%d-r\" gw_dst=\"leaf%d-r\"><link_ctn "
-              "id=\"pod%d-spine\"/></zoneRoute>\n", ind, a, b, a, b, p);
-  for (int a = l0; a < l0 + nl; a++)
+      write_leaf_pair(f, c, a, b, ind);
+  for (int a = l0; a < l0 + nl; a++) {
     fprintf(f, "%s<zoneRoute src=\"leaf%d\" dst=\"pod%d-up\" "
-            "gw_src=\"leaf%d-r\" gw_dst=\"pod%d-r\"><link_ctn "
-            "id=\"pod%d-spine\"/><link_ctn id=\"pod%d-up\" direction=\"UP\"/>"
-            "</zoneRoute>\n", ind, a, p, a, p, p, p);
+            "gw_src=\"leaf%d-r\" gw_dst=\"pod%d-r\">", ind, a, p, a, p);
+    ctn(f, "UP", "leaf%d-up", a, 0);
+    if (pod_up_binds(c))
+      ctn(f, "UP", "pod%d-up", p, 0);
+    fprintf(f, "</zoneRoute>\n");
+  }
   fprintf(f, "  </zone>\n");
 }
 
@@ -271,13 +342,22 @@ int platgen_write(const struct cluster *c, FILE *f, struct weft_err *err)
   write_header(&o, c);
   fprintf(f, "<zone id=\"weft\" routing=\"Full\">\n");
   write_links(&o, c);
-  for (int p = 0; p < c->pods; p++)
-    write_pod(&o, c, p);
-  for (int a = 0; a < c->pods; a++)
-    for (int b = a + 1; b < c->pods; b++)
-      fprintf(f, "  <zoneRoute src=\"pod%d\" dst=\"pod%d\" gw_src=\"pod%d-r\" "
-              "gw_dst=\"pod%d-r\"><link_ctn id=\"core\"/></zoneRoute>\n", a, b,
-              a, b);
+  if (flat(c)) {
+    for (int l = 0; l < c->leaves; l++)
+      write_leaf(&o, c, l, "  ");
+    for (int a = 0; a < c->leaves; a++)
+      for (int b = a + 1; b < c->leaves; b++)
+        write_leaf_pair(f, c, a, b, "  ");
+  } else {
+    for (int p = 0; p < c->pods; p++)
+      write_pod(&o, c, p);
+    for (int a = 0; a < c->pods; a++)
+      for (int b = a + 1; b < c->pods; b++)
+        fprintf(f, "  <zoneRoute src=\"pod%d\" dst=\"pod%d\" "
+                "gw_src=\"pod%d-r\" gw_dst=\"pod%d-r\"><link_ctn "
+                "id=\"pod%d-pod%d\" direction=\"UP\"/></zoneRoute>\n", a, b,
+                a, b, a, b);
+  }
   fprintf(f, "</zone>\n</platform>\n");
   if (ferror(f))
     return weft_errf(err, WEFT_EIO, "write error: %s", strerror(errno));

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
+#include <stdbool.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
@@ -26,8 +27,10 @@ struct plat_case {
   char value[24];
 };
 
-/* Build, generate and load; fill *c. */
-static void load(const struct plat_case *pc, struct cluster *c)
+/* Build, generate and load; fill *c.  flag2/value2: a second setting, or
+ * NULL. */
+static void load_with(const struct plat_case *pc, const char *flag2,
+                      const char *value2, struct cluster *c)
 {
   struct weft_err err = {0};
   struct catalog *cat = catalog_builtin(&err);
@@ -42,10 +45,18 @@ static void load(const struct plat_case *pc, struct cluster *c)
     cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(pc->flag),
                                   pc->value, "--flag", 2, &err), 0, "%s",
                  err.msg);
+  if (flag2)
+    cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(flag2), value2,
+                                  "--flag2", 2, &err), 0, "%s", err.msg);
   cr_assert_eq(cluster_resolve(&d, cat, c, &err), 0, "%s", err.msg);
   catalog_free(cat);
   platload_boot(0);
   cr_assert_eq(platload_cluster(c, &err), 0, "%s", err.msg);
+}
+
+static void load(const struct plat_case *pc, struct cluster *c)
+{
+  load_with(pc, NULL, NULL, c);
 }
 
 /* The route from GPU a to GPU b as "l1 l2 ...", and its latency. */
@@ -70,8 +81,17 @@ static void route(int a, int b, char *buf, size_t size, double *lat)
   *lat = sg_host_get_route_latency(src, dst);
 }
 
+/* Append " link_DIR" to buf. */
+static int add(char *buf, size_t size, int n, const char *link, const char *dir)
+{
+  return n + snprintf(buf + n, size - (size_t)n, " %s_%s", link, dir);
+}
+
 /* The route the cluster description implies, written independently of
- * platgen: the oracle for the hop-by-hop check. */
+ * platgen: the oracle for the hop-by-hop check.  Up-links appear only
+ * where they can bind (oversubscribed tiers); the latency is the NICs' and
+ * one switch hop per switch crossed: 1 in a leaf group, 3 across leaf
+ * groups, 5 across pods. */
 static void expected(const struct cluster *c, int a, int b, char *buf,
                      size_t size, double *lat)
 {
@@ -86,22 +106,58 @@ static void expected(const struct cluster *c, int a, int b, char *buf,
   int kb = (b % c->gpus_per_node) / per_nic;
   int la = na / c->nodes_per_leaf, lb = nb / c->nodes_per_leaf;
   int pa = la / c->leaves_per_pod, pb = lb / c->leaves_per_pod;
-  int n = snprintf(buf, size, "node%d-nic%d_UP leaf%d-sw", na, ka, la);
+  bool leaf_up = c->oversub > 1, pod_up = c->pod_oversub > 1;
+  bool flat = c->leaves <= 256;
+  char id[64];
+  int n = snprintf(buf, size, "node%d-nic%d_UP node%d-port_UP", na, ka, na);
   int hops = 1;
-  if (la != lb) {
-    n += snprintf(buf + n, size - (size_t)n, " leaf%d-up_UP pod%d-spine", la,
-                  pa);
-    hops++;
-    if (pa != pb) {
-      n += snprintf(buf + n, size - (size_t)n, " pod%d-up_UP core "
-                    "pod%d-up_DOWN pod%d-spine", pa, pb, pb);
-      hops += 2;
+  if (la != lb && (flat || pa == pb)) {
+    /* One route between the two groups, declared from the lower one. */
+    const char *fwd = la < lb ? "UP" : "DOWN", *rev = la < lb ? "DOWN" : "UP";
+    int lo = la < lb ? la : lb, hi = la < lb ? lb : la;
+    snprintf(id, sizeof id, "leaf%d-leaf%d", lo, hi);
+    if (la > lb)
+      n = add(buf, size, n, id, fwd);
+    if (leaf_up) {
+      snprintf(id, sizeof id, "leaf%d-up", la);
+      n = add(buf, size, n, id, "UP");
     }
-    n += snprintf(buf + n, size - (size_t)n, " leaf%d-up_DOWN leaf%d-sw", lb,
-                  lb);
-    hops++;
+    if (pa != pb && pod_up) {
+      snprintf(id, sizeof id, "pod%d-up", pa);
+      n = add(buf, size, n, id, "UP");
+      snprintf(id, sizeof id, "pod%d-up", pb);
+      n = add(buf, size, n, id, "DOWN");
+    }
+    if (leaf_up) {
+      snprintf(id, sizeof id, "leaf%d-up", lb);
+      n = add(buf, size, n, id, "DOWN");
+    }
+    if (la < lb) {
+      snprintf(id, sizeof id, "leaf%d-leaf%d", lo, hi);
+      n = add(buf, size, n, id, fwd);
+    }
+    (void)rev;
+    hops += pa == pb ? 2 : 4;
+  } else if (la != lb) {
+    /* Pod zones: up through the group's and the pod's up-links. */
+    snprintf(id, sizeof id, "leaf%d-up", la);
+    n = add(buf, size, n, id, "UP");
+    if (pod_up) {
+      snprintf(id, sizeof id, "pod%d-up", pa);
+      n = add(buf, size, n, id, "UP");
+    }
+    snprintf(id, sizeof id, "pod%d-pod%d", pa < pb ? pa : pb, pa < pb ? pb : pa);
+    n = add(buf, size, n, id, pa < pb ? "UP" : "DOWN");
+    if (pod_up) {
+      snprintf(id, sizeof id, "pod%d-up", pb);
+      n = add(buf, size, n, id, "DOWN");
+    }
+    snprintf(id, sizeof id, "leaf%d-up", lb);
+    n = add(buf, size, n, id, "DOWN");
+    hops += 4;
   }
-  snprintf(buf + n, size - (size_t)n, " node%d-nic%d_DOWN", nb, kb);
+  snprintf(buf + n, size - (size_t)n, " node%d-port_DOWN node%d-nic%d_DOWN",
+           nb, nb, kb);
   *lat = 2 * c->nic.lat_s + hops * c->switch_lat_s;
 }
 
@@ -172,6 +228,8 @@ ParameterizedTestParameters(platform, presets)
       {"dgx-h100", 256, "nics_per_node", "2"},
       {"dgx-h100", 512, "gpus_per_node", "64"},
       {"dgx-h100", 1024, "leaves_per_pod", "1"},
+      /* 260 leaf groups of one node: pods become zones (platgen.h). */
+      {"dgx-h100", 2080, "nodes_per_leaf", "1"},
   };
   return cr_make_param_array(struct plat_case, cases,
                              sizeof cases / sizeof *cases);
@@ -192,6 +250,28 @@ Test(platform, oversubscription_thins_up_links)
   /* 16 nodes x 8 NICs x 50 GB/s / 2 per leaf group; 4 groups / 4 per pod. */
   cr_assert_eq(link_bw("leaf0-up_UP"), 16 * 8 * 50e9 / 2);
   cr_assert_eq(link_bw("pod0-up_UP"), 4 * 16 * 8 * 50e9 / 2 / 4);
+  check_cluster(&c);
+}
+
+Test(platform, oversubscribed_pods_flat)
+{
+  /* 16 leaf groups in 2 pods, 2:1 at the leaf and 4:1 above the pods. */
+  struct plat_case pc = {"h100-oversub", 2048, "", ""};
+  struct cluster c;
+  load_with(&pc, "pod_oversubscription", "4", &c);
+  cr_assert_eq(c.pods, 2);
+  check_cluster(&c);
+}
+
+Test(platform, oversubscribed_pod_zones)
+{
+  /* 300 leaf groups of one node, 2:1 at the leaf (preset) and 4:1 above
+   * the pods: every up-link on the routes. */
+  struct plat_case pc = {"h100-oversub", 2400, "nodes_per_leaf", "1"};
+  struct cluster c;
+  load_with(&pc, "pod_oversubscription", "4", &c);
+  cr_assert_gt(c.leaves, 256);
+  cr_assert_eq(c.pod_oversub, 4);
   check_cluster(&c);
 }
 
