@@ -22,6 +22,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <xbt/sysdep.h>
 #include <math.h>
 #include <stdio.h>
@@ -151,6 +152,11 @@ struct engine {
    * simulated: the same results with TP times fewer activities. */
   bool sym;
   long rank_step; /* 1, or TP under symmetry */
+  /* Up-links thinned for symmetry on an oversubscribed fabric (engine_setup):
+   * their SimGrid links and bandwidths before, to restore. */
+  long nthin;
+  sg_link_t *thin;
+  double *thin_bw;
   /* Replica symmetry: the data-parallel replicas run the same program on
    * alike nodes of a symmetric fabric (the conditions of
    * coll_model.sym_fabric), so only node 0's ranks are simulated.
@@ -771,6 +777,43 @@ static int find_hosts(struct engine *E, struct weft_err *err)
   return 0;
 }
 
+/* TP symmetry simulates TP rank 0 of every node and no other: the other
+ * ranks' flows are the same flows through their own NICs.  On an
+ * oversubscribed fabric they would also share the leaf and pod up-links,
+ * tp copies of every flow at once, so each up-link gets 1/tp of its
+ * bandwidth: progressive filling raises the tp copies together, so an
+ * up-link saturates at the same rates either way and max-min sharing is
+ * exact.  (The replica shortcuts, which leave whole nodes out, stay off.)
+ * The bandwidths are restored after the replay. */
+static void thin_up_links(struct engine *E, const struct cluster *c, long tp)
+{
+  static const char *const dir[2] = {"UP", "DOWN"};
+  long n = 2L * (c->leaves + c->pods);
+  E->thin = xcalloc((size_t)n, sizeof *E->thin);
+  E->thin_bw = xcalloc((size_t)n, sizeof *E->thin_bw);
+  char id[64];
+  for (int tier = 0; tier < 2; tier++)
+    for (int i = 0; i < (tier ? c->pods : c->leaves); i++)
+      for (int d = 0; d < 2; d++) {
+        snprintf(id, sizeof id, "%s%d-up_%s", tier ? "pod" : "leaf", i,
+                 dir[d]);
+        sg_link_t l = sg_link_by_name(id);
+        if (!l)
+          continue;
+        E->thin[E->nthin] = l;
+        E->thin_bw[E->nthin++] = sg_link_get_bandwidth(l);
+        sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)tp);
+      }
+}
+
+static void restore_up_links(struct engine *E)
+{
+  for (long i = 0; i < E->nthin; i++)
+    sg_link_set_bandwidth(E->thin[i], E->thin_bw[i]);
+  free(E->thin);
+  free(E->thin_bw);
+}
+
 static int engine_setup(struct engine *E, const struct graph *g,
                         const struct cluster *c, const struct engine_params *p,
                         struct weft_err *err)
@@ -799,14 +842,17 @@ static int engine_setup(struct engine *E, const struct graph *g,
     rs->ktag.rank = (int32_t)r;
     rs->rdone = xcalloc((size_t)E->st[rs->stage].len[ST_PP_RECV] + 1, 1);
   }
-  /* Nodes wired alike (a NIC per GPU, no oversubscription) and nothing
-   * that needs every flow: the condition of every symmetric shortcut. */
-  bool alike = c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
-               c->pod_oversub == 1 && !p->force_flows && !p->on_flow &&
-               !p->no_symmetry;
+  /* Nodes wired alike (a NIC per GPU) and nothing that needs every flow:
+   * the condition of every symmetric shortcut; with no oversubscription,
+   * that of the replica shortcuts below. */
+  bool wired = c->nics_per_node == c->gpus_per_node && !p->force_flows &&
+               !p->on_flow && !p->no_symmetry;
+  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1;
   E->sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
-           g->layout.order[0] == PD_TP && alike && !p->on_task;
+           g->layout.order[0] == PD_TP && wired && !p->on_task;
   E->rank_step = E->sym ? g->layout.tp : 1;
+  if (E->sym && !alike)
+    thin_up_links(E, c, g->layout.tp);
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
    * the links of the nodes they leave out carry nothing that the node kept
    * does not carry alike: on a symmetric fabric, no PP, CP or EP traffic;
@@ -989,6 +1035,7 @@ static void engine_release(struct engine *E)
   }
   free(E->rs);
   free(E->hosts);
+  restore_up_links(E);
   for (unsigned h = 0; E->table && h < HSIZE; h++)
     while (E->table[h])
       inst_free(E, E->table[h]);

@@ -524,6 +524,35 @@ Test(engine, dp_reduction_exposed_on_a_slow_fabric)
                      1e-9 * r.iteration_s);
 }
 
+/* TP symmetry on oversubscribed fabrics, where the up-links bind: TP 8 x DP
+ * 4 on four nodes, two per leaf group, 4:1 above the leaves (job 4; job 6
+ * is the same at 1:1, to show the up-links bind); TP 8 x PP 2 x DP 2 on
+ * four single-node leaf groups in two pods, 4:1 above the pods (job 5). */
+static void oversub_job(int job, bool all_ranks, double out[5])
+{
+  struct cluster c =
+      job == 5 ? load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
+                                     "leaves_per_pod", "2",
+                                     "pod_oversubscription", "4"))
+               : load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "2",
+                                     "oversubscription",
+                                     job == 4 ? "4" : "1"));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  m.layers = 4;
+  struct plan p;
+  plan_init(&p);
+  p.tp = 8;
+  p.pp = job == 5 ? 2 : 1;
+  p.global_batch = 32;
+  struct engine_result r = simulate(&c, &m, &p, 32, all_ranks);
+  cr_assert_eq(r.symmetric, !all_ranks);
+  cr_assert_eq(r.replicas, !all_ranks && job == 6);
+  double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
+                 r.idle_s};
+  memcpy(out, v, sizeof v);
+}
+
 /* Symmetric jobs: simulating one TP rank per group (a TP-8 job on whole
  * nodes), or one node's flows of each ring over whole nodes (ZeRO-3 over
  * 32 GPUs; TP 2 with two data-parallel rings per node; one GPU per node
@@ -531,6 +560,10 @@ Test(engine, dp_reduction_exposed_on_a_slow_fabric)
  * variant runs in a child process (one SimGrid engine per process). */
 static void sym_job(int job, bool all_ranks, double out[5])
 {
+  if (job >= 4) {
+    oversub_job(job, all_ranks, out);
+    return;
+  }
   struct cluster c = load(job == 0 ? "selene" : "dgx-h100",
                           KV("gpus", job == 0 ? "64" : "32"));
   struct model m;
@@ -584,7 +617,8 @@ static void in_child(int job, bool all_ranks, double out[5])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  for (int job = 0; job < 4; job++) {
+  double iter[7];
+  for (int job = 0; job < 7; job++) {
     double a[5], b[5];
     in_child(job, false, a);
     in_child(job, true, b);
@@ -592,11 +626,14 @@ Test(engine, symmetry_is_exact, .timeout = 120)
       cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "job %d metric "
                          "%d: %.15g vs %.15g", job, i, a[i], b[i]);
     cr_assert_gt(a[0], 0);
+    iter[job] = a[0];
     /* Data parallelism alone has no bubble: idle is exactly +0, not a
      * rounding residue of either sign. */
     if (job == 1)
       cr_assert(a[4] == 0 && !signbit(a[4]), "idle %.3g", a[4]);
   }
+  /* The 4:1 up-links bind: the same job is slower than at 1:1. */
+  cr_assert_gt(iter[4], iter[6] * 1.01, "%.9g vs %.9g", iter[4], iter[6]);
 }
 
 /* Replica symmetry needs a symmetric fabric: an oversubscribed one (or a
