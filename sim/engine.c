@@ -139,7 +139,6 @@ struct engine {
   long nranks;
   struct inst **table;
   long kernels, flows;
-  double speed;
   double t0;                /* simulated time when the replay started */
   /* Progress: tasks completed of all the simulated ranks', wall clock. */
   long tasks_done, tasks_total;
@@ -755,7 +754,6 @@ static void model_init(struct coll_model *m, const struct engine_params *p,
   coll_model_resolve(m, c);
 }
 
-/* Look up the hosts of the ranks. */
 /* The host of every rank, from one pass over SimGrid's hosts: looking each
  * up by name (sg_host_by_name) walks the zones of the platform one by one
  * (NetZoneImpl::get_host_by_name_or_null recurses into every child zone),
@@ -827,7 +825,6 @@ static int engine_setup(struct engine *E, const struct graph *g,
   int rc = find_hosts(E, err);
   if (rc)
     return rc;
-  E->speed = sg_host_get_speed(E->hosts[0]);
   E->st = xcalloc((size_t)g->stages, sizeof *E->st);
   for (long s = 0; s < g->stages; s++)
     prepare_stage(&E->st[s], &g->prog[s], c, p);

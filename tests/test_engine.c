@@ -524,6 +524,14 @@ Test(engine, dp_reduction_exposed_on_a_slow_fabric)
                      1e-9 * r.iteration_s);
 }
 
+/* The five metrics the symmetry tests compare. */
+static void metrics(const struct engine_result *r, double out[5])
+{
+  double v[5] = {r->iteration_s, r->compute_s, r->overlapped_s,
+                 r->exposed_s, r->idle_s};
+  memcpy(out, v, sizeof v);
+}
+
 /* TP symmetry on oversubscribed fabrics, where the up-links bind: TP 8 x DP
  * 4 on four nodes, two per leaf group, 4:1 above the leaves (job 4; job 6
  * is the same at 1:1, to show the up-links bind); TP 8 x PP 2 x DP 2 on
@@ -548,9 +556,7 @@ static void oversub_job(int job, bool all_ranks, double out[5])
   struct engine_result r = simulate(&c, &m, &p, 32, all_ranks);
   cr_assert_eq(r.symmetric, !all_ranks);
   cr_assert_eq(r.replicas, !all_ranks && job == 6);
-  double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
-                 r.idle_s};
-  memcpy(out, v, sizeof v);
+  metrics(&r, out);
 }
 
 /* Symmetric jobs: simulating one TP rank per group (a TP-8 job on whole
@@ -591,9 +597,7 @@ static void sym_job(int job, bool all_ranks, double out[5])
   /* Replicas: data parallelism alone or with TP over whole nodes; not with
    * pipelines (job 0) or TP inside nodes (job 2). */
   cr_assert_eq(r.replicas, !all_ranks && (job == 1 || job == 3));
-  double v[5] = {r.iteration_s, r.compute_s, r.overlapped_s, r.exposed_s,
-                 r.idle_s};
-  memcpy(out, v, sizeof v);
+  metrics(&r, out);
 }
 
 static void in_child(int job, bool all_ranks, double out[5])

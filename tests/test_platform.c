@@ -113,7 +113,7 @@ static void expected(const struct cluster *c, int a, int b, char *buf,
   int hops = 1;
   if (la != lb && (flat || pa == pb)) {
     /* One route between the two groups, declared from the lower one. */
-    const char *fwd = la < lb ? "UP" : "DOWN", *rev = la < lb ? "DOWN" : "UP";
+    const char *fwd = la < lb ? "UP" : "DOWN";
     int lo = la < lb ? la : lb, hi = la < lb ? lb : la;
     snprintf(id, sizeof id, "leaf%d-leaf%d", lo, hi);
     if (la > lb)
@@ -136,7 +136,6 @@ static void expected(const struct cluster *c, int a, int b, char *buf,
       snprintf(id, sizeof id, "leaf%d-leaf%d", lo, hi);
       n = add(buf, size, n, id, fwd);
     }
-    (void)rev;
     hops += pa == pb ? 2 : 4;
   } else if (la != lb) {
     /* Pod zones: up through the group's and the pod's up-links. */
