@@ -62,6 +62,29 @@ static const struct keydef keys[CK_COUNT] = {
         "latency of an NVLink hop (default: the node type's)"},
     [CK_NIC_LAT] = {"nic_lat", KT_TIME, 0, 1,
         "latency of a NIC (default: the NIC type's)"},
+    [CK_TOPOLOGY] = {"topology", KT_TEXT, 0, 0,
+        "fabric: fat-tree, rail, rail-only, multi-plane, dragonfly or torus "
+        "(default fat-tree)"},
+    [CK_PXN] = {"pxn", KT_INT, 0, 1,
+        "rail: off-rail traffic first crosses NVLink to the GPU on the "
+        "right rail, as NCCL's PXN (default 1)"},
+    [CK_PLANES] = {"planes", KT_INT, 1, 16,
+        "multi-plane: planes, one per NIC port (default 2)"},
+    [CK_ROUTERS_PER_GROUP] = {"routers_per_group", KT_INT, 1, 1024,
+        "dragonfly: routers per group (default 32)"},
+    [CK_GLOBAL_LINKS] = {"global_links", KT_INT, 1, 1024,
+        "dragonfly: global links per router (default 17)"},
+    [CK_LOCAL_LINKS] = {"local_links", KT_INT, 1, 64,
+        "dragonfly: links between two routers of a group (default 1)"},
+    [CK_ROUTING] = {"dragonfly_routing", KT_TEXT, 0, 0,
+        "dragonfly: minimal or valiant (default minimal)"},
+    [CK_TORUS] = {"torus", KT_TEXT, 0, 0,
+        "torus: nodes per dimension, AxB or AxBxC (required)"},
+    [CK_NVL_RACK] = {"nvl_rack", KT_INT, 1, WEFT_MAX_GPUS_PER_NODE,
+        "GPUs under one first-tier NVLink switch; fewer than GPUs per node "
+        "adds a second tier (default: GPUs per node)"},
+    [CK_NVL_OVERSUB] = {"nvl_oversubscription", KT_REAL, 1, 1024,
+        "second NVLink tier oversubscription (default 1)"},
     [CK_SCALE_COMPUTE] = {"scale_compute", KT_REAL, 1e-6, WEFT_MAX_SCALE,
         "scale the GPU's compute peaks (what-if; default 1)"},
     [CK_SCALE_HBM_BW] = {"scale_hbm_bw", KT_REAL, 1e-6, WEFT_MAX_SCALE,
@@ -502,6 +525,164 @@ static int clock_power(const struct cluster_desc *d, struct cluster *c,
   return 0;
 }
 
+static const char *const topo_names[TOPO_COUNT] = {
+    "fat-tree", "rail", "rail-only", "multi-plane", "dragonfly", "torus"};
+
+const char *topology_name(enum topology t) { return topo_names[t]; }
+
+int topology_from_name(const char *name)
+{
+  for (int t = 0; t < TOPO_COUNT; t++)
+    if (strcasecmp(name, topo_names[t]) == 0)
+      return t;
+  return -1;
+}
+
+/* Parse "AxB" or "AxBxC" into c->torus_dim. */
+static int parse_torus(const struct cluster_desc *d, struct cluster *c,
+                       struct weft_err *err)
+{
+  const char *s = d->text[CK_TORUS];
+  int n = 0;
+  while (*s) {
+    if (n == 3)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' has more than 3 "
+                       "dimensions", where(d, CK_TORUS), d->text[CK_TORUS]);
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > WEFT_MAX_NODES || (*end && *end != 'x'))
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not AxB or AxBxC "
+                       "(whole numbers of nodes, at least 1)",
+                       where(d, CK_TORUS), d->text[CK_TORUS]);
+    c->torus_dim[n++] = (int)v;
+    s = *end ? end + 1 : end;
+    if (*end && !*s)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' ends with 'x'",
+                       where(d, CK_TORUS), d->text[CK_TORUS]);
+  }
+  c->torus_ndims = n;
+  long prod = 1;
+  for (int i = 0; i < n; i++)
+    prod *= c->torus_dim[i];
+  if (n < 2)
+    return weft_errf(err, WEFT_EINVAL, "%s: '%s' has one dimension; a torus "
+                     "has 2 or 3 (AxB or AxBxC)", where(d, CK_TORUS),
+                     d->text[CK_TORUS]);
+  if (prod != c->nodes)
+    return weft_errf(err, WEFT_EINVAL, "%s: %s is %ld nodes, but the "
+                     "cluster has %d (%d GPUs of %d per node)",
+                     where(d, CK_TORUS), d->text[CK_TORUS], prod, c->nodes,
+                     c->gpus, c->gpus_per_node);
+  return 0;
+}
+
+/* The fabric's shape: its topology and the settings only it takes. */
+static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
+                            struct weft_err *err)
+{
+  c->topology = TOPO_FAT_TREE;
+  if (d->set[CK_TOPOLOGY]) {
+    int t = topology_from_name(d->text[CK_TOPOLOGY]);
+    if (t < 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: unknown topology '%s'; "
+                       "expected fat-tree, rail, rail-only, multi-plane, "
+                       "dragonfly or torus", where(d, CK_TOPOLOGY),
+                       d->text[CK_TOPOLOGY]);
+    c->topology = (enum topology)t;
+  }
+  /* Settings that only one topology takes. */
+  static const struct {
+    enum cluster_key k;
+    unsigned mask;
+  } only[] = {
+      {CK_PXN, 1u << TOPO_RAIL},
+      {CK_PLANES, 1u << TOPO_MULTI_PLANE},
+      {CK_ROUTERS_PER_GROUP, 1u << TOPO_DRAGONFLY},
+      {CK_GLOBAL_LINKS, 1u << TOPO_DRAGONFLY},
+      {CK_LOCAL_LINKS, 1u << TOPO_DRAGONFLY},
+      {CK_ROUTING, 1u << TOPO_DRAGONFLY},
+      {CK_TORUS, 1u << TOPO_TORUS},
+      {CK_LEAVES_PER_POD, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
+      {CK_OVERSUB, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
+      {CK_POD_OVERSUB, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
+  };
+  for (size_t i = 0; i < sizeof only / sizeof *only; i++)
+    if (d->set[only[i].k] && d->layer[only[i].k] > 0 &&
+        !(only[i].mask & 1u << c->topology))
+      return weft_errf(err, WEFT_EINVAL, "%s: not a setting of topology %s "
+                       "(%s)", where(d, only[i].k), topo_names[c->topology],
+                       d->set[CK_TOPOLOGY] ? where(d, CK_TOPOLOGY)
+                                           : "the default");
+  c->pxn = d->set[CK_PXN] ? d->num[CK_PXN] != 0 : true;
+  c->planes = c->topology != TOPO_MULTI_PLANE ? 1
+              : d->set[CK_PLANES]           ? (int)d->num[CK_PLANES]
+                                            : 2;
+  if (c->topology == TOPO_DRAGONFLY || c->topology == TOPO_TORUS)
+    c->oversub = c->pod_oversub = 1;
+  if (c->topology == TOPO_DRAGONFLY) {
+    /* A router's endpoint ports: 16 on Slingshot's 64-port Rosetta (the
+     * rest: 31 to the group, 17 global; De Sensi et al., SC20).  A
+     * preset's leaf size is a fat tree's and does not carry over. */
+    if (!d->set[CK_NODES_PER_LEAF] || d->layer[CK_NODES_PER_LEAF] == 0) {
+      c->nodes_per_leaf = 16 / c->nics_per_node;
+      if (c->nodes_per_leaf < 1)
+        c->nodes_per_leaf = 1;
+    }
+    c->leaves = (c->nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
+    c->pods = 1;
+    c->routers_per_group = d->set[CK_ROUTERS_PER_GROUP]
+                               ? (int)d->num[CK_ROUTERS_PER_GROUP] : 32;
+    c->global_links = d->set[CK_GLOBAL_LINKS] ? (int)d->num[CK_GLOBAL_LINKS]
+                                              : 17;
+    c->local_links = d->set[CK_LOCAL_LINKS] ? (int)d->num[CK_LOCAL_LINKS]
+                                            : 1;
+    c->valiant = false;
+    if (d->set[CK_ROUTING]) {
+      if (strcasecmp(d->text[CK_ROUTING], "valiant") == 0)
+        c->valiant = true;
+      else if (strcasecmp(d->text[CK_ROUTING], "minimal") != 0)
+        return weft_errf(err, WEFT_EINVAL, "%s: unknown routing '%s'; "
+                         "expected minimal or valiant", where(d, CK_ROUTING),
+                         d->text[CK_ROUTING]);
+    }
+    /* Routers are the leaf switches; a group is routers_per_group. */
+    c->groups = (c->leaves + c->routers_per_group - 1) / c->routers_per_group;
+    long ports = (long)c->routers_per_group * c->global_links;
+    if (c->groups > 1 && ports < c->groups - 1)
+      return weft_errf(err, WEFT_EINVAL, "%s: %d groups need %d global links "
+                       "per group to reach each other, and %d routers x %d "
+                       "global links give %ld", where(d, CK_GLOBAL_LINKS),
+                       c->groups, c->groups - 1, c->routers_per_group,
+                       c->global_links, ports);
+    if (c->valiant && c->groups < 3)
+      return weft_errf(err, WEFT_EINVAL, "%s: valiant routing needs 3 groups "
+                       "or more (there are %d)", where(d, CK_ROUTING),
+                       c->groups);
+  }
+  if (c->topology == TOPO_TORUS) {
+    if (!d->set[CK_TORUS])
+      return weft_errf(err, WEFT_EINVAL, "%s: topology torus needs its "
+                       "dimensions (torus=AxB or AxBxC, or --torus)",
+                       where(d, CK_TOPOLOGY));
+    int rc = parse_torus(d, c, err);
+    if (rc)
+      return rc;
+  }
+  c->nvl_rack = d->set[CK_NVL_RACK] ? (int)d->num[CK_NVL_RACK]
+                                    : c->gpus_per_node;
+  if (c->gpus_per_node % c->nvl_rack != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %d GPUs per NVLink switch do not "
+                     "divide %d GPUs per node", where(d, CK_NVL_RACK),
+                     c->nvl_rack, c->gpus_per_node);
+  c->nvl_oversub = d->set[CK_NVL_OVERSUB] ? d->num[CK_NVL_OVERSUB] : 1;
+  if (d->set[CK_NVL_OVERSUB] && c->nvl_rack == c->gpus_per_node &&
+      c->nvl_oversub > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: there is no second NVLink tier "
+                     "to oversubscribe (nvl_rack is the %d GPUs per node)",
+                     where(d, CK_NVL_OVERSUB), c->gpus_per_node);
+  return 0;
+}
+
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
                     struct cluster *out, struct weft_err *err)
 {
@@ -592,6 +773,10 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.coll_lat_s = node->coll_lat_s;
   c.coll_ring_loss = node->coll_ring_loss;
 
+  int rc = resolve_topology(d, &c, err);
+  if (rc)
+    return rc;
+
   c.scale = hw_scale_none;
   if (d->set[CK_SCALE_COMPUTE])
     c.scale.compute = d->num[CK_SCALE_COMPUTE];
@@ -605,7 +790,7 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     c.scale.nic = d->num[CK_SCALE_NIC];
   gpu_spec_scale(&c.gpu, &c.scale);
   c.nic.bw_Bps *= c.scale.nic;
-  int rc = project(d, cat, &c, err);
+  rc = project(d, cat, &c, err);
   if (rc || (rc = clock_power(d, &c, err)))
     return rc;
   c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]

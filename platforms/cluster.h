@@ -39,6 +39,17 @@ enum cluster_key {
   CK_SWITCH_LAT,      /* one switch hop */
   CK_NVLINK_LAT,      /* GPU to GPU through NVSwitch */
   CK_NIC_LAT,         /* NIC adapter and cable */
+  CK_TOPOLOGY,        /* fat-tree, rail, rail-only, multi-plane, dragonfly,
+                         torus (enum topology) */
+  CK_PXN,             /* rail: off-rail traffic crosses NVLink first */
+  CK_PLANES,          /* multi-plane: planes (ports per NIC) */
+  CK_ROUTERS_PER_GROUP, /* dragonfly: routers in a group */
+  CK_GLOBAL_LINKS,    /* dragonfly: global links per router */
+  CK_LOCAL_LINKS,     /* dragonfly: links between two routers of a group */
+  CK_ROUTING,         /* dragonfly: minimal or valiant */
+  CK_TORUS,           /* torus: dimensions "AxB" or "AxBxC" (nodes) */
+  CK_NVL_RACK,        /* GPUs under one first-tier NVLink switch domain */
+  CK_NVL_OVERSUB,     /* NVLink second tier oversubscription */
   CK_SCALE_COMPUTE,   /* what-if factors */
   CK_SCALE_HBM_BW,
   CK_SCALE_HBM_CAP,
@@ -55,6 +66,12 @@ enum cluster_key {
 };
 
 #define WEFT_MAX_DESC 256
+
+/* Shapes of the scale-out fabric (platforms/topo.h says what each is). */
+enum topology { TOPO_FAT_TREE, TOPO_RAIL, TOPO_RAIL_ONLY, TOPO_MULTI_PLANE,
+                TOPO_DRAGONFLY, TOPO_TORUS, TOPO_COUNT };
+const char *topology_name(enum topology t);
+int topology_from_name(const char *name); /* -1 when unknown */
 
 struct cluster_desc {
   char name[WEFT_MAX_NAME];
@@ -93,6 +110,16 @@ struct cluster {
   double gpu_hour_price;                 /* 0: not given */
   struct switch_spec sw;                 /* the fabric's switch type;
                                             sw.ports 0 when none */
+  /* The fabric's shape and its own parameters (topo.h). */
+  enum topology topology;
+  bool pxn;                              /* rail */
+  int planes;                            /* multi-plane (1 otherwise) */
+  int routers_per_group, global_links, local_links, groups; /* dragonfly */
+  bool valiant;
+  int torus_ndims, torus_dim[3];         /* torus: nodes per dimension */
+  int nvl_rack;                          /* GPUs per first NVLink tier
+                                            (gpus_per_node: one tier) */
+  double nvl_oversub;
 };
 
 /* An empty description (every setting unset, name "custom"). */

@@ -32,6 +32,8 @@
 
 #include "platforms/catalog.h"
 #include "platforms/platgen.h"
+#include "platforms/topo.h"
+#include "sim/platload.h"
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
 
@@ -750,7 +752,8 @@ static void model_init(struct coll_model *m, const struct engine_params *p,
       .lat_ll = p->lat_ll, .lat_nvls = p->lat_nvls, .ring_loss = p->ring_loss,
       .ll128_eff = p->ll128_eff, .ll_eff = p->ll_eff,
       .free_comm = p->free_comm, .nccl_hops = p->nccl_hops,
-      .closed_form = !p->force_flows && !p->on_flow};
+      .closed_form = !p->force_flows && !p->on_flow &&
+                     c->nvl_oversub == 1};
   coll_model_resolve(m, c);
 }
 
@@ -783,9 +786,42 @@ static int find_hosts(struct engine *E, struct weft_err *err)
  * up-link saturates at the same rates either way and max-min sharing is
  * exact.  (The replica shortcuts, which leave whole nodes out, stay off.)
  * The bandwidths are restored after the replay. */
+static void thin_link(struct engine *E, const char *id, long tp)
+{
+  sg_link_t l = sg_link_by_name(id);
+  if (!l)
+    return;
+  E->thin[E->nthin] = l;
+  E->thin_bw[E->nthin++] = sg_link_get_bandwidth(l);
+  sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)tp);
+}
+
+/* The same for an in-memory fabric (platforms/topo.h): its links that a
+ * node's GPUs share on their way out (a dragonfly's or a torus's, the
+ * core of a rail fabric), whose routes depend on the two nodes only. */
+static void thin_topo_links(struct engine *E, const struct topo *t, long tp)
+{
+  static const char *const dir[2] = {"UP", "DOWN"};
+  E->thin = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin);
+  E->thin_bw = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin_bw);
+  char name[64], id[80];
+  for (long i = 0; i < t->nlinks; i++)
+    if (topo_link_node_shared(t, i))
+      for (int d = 0; d < 2; d++) {
+        topo_link_name(t, i, name, sizeof name);
+        snprintf(id, sizeof id, "%s_%s", name, dir[d]);
+        thin_link(E, id, tp);
+      }
+}
+
 static void thin_up_links(struct engine *E, const struct cluster *c, long tp)
 {
   static const char *const dir[2] = {"UP", "DOWN"};
+  const struct topo *t = platload_topo();
+  if (t) {
+    thin_topo_links(E, t, tp);
+    return;
+  }
   long n = 2L * (c->leaves + c->pods);
   E->thin = xcalloc((size_t)n, sizeof *E->thin);
   E->thin_bw = xcalloc((size_t)n, sizeof *E->thin_bw);
@@ -795,12 +831,7 @@ static void thin_up_links(struct engine *E, const struct cluster *c, long tp)
       for (int d = 0; d < 2; d++) {
         snprintf(id, sizeof id, "%s%d-up_%s", tier ? "pod" : "leaf", i,
                  dir[d]);
-        sg_link_t l = sg_link_by_name(id);
-        if (!l)
-          continue;
-        E->thin[E->nthin] = l;
-        E->thin_bw[E->nthin++] = sg_link_get_bandwidth(l);
-        sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)tp);
+        thin_link(E, id, tp);
       }
 }
 
@@ -810,6 +841,16 @@ static void restore_up_links(struct engine *E)
     sg_link_set_bandwidth(E->thin[i], E->thin_bw[i]);
   free(E->thin);
   free(E->thin_bw);
+}
+
+/* Whether, at ratios of 1, a node's flows cross no link that another
+ * node's flows cross: true of the fat tree and the rail fabrics (whose
+ * only binding links then are NICs and NVLink), not of a dragonfly or a
+ * torus, nor of an oversubscribed second NVLink tier. */
+static bool fabric_alike(const struct cluster *c)
+{
+  return c->topology != TOPO_DRAGONFLY && c->topology != TOPO_TORUS &&
+         c->nvl_oversub == 1;
 }
 
 static int engine_setup(struct engine *E, const struct graph *g,
@@ -844,7 +885,8 @@ static int engine_setup(struct engine *E, const struct graph *g,
    * that of the replica shortcuts below. */
   bool wired = c->nics_per_node == c->gpus_per_node && !p->force_flows &&
                !p->on_flow && !p->no_symmetry;
-  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1;
+  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
+               fabric_alike(c);
   E->sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
            g->layout.order[0] == PD_TP && wired && !p->on_task;
   E->rank_step = E->sym ? g->layout.tp : 1;

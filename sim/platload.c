@@ -9,12 +9,16 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "platforms/platgen.h"
+#include "platforms/topo.h"
+#include "sim/base/xalloc.h"
+#include "sim/sgbridge.h"
 
 void platload_boot(int verbose)
 {
@@ -39,12 +43,75 @@ int platload_file(const char *path, struct weft_err *err)
   return 0;
 }
 
+/* The fabric of an in-memory platform: its routes are computed from it for
+ * as long as the engine runs. */
+static struct topo the_topo;
+static bool have_topo;
+static struct topo_hop *hop_buf; /* topo_max_hops of them */
+
+const struct topo *platload_topo(void) { return have_topo ? &the_topo : NULL; }
+
+static int route_cb(void *ctx, long a, long b, int32_t *links, int32_t *dirs,
+                    double *extra)
+{
+  const struct topo *t = ctx;
+  struct topo_hop *h = hop_buf;
+  int n = topo_route(t, a, b, h, extra);
+  for (int i = 0; i < n; i++) {
+    links[i] = h[i].link;
+    dirs[i] = h[i].down;
+  }
+  return n;
+}
+
+static void free_topo(void)
+{
+  topo_free(&the_topo);
+  free(hop_buf);
+}
+
+/* Build the cluster's zone in memory (topo.h says when and why). */
+static int build_in_memory(const struct cluster *c, struct weft_err *err)
+{
+  int rc = topo_build(&the_topo, c, err);
+  if (rc)
+    return rc;
+  have_topo = true;
+  const struct topo *t = &the_topo;
+  hop_buf = xcalloc((size_t)topo_max_hops(t), sizeof *hop_buf);
+  atexit(free_topo);
+  sgb_zone_begin("weft", route_cb, &the_topo, topo_max_hops(t));
+  char name[64], v[64];
+  for (long i = 0; i < t->nlinks; i++) {
+    topo_link_name(t, i, name, sizeof name);
+    sgb_zone_link(name, t->link[i].bw, t->link[i].lat);
+  }
+  double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
+                     ? c->gpu.peak_flops[DTYPE_BF16]
+                     : c->gpu.peak_flops[DTYPE_FP32];
+  for (long r = 0; r < c->gpus; r++) {
+    platgen_host_name((int)r, name, sizeof name);
+    sg_host_t h = sgb_zone_host(name, speed);
+    snprintf(v, sizeof v, "%ld", r / c->gpus_per_node);
+    sg_host_set_property_value(h, "node", v);
+    snprintf(v, sizeof v, "%ld", r % c->gpus_per_node);
+    sg_host_set_property_value(h, "local_rank", v);
+    snprintf(v, sizeof v, "%.6g:%.6g", c->gpu.idle_w, c->gpu.max_w);
+    sg_host_set_property_value(h, "wattage_per_state", v);
+    sg_host_set_property_value(h, "wattage_off", "0");
+  }
+  sgb_zone_end();
+  return 0;
+}
+
 /* The platform is written to an anonymous in-memory file and SimGrid
  * reads it through /proc/self/fd: nothing is left on disk if the run is
  * killed (a 131072-GPU platform is 178 MB).  Where memfd is missing, a
  * temporary file, unlinked as soon as SimGrid has read it. */
 int platload_cluster(const struct cluster *c, struct weft_err *err)
 {
+  if (topo_in_memory(c))
+    return build_in_memory(c, err);
   char path[64];
   int fd = memfd_create("weft-platform.xml", MFD_CLOEXEC);
   bool anonymous = fd >= 0;

@@ -17,6 +17,11 @@ void platload_boot(int verbose);
  * temporary file is removed afterwards. */
 int platload_cluster(const struct cluster *c, struct weft_err *err) WEFT_WUR;
 
+/* The fabric of the loaded cluster when it was built in memory
+ * (platforms/topo.h), else NULL. */
+struct topo;
+const struct topo *platload_topo(void);
+
 /* Load an existing SimGrid platform file. */
 int platload_file(const char *path, struct weft_err *err) WEFT_WUR;
 

@@ -6,6 +6,8 @@
 #include "sim/sgbridge.h"
 
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
 #include <vector>
@@ -76,4 +78,74 @@ extern "C" double sgb_now(void)
 extern "C" long sgb_live(void)
 {
   return (long)live.size() + pending;
+}
+
+/* The in-memory zone (sgbridge.h).  Hosts are its only netpoints, so a
+ * netpoint's id is its host's creation order. */
+namespace {
+namespace rt = simgrid::kernel::routing;
+using LinkPtr = simgrid::kernel::resource::StandardLinkImpl*;
+
+class ComputedZone : public rt::NetZoneImpl {
+public:
+  ComputedZone(const std::string& name, sgb_route_fn fn, void* ctx, int max)
+      : NetZoneImpl(name), fn_(fn), ctx_(ctx), links_(max), dirs_(max)
+  {
+  }
+  std::vector<LinkPtr> up, down;
+  std::vector<double> lat;
+
+  void get_local_route(const rt::NetPoint* src, const rt::NetPoint* dst,
+                       rt::Route* into, double* latency) override
+  {
+    double extra = 0;
+    int n = fn_(ctx_, (long)src->id(), (long)dst->id(), links_.data(),
+                dirs_.data(), &extra);
+    for (int i = 0; i < n; i++) {
+      int32_t l = links_[(size_t)i];
+      into->link_list_.push_back(dirs_[(size_t)i] ? down[(size_t)l]
+                                                  : up[(size_t)l]);
+      if (latency)
+        *latency += lat[(size_t)l];
+    }
+    if (latency)
+      *latency += extra;
+  }
+
+private:
+  sgb_route_fn fn_;
+  void* ctx_;
+  std::vector<int32_t> links_, dirs_;
+};
+
+ComputedZone* zone;
+} // namespace
+
+extern "C" void sgb_zone_begin(const char* name, sgb_route_fn route,
+                               void* ctx, int max_hops)
+{
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  zone = new ComputedZone(name, route, ctx, max_hops);
+}
+
+extern "C" void sgb_zone_link(const char* name, double bw, double lat)
+{
+  sg4::SplitDuplexLink* l = zone->create_split_duplex_link(name, {bw});
+  l->set_latency(lat);
+  l->seal();
+  zone->up.push_back(l->get_link_up()->get_impl());
+  zone->down.push_back(l->get_link_down()->get_impl());
+  zone->lat.push_back(lat);
+}
+
+extern "C" sg_host_t sgb_zone_host(const char* name, double speed)
+{
+  return zone->create_host(name, {speed});
+}
+
+extern "C" void sgb_zone_end(void)
+{
+  zone->seal();
+  sg4::Engine::get_instance()->seal_platform();
 }

@@ -35,6 +35,26 @@ void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
  * every activity that can be a timer is one. */
 void sgb_delay(double seconds, void *tag);
 
+/* An in-memory platform: one zone holding every host, whose routes a
+ * callback computes (platforms/topo.h; SimGrid's XML can only list
+ * routes, and the fabrics that need this would need one per pair of
+ * hosts).  Host ids are their creation order; links are numbered in
+ * creation order too.  route(ctx, a, b, links, dirs, &extra_latency)
+ * writes the links of the route from host a to host b, each with its
+ * direction (0: UP, 1: DOWN), and returns their count. */
+typedef int (*sgb_route_fn)(void *ctx, long a, long b, int32_t *links,
+                            int32_t *dirs, double *extra_lat);
+/* Start it (before any other platform): the network model is CM02 without
+ * cross-traffic, as in platgen's XML.  max_hops bounds a route. */
+void sgb_zone_begin(const char *name, sgb_route_fn route, void *ctx,
+                    int max_hops);
+/* A SPLITDUPLEX link; its number is the count of links before it. */
+void sgb_zone_link(const char *name, double bw, double lat);
+/* A host; set its properties before sgb_zone_end. */
+sg_host_t sgb_zone_host(const char *name, double speed);
+/* Seal the zone and the platform. */
+void sgb_zone_end(void);
+
 /* Run the simulation until no activity is left. */
 void sgb_run(void);
 

@@ -214,7 +214,7 @@ if command -v script >/dev/null; then
 fi
 
 # The option layer: one declaration per command gives parsing and help.
-expect 2 "weft: run: unknown option '--bogus'" run --bogus
+expect 2 "weft: run: unknown option '--bogus-option'" run --bogus-option
 expect 2 "weft: --json: takes no value" coll allreduce --json=1
 expect 2 "weft: list: unexpected argument 'b'" list gpus b
 expect 2 "weft: -o: missing FILE" graph --model gpt-1.7b -o

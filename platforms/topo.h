@@ -1,0 +1,114 @@
+/*
+ * topo.h - the fabrics of a cluster as links and computed routes.
+ *
+ * Every topology is a set of links and a route function from one GPU
+ * rank to another.  The fat tree and the multi-plane fabric are also
+ * written as hierarchical XML (platgen.h), because their routes factor
+ * through node gateways: what a flow crosses beyond its NIC depends on
+ * the two nodes only.  The others are built in memory, as one SimGrid
+ * zone whose routes this module computes (sim/sgbridge.cpp), because
+ * their routes depend on the two GPUs and not only on their nodes (rail
+ * and rail-only: the rail is the GPU's NIC), or because a second NVLink
+ * tier makes a node's zone too large to list (576 GPUs: 166 000 routes
+ * per node), or because their routes are arithmetic (dragonfly, torus):
+ * in XML each would need a route for every pair of GPUs.  `weft platform`
+ * writes such a platform as one flat zone of explicit routes up to
+ * TOPO_XML_MAX_GPUS GPUs (the same routes, for inspection and for other
+ * SimGrid tools).
+ *
+ * Links (SPLITDUPLEX: UP is the direction named first):
+ *   gpu<r>-nvl           GPU to its NVLink switch
+ *   node<n>-rack<k>-up   first to second NVLink tier (nvl_rack < GPUs per
+ *                        node); on routes only when nvl_oversubscription>1
+ *   node<n>-nic<k>       NIC k of node n to its first switch
+ *   fat tree, multi-plane: leaf<l>-up, pod<p>-up (as platgen.h)
+ *   rail:      su<s>-rail<k>-up (rail k's leaf of scalable unit s to the
+ *              spines), pod<p>-up (spines to the core, all rails)
+ *   rail-only: su<s>-rail<k>-up, pod<p>-rail<k>-up (rail k's own tiers)
+ *   dragonfly: g<g>-r<x>-r<y> (routers x < y of group g), g<i>-g<j> (the
+ *              global links between groups i < j, as one link)
+ *   torus:     t<v>-d<d> (node v to its + neighbour along dimension d)
+ * Up-links of switch tiers are on routes only where they can bind (their
+ * ratio above 1; platgen.h says why).  Switch hops add latency to routes
+ * without a link (a link would join unrelated flows in one max-min
+ * system).
+ *
+ * Routes, GPU a to GPU b (nodes na, nb):
+ *   same node: nvl(a) UP, [rack ups], nvl(b) DOWN; a second NVLink tier
+ *     adds one more NVLink latency.
+ *   fat tree, multi-plane: nic UP, [leaf/pod ups], nic DOWN; 1 switch hop
+ *     in a leaf group, 3 in a pod, 5 across pods.
+ *   rail: same rail (NIC index) as the fat tree per rail: 1 hop in a
+ *     scalable unit, 3 in a pod, 5 across.  Off-rail with PXN (NCCL's
+ *     default since 2.12): NVLink to the GPU of a's node on b's rail, then
+ *     b's rail.  Off-rail without PXN: a's rail leaf, spine, b's rail leaf
+ *     (3 hops at least, crossing both leaves' up-links).
+ *   rail-only: off-rail traffic must take NVLink to the GPU on b's rail
+ *     (no spine joins the rails; Wang et al., 2023).
+ *   dragonfly: nic UP, local link to the router holding the global link
+ *     to b's group, global link, local link to b's router, nic DOWN;
+ *     valiant: through an intermediate group chosen by the pair of nodes.
+ *   torus: nic UP, dimension-ordered (x, then y, then z), the shorter way
+ *     round each ring (+ on a tie), nic DOWN; a switch hop per node.
+ */
+#ifndef WEFT_TOPO_H
+#define WEFT_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platforms/cluster.h"
+#include "sim/base/err.h"
+
+#define TOPO_XML_MAX_GPUS 256
+
+enum topo_link_kind { TL_NVL, TL_RACK_UP, TL_NIC, TL_FABRIC };
+
+struct topo_link {
+  double bw, lat;
+  uint8_t kind;
+};
+
+struct topo {
+  struct cluster c;
+  long nlinks;
+  struct topo_link *link;
+  /* First index of each family (topo.c). */
+  long b_nvl, b_rack, b_nic, b_leaf, b_pod, b_local, b_global, b_torus;
+  int racks;   /* first-tier NVLink domains per node */
+  int per_pair; /* dragonfly: global links between two groups */
+};
+
+/* One link of a route, in its direction. */
+struct topo_hop {
+  int32_t link;
+  int32_t down; /* 0: UP, 1: DOWN */
+};
+
+/* Whether SimGrid gets this cluster from topo (an in-memory zone) rather
+ * than from platgen's XML. */
+bool topo_in_memory(const struct cluster *c);
+
+int topo_build(struct topo *t, const struct cluster *c,
+               struct weft_err *err) WEFT_WUR;
+void topo_free(struct topo *t);
+
+/* Hops a route can have at most (the size of topo_route's buffer). */
+int topo_max_hops(const struct topo *t);
+
+/* The route from GPU a to GPU b (a != b): its hops in order, and the
+ * latency of its switch hops (on top of its links').  Returns the number
+ * of hops. */
+int topo_route(const struct topo *t, long a, long b, struct topo_hop *hops,
+               double *switch_lat);
+
+/* Link i's name. */
+void topo_link_name(const struct topo *t, long i, char *buf, size_t size);
+
+/* Links that every GPU of a node shares with the node's other GPUs on its
+ * way out (dragonfly and torus links): under TP symmetry, where one GPU
+ * stands for a node's TP group, they carry 1/tp of their bandwidth. */
+bool topo_link_node_shared(const struct topo *t, long i);
+
+#endif
