@@ -13,9 +13,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "platforms/topo.h"
 #include "sim/base/outfile.h"
+#include "sim/base/xalloc.h"
 #include "sim/base/units.h"
 
 /* Bandwidth of the links that carry switch latency only: never binds. */
@@ -168,6 +171,26 @@ static void write_links(struct out *o, const struct cluster *c)
   fprintf(o->f, "  </zone>\n");
 }
 
+static void write_host(struct out *o, const struct cluster *c, int r,
+                       const char *ind)
+{
+  FILE *f = o->f;
+  double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
+                     ? c->gpu.peak_flops[DTYPE_BF16]
+                     : c->gpu.peak_flops[DTYPE_FP32];
+  char sp[48];
+  units_fmt_exact(speed, UNIT_FLOPS, sp, sizeof sp);
+  fprintf(f, "%s<host id=\"gpu%d\" speed=\"%s\">\n", ind, r, sp);
+  fprintf(f, "%s  <prop id=\"node\" value=\"%d\"/>\n", ind,
+          r / c->gpus_per_node);
+  fprintf(f, "%s  <prop id=\"local_rank\" value=\"%d\"/>\n", ind,
+          r % c->gpus_per_node);
+  fprintf(f, "%s  <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n",
+          ind, c->gpu.idle_w, c->gpu.max_w);
+  fprintf(f, "%s  <prop id=\"wattage_off\" value=\"0\"/>\n", ind);
+  fprintf(f, "%s</host>\n", ind);
+}
+
 static void write_node(struct out *o, const struct cluster *c, int n,
                        const char *ind0)
 {
@@ -182,15 +205,8 @@ static void write_node(struct out *o, const struct cluster *c, int n,
   char sp[48];
   units_fmt_exact(speed, UNIT_FLOPS, sp, sizeof sp);
   fprintf(f, "%s<zone id=\"node%d\" routing=\"Full\">\n", ind0, n);
-  for (int i = 0; i < g; i++) {
-    fprintf(f, "%s<host id=\"gpu%d\" speed=\"%s\">\n", ind, r0 + i, sp);
-    fprintf(f, "%s  <prop id=\"node\" value=\"%d\"/>\n", ind, n);
-    fprintf(f, "%s  <prop id=\"local_rank\" value=\"%d\"/>\n", ind, i);
-    fprintf(f, "%s  <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n",
-            ind, c->gpu.idle_w, c->gpu.max_w);
-    fprintf(f, "%s  <prop id=\"wattage_off\" value=\"0\"/>\n", ind);
-    fprintf(f, "%s</host>\n", ind);
-  }
+  for (int i = 0; i < g; i++)
+    write_host(o, c, r0 + i, ind);
   fprintf(f, "%s<router id=\"node%d-gw\"/>\n", ind, n);
   for (int i = 0; i < g; i++)
     for (int j = i + 1; j < g; j++)
@@ -289,10 +305,75 @@ static void write_pod(struct out *o, const struct cluster *c, int p)
   fprintf(f, "  </zone>\n");
 }
 
+/* The fabric's lines of the header: its topology and parameters. */
+static void write_fabric(FILE *f, const struct cluster *c)
+{
+  char b[48];
+  const char *hop = units_fmt_human(c->switch_lat_s, UNIT_TIME, b, sizeof b);
+  switch (c->topology) {
+  case TOPO_FAT_TREE:
+  case TOPO_MULTI_PLANE:
+  case TOPO_RAIL:
+  case TOPO_RAIL_ONLY:
+    fprintf(f, "  Fabric: %s; %d %s of up to %d nodes, %d pod(s) of up to "
+            "%d;\n  oversubscription %g (leaf) and %g (pod); switch hop "
+            "%s.\n", topology_name(c->topology), c->leaves,
+            c->topology == TOPO_RAIL || c->topology == TOPO_RAIL_ONLY
+                ? "scalable unit(s) (a leaf switch per rail)"
+                : "leaf group(s)",
+            c->nodes_per_leaf, c->pods, c->leaves_per_pod, c->oversub,
+            c->pod_oversub, hop);
+    if (c->topology == TOPO_MULTI_PLANE)
+      fprintf(f, "  %d planes: each NIC port on its own plane at 1/%d of the "
+              "NIC's bandwidth;\n  traffic striped evenly over the planes "
+              "loads each alike, so max-min\n  sharing over them equals one "
+              "plane of their summed bandwidth (written here).\n",
+              c->planes, c->planes);
+    if (c->topology == TOPO_RAIL)
+      fprintf(f, "  Rails: NIC k of every node of a unit on leaf k; spines "
+              "join the rails.\n  PXN %s: off-rail traffic %s.\n",
+              c->pxn ? "on" : "off",
+              c->pxn ? "crosses NVLink to the GPU on the destination's rail "
+                       "first"
+                     : "goes leaf, spine, leaf");
+    if (c->topology == TOPO_RAIL_ONLY)
+      fprintf(f, "  Rails only: no spine joins the rails; off-rail traffic "
+              "crosses NVLink to\n  the GPU on the destination's rail "
+              "(Wang et al., 2023).\n");
+    break;
+  case TOPO_DRAGONFLY:
+    fprintf(f, "  Fabric: dragonfly; %d router(s) of up to %d nodes, %d "
+            "group(s) of %d routers;\n  %d link(s) between two routers of "
+            "a group, %d global links per router\n  (%d between two "
+            "groups), %s routing; switch hop %s.\n", c->leaves,
+            c->nodes_per_leaf, c->groups, c->routers_per_group,
+            c->local_links, c->global_links,
+            c->groups > 1 ? c->routers_per_group * c->global_links /
+                                (c->groups - 1)
+                          : 0,
+            c->valiant ? "valiant" : "minimal", hop);
+    break;
+  case TOPO_TORUS:
+    fprintf(f, "  Fabric: torus of nodes, %d", c->torus_dim[0]);
+    for (int d = 1; d < c->torus_ndims; d++)
+      fprintf(f, "x%d", c->torus_dim[d]);
+    fprintf(f, " with wrap-around links; each node's NICs feed its %d "
+            "ports;\n  dimension-ordered routes, the shorter way round; "
+            "switch hop %s.\n", 2 * c->torus_ndims, hop);
+    break;
+  case TOPO_COUNT:
+    break;
+  }
+  if (c->nvl_rack < c->gpus_per_node)
+    fprintf(f, "  NVLink: two tiers, %d GPUs per first-tier switch domain, "
+            "oversubscription %g\n  above it.\n", c->nvl_rack,
+            c->nvl_oversub);
+}
+
 static void write_header(struct out *o, const struct cluster *c)
 {
   FILE *f = o->f;
-  char b1[48], b2[48], b3[48], b4[48];
+  char b1[48], b2[48];
   fprintf(f, "<?xml version='1.0'?>\n"
           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
   fprintf(f, "<!--\n  SimGrid platform written by weft (weft platform %s).\n",
@@ -311,11 +392,7 @@ static void write_header(struct out *o, const struct cluster *c)
           units_fmt_human(c->nic.bw_Bps, UNIT_BW, b1, sizeof b1),
           units_fmt_human(c->nic.lat_s, UNIT_TIME, b2, sizeof b2),
           c->gpus_per_node / c->nics_per_node);
-  fprintf(f, "  Fabric: %d leaf group(s) of up to %d nodes, %d pod(s) of up "
-          "to %d leaf groups;\n  oversubscription %g (leaf) and %g (pod); "
-          "switch hop %s.\n", c->leaves, c->nodes_per_leaf, c->pods,
-          c->leaves_per_pod, c->oversub, c->pod_oversub,
-          units_fmt_human(c->switch_lat_s, UNIT_TIME, b3, sizeof b3));
+  write_fabric(f, c);
   if (c->scale.compute != 1 || c->scale.hbm_bw != 1 || c->scale.hbm_cap != 1 ||
       c->scale.nvlink != 1 || c->scale.nic != 1)
     fprintf(f, "  What-if scaling: compute x%g, HBM bw x%g, HBM capacity "
@@ -323,7 +400,6 @@ static void write_header(struct out *o, const struct cluster *c)
             c->scale.hbm_cap, c->scale.nvlink, c->scale.nic);
   fprintf(f, "  GPU numbers: %s.\n  NIC numbers: %s.\n", c->gpu.source,
           c->nic.source);
-  (void)b4;
   fprintf(f, "\n  Host speed is the GPU's dense BF16 peak; weft times kernels "
           "with its own\n  cost model.  The network model is CM02 without "
           "cross-traffic, so that a\n  flow's time is latency + size / "
@@ -336,10 +412,93 @@ static void write_header(struct out *o, const struct cluster *c)
           "</config>\n");
 }
 
+/* A fabric whose routes do not factor through node gateways (topo.h), as
+ * one Full zone with a route for every ordered pair of GPUs.  Switch hops
+ * ride on latency-only links "hops<i>", one per distinct latency. */
+static int write_flat(struct out *o, const struct cluster *c,
+                      struct weft_err *err)
+{
+  FILE *f = o->f;
+  if (c->gpus > TOPO_XML_MAX_GPUS)
+    return weft_errf(err, WEFT_ELIMIT, "topology %s%s at %d GPUs: its routes "
+                     "depend on both GPUs, so its XML lists one per pair "
+                     "(%ld); weft platform writes it up to %d GPUs, weft run "
+                     "builds it in memory at any size",
+                     topology_name(c->topology),
+                     c->nvl_rack < c->gpus_per_node ? " with two NVLink tiers"
+                                                    : "",
+                     c->gpus, (long)c->gpus * (c->gpus - 1),
+                     TOPO_XML_MAX_GPUS);
+  struct topo t;
+  int rc = topo_build(&t, c, err);
+  if (rc)
+    return rc;
+  struct topo_hop *h = xcalloc((size_t)topo_max_hops(&t), sizeof *h);
+  double lats[64];
+  int nlat = 0;
+  for (long a = 0; a < c->gpus; a++)
+    for (long b = 0; b < c->gpus; b++) {
+      double x;
+      if (a == b)
+        continue;
+      (void)topo_route(&t, a, b, h, &x);
+      int i = 0;
+      while (i < nlat && lats[i] != x)
+        i++;
+      if (i == nlat && x > 0 && nlat < 64)
+        lats[nlat++] = x;
+    }
+  char id[64];
+  fprintf(f, "<zone id=\"weft\" routing=\"Full\">\n");
+  for (long i = 0; i < t.nlinks; i++) {
+    topo_link_name(&t, i, id, sizeof id);
+    link_sd(o, "  ", id, t.link[i].bw, t.link[i].lat);
+  }
+  for (int i = 0; i < nlat; i++)
+    fprintf(f, "  <link id=\"hops%d\" bandwidth=\"%s\" latency=\"%s\" "
+            "sharing_policy=\"FATPIPE\"/>\n", i, bw(o, SWITCH_BW_Bps),
+            lat(o, lats[i]));
+  for (long r = 0; r < c->gpus; r++)
+    write_host(o, c, (int)r, "  ");
+  for (long a = 0; a < c->gpus; a++)
+    for (long b = 0; b < c->gpus; b++) {
+      double x;
+      if (a == b)
+        continue;
+      int n = topo_route(&t, a, b, h, &x);
+      fprintf(f, "  <route src=\"gpu%ld\" dst=\"gpu%ld\" "
+              "symmetrical=\"NO\">", a, b);
+      for (int i = 0; i < n; i++) {
+        topo_link_name(&t, h[i].link, id, sizeof id);
+        fprintf(f, "<link_ctn id=\"%s\" direction=\"%s\"/>", id,
+                h[i].down ? "DOWN" : "UP");
+      }
+      for (int i = 0; i < nlat; i++)
+        if (lats[i] == x)
+          fprintf(f, "<link_ctn id=\"hops%d\"/>", i);
+      fprintf(f, "</route>\n");
+    }
+  fprintf(f, "</zone>\n");
+  free(h);
+  topo_free(&t);
+  return 0;
+}
+
 int platgen_write(const struct cluster *c, FILE *f, struct weft_err *err)
 {
   struct out o = {.f = f};
+  if (!topo_xml_hierarchical(c) && c->gpus > TOPO_XML_MAX_GPUS)
+    return write_flat(&o, c, err); /* refused before any output */
   write_header(&o, c);
+  if (!topo_xml_hierarchical(c)) {
+    int rc = write_flat(&o, c, err);
+    if (rc)
+      return rc;
+    fprintf(f, "</platform>\n");
+    if (ferror(f))
+      return weft_errf(err, WEFT_EIO, "write error: %s", strerror(errno));
+    return 0;
+  }
   fprintf(f, "<zone id=\"weft\" routing=\"Full\">\n");
   write_links(&o, c);
   if (flat(c)) {

@@ -9,10 +9,10 @@
 
 #include "sim/base/xalloc.h"
 
-bool topo_in_memory(const struct cluster *c)
+bool topo_xml_hierarchical(const struct cluster *c)
 {
-  return (c->topology != TOPO_FAT_TREE && c->topology != TOPO_MULTI_PLANE) ||
-         c->nvl_rack < c->gpus_per_node;
+  return (c->topology == TOPO_FAT_TREE || c->topology == TOPO_MULTI_PLANE) &&
+         c->nvl_rack == c->gpus_per_node;
 }
 
 static bool rails(const struct cluster *c)

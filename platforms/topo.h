@@ -86,9 +86,10 @@ struct topo_hop {
   int32_t down; /* 0: UP, 1: DOWN */
 };
 
-/* Whether SimGrid gets this cluster from topo (an in-memory zone) rather
- * than from platgen's XML. */
-bool topo_in_memory(const struct cluster *c);
+/* Whether platgen writes this cluster as hierarchical XML (fat tree and
+ * multi-plane with one NVLink tier); else as one flat zone of explicit
+ * routes, up to TOPO_XML_MAX_GPUS. */
+bool topo_xml_hierarchical(const struct cluster *c);
 
 int topo_build(struct topo *t, const struct cluster *c,
                struct weft_err *err) WEFT_WUR;

@@ -110,8 +110,11 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
  * temporary file, unlinked as soon as SimGrid has read it. */
 int platload_cluster(const struct cluster *c, struct weft_err *err)
 {
-  if (topo_in_memory(c))
-    return build_in_memory(c, err);
+  return build_in_memory(c, err);
+}
+
+int platload_cluster_xml(const struct cluster *c, struct weft_err *err)
+{
   char path[64];
   int fd = memfd_create("weft-platform.xml", MFD_CLOEXEC);
   bool anonymous = fd >= 0;

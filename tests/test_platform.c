@@ -51,7 +51,7 @@ static void load_with(const struct plat_case *pc, const char *flag2,
   cr_assert_eq(cluster_resolve(&d, cat, c, &err), 0, "%s", err.msg);
   catalog_free(cat);
   platload_boot(0);
-  cr_assert_eq(platload_cluster(c, &err), 0, "%s", err.msg);
+  cr_assert_eq(platload_cluster_xml(c, &err), 0, "%s", err.msg);
 }
 
 static void load(const struct plat_case *pc, struct cluster *c)
