@@ -550,9 +550,9 @@ static int parse_torus(const struct cluster_desc *d, struct cluster *c,
                        "dimensions", where(d, CK_TORUS), d->text[CK_TORUS]);
     char *end;
     long v = strtol(s, &end, 10);
-    if (end == s || v < 1 || v > WEFT_MAX_NODES || (*end && *end != 'x'))
+    if (end == s || v < 2 || v > WEFT_MAX_NODES || (*end && *end != 'x'))
       return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not AxB or AxBxC "
-                       "(whole numbers of nodes, at least 1)",
+                       "(whole numbers of nodes, at least 2)",
                        where(d, CK_TORUS), d->text[CK_TORUS]);
     c->torus_dim[n++] = (int)v;
     s = *end ? end + 1 : end;

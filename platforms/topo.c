@@ -353,9 +353,9 @@ static void dragonfly(struct rb *r, long na, long nb)
   if (gi >= hi_g)
     gi++;
   long j = (long)(hsh % (unsigned long)t_per_pair(r));
-  long in = df_exit(r->t, gi, ga, j), out = df_exit(r->t, gi, gb, j);
+  long in = df_exit(r->t, gi, ga, j); /* where the first leg lands */
   df_minimal(r, ga, ra % a, gi, in, hsh);
-  df_minimal(r, gi, out, gb, rb_ % a, hsh);
+  df_minimal(r, gi, in, gb, rb_ % a, hsh);
 }
 
 static void torus(struct rb *r, long na, long nb)
