@@ -798,6 +798,21 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   const struct switch_spec *sw = catalog_switch_for(cat, c.nic.name);
   if (sw)
     c.sw = *sw;
+  /* A rail-only fabric's rail switch takes as many nodes as it has ports
+   * while the rail fits in one switch, else half (the rest go up), unless
+   * the file or the flags size its units (Wang et al.: each rail its own
+   * Clos). */
+  if (c.topology == TOPO_RAIL_ONLY) {
+    int R = c.sw.ports > 0 ? c.sw.ports : 64;
+    if (!d->set[CK_NODES_PER_LEAF] || d->layer[CK_NODES_PER_LEAF] == 0)
+      c.nodes_per_leaf = c.nodes <= R ? R : R / 2;
+    /* A rail's spines each take a leaf per port: R leaves, R x R / 2
+     * nodes in two tiers. */
+    if (!d->set[CK_LEAVES_PER_POD] || d->layer[CK_LEAVES_PER_POD] == 0)
+      c.leaves_per_pod = R;
+    c.leaves = (c.nodes + c.nodes_per_leaf - 1) / c.nodes_per_leaf;
+    c.pods = (c.leaves + c.leaves_per_pod - 1) / c.leaves_per_pod;
+  }
   *out = c;
   return 0;
 }

@@ -3,6 +3,7 @@
  */
 #include "platforms/topo.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,4 +440,92 @@ int topo_route(const struct topo *t, long a, long b, struct topo_hop *hops,
   hop(&r, nic_link(t, nb, kb), 1);
   *switch_lat = r.lat;
   return r.n;
+}
+
+/* ---- parts ------------------------------------------------------------ */
+
+static long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+void topo_parts(const struct cluster *c, struct topo_parts *p)
+{
+  memset(p, 0, sizeof *p);
+  int P = c->planes > 0 ? c->planes : 1;
+  int R = (c->sw.ports > 0 ? c->sw.ports : 64) * P;
+  p->radix = R;
+  long nics = (long)c->nodes * c->nics_per_node;
+  p->nic_ports = nics * P;
+  switch (c->topology) {
+  case TOPO_FAT_TREE:
+  case TOPO_MULTI_PLANE:
+  case TOPO_RAIL:
+  case TOPO_RAIL_ONLY: {
+    bool rl = rails(c);
+    int kr = rl ? c->nics_per_node : 1;
+    long per_leaf = rl ? 1 : (long)c->nics_per_node * P;
+    if (rl)
+      per_leaf = P;
+    for (int pod = 0; pod < c->pods; pod++) {
+      long spine_down = 0;
+      for (int l = pod * c->leaves_per_pod;
+           l < pod * c->leaves_per_pod + leaves_in_pod(c, pod); l++) {
+        long down = nodes_in_leaf(c, l) * per_leaf;
+        long up = c->leaves > 1 ? (long)ceil((double)down / c->oversub) : 0;
+        p->switches[0] += kr * ceil_div(down + up, R);
+        p->ports[0] += kr * (down + up);
+        spine_down += kr * up;
+      }
+      if (c->leaves > 1) {
+        long up = c->pods > 1
+                      ? (long)ceil((double)spine_down / c->pod_oversub)
+                      : 0;
+        long groups = c->topology == TOPO_RAIL_ONLY ? kr : 1;
+        long per = (spine_down + up) / groups;
+        p->switches[1] += groups * ceil_div(per, R);
+        p->ports[1] += spine_down + up;
+        p->ports[2] += up;
+      }
+    }
+    if (c->pods > 1) {
+      long groups = c->topology == TOPO_RAIL_ONLY ? kr : 1;
+      p->switches[2] = groups * ceil_div(p->ports[2] / groups, R);
+    }
+    /* Cables: NIC to leaf, leaf to spine, spine to core. */
+    p->cables = p->nic_ports + (p->ports[1] - p->ports[2]) + p->ports[2];
+    break;
+  }
+  case TOPO_DRAGONFLY: {
+    long A = c->routers_per_group;
+    long routers = c->leaves;
+    long global_ends = 0;
+    for (long r = 0; r < routers; r++) {
+      long grp = r / A;
+      long in_grp = routers - grp * A < A ? routers - grp * A : A;
+      long endpoints = (long)nodes_in_leaf(c, (int)r) * c->nics_per_node;
+      p->ports[0] += endpoints + (in_grp - 1) * c->local_links;
+    }
+    long per_pair = c->groups > 1 ? (long)c->routers_per_group *
+                                        c->global_links / (c->groups - 1)
+                                  : 0;
+    global_ends = 2 * pairs(c->groups) * per_pair;
+    p->ports[0] += global_ends;
+    p->switches[0] = routers;
+    p->cables = nics + (p->ports[0] - nics - global_ends) / 2 +
+                global_ends / 2;
+    break;
+  }
+  case TOPO_TORUS:
+    /* No switches: each node's 2d ports, one cable per node and
+     * dimension. */
+    p->cables = (long)c->nodes * c->torus_ndims;
+    break;
+  case TOPO_COUNT:
+    break;
+  }
+  for (int t = 0; t < TOPO_TIERS; t++) {
+    p->switches_all += p->switches[t];
+    p->ports_all += p->ports[t];
+  }
+  p->have_switch_power = c->sw.ports > 0 || p->switches_all == 0;
+  p->power_w = (double)nics * c->nic.max_w +
+               (c->sw.ports > 0 ? (double)p->switches_all * c->sw.max_w : 0);
 }

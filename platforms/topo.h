@@ -113,3 +113,23 @@ void topo_link_name(const struct topo *t, long i, char *buf, size_t size);
 bool topo_link_node_shared(const struct topo *t, long i);
 
 #endif
+
+/* The parts of a fabric (its scale-out network; NVLink switches are part of
+ * the nodes).  Switches of radix sw.ports (64 when the catalog has no
+ * switch for the NIC), a port per link end; a tier's switches are its
+ * ports over the radix, rounded up per switch group (a leaf group's, a
+ * pod's).  Cables join two ports.  Multi-plane fabrics split every port
+ * into `planes` ports of 1/planes the speed, so a switch serves planes x
+ * radix of them. */
+enum { TOPO_TIERS = 3 };
+struct topo_parts {
+  long nic_ports;               /* NIC ports (x planes) */
+  long switches[TOPO_TIERS];    /* leaf (router), spine, core */
+  long ports[TOPO_TIERS];       /* switch ports in use per tier */
+  long cables;                  /* NIC-switch, switch-switch, torus */
+  long switches_all, ports_all;
+  int radix;                    /* ports per switch at the port speed */
+  double power_w;               /* switches at full traffic + NICs */
+  bool have_switch_power;
+};
+void topo_parts(const struct cluster *c, struct topo_parts *out);

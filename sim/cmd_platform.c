@@ -6,12 +6,33 @@
 #include <string.h>
 
 #include "platforms/platgen.h"
+#include "platforms/topo.h"
 #include "sim/base/units.h"
 #include "sim/commands.h"
+
+/* The parts line(s) of `c` on `f`. */
+static void print_parts(FILE *f, const struct cluster *c)
+{
+  struct topo_parts p;
+  topo_parts(c, &p);
+  fprintf(f, "%s fabric of %d GPUs (%d nodes): %ld NIC ports, %ld switches "
+          "of %d ports (%ld + %ld + %ld by tier), %ld switch ports, %ld "
+          "cables", topology_name(c->topology), c->gpus, c->nodes,
+          p.nic_ports, p.switches_all, p.radix, p.switches[0], p.switches[1],
+          p.switches[2], p.ports_all, p.cables);
+  if (p.have_switch_power)
+    fprintf(f, "; %.4g kW at full traffic (NICs%s)\n", p.power_w / 1e3,
+            p.switches_all ? " and switches" : "");
+  else
+    fprintf(f, "; power unknown (no %s switch in the catalog)\n",
+            c->nic.name);
+}
 
 static const struct opt platform_opts[] = {
     {"output", 'o', OPT_VALUE, "FILE", "where to write the platform (default: "
      "standard output)"},
+    {"parts", 0, OPT_FLAG, NULL, "print the fabric's parts (switches, ports, "
+     "cables, power) instead of the platform"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -21,7 +42,8 @@ const struct opts_spec cmd_platform_spec = {
     "Writes the SimGrid platform XML of a cluster preset or file (default\n"
     "dgx-h100), with its settings applied.",
     "  weft platform selene --gpus 64 -o selene64.xml\n"
-    "  weft platform dgx-h100 --nodes 16 --oversubscription 2\n"};
+    "  weft platform dgx-h100 --nodes 16 --oversubscription 2\n"
+    "  weft platform dgx-h100 --gpus 16384 --topology rail-only --parts\n"};
 
 int cmd_platform(int argc, char **argv)
 {
@@ -37,16 +59,23 @@ int cmd_platform(int argc, char **argv)
   struct cluster c;
   if (opts_cluster(&o, "dgx-h100", &cat, &c, &err))
     return cli_fail(&err);
+  if (opts_get(&cmd_platform_spec, &o, "parts")) {
+    print_parts(stdout, &c);
+    catalog_free(cat);
+    return 0;
+  }
   int rc = platgen_write_file(&c, out, &err);
   catalog_free(cat);
   if (rc)
     return cli_fail(&err);
   if (strcmp(out, "-") != 0) {
     char a[32];
-    fprintf(stderr, "weft: wrote %s: %d GPUs (%d nodes of %d x %s), %d leaf "
-            "group(s), %d pod(s), %s NICs\n", out, c.gpus, c.nodes,
-            c.gpus_per_node, c.gpu.name, c.leaves, c.pods,
+    fprintf(stderr, "weft: wrote %s: %d GPUs (%d nodes of %d x %s), %s, %s "
+            "NICs\n", out, c.gpus, c.nodes, c.gpus_per_node, c.gpu.name,
+            topology_name(c.topology),
             units_fmt_human(c.nic.bw_Bps, UNIT_BW, a, sizeof a));
+    fprintf(stderr, "weft: ");
+    print_parts(stderr, &c);
   }
   return 0;
 }

@@ -707,3 +707,56 @@ Test(topo, hosts_carry_properties)
   cr_assert_str_eq(sg_host_get_property_value(h, "local_rank"), "5");
   cr_assert(sg_host_get_property_value(h, "wattage_per_state"));
 }
+
+/* ---- parts against hand counts ----------------------------------------- */
+
+static void parts_of(const char *const *kv, struct topo_parts *p)
+{
+  struct cluster c;
+  struct weft_err err = {0};
+  cr_assert_eq(resolve("dgx-h100", kv, &c, &err), 0, "%s", err.msg);
+  topo_parts(&c, p);
+}
+
+Test(topo, parts_hand_counts)
+{
+  struct topo_parts p;
+  /* 64 DGX H100 in 2 units of 32: a unit's leaves take 256 NIC ports and
+   * send 256 up: 512 ports, 8 switches of 64, twice; 512 spine ports, 8
+   * spines.  Cables: 512 NIC + 512 leaf-spine. */
+  const char *f1[] = {"gpus=512", NULL};
+  parts_of(f1, &p);
+  cr_assert_eq(p.switches[0], 16);
+  cr_assert_eq(p.switches[1], 8);
+  cr_assert_eq(p.switches[2], 0);
+  cr_assert_eq(p.cables, 1024);
+  /* Rail-only, 2048 nodes: each of 8 rails a two-tier Clos, 64 leaves of
+   * 32 nodes (32 up) and 2048 / 64 = 32 spines. */
+  const char *r1[] = {"gpus=16384", "topology=rail-only", NULL};
+  parts_of(r1, &p);
+  cr_assert_eq(p.switches[0], 512);
+  cr_assert_eq(p.switches[1], 256);
+  cr_assert_eq(p.switches[2], 0);
+  cr_assert_eq(p.cables, 16384 + 16384);
+  /* Rail-only of 64 nodes: one 64-port switch per rail, no spine. */
+  const char *r2[] = {"gpus=512", "topology=rail-only", NULL};
+  parts_of(r2, &p);
+  cr_assert_eq(p.switches_all, 8);
+  cr_assert_eq(p.cables, 512);
+  /* Torus 4x4x4: no switch, 3 cables per node. */
+  const char *t1[] = {"gpus=512", "topology=torus", "torus=4x4x4", NULL};
+  parts_of(t1, &p);
+  cr_assert_eq(p.switches_all, 0);
+  cr_assert_eq(p.cables, 192);
+  /* Dragonfly: 32 nodes of 4 NICs, 2 per router (16 routers), 4 routers a
+   * group (4 groups), 2 global links a router: 8 per group, 8 / 3 = 2 per
+   * pair.  Ports per router: 8 NIC + 3 local; 6 pairs x 2 links x 2 ends
+   * global.  Cables: 128 NIC + 4 groups x 6 local + 12 global. */
+  const char *d1[] = {"gpus=128", "gpus_per_node=4", "topology=dragonfly",
+                      "nodes_per_leaf=2", "routers_per_group=4",
+                      "global_links=2", NULL};
+  parts_of(d1, &p);
+  cr_assert_eq(p.switches_all, 16);
+  cr_assert_eq(p.ports_all, 16 * (8 + 3) + 24);
+  cr_assert_eq(p.cables, 128 + 24 + 12);
+}
