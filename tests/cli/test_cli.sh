@@ -69,7 +69,12 @@ expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expect
 expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expected a bandwidth such as 450GBps" platform --catalog "$tmp/cat.xml"
 
 # Success paths: a file is written and the summary goes to stderr.
-expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), 1 leaf group(s), 1 pod(s), 25 GB/s NICs" platform selene --gpus 64 -o "$tmp/p.xml"
+expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), fat-tree, 25 GB/s NICs
+weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switches of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog)" platform selene --gpus 64 -o "$tmp/p.xml"
+expect 0 "weft: wrote $tmp/t.xml: 64 GPUs (8 nodes of 8 x H100-SXM), torus, 50 GB/s NICs
+weft: torus fabric of 64 GPUs (8 nodes): 64 NIC ports, 0 switches of 64 ports (0 + 0 + 0 by tier), 0 switch ports, 16 cables; 1.574 kW at full traffic (NICs)" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 -o "$tmp/t.xml"
+expect 1 "weft: topology rail at 512 GPUs: its routes depend on both GPUs, so its XML lists one per pair (261632); weft platform writes it up to 256 GPUs, weft run builds it in memory at any size" platform dgx-h100 --gpus 512 --topology rail
+expect 1 "weft: --torus: 2x2 is 4 nodes, but the cluster has 8 (64 GPUs of 8 per node)" platform dgx-h100 --gpus 64 --topology torus --torus 2x2
 golden dgx-a100-16.xml platform dgx-a100 --gpus 16 --nodes-per-leaf 1 --leaves-per-pod 1
 golden list-gpus.txt list gpus
 golden list-clusters.txt list clusters
