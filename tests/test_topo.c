@@ -760,3 +760,27 @@ Test(topo, parts_hand_counts)
   cr_assert_eq(p.ports_all, 16 * (8 + 3) + 24);
   cr_assert_eq(p.cables, 128 + 24 + 12);
 }
+
+/* weft platform's flat XML of the in-memory topologies routes as the
+ * in-memory zone does (check_fat_tree loads platgen's XML whatever the
+ * topology). */
+Test(topo, flat_xml_is_the_zone_rail)
+{
+  const char *kv[] = {"gpus=64", "topology=rail", "nodes_per_leaf=2",
+                      "oversubscription=2", NULL};
+  check_fat_tree(kv);
+}
+
+Test(topo, flat_xml_is_the_zone_torus_and_dragonfly)
+{
+  const char *kv[] = {"gpus=48", "gpus_per_node=4", "topology=dragonfly",
+                      "nodes_per_leaf=1", "routers_per_group=3",
+                      "global_links=1", "dragonfly_routing=valiant", NULL};
+  check_fat_tree(kv);
+}
+
+Test(topo, flat_xml_is_the_zone_torus)
+{
+  const char *kv[] = {"gpus=96", "topology=torus", "torus=3x4", NULL};
+  check_fat_tree(kv);
+}
