@@ -576,6 +576,12 @@ static int parse_torus(const struct cluster_desc *d, struct cluster *c,
   return 0;
 }
 
+/* Whether a file or a flag (not a preset) gave setting k. */
+static bool by_user(const struct cluster_desc *d, enum cluster_key k)
+{
+  return d->set[k] && d->layer[k] > 0;
+}
+
 /* The fabric's shape: its topology and the settings only it takes. */
 static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                             struct weft_err *err)
@@ -607,8 +613,7 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
       {CK_POD_OVERSUB, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
   };
   for (size_t i = 0; i < sizeof only / sizeof *only; i++)
-    if (d->set[only[i].k] && d->layer[only[i].k] > 0 &&
-        !(only[i].mask & 1u << c->topology))
+    if (by_user(d, only[i].k) && !(only[i].mask & 1u << c->topology))
       return weft_errf(err, WEFT_EINVAL, "%s: not a setting of topology %s "
                        "(%s)", where(d, only[i].k), topo_names[c->topology],
                        d->set[CK_TOPOLOGY] ? where(d, CK_TOPOLOGY)
@@ -619,11 +624,25 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                                             : 2;
   if (c->topology == TOPO_DRAGONFLY || c->topology == TOPO_TORUS)
     c->oversub = c->pod_oversub = 1;
+  /* A rail-only fabric's rail switch takes as many nodes as it has ports
+   * while the rail fits in one switch, else half (the rest go up), and a
+   * rail's spines a leaf per port (R x R / 2 nodes in two tiers), unless
+   * the file or the flags size its units (Wang et al.: each rail its own
+   * Clos). */
+  if (c->topology == TOPO_RAIL_ONLY) {
+    int R = c->sw.ports > 0 ? c->sw.ports : 64;
+    if (!by_user(d, CK_NODES_PER_LEAF))
+      c->nodes_per_leaf = c->nodes <= R ? R : R / 2;
+    if (!by_user(d, CK_LEAVES_PER_POD))
+      c->leaves_per_pod = R;
+    c->leaves = (c->nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
+    c->pods = (c->leaves + c->leaves_per_pod - 1) / c->leaves_per_pod;
+  }
   if (c->topology == TOPO_DRAGONFLY) {
     /* A router's endpoint ports: 16 on Slingshot's 64-port Rosetta (the
      * rest: 31 to the group, 17 global; De Sensi et al., SC20).  A
      * preset's leaf size is a fat tree's and does not carry over. */
-    if (!d->set[CK_NODES_PER_LEAF] || d->layer[CK_NODES_PER_LEAF] == 0) {
+    if (!by_user(d, CK_NODES_PER_LEAF)) {
       c->nodes_per_leaf = 16 / c->nics_per_node;
       if (c->nodes_per_leaf < 1)
         c->nodes_per_leaf = 1;
@@ -773,6 +792,10 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.coll_lat_s = node->coll_lat_s;
   c.coll_ring_loss = node->coll_ring_loss;
 
+  /* The NIC's switch: the fabric's radix, and its energy. */
+  const struct switch_spec *sw = catalog_switch_for(cat, c.nic.name);
+  if (sw)
+    c.sw = *sw;
   int rc = resolve_topology(d, &c, err);
   if (rc)
     return rc;
@@ -795,24 +818,6 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     return rc;
   c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]
                                                : 0;
-  const struct switch_spec *sw = catalog_switch_for(cat, c.nic.name);
-  if (sw)
-    c.sw = *sw;
-  /* A rail-only fabric's rail switch takes as many nodes as it has ports
-   * while the rail fits in one switch, else half (the rest go up), unless
-   * the file or the flags size its units (Wang et al.: each rail its own
-   * Clos). */
-  if (c.topology == TOPO_RAIL_ONLY) {
-    int R = c.sw.ports > 0 ? c.sw.ports : 64;
-    if (!d->set[CK_NODES_PER_LEAF] || d->layer[CK_NODES_PER_LEAF] == 0)
-      c.nodes_per_leaf = c.nodes <= R ? R : R / 2;
-    /* A rail's spines each take a leaf per port: R leaves, R x R / 2
-     * nodes in two tiers. */
-    if (!d->set[CK_LEAVES_PER_POD] || d->layer[CK_LEAVES_PER_POD] == 0)
-      c.leaves_per_pod = R;
-    c.leaves = (c.nodes + c.nodes_per_leaf - 1) / c.nodes_per_leaf;
-    c.pods = (c.leaves + c.leaves_per_pod - 1) / c.leaves_per_pod;
-  }
   *out = c;
   return 0;
 }

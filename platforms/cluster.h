@@ -187,6 +187,19 @@ int cluster_preset_count(void);
 int cluster_preset_get(int i, struct cluster_desc *out,
                        struct weft_err *err) WEFT_WUR;
 
+/* Nodes under leaf group `leaf` and leaf groups under pod `pod` (the last
+ * of each may be partial). */
+static inline int cluster_nodes_in_leaf(const struct cluster *c, int leaf)
+{
+  int n = c->nodes - leaf * c->nodes_per_leaf;
+  return n < c->nodes_per_leaf ? n : c->nodes_per_leaf;
+}
+static inline int cluster_leaves_in_pod(const struct cluster *c, int pod)
+{
+  int n = c->leaves - pod * c->leaves_per_pod;
+  return n < c->leaves_per_pod ? n : c->leaves_per_pod;
+}
+
 /* Which node and which NIC of it a global GPU rank belongs to. */
 static inline int cluster_node_of(const struct cluster *c, int rank)
 {

@@ -24,6 +24,26 @@
 /* Bandwidth of the links that carry switch latency only: never binds. */
 #define SWITCH_BW_Bps 1e15
 
+double platgen_host_speed(const struct cluster *c)
+{
+  return c->gpu.peak_flops[DTYPE_BF16] > 0 ? c->gpu.peak_flops[DTYPE_BF16]
+                                           : c->gpu.peak_flops[DTYPE_FP32];
+}
+
+void platgen_host_props(const struct cluster *c, int rank,
+                        struct platgen_prop out[PLATGEN_HOST_PROPS])
+{
+  out[0].name = "node";
+  snprintf(out[0].value, sizeof out[0].value, "%d", rank / c->gpus_per_node);
+  out[1].name = "local_rank";
+  snprintf(out[1].value, sizeof out[1].value, "%d", rank % c->gpus_per_node);
+  out[2].name = "wattage_per_state";
+  snprintf(out[2].value, sizeof out[2].value, "%.6g:%.6g", c->gpu.idle_w,
+           c->gpu.max_w);
+  out[3].name = "wattage_off";
+  snprintf(out[3].value, sizeof out[3].value, "0");
+}
+
 void platgen_host_name(int rank, char *buf, size_t size)
 {
   snprintf(buf, size, "gpu%d", rank);
@@ -45,23 +65,9 @@ long platgen_host_rank(const char *name)
   return r;
 }
 
-static int nodes_in_leaf(const struct cluster *c, int leaf)
-{
-  int first = leaf * c->nodes_per_leaf;
-  int n = c->nodes - first;
-  return n < c->nodes_per_leaf ? n : c->nodes_per_leaf;
-}
-
-static int leaves_in_pod(const struct cluster *c, int pod)
-{
-  int first = pod * c->leaves_per_pod;
-  int n = c->leaves - first;
-  return n < c->leaves_per_pod ? n : c->leaves_per_pod;
-}
-
 double platgen_leaf_up_bw(const struct cluster *c, int leaf)
 {
-  return nodes_in_leaf(c, leaf) * c->nics_per_node * c->nic.bw_Bps /
+  return cluster_nodes_in_leaf(c, leaf) * c->nics_per_node * c->nic.bw_Bps /
          c->oversub;
 }
 
@@ -69,7 +75,7 @@ double platgen_pod_up_bw(const struct cluster *c, int pod)
 {
   double bw = 0;
   int first = pod * c->leaves_per_pod;
-  for (int l = first; l < first + leaves_in_pod(c, pod); l++)
+  for (int l = first; l < first + cluster_leaves_in_pod(c, pod); l++)
     bw += platgen_leaf_up_bw(c, l);
   return bw / c->pod_oversub;
 }
@@ -175,19 +181,14 @@ static void write_host(struct out *o, const struct cluster *c, int r,
                        const char *ind)
 {
   FILE *f = o->f;
-  double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
-                     ? c->gpu.peak_flops[DTYPE_BF16]
-                     : c->gpu.peak_flops[DTYPE_FP32];
   char sp[48];
-  units_fmt_exact(speed, UNIT_FLOPS, sp, sizeof sp);
+  units_fmt_exact(platgen_host_speed(c), UNIT_FLOPS, sp, sizeof sp);
   fprintf(f, "%s<host id=\"gpu%d\" speed=\"%s\">\n", ind, r, sp);
-  fprintf(f, "%s  <prop id=\"node\" value=\"%d\"/>\n", ind,
-          r / c->gpus_per_node);
-  fprintf(f, "%s  <prop id=\"local_rank\" value=\"%d\"/>\n", ind,
-          r % c->gpus_per_node);
-  fprintf(f, "%s  <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n",
-          ind, c->gpu.idle_w, c->gpu.max_w);
-  fprintf(f, "%s  <prop id=\"wattage_off\" value=\"0\"/>\n", ind);
+  struct platgen_prop pr[PLATGEN_HOST_PROPS];
+  platgen_host_props(c, r, pr);
+  for (int i = 0; i < PLATGEN_HOST_PROPS; i++)
+    fprintf(f, "%s  <prop id=\"%s\" value=\"%s\"/>\n", ind, pr[i].name,
+            pr[i].value);
   fprintf(f, "%s</host>\n", ind);
 }
 
@@ -199,11 +200,6 @@ static void write_node(struct out *o, const struct cluster *c, int n,
   snprintf(ind, sizeof ind, "%s  ", ind0);
   int r0 = n * c->gpus_per_node;
   int g = c->gpus_per_node;
-  double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
-                     ? c->gpu.peak_flops[DTYPE_BF16]
-                     : c->gpu.peak_flops[DTYPE_FP32];
-  char sp[48];
-  units_fmt_exact(speed, UNIT_FLOPS, sp, sizeof sp);
   fprintf(f, "%s<zone id=\"node%d\" routing=\"Full\">\n", ind0, n);
   for (int i = 0; i < g; i++)
     write_host(o, c, r0 + i, ind);
@@ -228,7 +224,7 @@ static void write_leaf(struct out *o, const struct cluster *c, int l,
   FILE *f = o->f;
   char ind[32];
   snprintf(ind, sizeof ind, "%s  ", ind0);
-  int n0 = l * c->nodes_per_leaf, nn = nodes_in_leaf(c, l);
+  int n0 = l * c->nodes_per_leaf, nn = cluster_nodes_in_leaf(c, l);
   fprintf(f, "%s<zone id=\"leaf%d\" routing=\"Full\">\n", ind0, l);
   fprintf(f, "%s<zone id=\"leaf%d-up\" routing=\"Full\"><router "
           "id=\"leaf%d-r\"/></zone>\n", ind, l, l);
@@ -285,7 +281,7 @@ static void write_pod(struct out *o, const struct cluster *c, int p)
 {
   FILE *f = o->f;
   const char *ind = "    ";
-  int l0 = p * c->leaves_per_pod, nl = leaves_in_pod(c, p);
+  int l0 = p * c->leaves_per_pod, nl = cluster_leaves_in_pod(c, p);
   fprintf(f, "  <zone id=\"pod%d\" routing=\"Full\">\n", p);
   fprintf(f, "%s<zone id=\"pod%d-up\" routing=\"Full\"><router "
           "id=\"pod%d-r\"/></zone>\n", ind, p, p);

@@ -60,6 +60,19 @@ int platgen_write_file(const struct cluster *c, const char *path,
 double platgen_leaf_up_bw(const struct cluster *c, int leaf);
 double platgen_pod_up_bw(const struct cluster *c, int pod);
 
+/* A host's speed: the GPU's dense BF16 peak (FP32 where it has none). */
+double platgen_host_speed(const struct cluster *c);
+
+/* The properties of GPU `rank`'s host: node, local_rank and the energy
+ * plugin's wattage_per_state (idle:max) and wattage_off. */
+enum { PLATGEN_HOST_PROPS = 4 };
+struct platgen_prop {
+  const char *name;
+  char value[40];
+};
+void platgen_host_props(const struct cluster *c, int rank,
+                        struct platgen_prop out[PLATGEN_HOST_PROPS]);
+
 /* The host name of a global GPU rank: "gpu<rank>". */
 void platgen_host_name(int rank, char *buf, size_t size);
 /* The rank a host name stands for: "gpu<rank>" written as platgen_host_name

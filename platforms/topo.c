@@ -27,18 +27,6 @@ static bool tiered(const struct cluster *c)
          rails(c);
 }
 
-static int nodes_in_leaf(const struct cluster *c, int leaf)
-{
-  int n = c->nodes - leaf * c->nodes_per_leaf;
-  return n < c->nodes_per_leaf ? n : c->nodes_per_leaf;
-}
-
-static int leaves_in_pod(const struct cluster *c, int pod)
-{
-  int n = c->leaves - pod * c->leaves_per_pod;
-  return n < c->leaves_per_pod ? n : c->leaves_per_pod;
-}
-
 /* Index of the pair x < y among n: 0 .. n(n-1)/2 - 1. */
 static long pair_index(long x, long y, long n)
 {
@@ -46,6 +34,18 @@ static long pair_index(long x, long y, long n)
 }
 
 static long pairs(long n) { return n * (n - 1) / 2; }
+
+/* The pair x < y of index p among n (pair_index inverted). */
+static void pair_of(long p, long n, long *x, long *y)
+{
+  long i = 0;
+  while (p >= n - 1 - i) {
+    p -= n - 1 - i;
+    i++;
+  }
+  *x = i;
+  *y = i + 1 + p;
+}
 
 static long torus_nodes_links(const struct cluster *c)
 {
@@ -103,7 +103,7 @@ int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
     int leaf = (int)((i - t->b_leaf) / k_rails);
     int per = rails(c) ? 1 : c->nics_per_node;
     t->link[i] = (struct topo_link){
-        nodes_in_leaf(c, leaf) * per * c->nic.bw_Bps / c->oversub, 0,
+        cluster_nodes_in_leaf(c, leaf) * per * c->nic.bw_Bps / c->oversub, 0,
         TL_FABRIC};
   }
   int pod_rails = c->topology == TOPO_RAIL_ONLY ? k_rails : 1;
@@ -111,7 +111,7 @@ int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
     int pod = (int)((i - t->b_pod) / pod_rails);
     double bw = 0;
     for (int l = pod * c->leaves_per_pod;
-         l < pod * c->leaves_per_pod + leaves_in_pod(c, pod); l++)
+         l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++)
       bw += t->link[t->b_leaf + (long)l * k_rails].bw *
             (rails(c) && pod_rails == 1 ? k_rails : 1);
     t->link[i] = (struct topo_link){bw / c->pod_oversub, 0, TL_FABRIC};
@@ -169,21 +169,13 @@ void topo_link_name(const struct topo *t, long i, char *buf, size_t size)
     else
       snprintf(buf, size, "pod%ld-up", j);
   } else if (i < t->b_global) {
-    long j = i - t->b_local, a = c->routers_per_group;
-    long g = j / pairs(a), p = j % pairs(a), x = 0;
-    while (p >= a - 1 - x) { /* invert pair_index */
-      p -= a - 1 - x;
-      x++;
-    }
-    snprintf(buf, size, "g%ld-r%ld-r%ld", g, x, x + 1 + p);
+    long j = i - t->b_local, a = c->routers_per_group, x, y;
+    pair_of(j % pairs(a), a, &x, &y);
+    snprintf(buf, size, "g%ld-r%ld-r%ld", j / pairs(a), x, y);
   } else if (i < t->b_torus) {
-    long j = i - t->b_global, x = 0, G = c->groups;
-    long p = j / t->per_pair;
-    while (p >= G - 1 - x) {
-      p -= G - 1 - x;
-      x++;
-    }
-    snprintf(buf, size, "g%ld-g%ld-%ld", x, x + 1 + p, j % t->per_pair);
+    long j = i - t->b_global, x, y;
+    pair_of(j / t->per_pair, c->groups, &x, &y);
+    snprintf(buf, size, "g%ld-g%ld-%ld", x, y, j % t->per_pair);
   } else {
     long j = i - t->b_torus;
     snprintf(buf, size, "t%ld-d%ld", j / c->torus_ndims, j % c->torus_ndims);
@@ -331,8 +323,6 @@ static void df_minimal(struct rb *r, long g, long x, long h, long y,
   df_local(r, h, en, y);
 }
 
-static long t_per_pair(const struct rb *r) { return r->t->per_pair; }
-
 static void dragonfly(struct rb *r, long na, long nb)
 {
   const struct cluster *c = &r->t->c;
@@ -353,7 +343,7 @@ static void dragonfly(struct rb *r, long na, long nb)
     gi++;
   if (gi >= hi_g)
     gi++;
-  long j = (long)(hsh % (unsigned long)t_per_pair(r));
+  long j = (long)(hsh % (unsigned long)r->t->per_pair);
   long in = df_exit(r->t, gi, ga, j); /* where the first leg lands */
   df_minimal(r, ga, ra % a, gi, in, hsh);
   df_minimal(r, gi, in, gb, rb_ % a, hsh);
@@ -461,14 +451,14 @@ void topo_parts(const struct cluster *c, struct topo_parts *p)
   case TOPO_RAIL_ONLY: {
     bool rl = rails(c);
     int kr = rl ? c->nics_per_node : 1;
-    long per_leaf = rl ? 1 : (long)c->nics_per_node * P;
-    if (rl)
-      per_leaf = P;
+    /* NIC ports under a leaf switch per node: a rail leaf takes one NIC
+     * of each node. */
+    long per_leaf = rl ? P : (long)c->nics_per_node * P;
     for (int pod = 0; pod < c->pods; pod++) {
       long spine_down = 0;
       for (int l = pod * c->leaves_per_pod;
-           l < pod * c->leaves_per_pod + leaves_in_pod(c, pod); l++) {
-        long down = nodes_in_leaf(c, l) * per_leaf;
+           l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++) {
+        long down = cluster_nodes_in_leaf(c, l) * per_leaf;
         long up = c->leaves > 1 ? (long)ceil((double)down / c->oversub) : 0;
         p->switches[0] += kr * ceil_div(down + up, R);
         p->ports[0] += kr * (down + up);
@@ -500,7 +490,8 @@ void topo_parts(const struct cluster *c, struct topo_parts *p)
     for (long r = 0; r < routers; r++) {
       long grp = r / A;
       long in_grp = routers - grp * A < A ? routers - grp * A : A;
-      long endpoints = (long)nodes_in_leaf(c, (int)r) * c->nics_per_node;
+      long endpoints =
+          (long)cluster_nodes_in_leaf(c, (int)r) * c->nics_per_node;
       p->ports[0] += endpoints + (in_grp - 1) * c->local_links;
     }
     long per_pair = c->groups > 1 ? (long)c->routers_per_group *

@@ -796,10 +796,11 @@ static void thin_link(struct engine *E, const char *id, long tp)
   sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)tp);
 }
 
-/* The same for an in-memory fabric (platforms/topo.h): its links that a
- * node's GPUs share on their way out (a dragonfly's or a torus's, the
- * core of a rail fabric), whose routes depend on the two nodes only. */
-static void thin_topo_links(struct engine *E, const struct topo *t, long tp)
+/* The links thinned are those a node's GPUs share on their way out
+ * (platforms/topo.h): the leaf and pod up-links of a fat tree, the core of
+ * a rail fabric, a dragonfly's or a torus's links, whose routes depend on
+ * the two nodes only. */
+static void thin_up_links(struct engine *E, const struct topo *t, long tp)
 {
   static const char *const dir[2] = {"UP", "DOWN"};
   E->thin = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin);
@@ -810,27 +811,6 @@ static void thin_topo_links(struct engine *E, const struct topo *t, long tp)
       for (int d = 0; d < 2; d++) {
         topo_link_name(t, i, name, sizeof name);
         snprintf(id, sizeof id, "%s_%s", name, dir[d]);
-        thin_link(E, id, tp);
-      }
-}
-
-static void thin_up_links(struct engine *E, const struct cluster *c, long tp)
-{
-  static const char *const dir[2] = {"UP", "DOWN"};
-  const struct topo *t = platload_topo();
-  if (t) {
-    thin_topo_links(E, t, tp);
-    return;
-  }
-  long n = 2L * (c->leaves + c->pods);
-  E->thin = xcalloc((size_t)n, sizeof *E->thin);
-  E->thin_bw = xcalloc((size_t)n, sizeof *E->thin_bw);
-  char id[64];
-  for (int tier = 0; tier < 2; tier++)
-    for (int i = 0; i < (tier ? c->pods : c->leaves); i++)
-      for (int d = 0; d < 2; d++) {
-        snprintf(id, sizeof id, "%s%d-up_%s", tier ? "pod" : "leaf", i,
-                 dir[d]);
         thin_link(E, id, tp);
       }
 }
@@ -890,8 +870,13 @@ static int engine_setup(struct engine *E, const struct graph *g,
   E->sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
            g->layout.order[0] == PD_TP && wired && !p->on_task;
   E->rank_step = E->sym ? g->layout.tp : 1;
-  if (E->sym && !alike)
-    thin_up_links(E, c, g->layout.tp);
+  if (E->sym && !alike) {
+    const struct topo *t = platload_topo();
+    if (!t)
+      return weft_errf(err, WEFT_EINVAL, "TP symmetry on this fabric needs "
+                       "the platform built by platload_cluster");
+    thin_up_links(E, t, g->layout.tp);
+  }
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
    * the links of the nodes they leave out carry nothing that the node kept
    * does not carry alike: on a symmetric fabric, no PP, CP or EP traffic;

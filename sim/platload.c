@@ -81,24 +81,19 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
   hop_buf = xcalloc((size_t)topo_max_hops(t), sizeof *hop_buf);
   atexit(free_topo);
   sgb_zone_begin("weft", route_cb, &the_topo, topo_max_hops(t));
-  char name[64], v[64];
+  char name[64];
   for (long i = 0; i < t->nlinks; i++) {
     topo_link_name(t, i, name, sizeof name);
     sgb_zone_link(name, t->link[i].bw, t->link[i].lat);
   }
-  double speed = c->gpu.peak_flops[DTYPE_BF16] > 0
-                     ? c->gpu.peak_flops[DTYPE_BF16]
-                     : c->gpu.peak_flops[DTYPE_FP32];
+  double speed = platgen_host_speed(c);
   for (long r = 0; r < c->gpus; r++) {
     platgen_host_name((int)r, name, sizeof name);
     sg_host_t h = sgb_zone_host(name, speed);
-    snprintf(v, sizeof v, "%ld", r / c->gpus_per_node);
-    sg_host_set_property_value(h, "node", v);
-    snprintf(v, sizeof v, "%ld", r % c->gpus_per_node);
-    sg_host_set_property_value(h, "local_rank", v);
-    snprintf(v, sizeof v, "%.6g:%.6g", c->gpu.idle_w, c->gpu.max_w);
-    sg_host_set_property_value(h, "wattage_per_state", v);
-    sg_host_set_property_value(h, "wattage_off", "0");
+    struct platgen_prop pr[PLATGEN_HOST_PROPS];
+    platgen_host_props(c, (int)r, pr);
+    for (int i = 0; i < PLATGEN_HOST_PROPS; i++)
+      sg_host_set_property_value(h, pr[i].name, pr[i].value);
   }
   sgb_zone_end();
   return 0;

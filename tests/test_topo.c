@@ -467,6 +467,21 @@ Test(topo, dragonfly_valiant_several_links_per_pair)
 
 /* ---- fat tree: the in-memory routes are platgen's ----------------------- */
 
+/* tok[0..n) sorted, joined by spaces into buf. */
+static void sorted_join(char **tok, int n, char *buf, size_t size)
+{
+  for (int i = 1; i < n; i++) /* insertion sort */
+    for (int j = i; j > 0 && strcmp(tok[j - 1], tok[j]) > 0; j--) {
+      char *t = tok[j];
+      tok[j] = tok[j - 1];
+      tok[j - 1] = t;
+    }
+  size_t m = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++)
+    m += (size_t)snprintf(buf + m, size - m, "%s%s", i ? " " : "", tok[i]);
+}
+
 /* The links that carry bandwidth on SimGrid's route, sorted, and its
  * latency; up-links of ratio 1 (which pod zones keep on routes) left out. */
 static void bw_links(long a, long b, const struct cluster *c, char *buf,
@@ -480,16 +495,7 @@ static void bw_links(long a, long b, const struct cluster *c, char *buf,
   for (char *s = strtok(raw, " "); s && n < 16; s = strtok(NULL, " "))
     if (!(c->oversub == 1 && strncmp(s, "leaf", 4) == 0 && strstr(s, "-up")))
       tok[n++] = s;
-  for (int i = 1; i < n; i++) /* insertion sort */
-    for (int j = i; j > 0 && strcmp(tok[j - 1], tok[j]) > 0; j--) {
-      char *t = tok[j];
-      tok[j] = tok[j - 1];
-      tok[j - 1] = t;
-    }
-  size_t m = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < n; i++)
-    m += (size_t)snprintf(buf + m, size - m, "%s%s", i ? " " : "", tok[i]);
+  sorted_join(tok, n, buf, size);
 }
 
 static void check_fat_tree(const char *const *kv)
@@ -516,17 +522,7 @@ static void check_fat_tree(const char *const *kv)
         tok[i] = store[i];
         lat += t.link[h[i].link].lat;
       }
-      for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(tok[j - 1], tok[j]) > 0; j--) {
-          char *x = tok[j];
-          tok[j] = tok[j - 1];
-          tok[j - 1] = x;
-        }
-      size_t m = 0;
-      mine[0] = '\0';
-      for (int i = 0; i < n; i++)
-        m += (size_t)snprintf(mine + m, sizeof mine - m, "%s%s", i ? " " : "",
-                              tok[i]);
+      sorted_join(tok, n, mine, sizeof mine);
       bw_links(a, b, &c, xml, sizeof xml);
       cr_assert_str_eq(mine, xml, "gpu%ld -> gpu%ld", a, b);
       double want = sg_host_get_route_latency(host(a), host(b));
