@@ -95,7 +95,14 @@ def main():
     print(f"Hopper    coll_nvlink_eff {eff_h:.4f}  coll_lat {lat_h*1e6:.1f} us"
           f"  (Simple line {bw_h/1e9:.1f} GB/s + {a_h*1e6:.1f} us)")
     print(f"          lat_ll {ll/lat_h:.3f} ({ll*1e6:.1f} us)"
-          f"  lat_ll128 {ll128/lat_h:.3f} ({ll128*1e6:.1f} us)")
+          f"  lat_ll128 {ll128/lat_h:.3f} ({ll128*1e6:.1f} us)"
+          "  (rings across nodes)")
+    # Inside a node (coll.c node_ring_shape): the floor under NCCL's own
+    # latencies, from the same 8-byte all-reduce less its bytes at LL's
+    # capped bandwidth (NCCL's llMaxBws for one Hopper node, 141 GB/s).
+    floor = ar[8] - vol(8) / min(141e9, LL_SHARE * bw_h)
+    OUT[("DGX-H100", "coll_floor")] = floor * 1e6
+    print(f"          coll_floor {floor*1e6:.2f} us (one-node rings)")
 
     # Ampere: line through the 1 GiB and 16 GiB all-reduce rows.
     t1 = t_of_busbw("allreduce", GiB, 229.04e9, n)

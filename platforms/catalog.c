@@ -425,7 +425,8 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
 static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
                                          "nvlink_lat", "nvls", "coll_nvlink_eff",
                                          "coll_nvls_eff", "coll_nic_eff",
-                                         "coll_lat", "coll_ring_loss", "source",
+                                         "coll_lat", "coll_ring_loss", "coll_floor",
+                                         "coll_ll_bw", "source",
                                          NULL};
 
 static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
@@ -454,6 +455,7 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   n.coll_nvls_eff = CATALOG_DEFAULT_NVLS_EFF;
   n.coll_nic_eff = CATALOG_DEFAULT_NIC_EFF;
   n.coll_lat_s = CATALOG_DEFAULT_COLL_LAT;
+  n.coll_ll_bw_Bps = CATALOG_DEFAULT_COLL_LL_BW;
   int rc = xin_check_attrs(doc, e, node_attrs, err);
   if (!rc)
     rc = xin_str(doc, e, "name", true, n.name, sizeof n.name, err);
@@ -485,6 +487,12 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   if (!rc)
     rc = xin_real(doc, e, "coll_ring_loss", false, 0, 0.2, &n.coll_ring_loss,
                   err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "coll_floor", false, UNIT_TIME, MAX_LAT,
+                       &n.coll_floor_s, err);
+  if (!rc)
+    rc = xin_quantity0(doc, e, "coll_ll_bw", false, UNIT_BW, MAX_BW,
+                       &n.coll_ll_bw_Bps, err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
   if (rc)

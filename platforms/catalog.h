@@ -63,6 +63,7 @@ struct attn_spec {
 #define CATALOG_DEFAULT_NVLS_EFF 0.6085
 #define CATALOG_DEFAULT_NIC_EFF 0.9260
 #define CATALOG_DEFAULT_COLL_LAT 46.8e-6
+#define CATALOG_DEFAULT_COLL_LL_BW 141e9    /* NCCL's Hopper llMaxBw */
 
 struct gpu_spec {
   char name[WEFT_MAX_NAME];
@@ -119,6 +120,11 @@ struct node_spec {
                               (launch, setup, synchronisation) */
   double coll_ring_loss;   /* share of NIC bandwidth a ring loses per
                               doubling of its nodes beyond two */
+  double coll_floor_s;     /* the least latency of one collective inside
+                              the node, however small (measured; 0: none,
+                              the older additive model, coll.c) */
+  double coll_ll_bw_Bps;   /* NCCL's cap on a one-node LL ring's bus
+                              bandwidth (llMaxBws, by GPU generation) */
   char source[WEFT_MAX_SOURCE];
 };
 

@@ -97,6 +97,7 @@ struct cluster {
   double coll_nvlink_eff, coll_nvls_eff; /* from the node type */
   double coll_nic_eff, coll_lat_s;       /* from the node type */
   double coll_ring_loss;                 /* from the node type */
+  double coll_floor_s, coll_ll_bw_Bps;   /* from the node type */
   bool nvls;
   struct hw_scale scale;
   /* Projection (year, generations): years ahead of the GPU's and the NIC's

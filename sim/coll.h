@@ -71,6 +71,15 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
 #define COLL_TREE_HOP_NVL {4.0, 1.25, 0.6}
 #define COLL_TREE_HOP_NET {14.0, 8.5, 5.0}
 #define COLL_NET_OVERHEAD 1.0
+/* A ring inside one node, as NCCL 2.26.2 to 2.30.7 model it (tuning.cc:
+ * baseLatencies of Ring, the NVLink hwLatencies above, "various model
+ * refinements"): LL and LL128 cost COLL_RING_BASE + steps x COLL_HOP_NVL
+ * (Simple keeps its measured fixed latency), LL moves bytes at half the
+ * ring's bandwidth, capped by the node type's coll_ll_bw (NCCL's llMaxBws
+ * for one node: Ampere 87.7, Hopper 141, Blackwell 282 GB/s), and LL128 at
+ * COLL_LL128_NCCL of it. */
+#define COLL_RING_BASE {8.4, 14.0, 6.6}
+#define COLL_LL128_NCCL 0.92
 #define COLL_RING_PLATEAU 1.4
 /* PAT (NCCL >= 2.23; 2.30.7 tuning.cc): all-gather and reduce-scatter with
  * one GPU per node, Simple only: latency floor(log2 nodes) x
@@ -107,6 +116,8 @@ struct coll_model {
   int gpus_per_node;
   bool nvls;          /* the node's switch can reduce (NVLS) */
   double nvlink_bw_Bps, nic_bw_Bps, nvlink_lat_s;
+  double floor_s;     /* least time of a collective inside a node */
+  double ll_bw_Bps;   /* NCCL's cap on a one-node LL ring (0: none) */
 };
 
 /* Fill the cluster's fields of `m` and, for each calibration field that is

@@ -204,6 +204,48 @@ Test(coll, protocol_by_size)
   cr_assert_eq(p.pe, 1.0);
 }
 
+/* Inside a node with a measured floor: NCCL's latency per protocol
+ * (6.6 + 0.6 x steps LL, 14 + 1.9 x steps LL128) or the floor, whichever
+ * is larger, then the bytes (LL at half the ring's bandwidth capped at
+ * ll_bw, LL128 at 0.92); the fastest protocol is taken. */
+Test(coll, one_node_ring_under_its_floor)
+{
+  struct coll_model m = model();
+  m.floor_s = 35e-6;
+  m.ll_bw_Bps = 141e9;
+  m.coll_lat_s = 46.8e-6;
+  double bw = 0.8 * NVL; /* 360 GB/s: LL at 141, LL128 at 331.2 */
+  /* Small: all-reduce and all-gather pay the same 35 us; the all-reduce
+   * by LL (LL128's 40.6 us exceed the floor), the all-gather by LL128,
+   * whose 14 + 7 x 1.9 us sit under it. */
+  double S = 65536;
+  double ar = coll_node_ring_time(&m, CO_ALLREDUCE, 8, S);
+  double ag = coll_node_ring_time(&m, CO_ALLGATHER, 8, S);
+  REL(ar, 35e-6 + 1.75 * S / 141e9, 1e-12);
+  REL(ag, 35e-6 + 0.875 * S / (0.92 * bw), 1e-12);
+  /* 8 MiB all-reduce: LL128's 14 + 14 x 1.9 = 40.6 us exceed the floor. */
+  S = 8 << 20;
+  REL(coll_node_ring_time(&m, CO_ALLREDUCE, 8, S),
+      40.6e-6 + 1.75 * S / (0.92 * bw), 1e-12);
+  /* 8 MiB all-gather: 14 + 7 x 1.9 = 27.3 us sit under the floor. */
+  REL(coll_node_ring_time(&m, CO_ALLGATHER, 8, S),
+      35e-6 + 0.875 * S / (0.92 * bw), 1e-12);
+  /* 1 GiB: Simple, its own latency: 46.8 us + 14 steps x 1 us. */
+  S = 1 << 30;
+  REL(coll_node_ring_time(&m, CO_ALLREDUCE, 8, S),
+      46.8e-6 + 14 * NVL_LAT + 1.75 * S / bw, 1e-12);
+  /* The step latencies grow with the ring: 72 GPUs of one NVLink domain
+   * pay 6.6 + 142 x 0.6 = 91.8 us for the smallest all-reduce. */
+  m.gpus_per_node = 72;
+  REL(coll_node_ring_time(&m, CO_ALLREDUCE, 72, 8),
+      91.8e-6 + 2.0 * 71 / 72 * 8 / 141e9, 1e-12);
+  /* No floor: the older additive model (LL at its share of coll_lat). */
+  m.gpus_per_node = 8;
+  m.floor_s = 0;
+  REL(coll_node_ring_time(&m, CO_ALLREDUCE, 8, 8),
+      46.8e-6 * COLL_LAT_LL + 14 * NVL_LAT + 1.75 * 8 / (0.5 * bw), 1e-12);
+}
+
 /* Auto: NVLS inside an NVLS node when its estimate beats the ring's. */
 Test(coll, auto_picks_nvls_for_a_large_allreduce_only)
 {

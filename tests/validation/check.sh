@@ -5,7 +5,8 @@
 # the issue's targets (what was reached is in tests/validation/*.out):
 # ring rows (64 MiB and above) mean |error| <= 3 % and worst <= 10 %; NVLS
 # rows worst <= 5 %; the tree row <= 10 %; the held-back points of the
-# measured 8 x H100 curves from 64 MiB up worst <= 10 %; Table 1 rows 1-5
+# measured 8 x H100 curves from 64 MiB up worst <= 10 %, below 64 MiB mean
+# <= 10 % and at most 3 points beyond 15 %; Table 1 rows 1-5
 # (with the authors' settings) mean |error| <= 12 % and worst <= 18 %; the collective constants in the
 # sources equal what analysis/calibrate_coll.py derives from their rows;
 # fused attention (tests/build/attn_rows on attn_rows.csv): every GPU and
@@ -58,6 +59,14 @@ set -- $(awk 'NR > 1 && $2 >= 67108864 && $6 != "cal" { e = $5; sub("%", "", e);
     n++; if (e > m) m = e } END { printf "%d %.2f\n", n, m }' "$tmp/curves")
 echo "H100 curve points >= 64 MiB held back: $1, worst $2 %"
 verdict "curve worst error $2 % > 10 %" "$(echo "$2" | awk '{ print ($1 <= 10) }')"
+# Below 64 MiB (LL and LL128 inside the node, under the measured floor):
+# no worst-case bound, since the 512 KiB all-reduce (69 us) is slower than
+# the 1 and 2 MiB ones of the same run; a mean and a count instead.
+set -- $(awk 'NR > 1 && $2 < 67108864 && $6 != "cal" { e = $5; sub("%", "", e); e += 0; if (e < 0) e = -e
+    n++; s += e; if (e > 15) c++ } END { printf "%d %.2f %d\n", n, s / n, c }' "$tmp/curves")
+echo "H100 curve points < 64 MiB held back: $1, mean |error| $2 %, $3 beyond 15 %"
+verdict "small curve points mean error $2 % > 10 %" "$(echo "$2" | awk '{ print ($1 <= 10) }')"
+verdict "small curve points beyond 15 %: $3 > 3" "$(echo "$3" | awk '{ print ($1 <= 3) }')"
 set -- $(stats "$tmp/coll" nvls 0)
 echo "NVLS rows: $1, mean |error| $2 %, worst $3 %"
 verdict "NVLS worst error $3 % > 5 %" "$(echo "$3" | awk '{ print ($1 <= 5) }')"
