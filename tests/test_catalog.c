@@ -93,6 +93,14 @@ Test(catalog, nics_and_nodes)
   REL(a->coll_nic_eff, 0.9623);
   REL(catalog_node(cat, "DGX-B200")->coll_ring_loss, 0.0342);
   REL(catalog_node(cat, "DGX-H100")->coll_lat_s, 46.8e-6);
+  /* One-node rings: the floor where measured (none on A100: the additive
+   * model) and NCCL's LL cap per GPU generation. */
+  REL(catalog_node(cat, "DGX-H100")->coll_floor_s, 34.98e-6);
+  REL(catalog_node(cat, "GB200-NVL72")->coll_floor_s, 34.98e-6);
+  cr_assert_eq(a->coll_floor_s, 0);
+  REL(a->coll_ll_bw_Bps, 87.7e9);
+  REL(catalog_node(cat, "DGX-H100")->coll_ll_bw_Bps, 141e9);
+  REL(catalog_node(cat, "DGX-B200")->coll_ll_bw_Bps, 282e9);
   const struct node_spec *nvl = catalog_node(cat, "GB200-NVL72");
   cr_assert_eq(nvl->gpus, 72);
   cr_assert(nvl->nvls);
