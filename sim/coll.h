@@ -71,6 +71,7 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
 #define COLL_TREE_HOP_NVL {4.0, 1.25, 0.6}
 #define COLL_TREE_HOP_NET {14.0, 8.5, 5.0}
 #define COLL_NET_OVERHEAD 1.0
+#define COLL_RING_PLATEAU 1.4
 /* A ring inside one node, as NCCL 2.26.2 to 2.30.7 model it (tuning.cc:
  * baseLatencies of Ring, the NVLink hwLatencies above, "various model
  * refinements"): LL and LL128 cost COLL_RING_BASE + steps x COLL_HOP_NVL
@@ -80,7 +81,6 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * COLL_LL128_NCCL of it. */
 #define COLL_RING_BASE {8.4, 14.0, 6.6}
 #define COLL_LL128_NCCL 0.92
-#define COLL_RING_PLATEAU 1.4
 /* PAT (NCCL >= 2.23; 2.30.7 tuning.cc): all-gather and reduce-scatter with
  * one GPU per node, Simple only: latency floor(log2 nodes) x
  * COLL_TREE_HOP_NET(Simple) / 3.5 + ranks x COLL_PAT_PER_RANK on top of the
