@@ -394,3 +394,37 @@ Test(builder, loss_and_optimizer_bytes)
   cr_assert_float_eq(b, (4 + 4) * lg, 1e-6 * b);
   cr_assert_float_eq(opt, (28 + 4 + 6) * n, 1e-6 * opt);
 }
+
+/* The activation's element-wise kernels move what a fused kernel must:
+ * SwiGLU forward reads gate and up and writes the product (3 tensors of
+ * T x ffn), backward reads gate, up and dy and writes dgate and dup (5);
+ * GELU (GPT) 2 and 3. */
+static long activation_kernels(const struct graph *g, int phase, double bytes)
+{
+  long n = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *x = &pr->tasks[i];
+    n += x->kind == TK_KERNEL && x->op == KK_ELEMWISE && x->phase == phase &&
+         x->layer == 0 && x->mb == 0 && x->bytes == bytes;
+  }
+  return n;
+}
+
+Test(builder, activation_bytes)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("llama3-8b", 1, KV("global_batch", "2"), &m, &p);
+  double T = (double)m.seq * (double)p.micro_batch, f = (double)m.ffn;
+  cr_assert_eq(activation_kernels(g, PH_FWD, 2 * 3 * T * f), 1);
+  cr_assert_eq(activation_kernels(g, PH_BWD, 2 * 5 * T * f), 1);
+  cr_assert_eq(activation_kernels(g, PH_BWD, 2 * 4 * T * f), 0);
+  graph_free(g);
+  g = build("gpt-1.7b", 1, KV("global_batch", "2"), &m, &p);
+  T = (double)m.seq * (double)p.micro_batch;
+  f = (double)m.ffn;
+  cr_assert_eq(activation_kernels(g, PH_FWD, 2 * 2 * T * f), 1);
+  cr_assert_eq(activation_kernels(g, PH_BWD, 2 * 3 * T * f), 1);
+  graph_free(g);
+}

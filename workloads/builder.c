@@ -271,7 +271,9 @@ static long layer_bwd(struct ctx *c, long l)
   fp8_grad_cast(c, l, M * h);
   gemm(c, B, l, M, F, h);              /* FC2 data gradient */
   gemm(c, B, l, F, h, M);              /* FC2 weight gradient */
-  kernel(c, KK_ELEMWISE, B, l, 0, e * (G + 2) * M * c->f / t);
+  /* Activation backward: reads dy and the G inputs, writes their G
+   * gradients (GELU: x, dy -> dx; SwiGLU: gate, up, dy -> dgate, dup). */
+  kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
   fp8_grad_cast(c, l, M * G * F);
   gemm(c, B, l, M, h, G * F);          /* FC1 data gradient */
   gemm(c, B, l, G * F, h, M);          /* FC1 weight gradient */
