@@ -164,8 +164,8 @@ static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
     "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
     "gemm_k_half", "gemm_k_half_fp8",
-    "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff", "optim_eff",
-    "launch", "year", "source", NULL};
+    "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff",
+    "loss_bwd_eff", "optim_eff", "launch", "year", "source", NULL};
 
 static const char *const attn_attrs[] = {
     "kernel", "default", "fwd_eff", "fwd_d64", "fwd_d256", "fwd_seq_half",
@@ -290,9 +290,10 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
   if (!rc)
     rc = xin_real(doc, e, "mem_eff", false, 0.01, 1, &g.mem_eff, err);
   static const char *const fam[] = {"norm_eff", "norm_bwd_eff", "loss_eff",
-                                    "optim_eff"};
-  double *fam_v[] = {&g.norm_eff, &g.norm_bwd_eff, &g.loss_eff, &g.optim_eff};
-  for (int i = 0; i < 4 && !rc; i++)
+                                    "loss_bwd_eff", "optim_eff"};
+  double *fam_v[] = {&g.norm_eff, &g.norm_bwd_eff, &g.loss_eff,
+                     &g.loss_bwd_eff, &g.optim_eff};
+  for (int i = 0; i < 5 && !rc; i++)
     if (xin_has(e, fam[i]))
       rc = xin_real(doc, e, fam[i], false, 0.01, 1, fam_v[i], err);
   if (!rc)

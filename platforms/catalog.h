@@ -85,8 +85,9 @@ struct gpu_spec {
    * epilogue as on its main loop (costmodel.h), BF16/FP16 and FP8. */
   double gemm_k_half, gemm_k_half_fp8;
   /* Share of HBM bandwidth of memory-bound kernel families where measured
-   * (0: mem_eff): norms forward and backward, the loss, the optimizer. */
-  double norm_eff, norm_bwd_eff, loss_eff, optim_eff;
+   * (0: mem_eff): norms forward and backward, the loss forward and
+   * backward (loss_bwd_eff 0: loss_eff), the optimizer. */
+  double norm_eff, norm_bwd_eff, loss_eff, loss_bwd_eff, optim_eff;
   /* Fused attention kernels by enum attn_kernel, and the one frameworks
    * pick on this GPU (-1: none fitted; attn_eff's generic model). */
   struct attn_spec attn[AK_COUNT];

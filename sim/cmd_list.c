@@ -78,6 +78,30 @@ static void list_gpus(const struct catalog *cat)
            f8, g->attn_eff, g->mem_eff, g->sms,
            units_fmt_human(g->launch_s, UNIT_TIME, l, sizeof l), g->source);
   }
+  /* Memory-bound kernel families (costmodel.h, cost_mem_efficiency): their
+   * share of HBM bandwidth; analysis/fit_membound.py fits Hopper's. */
+  printf("\n%-10s %9s %9s %9s %9s %9s %9s  %s\n", "GPU", "elemwise",
+         "norm fwd", "norm bwd", "loss fwd", "loss bwd", "optimizer",
+         "(share of HBM bandwidth; 'elemwise' also stands in for a family "
+         "not given)");
+  for (int i = 0; i < cat->n_gpus; i++) {
+    const struct gpu_spec *g = &cat->gpus[i];
+    struct task t = {.kind = TK_KERNEL, .op = KK_NORM, .phase = PH_FWD};
+    double v[5];
+    v[0] = cost_mem_efficiency(g, &t);
+    t.phase = PH_BWD;
+    v[1] = cost_mem_efficiency(g, &t);
+    t.op = KK_LOSS;
+    t.phase = PH_FWD;
+    v[2] = cost_mem_efficiency(g, &t);
+    t.phase = PH_BWD;
+    v[3] = cost_mem_efficiency(g, &t);
+    t.op = KK_OPTIM;
+    t.phase = PH_OPT;
+    v[4] = cost_mem_efficiency(g, &t);
+    printf("%-10s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", g->name, g->mem_eff,
+           v[0], v[1], v[2], v[3], v[4]);
+  }
   /* Fused attention kernels (--attention): their throughput at a typical
    * shape, at the benchmark count (causal = half the work), and whose data
    * they were fitted on. */

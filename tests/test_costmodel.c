@@ -236,7 +236,15 @@ Test(costmodel, memory_bound_families)
   t.phase = PH_BWD;
   cr_assert_eq(cost_mem_efficiency(h100, &t), h100->norm_bwd_eff);
   t.op = KK_LOSS;
+  cr_assert_eq(cost_mem_efficiency(h100, &t), h100->loss_bwd_eff);
+  cr_assert_float_eq(h100->loss_bwd_eff, 0.367, 1e-12);
+  t.phase = PH_FWD;
   cr_assert_eq(cost_mem_efficiency(h100, &t), h100->loss_eff);
+  cr_assert_float_eq(h100->loss_eff, 0.571, 1e-12);
+  struct gpu_spec one = *h100; /* no backward share: the forward's */
+  one.loss_bwd_eff = 0;
+  t.phase = PH_BWD;
+  cr_assert_eq(cost_mem_efficiency(&one, &t), h100->loss_eff);
   t.op = KK_OPTIM;
   cr_assert_eq(cost_mem_efficiency(h100, &t), h100->optim_eff);
   t.op = KK_ELEMWISE;

@@ -72,7 +72,8 @@ double cost_mem_efficiency(const struct gpu_spec *g, const struct task *t)
   if (t->op == KK_NORM)
     e = t->phase == PH_FWD ? g->norm_eff : g->norm_bwd_eff;
   else if (t->op == KK_LOSS)
-    e = g->loss_eff;
+    e = t->phase == PH_FWD || g->loss_bwd_eff <= 0 ? g->loss_eff
+                                                   : g->loss_bwd_eff;
   else if (t->op == KK_OPTIM)
     e = g->optim_eff;
   return e > 0 ? e : g->mem_eff;
