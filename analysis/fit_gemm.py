@@ -33,6 +33,11 @@ Constants and the rows they come from (everything else is held back):
            clocks, and weft's ceilings are sustained ones (H100 loses
            10-15 % from short runs to its power cap).
   Ampere   no GEMM rows: k_half 64 and gemm_eff 0.8 stay estimates.
+Grouped GEMMs (MoE experts, every row held back, sets "g-..."): DeepGEMM's
+contiguous and masked m-grouped FP8 GEMMs on H800 (fine-grained scaling)
+and torchao's blockwise-FP8 grouped GEMMs on H100 (forward, data and weight
+gradients; the weight gradient, a different and slow kernel, is its own
+set).  They use the dense ceilings and k_half; no constant of their own.
 Held back: XLA's sm_90 table (KERN-GEMM-SM90-BF16-XLA*, H100-class), our
 H100 rows (analysis/kernels, gemm: K, M and N sweeps and the linear layers of
 five models, BF16 and FP8), DeepGEMM's dense FP8 rows on H800 (a different
@@ -120,6 +125,55 @@ def published():
     return out
 
 
+# Grouped GEMM rows (MoE experts in one kernel) by case-id prefix: the GPU,
+# precision and set (sets of grouped rows start with "g-": the model tiles
+# each group on its own, costmodel.c cost_ggemm_efficiency_in).
+GROUPED = {
+    "KERN-GGEMM-H800-FP8-DEEPGEMM-CONTIG": ("H100-SXM", "fp8", "g-deepgemm"),
+    "KERN-GGEMM-H800-FP8-DEEPGEMM-MASKED": ("H100-SXM", "fp8",
+                                           "g-deepgemm-masked"),
+    "KERN-GGEMM-H100-FP8BLK-DEEPGEMM_GROUPED_MM_WGRAD": (
+        "H100-SXM", "fp8", "g-torchao-wgrad"),
+    "KERN-GGEMM-H100-FP8BLK-DEEPGEMM_GROUPED_MM": ("H100-SXM", "fp8",
+                                                  "g-torchao"),
+}
+
+
+def published_grouped():
+    """Grouped rows as (gpu, dt, m, n, k, groups, TF/s, set, id), shapes per
+    group.  DeepGEMM's: groups x M_per_group rows.  torchao's: M tokens
+    balanced over E experts, forward [M/E x K] @ [K x N], data gradient
+    [M/E x N] @ [N x K], weight gradient [N x M/E] @ [M/E x K] per expert.
+    B200's MXFP8 rows give a fraction of a peak their README does not state,
+    so they are not used."""
+    out = []
+    with open(KERNELS, newline="") as f:
+        for r in csv.DictReader(f):
+            cid = r["case_id"]
+            if r["metric"] != "achieved_tflops":
+                continue
+            for prefix, (gpu, dt, src) in GROUPED.items():
+                if not cid.startswith(prefix):
+                    continue
+                sh = dict(kv.strip().split("=") for kv in
+                          r["shape"].split("(")[0].split(",") if "=" in kv)
+                if "groups" in sh:
+                    g, m = int(sh["groups"]), int(sh["M_per_group"])
+                    n, k = int(sh["N"]), int(sh["K"])
+                else:
+                    g = int(sh["experts"])
+                    t, n, k = int(sh["M"]) // g, int(sh["N"]), int(sh["K"])
+                    if "WGRAD" in cid:
+                        m, n, k = n, k, t
+                    elif "DGRAD" in cid:
+                        m, n, k = t, k, n
+                    else:
+                        m = t
+                out.append((gpu, dt, m, n, k, g, float(r["value"]), src, cid))
+                break
+    return out
+
+
 def ours():
     out, sustained = [], {}
     with open(OURS, newline="") as f:
@@ -171,7 +225,7 @@ def from_digest():
 
 def constants():
     if os.path.exists(KERNELS):
-        pub = published()
+        pub = published() + published_grouped()
         own, sustained = ours()
     else:
         pub, own, sustained = from_digest()
@@ -205,12 +259,18 @@ def constants():
     return c, pub, own, sustained
 
 
-def rate(c, gpu, dt, m, n, k, batch):
-    """The model's TF/s of a GEMM (compute and HBM rooflines, launch 3 us)."""
+def rate(c, gpu, dt, m, n, k, batch, grouped=False):
+    """The model's TF/s of a GEMM (compute and HBM rooflines, launch 3 us);
+    `grouped`: `batch` groups, each tiled on its own, each its own weight."""
     peak_bf16, peak_fp8, sms = GPUS[gpu]
     ceil, kh = c[(gpu, dt)]
     peak = peak_bf16 if dt == "bf16" else peak_fp8
-    e = ceil * wave(batch * m, n, sms) * k / (k + kh)
+    if grouped:
+        tiles = batch * math.ceil(m / 128) * math.ceil(n / 128)
+        w = tiles / (math.ceil(tiles / sms) * sms)
+    else:
+        w = wave(batch * m, n, sms)
+    e = ceil * w * k / (k + kh)
     flops = 2.0 * batch * m * n * k
     tc = flops / (peak * 1e12 * e)
     el = 2 if dt == "bf16" else 1
@@ -236,8 +296,9 @@ def main():
            ("B200", "fp8"): (0.7, 64.0)}
     groups = {}
     for g, dt, m, n, k, b, v, role, src, cid in rows:
-        e = rate(c, g, dt, m, n, k, b) / v - 1
-        e0 = rate(old, g, dt, m, n, k, b) / v - 1
+        gr = src.startswith("g-")
+        e = rate(c, g, dt, m, n, k, b, gr) / v - 1
+        e0 = rate(old, g, dt, m, n, k, b, gr) / v - 1
         groups.setdefault((g, dt, src, role), []).append((e, e0))
     print("errors; 'shape': after dividing out the set's median (the clock "
           "offset of short benchmarks against sustained ceilings); 'before':"
@@ -249,7 +310,7 @@ def main():
         e0 = [e for _, e in ee]
         med0 = sorted(e0)[len(e0) // 2]
         sh0 = [(1 + e) / (1 + med0) - 1 for e in e0]
-        print("  %-8s %-4s %-12s %-4s rows %3d: mean |error| %5.1f %%, "
+        print("  %-8s %-4s %-17s %-4s rows %3d: mean |error| %5.1f %%, "
               "median %+5.1f %%; shape %4.1f %% (worst %5.1f %%), before "
               "%4.1f %%" %
               (key + (len(es), 100 * sum(map(abs, es)) / len(es), 100 * med,

@@ -74,7 +74,7 @@ static const char *const fam_json[FAM_COUNT] = {
 
 static void families(const double k[KK_COUNT], double out[FAM_COUNT])
 {
-  out[FAM_GEMM] = k[KK_GEMM];
+  out[FAM_GEMM] = k[KK_GEMM] + k[KK_GGEMM];
   out[FAM_ATTN] = k[KK_ATTN] + k[KK_ATTN_BWD];
   out[FAM_MEM] = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
   out[FAM_OPTIM] = k[KK_OPTIM];

@@ -328,3 +328,38 @@ Test(costmodel, attention_kernels_differ_and_rise_with_sequence)
   cr_assert_float_eq(t_b, full / 2 * (8192.0 + 128) / 8192 * (8192.0 + 128) / 8192,
                      1e-12);
 }
+
+/* A grouped GEMM tiles each group on its own: one group is the dense GEMM,
+ * eight groups of 64 rows fill as many tiles as 1024 rows, the wave counts
+ * every group's tiles, and it computes in FP8 when the linear layers do. */
+Test(costmodel, grouped_gemm_tiles_each_group)
+{
+  const struct gpu_spec *h100 = catalog_gpu(cat, "H100-SXM");
+  struct task d = gemm(4096, 4096, 7168);
+  d.layer = 0;
+  struct task g1 = d;
+  g1.op = KK_GGEMM;
+  cr_assert_float_eq(cost_kernel(h100, DTYPE_BF16, -1, &g1, NULL),
+                     cost_kernel(h100, DTYPE_BF16, -1, &d, NULL), 1e-15);
+  cr_assert_float_eq(cost_ggemm_efficiency_in(h100, DTYPE_BF16, 8, 64, 4096,
+                                              7168),
+                     cost_gemm_efficiency_in(h100, DTYPE_BF16, 1024, 4096,
+                                             7168), 1e-15);
+  /* 8 groups of 192 rows: 8 x 2 x 32 = 512 tiles, 4 waves on 132 SMs. */
+  double tiles = 8 * 2 * 32.0, waves = ceil(tiles / 132);
+  cr_assert_float_eq(cost_ggemm_efficiency_in(h100, DTYPE_BF16, 8, 192, 4096,
+                                              7168),
+                     h100->gemm_eff * tiles / (waves * 132) * 7168 /
+                         (7168 + h100->gemm_k_half), 1e-15);
+  cr_assert_eq(cost_kernel_dtype(DTYPE_FP8, &g1), DTYPE_FP8);
+  struct task g8 = g1;
+  g8.batch = 8;
+  g8.m = 512;
+  g8.flops = 2.0 * 8 * 512 * 4096 * 7168;
+  double want = g8.flops / (h100->peak_flops[DTYPE_FP8] *
+                            cost_ggemm_efficiency_in(h100, DTYPE_FP8, 8, 512,
+                                                     4096, 7168)) +
+                h100->launch_s;
+  cr_assert_float_eq(cost_kernel(h100, DTYPE_FP8, -1, &g8, NULL), want,
+                     1e-15);
+}

@@ -126,3 +126,46 @@ Test(moe, with_zero)
     graph_free(g);
   }
 }
+
+/* A rank's local experts run as grouped GEMMs (Megatron-core's GroupedMLP):
+ * with 8 experts over EP 2, four groups of a quarter of the routed rows
+ * each in the forward and data-gradient GEMMs, a quarter of the rows as
+ * each group's reduction in the weight gradients; four per pass, whose
+ * FLOPs are those of the one GEMM they replace. */
+Test(moe, local_experts_run_as_grouped_gemms)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("mixtral-8x7b", 16, KV("ep", "2", "tp", "2",
+                          "global_batch", "8"), &m, &p);
+  double rows = 4096.0 * 2, F = 14336.0 / 2, h = 4096;
+  const struct program *pr = &g->prog[0];
+  long n[PH_COUNT] = {0}, dense = 0;
+  double fl = 0;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind != TK_KERNEL || t->layer != 0 || t->mb != 0)
+      continue;
+    dense += t->op == KK_GEMM && (t->m == rows || t->k == rows);
+    if (t->op != KK_GGEMM)
+      continue;
+    n[t->phase]++;
+    fl += t->flops;
+    cr_assert_eq(t->batch, 4);
+    cr_assert(t->m == rows / 4 || t->k == rows / 4, "%u %u %u", t->m, t->n,
+              t->k);
+  }
+  cr_assert_eq(n[PH_FWD], 2);
+  cr_assert_eq(n[PH_BWD], 4);
+  cr_assert_eq(dense, 0);
+  /* gate+up (2F) and down (F): 3 GEMMs of 2 x rows x F x h, forward and
+   * twice backward. */
+  REL(fl, 3 * 3 * 2 * rows * F * h);
+  graph_free(g);
+  /* One expert per rank: plain GEMMs, as before. */
+  g = build("mixtral-8x7b", 16, KV("ep", "8", "global_batch", "16"), &m, &p);
+  for (long i = 0; i < g->prog[0].n; i++)
+    cr_assert_neq(g->prog[0].tasks[i].op == KK_GGEMM &&
+                      g->prog[0].tasks[i].kind == TK_KERNEL, 1);
+  graph_free(g);
+}

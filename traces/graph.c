@@ -22,7 +22,8 @@
 static const char *const task_kinds[TK_COUNT] = {"kernel", "coll", "send",
                                                  "recv"};
 static const char *const kernel_kinds[KK_COUNT] = {
-    "gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim"};
+    "gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim",
+    "ggemm"};
 static const char *const coll_ops[CO_COUNT] = {
     "allreduce", "reducescatter", "allgather", "alltoall", "broadcast",
     "sendrecv"};

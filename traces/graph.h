@@ -40,6 +40,8 @@ enum kernel_kind {
   KK_EMBED,     /* embedding lookup */
   KK_LOSS,      /* softmax cross-entropy */
   KK_OPTIM,     /* optimizer step */
+  KK_GGEMM,     /* grouped GEMM (MoE experts): `batch` groups of
+                   [m x k] @ [k x n], each group with its own weight */
   KK_COUNT
 };
 

@@ -86,6 +86,38 @@ static long bmm(struct ctx *c, int phase, long layer, double batch, double M,
   return add(c, &t);
 }
 
+/* G groups of [M x K] @ [K x N], each with its own weight: the grouped
+ * GEMM (Megatron-core's GroupedMLP, DeepGEMM's m-grouped GEMMs) that runs a
+ * rank's local experts in one kernel.  Shapes are per group. */
+static long ggemm(struct ctx *c, int phase, long layer, double G, double M,
+                  double N, double K)
+{
+  struct task t = {.kind = TK_KERNEL, .op = KK_GGEMM, .stream = ST_COMPUTE,
+                   .phase = (uint8_t)phase, .layer = (int32_t)layer,
+                   .m = (uint32_t)(M + 0.999999),
+                   .n = (uint32_t)(N + 0.999999),
+                   .k = (uint32_t)(K + 0.999999), .batch = (uint32_t)G,
+                   .flops = 2 * G * M * N * K,
+                   .bytes = c->e * G * (M * K + K * N + M * N)};
+  return add(c, &t);
+}
+
+/* A GEMM of the feed-forward block over M token rows (tokens along M, or
+ * along K when `wgrad`: a weight gradient).  A MoE layer runs it as one
+ * grouped GEMM over the rank's experts / EP local experts, each seeing an
+ * even share of the routed rows; a dense layer, or one expert per rank, as
+ * one GEMM (a one-group grouped GEMM costs the same). */
+static long ffn_gemm(struct ctx *c, int phase, long layer, double M, double N,
+                     double K, bool wgrad)
+{
+  long local = model_is_moe(c->m) ? c->m->experts / c->p->ep : 1;
+  if (local <= 1)
+    return gemm(c, phase, layer, M, N, K);
+  double G = (double)local;
+  return wgrad ? ggemm(c, phase, layer, G, M, N, K / G)
+               : ggemm(c, phase, layer, G, M / G, N, K);
+}
+
 /* Attention before FlashAttention (Megatron-LM 2021): scores materialized
  * in HBM, a fused scale-mask-softmax kernel, dropout with a 1-byte mask. */
 static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
@@ -246,9 +278,9 @@ static void layer_fwd(struct ctx *c, long l, int phase)
     gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
     a2a(c, phase, l);                               /* dispatch */
   }
-  gemm(c, phase, l, M, c->gates * c->f / c->t, h);
+  ffn_gemm(c, phase, l, M, c->gates * c->f / c->t, h, false);
   kernel(c, KK_ELEMWISE, phase, l, 0, e * (c->gates + 1) * M * c->f / c->t);
-  gemm(c, phase, l, M, h, c->f / c->t);
+  ffn_gemm(c, phase, l, M, h, c->f / c->t, false);
   if (model_is_moe(c->m))
     a2a(c, phase, l);                               /* combine */
   tp_reduce(c, phase, l);
@@ -269,14 +301,14 @@ static long layer_bwd(struct ctx *c, long l)
   if (model_is_moe(c->m))
     a2a(c, B, l); /* combine's backward */
   fp8_grad_cast(c, l, M * h);
-  gemm(c, B, l, M, F, h);              /* FC2 data gradient */
-  gemm(c, B, l, F, h, M);              /* FC2 weight gradient */
+  ffn_gemm(c, B, l, M, F, h, false);   /* FC2 data gradient */
+  ffn_gemm(c, B, l, F, h, M, true);    /* FC2 weight gradient */
   /* Activation backward: reads dy and the G inputs, writes their G
    * gradients (GELU: x, dy -> dx; SwiGLU: gate, up, dy -> dgate, dup). */
   kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
   fp8_grad_cast(c, l, M * G * F);
-  gemm(c, B, l, M, h, G * F);          /* FC1 data gradient */
-  gemm(c, B, l, G * F, h, M);          /* FC1 weight gradient */
+  ffn_gemm(c, B, l, M, h, G * F, false); /* FC1 data gradient */
+  ffn_gemm(c, B, l, G * F, h, M, true);  /* FC1 weight gradient */
   if (model_is_moe(c->m)) {
     a2a(c, B, l); /* dispatch's backward */
     double E = (double)c->m->experts;

@@ -44,12 +44,13 @@ void cost_table_free(struct cost_table *t)
   free(t);
 }
 
-double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
-                               double m, double n, double k)
+/* The efficiency of a GEMM whose output is `tiles` 128x128 tiles with a
+ * reduction of length k. */
+static double gemm_eff_tiles(const struct gpu_spec *g, enum dtype dt,
+                             double tiles, double k)
 {
   double wave = 1.0;
   if (g->sms > 0) {
-    double tiles = ceil(m / TILE) * ceil(n / TILE);
     double waves = ceil(tiles / g->sms);
     wave = tiles / (waves * g->sms);
   }
@@ -58,6 +59,18 @@ double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
   double k_half = f8 && g->gemm_k_half_fp8 > 0 ? g->gemm_k_half_fp8
                                                : g->gemm_k_half;
   return ceiling * wave * (k / (k + k_half));
+}
+
+double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
+                               double m, double n, double k)
+{
+  return gemm_eff_tiles(g, dt, ceil(m / TILE) * ceil(n / TILE), k);
+}
+
+double cost_ggemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
+                                double groups, double m, double n, double k)
+{
+  return gemm_eff_tiles(g, dt, groups * ceil(m / TILE) * ceil(n / TILE), k);
 }
 
 double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
@@ -83,7 +96,8 @@ enum dtype cost_kernel_dtype(enum dtype dt, const struct task *t)
 {
   if (dt != DTYPE_FP8)
     return dt;
-  bool linear = t->op == KK_GEMM && t->layer >= 0 && t->batch <= 1;
+  bool linear = t->layer >= 0 && ((t->op == KK_GEMM && t->batch <= 1) ||
+                                   t->op == KK_GGEMM);
   return linear ? DTYPE_FP8 : DTYPE_BF16;
 }
 
@@ -161,6 +175,10 @@ static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
       double b = t->batch > 1 ? (double)t->batch : 1.0;
       comp = t->flops /
              (peak * cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k));
+    } else if (t->op == KK_GGEMM) {
+      comp = t->flops / (peak * cost_ggemm_efficiency_in(
+                                    g, dt, (double)t->batch, (double)t->m,
+                                    (double)t->n, (double)t->k));
     } else {
       comp = attn_time(g, attn, t);
     }

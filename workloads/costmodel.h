@@ -13,6 +13,12 @@
  * about 3x BF16's on Hopper).  k_half and the ceilings per GPU and
  * precision: the catalog (gemm_k_half, gemm_k_half_fp8, gemm_eff,
  * gemm_eff_fp8), fitted by analysis/fit_gemm.py where rows exist.  Memory-bound kernels
+ * A grouped GEMM (the MoE experts of one rank in one kernel, as
+ * Megatron-core's GroupedMLP and DeepGEMM run them) tiles each group's
+ * output on its own: `groups` x ceil(m/128) x ceil(n/128) tiles in the
+ * wave, each group's k in kfill, the same ceilings as a dense GEMM (the
+ * grouped rows of DeepGEMM and torchao reach the dense ceilings: see
+ * analysis/fit_gemm.py).  Memory-bound kernels
  * (norms, element-wise, embedding, loss, optimizer) have no FLOPs and run
  * at mem_eff of the HBM bandwidth, or at their family's measured share
  * where the catalog has one (cost_mem_efficiency).
@@ -87,8 +93,8 @@ double cost_mem_efficiency(const struct gpu_spec *g, const struct task *t);
 
 /* The precision kernel `t` computes in when the model's linear layers run
  * in `dt`: `dt` for a GEMM of a Transformer layer that is not batched
- * (QKV, projection, MLP, experts, router), BF16 for everything else when
- * `dt` is FP8, `dt` otherwise. */
+ * (QKV, projection, MLP, grouped experts, router), BF16 for everything
+ * else when `dt` is FP8, `dt` otherwise. */
 enum dtype cost_kernel_dtype(enum dtype dt, const struct task *t);
 
 /* The efficiency the model gives a GEMM of this shape on `g` (0..1), in
@@ -97,5 +103,8 @@ double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
                             double k);
 double cost_gemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
                                double m, double n, double k);
+/* The same for a grouped GEMM of `groups` groups of m x n x k each. */
+double cost_ggemm_efficiency_in(const struct gpu_spec *g, enum dtype dt,
+                                double groups, double m, double n, double k);
 
 #endif
