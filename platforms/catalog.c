@@ -165,7 +165,10 @@ static const char *const gpu_attrs[] = {
     "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
     "gemm_k_half", "gemm_k_half_fp8",
     "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff",
-    "loss_bwd_eff", "optim_eff", "launch", "year", "source", NULL};
+    "loss_bwd_eff", "optim_eff", "launch", "year", "mxfp8", "source", NULL};
+
+static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
+                     const char *attr, bool *out, struct weft_err *err);
 
 static const char *const attn_attrs[] = {
     "kernel", "default", "fwd_eff", "fwd_d64", "fwd_d256", "fwd_seq_half",
@@ -296,6 +299,11 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
   for (int i = 0; i < 5 && !rc; i++)
     if (xin_has(e, fam[i]))
       rc = xin_real(doc, e, fam[i], false, 0.01, 1, fam_v[i], err);
+  if (!rc)
+    rc = read_bool(doc, e, "mxfp8", &g.mxfp8, err);
+  if (!rc && g.mxfp8 && g.peak_flops[DTYPE_FP8] <= 0)
+    return xin_errf(doc, e, err, WEFT_EINVAL, "mxfp8='yes' without FP8 "
+                    "compute (fp8)");
   if (!rc)
     rc = xin_quantity0(doc, e, "launch", false, UNIT_TIME, MAX_LAT,
                        &g.launch_s, err);

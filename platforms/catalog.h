@@ -81,6 +81,9 @@ struct gpu_spec {
   int sms;
   double gemm_eff, attn_eff, mem_eff, launch_s;
   double gemm_eff_fp8;     /* FP8 GEMMs' ceiling (0: gemm_eff's) */
+  /* Block-scaled FP8 (MXFP8: 32-element blocks with E8M0 scales) in the
+   * tensor cores, at the FP8 rate: Blackwell (sm_100) and later. */
+  bool mxfp8;
   /* The K at which a GEMM tile spends as long on its fixed prologue and
    * epilogue as on its main loop (costmodel.h), BF16/FP16 and FP8. */
   double gemm_k_half, gemm_k_half_fp8;

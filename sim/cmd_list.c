@@ -47,17 +47,19 @@ static void list_models(void)
 
 static void list_gpus(const struct catalog *cat)
 {
-  printf("%-10s %13s %13s %13s %8s %11s %11s %6s %7s\n", "GPU", "FP32",
-         "BF16", "FP8", "HBM", "HBM BW", "NVLink/dir", "idle", "TDP");
+  printf("%-10s %13s %13s %13s %5s %8s %11s %11s %6s %7s\n", "GPU", "FP32",
+         "BF16", "FP8", "MXFP8", "HBM", "HBM BW", "NVLink/dir", "idle",
+         "TDP");
   for (int i = 0; i < cat->n_gpus; i++) {
     const struct gpu_spec *g = &cat->gpus[i];
     char a[32], b[32], c[32], d[32], e[32], f[32], h[32], k[32];
-    printf("%-10s %13s %13s %13s %8s %11s %11s %6s %7s\n", g->name,
+    printf("%-10s %13s %13s %13s %5s %8s %11s %11s %6s %7s\n", g->name,
            units_fmt_human(g->peak_flops[DTYPE_FP32], UNIT_FLOPS, a, 32),
            units_fmt_human(g->peak_flops[DTYPE_BF16], UNIT_FLOPS, b, 32),
            g->peak_flops[DTYPE_FP8] > 0
                ? units_fmt_human(g->peak_flops[DTYPE_FP8], UNIT_FLOPS, c, 32)
                : "-",
+           g->mxfp8 ? "yes" : "-",
            units_fmt_human(g->hbm_bytes, UNIT_SIZE, d, 32),
            units_fmt_human(g->hbm_bw_Bps, UNIT_BW, e, 32),
            units_fmt_human(g->nvlink_bw_Bps, UNIT_BW, f, 32),

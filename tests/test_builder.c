@@ -288,6 +288,58 @@ Test(builder, fp8_adds_casts_only)
   graph_free(g8);
 }
 
+/* The MXFP8 recipe: the same tasks as delayed FP8 without the amax update,
+ * every cast writing both orientations with a scale per 32 elements
+ * (read 2, write 2 x 33/32 bytes per element); the weight cache grows by
+ * the scales. */
+Test(builder, mxfp8_casts)
+{
+  struct model m;
+  struct plan p;
+  const char *const *kv = KV("tp", "2", "global_batch", "8");
+  struct graph *gd = build("llama3-8b", 8, kv, &m, &p);
+  struct weft_err err = {0};
+  cr_assert_eq(model_set(&m, MK_DTYPE, "fp8", "--dtype", &err), 0, "%s",
+               err.msg);
+  graph_free(gd);
+  gd = build_graph(&m, &p, &err);
+  cr_assert(gd, "%s", err.msg);
+  struct plan q = p;
+  q.fp8_recipe = FP8_MXFP8;
+  struct graph *gx = build_graph(&m, &q, &err);
+  cr_assert(gx, "%s", err.msg);
+  const struct program *a = &gd->prog[0], *b = &gx->prog[0];
+  long L = m.layers, mb = p.microbatches, amax = 0, j = 0;
+  for (long i = 0; i < a->n; i++) {
+    const struct task *x = &a->tasks[i];
+    if (x->kind == TK_KERNEL && x->op == KK_ELEMWISE && x->bytes == 256) {
+      amax++;
+      continue;
+    }
+    const struct task *y = &b->tasks[j++];
+    cr_assert_eq(x->op, y->op);
+    double d = x->bytes, w = y->bytes;
+    if (x->op == KK_ELEMWISE && d != w)
+      /* a cast: 4 bytes per element (weights, gradients) or 3 (the
+       * projection's input) become 2 + 2 x 33/32 */
+      cr_assert(fabs(w - d / 4 * 4.0625) < 1e-6 * w ||
+                    fabs(w - d / 3 * 4.0625) < 1e-6 * w,
+                "task %ld: %g -> %g bytes", i, d, w);
+    else
+      cr_assert_eq(d, w, "task %ld: %g -> %g bytes", i, d, w);
+  }
+  cr_assert_eq(j, b->n);
+  cr_assert_eq(amax, L * mb);
+  struct memory md, mx;
+  memory_per_gpu(&m, &p, 80e9, &md);
+  memory_per_gpu(&m, &q, 80e9, &mx);
+  double params = md.weights / 4; /* 2 BF16 + 2 FP8 bytes each */
+  cr_assert(fabs(mx.weights - md.weights - params * 2 / 32) <
+            1e-9 * md.weights, "%g %g", md.weights, mx.weights);
+  graph_free(gd);
+  graph_free(gx);
+}
+
 /* Uneven interleaved pipelines (Llama 3 405B: 126 layers on PP 16 with
  * 2 chunks): every layer lands on exactly one virtual stage, the graph's
  * model FLOPs are the model's, and the stages' parameters sum to the

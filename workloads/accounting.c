@@ -245,10 +245,12 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     x.weights = 2 * (params / (p->zero >= 3 ? N : 1) +
                      xp / (p->zero >= 3 ? Nx : 1));
     /* FP8 linear layers keep an FP8 copy of each weight and of its
-     * transpose for the iteration (Transformer Engine's weight cache);
+     * transpose for the iteration (Transformer Engine's weight cache;
+     * MXFP8: row- and column-wise copies with a scale per 32 elements);
      * sharded weights (ZeRO-3) cast each gathered layer instead. */
     if (m->dtype == DTYPE_FP8 && p->zero < 3)
-      x.weights += 2 * (params + xp);
+      x.weights += (p->fp8_recipe == FP8_MXFP8 ? 2 * (1 + 1.0 / 32) : 2) *
+                   (params + xp);
     x.grads = gb * (params / (p->zero >= 2 ? N : 1) +
                     xp / (p->zero >= 2 ? Nx : 1));
     x.optimizer = 12 * (params / (p->zero >= 1 ? N : 1) +

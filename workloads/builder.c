@@ -241,23 +241,39 @@ static void a2a(struct ctx *c, int phase, long layer)
  * element; the norms and the activation write their FP8 outputs
  * themselves); the scaling factors' amax update (one small kernel).
  * Backward: every linear layer's output gradient, cast and transposed
- * (read 2, write 1 + 1 bytes per element). */
+ * (read 2, write 1 + 1 bytes per element).  MXFP8 writes the projection's
+ * input in both orientations too (its weight gradient needs the
+ * column-wise copy) and has no amax kernel. */
 static bool fp8(const struct ctx *c) { return c->m->dtype == DTYPE_FP8; }
+
+/* The MXFP8 recipe (plan.h, enum fp8_recipe) writes every operand in both
+ * orientations with one 1-byte scale per 32 elements: 2 x (1 + 1/32)
+ * bytes per element, and keeps no amax history. */
+#define MXFP8_BOTH (2 * (1 + 1.0 / 32))
+
+static bool mxfp8(const struct ctx *c)
+{
+  return fp8(c) && c->p->fp8_recipe == FP8_MXFP8;
+}
 
 static void fp8_fwd_casts(struct ctx *c, int phase, long l)
 {
   if (!fp8(c))
     return;
+  double both = mxfp8(c) ? MXFP8_BOTH : 2;
   if (phase == PH_FWD && c->mb == 0)
-    kernel(c, KK_ELEMWISE, phase, l, 0, 4.0 * c->lp);
-  kernel(c, KK_ELEMWISE, phase, l, 0, 3.0 * c->T * c->h / c->t);
-  kernel(c, KK_ELEMWISE, phase, l, 0, 64.0 * 4);
+    kernel(c, KK_ELEMWISE, phase, l, 0, (2 + both) * c->lp);
+  kernel(c, KK_ELEMWISE, phase, l, 0,
+         (mxfp8(c) ? 2 + MXFP8_BOTH : 3.0) * c->T * c->h / c->t);
+  if (!mxfp8(c))
+    kernel(c, KK_ELEMWISE, phase, l, 0, 64.0 * 4);
 }
 
 static void fp8_grad_cast(struct ctx *c, long l, double elements)
 {
   if (fp8(c))
-    kernel(c, KK_ELEMWISE, PH_BWD, l, 0, 4.0 * elements);
+    kernel(c, KK_ELEMWISE, PH_BWD, l, 0,
+           (mxfp8(c) ? 2 + MXFP8_BOTH : 4.0) * elements);
 }
 
 static void layer_fwd(struct ctx *c, long l, int phase)

@@ -280,6 +280,21 @@ static int set_cross_entropy(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const fp8_recipes[] = {"delayed", "mxfp8", NULL};
+
+const char *fp8_recipe_name(enum fp8_recipe r) { return fp8_recipes[r]; }
+
+static int set_fp8_recipe(struct plan *p, enum plan_key k, const char *v,
+                          struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, fp8_recipes, &i, err);
+  if (!rc)
+    p->fp8_recipe = (enum fp8_recipe)i;
+  return rc;
+}
+
 typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
                            struct weft_err *err);
 
@@ -358,6 +373,10 @@ static const struct {
                           set_cross_entropy,
             "the loss: fp32 (Megatron's default, logits cast to FP32), 16bit,"
             " or one fused kernel (default fp32)"},
+    [PK_FP8_RECIPE] = {"fp8_recipe", "delayed|mxfp8", set_fp8_recipe,
+            "how a model in FP8 scales its tensors: delayed (per tensor, "
+            "Transformer Engine's default) or mxfp8 (32-element blocks, "
+            "Blackwell) (default delayed)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -660,6 +679,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_CROSS_ENTROPY:
     snprintf(buf, size, "%s", cross_entropy_name(p->xent));
+    break;
+  case PK_FP8_RECIPE:
+    snprintf(buf, size, "%s", fp8_recipe_name(p->fp8_recipe));
     break;
   default:
     snprintf(buf, size, "?");

@@ -31,7 +31,7 @@ enum plan_key {
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
-  PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_COUNT
+  PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -65,6 +65,18 @@ enum plan_key {
  *     then the gradient) and writes the gradient in place, scaled in the
  *     backward (--cross-entropy-loss-fusion; Liger's and TE's kernels). */
 enum cross_entropy { XENT_FP32, XENT_16BIT, XENT_FUSED };
+
+/* How a model in FP8 scales its tensors (Transformer Engine's recipes;
+ * builder.c, fp8_fwd_casts):
+ *   delayed: DelayedScaling, the default: one scale per tensor from an
+ *     amax history, FP8 copies and transposes written by cast kernels,
+ *     and an amax reduction per layer;
+ *   mxfp8: MXFP8BlockScaling (Blackwell and later): one E8M0 scale per 32
+ *     elements along the reduction dimension, so every operand is
+ *     quantized along both dimensions (row-wise for one GEMM, column-wise
+ *     for the transposed one: 2 x (1 + 1/32) bytes written per element
+ *     read) and no amax history or reduction. */
+enum fp8_recipe { FP8_DELAYED, FP8_MXFP8 };
 
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021 };
@@ -100,6 +112,7 @@ struct plan {
                              synchronous send/recv), else it goes on */
   enum shard_impl shard_impl; /* how ZeRO-3/FSDP runs (above) */
   enum cross_entropy xent; /* how the loss runs (above) */
+  enum fp8_recipe fp8_recipe; /* how FP8 tensors are scaled (above) */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
@@ -140,6 +153,7 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
 const char *shard_impl_name(enum shard_impl si);
 /* "fp32", "16bit", "fused". */
 const char *cross_entropy_name(enum cross_entropy x);
+const char *fp8_recipe_name(enum fp8_recipe r);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;

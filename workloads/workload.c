@@ -195,6 +195,15 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
                      w->model.origin[MK_DTYPE], out_cluster->gpu.name,
                      dtype_name(w->model.dtype));
   const struct plan *p = &w->plan;
+  if (p->fp8_recipe == FP8_MXFP8 && w->model.dtype != DTYPE_FP8)
+    return weft_errf(err, WEFT_EINVAL, "%s: the mxfp8 recipe scales FP8 "
+                     "tensors: it needs dtype fp8 (--dtype fp8)",
+                     p->origin[PK_FP8_RECIPE]);
+  if (p->fp8_recipe == FP8_MXFP8 && !out_cluster->gpu.mxfp8)
+    return weft_errf(err, WEFT_EINVAL, "%s: %s has no block-scaled FP8 "
+                     "(MXFP8: Blackwell and later; weft list gpus shows "
+                     "which GPUs have it)", p->origin[PK_FP8_RECIPE],
+                     out_cluster->gpu.name);
   if (p->attn_kernel >= 0 && !out_cluster->gpu.attn[p->attn_kernel].have)
     return weft_errf(err, WEFT_EINVAL, "%s: %s has no %s attention kernel "
                      "(weft list gpus shows the kernels of each GPU)",

@@ -156,6 +156,8 @@ expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "
 
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
+expect 1 "weft: --fp8-recipe: H100-SXM has no block-scaled FP8 (MXFP8: Blackwell and later; weft list gpus shows which GPUs have it)" run --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --fp8-recipe mxfp8 --json
+expect 1 "weft: --fp8-recipe: the mxfp8 recipe scales FP8 tensors: it needs dtype fp8 (--dtype fp8)" run --model llama3-8b --cluster dgx-b200 --gpus 8 --fp8-recipe mxfp8 --json
 expect 1 "weft: --attention: A100-80GB has no flash3 attention kernel (weft list gpus shows the kernels of each GPU)" run --model llama3-8b --gpus 8 --attention flash3 --json
 
 # Arguments are never dropped or silently overridden (issue 11, item 6).
