@@ -303,10 +303,12 @@ def main():
     print("errors; 'shape': after dividing out the set's median (the clock "
           "offset of short benchmarks against sustained ceilings); 'before':"
           " the shape error of the model before this fit")
+    shape_err = {}
     for key, ee in sorted(groups.items()):
         es = [e for e, _ in ee]
         med = sorted(es)[len(es) // 2]
         sh = [(1 + e) / (1 + med) - 1 for e in es]
+        shape_err[key] = 100 * sum(map(abs, sh)) / len(sh)
         e0 = [e for _, e in ee]
         med0 = sorted(e0)[len(e0) // 2]
         sh0 = [(1 + e) / (1 + med0) - 1 for e in e0]
@@ -351,7 +353,25 @@ def main():
                     bad += 1
         print("GEMM constants: %s" % ("match" if not bad else
                                       "%d differ" % bad))
-        sys.exit(1 if bad else 0)
+        # The held-back rows' shape error (after each set's clock offset)
+        # within 10 % mean, except sets of other kernels held at today's
+        # errors: DeepGEMM's dense FP8 (fine-grained scaling, 13.8 %),
+        # TileLang's FP8 (11.1 %); torchao's blockwise weight-gradient
+        # kernel (one row, 2.6x slower than cuBLAS-class) is not gated.
+        limit = {"deepgemm": 14.0, "tilelang:fp8": 11.5,
+                 "g-torchao-wgrad": None}
+        gbad = 0
+        for (g, dt, src, role), e in sorted(shape_err.items()):
+            if role != "held":
+                continue
+            lim = limit.get("%s:%s" % (src, dt), limit.get(src, 10.0))
+            if lim is not None and e > lim:
+                print("FAIL: %s %s %s held rows: shape error %.1f %% > %g %%"
+                      % (g, dt, src, e, lim))
+                gbad += 1
+        print("GEMM held-back rows: %s" % ("within limits" if not gbad else
+                                           "%d sets beyond" % gbad))
+        sys.exit(1 if bad or gbad else 0)
 
 
 if __name__ == "__main__":
