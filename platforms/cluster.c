@@ -85,6 +85,10 @@ static const struct keydef keys[CK_COUNT] = {
         "adds a second tier (default: GPUs per node)"},
     [CK_NVL_OVERSUB] = {"nvl_oversubscription", KT_REAL, 1, 1024,
         "second NVLink tier oversubscription (default 1)"},
+    [CK_PLACEMENT] = {"placement", KT_TEXT, 0, 0,
+        "how the job's nodes sit on the fabric: packed (in order) or spread"
+        " (consecutive nodes dealt over pods, else leaf groups; a dragonfly's"
+        " groups) (default packed)"},
     [CK_SCALE_COMPUTE] = {"scale_compute", KT_REAL, 1e-6, WEFT_MAX_SCALE,
         "scale the GPU's compute peaks (what-if; default 1)"},
     [CK_SCALE_HBM_BW] = {"scale_hbm_bw", KT_REAL, 1e-6, WEFT_MAX_SCALE,
@@ -694,6 +698,26 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                      "divide %d GPUs per node", where(d, CK_NVL_RACK),
                      c->nvl_rack, c->gpus_per_node);
   c->nvl_oversub = d->set[CK_NVL_OVERSUB] ? d->num[CK_NVL_OVERSUB] : 1;
+  c->spread_units = c->spread_size = 0;
+  if (d->set[CK_PLACEMENT] &&
+      strcasecmp(d->text[CK_PLACEMENT], "packed") != 0) {
+    if (strcasecmp(d->text[CK_PLACEMENT], "spread") != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: unknown placement '%s'; "
+                       "expected packed or spread", where(d, CK_PLACEMENT),
+                       d->text[CK_PLACEMENT]);
+    if (c->topology == TOPO_TORUS)
+      return weft_errf(err, WEFT_EINVAL, "%s: a torus has no pods or groups "
+                       "to spread over (placement spread is for fat trees, "
+                       "rail fabrics and dragonflies)", where(d, CK_PLACEMENT));
+    /* Blocks of leaves: a dragonfly's groups, else pods, else leaves. */
+    int per = c->topology == TOPO_DRAGONFLY ? c->routers_per_group
+                                            : c->leaves_per_pod;
+    int blocks = (c->leaves + per - 1) / per;
+    if (blocks <= 1)
+      per = 1, blocks = c->leaves;
+    c->spread_size = per * c->nodes_per_leaf;
+    c->spread_units = (c->nodes + c->spread_size - 1) / c->spread_size;
+  }
   if (d->set[CK_NVL_OVERSUB] && c->nvl_rack == c->gpus_per_node &&
       c->nvl_oversub > 1)
     return weft_errf(err, WEFT_EINVAL, "%s: there is no second NVLink tier "

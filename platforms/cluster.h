@@ -50,6 +50,7 @@ enum cluster_key {
   CK_TORUS,           /* torus: dimensions "AxB" or "AxBxC" (nodes) */
   CK_NVL_RACK,        /* GPUs under one first-tier NVLink switch domain */
   CK_NVL_OVERSUB,     /* NVLink second tier oversubscription */
+  CK_PLACEMENT,       /* packed or spread: the job's nodes on the fabric */
   CK_SCALE_COMPUTE,   /* what-if factors */
   CK_SCALE_HBM_BW,
   CK_SCALE_HBM_CAP,
@@ -121,6 +122,11 @@ struct cluster {
   int nvl_rack;                          /* GPUs per first NVLink tier
                                             (gpus_per_node: one tier) */
   double nvl_oversub;
+  /* Placement (cluster_place): the job's nodes dealt round-robin over
+   * `spread_units` blocks of `spread_size` consecutive nodes (pods, else
+   * leaves; a dragonfly's groups), the last one possibly partial; 0 units:
+   * packed, job node i on node i. */
+  int spread_units, spread_size;
 };
 
 /* An empty description (every setting unset, name "custom"). */
@@ -199,6 +205,30 @@ static inline int cluster_leaves_in_pod(const struct cluster *c, int pod)
 {
   int n = c->leaves - pod * c->leaves_per_pod;
   return n < c->leaves_per_pod ? n : c->leaves_per_pod;
+}
+
+/* The fabric node that holds the job's node `i` (a permutation of the
+ * nodes).  Packed: i.  Spread: consecutive job nodes go to consecutive
+ * blocks (pods, else leaf groups; a dragonfly's groups), the blocks taken
+ * round-robin, so that a ring over the job's nodes crosses the top tier at
+ * every step instead of once per block; the last block may be partial. */
+static inline int cluster_place(const struct cluster *c, int i)
+{
+  int U = c->spread_units, S = c->spread_size;
+  if (U <= 1)
+    return i;
+  int L = c->nodes - (U - 1) * S; /* nodes of the last block, 1..S */
+  if (i < L * U)
+    return (i % U) * S + i / U;
+  int j = i - L * U;
+  return (j % (U - 1)) * S + L + j / (U - 1);
+}
+
+/* The fabric's GPU index of the job's GPU rank `rank`. */
+static inline int cluster_place_gpu(const struct cluster *c, int rank)
+{
+  return cluster_place(c, rank / c->gpus_per_node) * c->gpus_per_node +
+         rank % c->gpus_per_node;
 }
 
 /* Which node and which NIC of it a global GPU rank belongs to. */

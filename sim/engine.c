@@ -761,21 +761,29 @@ static void model_init(struct coll_model *m, const struct engine_params *p,
  * up by name (sg_host_by_name) walks the zones of the platform one by one
  * (NetZoneImpl::get_host_by_name_or_null recurses into every child zone),
  * which made finding 16384 hosts among 2048 node zones a third of a run. */
+/* Rank r runs on the fabric's GPU cluster_place_gpu(r): its own index
+ * when the job is packed, another node's GPU when it is spread. */
 static int find_hosts(struct engine *E, struct weft_err *err)
 {
   E->hosts = xcalloc((size_t)E->nranks, sizeof *E->hosts);
+  sg_host_t *by_gpu = xcalloc((size_t)E->nranks, sizeof *by_gpu);
   size_t n = sg_host_count();
   sg_host_t *all = sg_host_list();
   for (size_t i = 0; i < n; i++) {
     long r = platgen_host_rank(sg_host_get_name(all[i]));
     if (r >= 0 && r < E->nranks)
-      E->hosts[r] = all[i];
+      by_gpu[r] = all[i];
   }
   xbt_free(all);
-  for (long r = 0; r < E->nranks; r++)
+  int rc = 0;
+  for (long r = 0; r < E->nranks && !rc; r++) {
+    long gi = cluster_place_gpu(E->c, (int)r);
+    E->hosts[r] = gi < E->nranks ? by_gpu[gi] : NULL;
     if (!E->hosts[r])
-      return weft_errf(err, WEFT_EINVAL, "the platform has no host gpu%ld", r);
-  return 0;
+      rc = weft_errf(err, WEFT_EINVAL, "the platform has no host gpu%ld", gi);
+  }
+  free(by_gpu);
+  return rc;
 }
 
 /* TP symmetry simulates TP rank 0 of every node and no other: the other

@@ -234,6 +234,8 @@ static void json_inputs(FILE *f, const struct report *r)
           c->nodes_per_leaf, c->leaves_per_pod);
   report_json_num(f, ", ", "oversubscription", "%.6g", c->oversub);
   report_json_num(f, ", ", "pod_oversubscription", "%.6g", c->pod_oversub);
+  fprintf(f, ", ");
+  json_str(f, "placement", c->spread_units > 1 ? "spread" : "packed");
   report_json_num(f, ", ", "gpu_peak_tflops", "%.6g",
                   r->peak_flops / 1e12);
   report_json_num(f, ", ", "hbm_bytes", "%.0f", c->gpu.hbm_bytes);
@@ -334,7 +336,8 @@ const char *const report_columns[] = {
     "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",
     "inputs.cluster.nics_per_node", "inputs.cluster.nodes_per_leaf",
     "inputs.cluster.leaves_per_pod", "inputs.cluster.oversubscription",
-    "inputs.cluster.pod_oversubscription", "inputs.cluster.gpu_peak_tflops",
+    "inputs.cluster.pod_oversubscription", "inputs.cluster.placement",
+    "inputs.cluster.gpu_peak_tflops",
     "inputs.cluster.hbm_bytes", "inputs.cluster.hbm_bw_GBps",
     "inputs.cluster.nic_GBps", "inputs.cluster.trend",
     "inputs.cluster.gpu_years_ahead", "inputs.cluster.nic_years_ahead",

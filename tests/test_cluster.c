@@ -234,3 +234,85 @@ Test(cluster, projection_and_power_refusals)
   bad_setting("power_cap", "500W", "clock", "0.9",
               "--power_cap and --clock both set the clock; give one");
 }
+
+/* A cluster from dgx-h100 with the settings given as name/value pairs. */
+static struct cluster resolve_kv(const char *const *kv)
+{
+  struct cluster_desc d;
+  struct cluster c;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0, "%s", err.msg);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(kv[i]), kv[i + 1],
+                                  kv[i], 2, &err), 0, "%s", err.msg);
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  return c;
+}
+
+/* Placement: packed is the identity; spread is a permutation of the nodes
+ * that deals consecutive job nodes to consecutive blocks (pods, else
+ * leaves, a dragonfly's groups), also when the last block is partial. */
+Test(cluster, placement)
+{
+#define PL(...) ((const char *const[]){__VA_ARGS__, NULL})
+  struct cluster c = resolve_kv(PL("gpus", "512", "nodes_per_leaf", "8",
+                                   "leaves_per_pod", "2"));
+  for (int i = 0; i < c.nodes; i++)
+    cr_assert_eq(cluster_place(&c, i), i);
+  const char *const *cases[] = {
+      PL("gpus", "512", "nodes_per_leaf", "8", "leaves_per_pod", "2",
+         "placement", "spread"),               /* 4 pods of 16 nodes */
+      PL("gpus", "480", "nodes_per_leaf", "8", "leaves_per_pod", "2",
+         "placement", "spread"),               /* the last pod 12 nodes */
+      PL("gpus", "64", "nodes_per_leaf", "2", "placement", "spread"),
+      PL("gpus", "72", "nodes_per_leaf", "2", "placement", "spread"),
+      PL("gpus", "2048", "topology", "dragonfly", "routers_per_group", "4",
+         "placement", "spread"),
+  };
+  int units[] = {4, 4, 4, 2, 0};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    c = resolve_kv(cases[k]);
+    if (units[k])
+      cr_assert_eq(c.spread_units, units[k], "case %zu", k);
+    char seen[4096] = {0};
+    for (int i = 0; i < c.nodes; i++) {
+      int n = cluster_place(&c, i);
+      cr_assert(n >= 0 && n < c.nodes && !seen[n], "case %zu: node %d", k, i);
+      seen[n] = 1;
+      if (i + 1 < c.nodes && i + 1 < c.nodes - c.spread_size)
+        cr_assert_neq(n / c.spread_size,
+                      cluster_place(&c, i + 1) / c.spread_size,
+                      "case %zu: job nodes %d and %d in one block", k, i,
+                      i + 1);
+    }
+    cr_assert_eq(cluster_place_gpu(&c, 8 * 1 + 3),
+                 cluster_place(&c, 1) * 8 + 3);
+  }
+  /* 4 pods of 16: job node 5 is the second node of pod 1. */
+  c = resolve_kv(cases[0]);
+  cr_assert_eq(cluster_place(&c, 5), 16 + 1);
+  c = resolve_kv(cases[4]);
+  cr_assert_eq(c.spread_size, 4 * c.nodes_per_leaf);
+}
+
+Test(cluster, placement_refusals)
+{
+  bad_setting("placement", "scatter", NULL, NULL,
+              "--placement: unknown placement 'scatter'; expected packed or "
+              "spread");
+  struct cluster_desc d;
+  struct cluster c;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0);
+  const char *kv[] = {"topology", "torus", "torus", "2x2", "placement",
+                      "spread"};
+  for (int i = 0; i < 6; i += 2)
+    cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(kv[i]), kv[i + 1],
+                                  "w.xml:2: <cluster>", 1, &err), 0);
+  cr_assert_neq(cluster_resolve(&d, cat, &c, &err), 0);
+  cr_assert_str_eq(err.msg, "w.xml:2: <cluster>: a torus has no pods or "
+                   "groups to spread over (placement spread is for fat "
+                   "trees, rail fabrics and dragonflies)");
+}

@@ -38,8 +38,9 @@ static void span_of(const struct cluster *c, long *ranks, long n, long rank,
 {
   long own = rank / c->gpus_per_node, same = 0;
   for (long i = 0; i < n; i++) {
-    ranks[i] /= c->gpus_per_node; /* now nodes */
+    ranks[i] /= c->gpus_per_node; /* now the job's nodes */
     same += ranks[i] == own;
+    ranks[i] = cluster_place(c, (int)ranks[i]); /* the fabric's */
   }
   out->n = n;
   out->per_node = same;

@@ -154,6 +154,16 @@ fi
 expect 1 "weft: --trace-ranks: rank 80 is beyond the job's 16 ranks" run $small --paje "$tmp/x.paje" --trace-ranks 0-80
 expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "$tmp/x.paje" --trace-level kernels
 
+# Placement: an all-reduce ring over 4 nodes in 2 pods under 1:8 pod
+# up-links crosses each up-link direction once per channel packed (nodes
+# 0,1 | 2,3) and twice spread (pods 0,1,0,1): half the bus bandwidth.
+pl="coll allreduce --cluster dgx-h100 --gpus 32 --nodes-per-leaf 1 --leaves-per-pod 2 --pod-oversubscription 8 --min-bytes 1GiB --max-bytes 1GiB --json"
+a=$("$weft" $pl --placement packed | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["busbw_GBps"])')
+b=$("$weft" $pl --placement spread | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["busbw_GBps"])')
+if python3 -c "import sys; r = $a / $b; sys.exit(0 if 1.98 < r < 2.02 else 1)"
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: spread placement busbw $b, packed $a"; fi
+expect 1 "weft: --placement: unknown placement 'rail'; expected packed or spread" run --model llama3-8b --cluster dgx-h100 --gpus 8 --placement rail --json
+
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
 expect 1 "weft: --fp8-recipe: H100-SXM has no block-scaled FP8 (MXFP8: Blackwell and later; weft list gpus shows which GPUs have it)" run --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --fp8-recipe mxfp8 --json
