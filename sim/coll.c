@@ -69,6 +69,9 @@ static void nvls_plan(const struct coll_model *, const struct coll_call *,
                       const struct topo *, struct coll_plan *);
 static void pat_plan(const struct coll_model *, const struct coll_call *,
                      const struct topo *, struct coll_plan *);
+static void torus_plan(const struct coll_model *, const struct coll_call *,
+                       const struct topo *, struct coll_plan *);
+static void torus_phase(struct emitter *, const struct coll_plan *, int);
 static void ring_phase(struct emitter *, const struct coll_plan *, int);
 static void tree_phase(struct emitter *, const struct coll_plan *, int);
 static void hier_phase(struct emitter *, const struct coll_plan *, int);
@@ -83,7 +86,8 @@ static const struct coll_algo_entry {
     [CA_AUTO] = {"auto", "all", "NCCL's choice by estimate: inside an NVLS "
                  "node NVLS or ring all-reduce; across nodes ring or tree "
                  "all-reduce; ring or PAT all-gather and reduce-scatter at one "
-                 "GPU per node; ring broadcast; direct all-to-all",
+                 "GPU per node; ring broadcast; direct all-to-all; on a torus, torus "
+                 "collectives over every node",
                  NULL, NULL},
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
                  "NCCL ring; one channel per member GPU of a node when it "
@@ -104,6 +108,13 @@ static const struct coll_algo_entry {
     [CA_PAT] = {"pat", "allgather reducescatter", "NCCL's PAT at one GPU per "
                 "node (NCCL >= 2.23): log-depth latency, 3/4 of the ring's "
                 "bandwidth; other groups run rings", pat_plan, ring_phase},
+    [CA_TORUS] = {"torus", "allreduce allgather reducescatter",
+                  "on a torus fabric, over every node: in each node a "
+                  "reduce-scatter, then dimension by dimension rings between "
+                  "neighbours, 2 x dimensions of them at once (each from its "
+                  "own dimension, both ways round) so that every port is "
+                  "busy, then the all-gathers back; other groups run rings",
+                  torus_plan, torus_phase},
 };
 
 int coll_algo_from_name(const char *name)
@@ -155,6 +166,12 @@ void coll_model_resolve(struct coll_model *m, const struct cluster *c)
   m->nvlink_lat_s = c->nvlink_lat_s;
   m->floor_s = c->coll_floor_s;
   m->ll_bw_Bps = c->coll_ll_bw_Bps;
+  m->torus_ndims = c->topology == TOPO_TORUS ? c->torus_ndims : 0;
+  m->torus_nodes = 1;
+  for (int d = 0; d < 3; d++) {
+    m->torus_dim[d] = d < m->torus_ndims ? c->torus_dim[d] : 1;
+    m->torus_nodes *= m->torus_dim[d];
+  }
 }
 
 static long node_of(const struct coll_model *m, long rank)
@@ -705,6 +722,79 @@ static void nvls_plan(const struct coll_model *m, const struct coll_call *call,
   out->nphases = 1;
 }
 
+/* Torus collectives run over every node of the torus, g members each, in
+ * node order (the job's node i is torus node i). */
+static bool torus_whole(const struct coll_model *m,
+                        const struct coll_call *call, const struct topo *t)
+{
+  if (m->torus_ndims == 0 || !t->cross || t->nodes != m->torus_nodes ||
+      t->nodes < 2 || call->n != t->nodes * t->g)
+    return false;
+  for (int k = 0; k < t->nodes; k++)
+    if (node_of_member(m, call, k * t->g) != k)
+      return false;
+  return true;
+}
+
+/* Torus collectives (Ying et al., 2018, TPU pods; the 2-D algorithms of
+ * XLA and Google's multi-dimensional all-reduce): inside each node a ring
+ * reduce-scatter leaves GPU i with S/g; across nodes GPU i of every node
+ * reduce-scatters its share dimension by dimension, each stage a ring
+ * between neighbours along one dimension of D nodes, (D - 1)/D of the
+ * stage's data per edge, the data shrinking by D at each stage; the
+ * all-gather retraces the stages backwards; a last all-gather inside each
+ * node.  The share is split into 2 x dims parts that run at once, part j
+ * starting with dimension j mod dims and going round the + way (j < dims)
+ * or the - way, so that in every stage each of a node's 2 x dims ports
+ * carries one part: the torus's whole bandwidth, where a ring over the
+ * nodes in order would use one port of each.  Stages follow one another
+ * (no pipelining across them).  Latency: the fixed cost, and every ring
+ * step a hop (NVLink inside, one torus hop across), less the one each
+ * stage's flows pay. */
+static void torus_plan(const struct coll_model *m, const struct coll_call *call,
+                       const struct topo *t, struct coll_plan *out)
+{
+  enum coll_op op = call->op;
+  int g = t->g, nd = m->torus_ndims;
+  bool rs = op != CO_ALLGATHER, ag = op != CO_REDUCE_SCATTER;
+  double lat_nvl = m->nvlink_lat_s;
+  double lat_net = call->route_lat(call->ctx, call->ranks[0],
+                                   call->ranks[g]);
+  int n = 0, maxd = 1;
+  for (int k = 0; k < nd; k++)
+    if (m->torus_dim[k] > maxd)
+      maxd = m->torus_dim[k];
+  double extra = m->coll_lat_s;
+  if (rs && g > 1) {
+    out->stage[n++] = -1;
+    extra += (g - 2) * lat_nvl;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    if ((pass == 0 && !rs) || (pass == 1 && !ag))
+      continue;
+    /* Every dimension runs at every place of the order (in one part or
+     * another): a stage lasts as long as the longest ring's steps. */
+    for (int i = 0; i < nd; i++) {
+      out->stage[n] = 0;
+      out->stage_rs[n] = pass == 0;
+      out->stage_k[n++] = pass == 0 ? i : nd - 1 - i;
+      extra += (maxd - 2) * lat_net;
+    }
+  }
+  if (ag && g > 1) {
+    out->stage[n++] = -2;
+    extra += (g - 2) * lat_nvl;
+  }
+  out->shape = CS_TORUS;
+  out->nphases = n;
+  out->extra_s = extra;
+  out->g = g;
+  out->nodes = t->nodes;
+  out->S = call->bytes;
+  out->pe = 1;
+  out->net_scale = ring_scale(m, maxd);
+}
+
 /* The ring's estimate for `call`: latency and bandwidth-bound time. */
 static double ring_estimate(const struct coll_model *m,
                             const struct coll_call *call, const struct topo *t)
@@ -734,6 +824,9 @@ static enum coll_algo choose(const struct coll_model *m,
     return CA_NVLS;
   bool multi = t->cross && t->nodes > 1; /* regular, across nodes */
   bool one_per_node = multi && t->g == 1;
+  if ((m->algo == CA_TORUS || m->algo == CA_AUTO) && torus_whole(m, call, t) &&
+      (op == CO_ALLREDUCE || op == CO_ALLGATHER || op == CO_REDUCE_SCATTER))
+    return CA_TORUS;
   if (op == CO_ALLREDUCE && multi &&
       (m->algo == CA_TREE || (m->algo == CA_HIER && !one_per_node)))
     return m->algo;
@@ -926,6 +1019,48 @@ static void hier_phase(struct emitter *e, const struct coll_plan *p, int phase)
   } else {
     for (int node = 0; node < N; node++)
       ring_flows(e, node * g, 1, g, (double)(g - 1) / g * S, p->pe);
+  }
+}
+
+/* The neighbour of torus node `v` one step along dimension `d`, + or -. */
+static int torus_next(const struct coll_model *m, int v, int d, int dir)
+{
+  int stride = 1;
+  for (int i = 0; i < d; i++)
+    stride *= m->torus_dim[i];
+  int D = m->torus_dim[d], x = (v / stride) % D;
+  return v + (((x + dir) % D + D) % D - x) * stride;
+}
+
+static void torus_phase(struct emitter *e, const struct coll_plan *p, int phase)
+{
+  const struct coll_model *m = e->m;
+  int g = p->g, N = p->nodes, nd = m->torus_ndims, J = 2 * nd;
+  double S = p->S;
+  if (p->stage[phase] < 0) { /* inside each node: S over its g GPUs */
+    for (int node = 0; node < N; node++)
+      ring_flows(e, node * g, 1, g, (double)(g - 1) / g * S, p->pe);
+    return;
+  }
+  /* Stage k of the order: part j runs along dimension (k + j) mod nd; its
+   * data is S / g / J divided by the sizes of the dimensions it has
+   * reduce-scattered before this stage (an all-gather stage carries what
+   * the matching reduce-scatter stage did). */
+  int k = p->stage_k[phase];
+  for (int j = 0; j < J; j++) {
+    int d = (k + j) % nd, dir = j < nd ? 1 : -1;
+    double data = S / g / J;
+    for (int i = 0; i < k; i++)
+      data /= m->torus_dim[(i + j) % nd];
+    int D = m->torus_dim[d];
+    if (D < 2)
+      continue;
+    double edge = (double)(D - 1) / D * data;
+    for (int v = 0; v < N; v++) {
+      int w = torus_next(m, v, d, dir);
+      for (int i = 0; i < g; i++)
+        flow(e, v * g + i, w * g + i, edge, p->pe);
+    }
   }
 }
 

@@ -34,7 +34,7 @@
 
 /* Collective algorithms (the table behind `weft list collectives`). */
 enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,
-                 CA_PAT, CA_COUNT };
+                 CA_PAT, CA_TORUS, CA_COUNT };
 int coll_algo_from_name(const char *name); /* -1 when unknown */
 const char *coll_algo_name(enum coll_algo a);
 const char *coll_algo_summary(enum coll_algo a);
@@ -118,6 +118,9 @@ struct coll_model {
   double nvlink_bw_Bps, nic_bw_Bps, nvlink_lat_s;
   double floor_s;     /* least time of a collective inside a node */
   double ll_bw_Bps;   /* NCCL's cap on a one-node LL ring (0: none) */
+  /* A torus fabric's nodes per dimension (torus_ndims 0: no torus); the
+   * job's node i is the torus node i (placement is packed on a torus). */
+  int torus_ndims, torus_dim[3], torus_nodes;
 };
 
 /* Fill the cluster's fields of `m` and, for each calibration field that is
@@ -144,7 +147,7 @@ struct coll_call {
  * extra_s (none when zero).  nphases == 0: the delay alone (a closed form),
  * or nothing at all when extra_s is zero. */
 enum coll_shape { CS_NONE, CS_CLOSED, CS_NVLS, CS_TREE, CS_HIER, CS_RING,
-                  CS_DIRECT };
+                  CS_DIRECT, CS_TORUS };
 struct coll_plan {
   enum coll_shape shape;
   enum coll_algo algo;  /* what runs (never CA_AUTO) */
@@ -168,6 +171,13 @@ struct coll_plan {
                            counts the others. */
   int busiest;          /* trees under rep: the node whose place node 0
                            takes */
+  /* Torus: phase k's stage, in order: -1 the reduce-scatter inside each
+   * node, -2 the all-gather inside each node, else a dimension stage
+   * (stage_rs: reduce-scatter, else all-gather; stage_k its place in the
+   * dimension order, 0 first). */
+  int stage[8];
+  bool stage_rs[8];
+  int stage_k[8];
 };
 
 /* Pick the algorithm and protocol of `call` and fill *out. */

@@ -587,3 +587,74 @@ Test(coll, representative_ring)
   coll_plan_make(&m, &c, &rep);
   cr_assert(!rep.rep);
 }
+
+/* Torus collectives over a 3x4 torus of 8-GPU nodes: a reduce-scatter in
+ * each node, then per stage 4 parts (2 dimensions x 2 ways) whose ring
+ * edges join neighbours only, each port of each node carrying one part of
+ * every GPU; then the all-gathers back.  A group that does not cover the
+ * torus runs a ring. */
+Test(coll, torus_allreduce_stages)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  m.torus_ndims = 2;
+  m.torus_dim[0] = 3;
+  m.torus_dim[1] = 4;
+  m.torus_dim[2] = 1;
+  m.torus_nodes = 12;
+  double S = 1 << 30;
+  int g = 8, N = 12;
+  struct coll_call c = call(CO_ALLREDUCE, g * N, S);
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_TORUS);
+  cr_assert_eq(p.nphases, 6);
+  /* Bytes a part of one GPU moves per edge at each stage of the order
+   * (dim j first for part j mod 2): (D - 1)/D of its data, which the
+   * earlier reduce-scatter stages have divided. */
+  double part = S / g / 4;
+  for (int ph = 0; ph < 6; ph++) {
+    long n = phase_flows(&m, &c, &p, ph);
+    if (ph == 0 || ph == 5) {
+      cr_assert_eq(n, N * g);
+      for (long i = 0; i < n; i++) {
+        cr_assert_eq(fl.src[i] / g, fl.dst[i] / g);
+        REL(fl.wire[i], 7.0 / 8 * S / 0.8, 1e-12);
+      }
+      continue;
+    }
+    cr_assert_eq(n, 4 * N * g);
+    int k = ph <= 2 ? ph - 1 : 4 - ph; /* place in the order */
+    for (long i = 0; i < n; i++) {
+      int a = fl.src[i] / g, b = fl.dst[i] / g;
+      cr_assert_eq(fl.src[i] % g, fl.dst[i] % g, "GPU i to GPU i");
+      int ax = a % 3, ay = a / 3, bx = b % 3, by = b / 3;
+      bool xstep = ay == by && (bx - ax + 3) % 3 != 0;
+      bool ystep = ax == bx && (by - ay + 4) % 4 != 0;
+      int dx = (bx - ax + 3) % 3, dy = (by - ay + 4) % 4;
+      cr_assert(xstep || ystep, "%d -> %d", a, b);
+      cr_assert(xstep ? dx == 1 || dx == 2 : dy == 1 || dy == 3,
+                "%d -> %d: not neighbours", a, b);
+      /* part j: dim (k + j) % 2; earlier stage's dim (j) % 2 at k = 1 */
+      int d = xstep ? 0 : 1, D = d ? 4 : 3;
+      int j0 = (d - k + 2) % 2; /* the part's first dimension */
+      double data = k == 0 ? part : part / (j0 ? 4 : 3);
+      REL(fl.wire[i], (D - 1.0) / D * data / 0.9, 1e-12);
+    }
+  }
+  REL(p.extra_s, 20e-6 + 2 * 6 * NVL_LAT + 4 * 2 * NET_LAT, 1e-12);
+  /* Eleven nodes of the twelve: not the whole torus, a ring. */
+  c = call(CO_ALLREDUCE, g * 11, S);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
+  /* All-gather: the all-gather stages, then inside the nodes. */
+  c = call(CO_ALLGATHER, g * N, S);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_TORUS);
+  cr_assert_eq(p.nphases, 3);
+  cr_assert_eq(p.stage[2], -2);
+  c = call(CO_REDUCE_SCATTER, g * N, S);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.nphases, 3);
+  cr_assert_eq(p.stage[0], -1);
+}

@@ -1083,3 +1083,41 @@ Test(engine, closed_form_alltoall_uses_each_gpus_nic)
   REL(cf.nic_bytes, 16 * 0.5 * S, 1e-12);
   graph_free(g);
 }
+
+/* Torus all-reduce on a 3x3 torus of one-GPU nodes (ideal network): each
+ * port carries a quarter of the node's NIC bandwidth P, and in each of the
+ * two reduce-scatter stages every port carries one part, 2/3 of S/4, then
+ * 2/3 of S/12: 2 S / (9 P); the all-gathers as much again: 16 S / (9 NIC).
+ * A ring over the nine nodes in order uses the +x port alone, 16/9 S / P:
+ * four times as long.  With 8 GPUs a node (each GPU its NIC, ports of 2 NICs'
+ * bandwidth) the NVLink reduce-scatter and all-gather add 2 x 7/8 S / NVLink.
+ * Latency: every ring step one hop. */
+Test(engine, torus_allreduce_closed_form)
+{
+  double S = 1 << 30;
+  struct cluster c = load("dgx-h100", KV("gpus", "9", "gpus_per_node", "1",
+                                         "topology", "torus", "torus", "3x3"));
+  double NIC = c.nic.bw_Bps, P = NIC / 4;
+  cr_assert_eq(c.nics_per_node, 1);
+  algo = CA_TORUS;
+  /* A hop: both NICs and both routers; 4 stages of 2 ring steps. */
+  double L = 2 * c.nic.lat_s + 2 * c.switch_lat_s;
+  double t = one_coll(&c, 9, CO_ALLREDUCE, S, 1, 9, GK_DP);
+  REL(t, 16 * S / (9 * NIC) + 8 * L, 1e-7);
+  algo = CA_RING;
+  double r = one_coll(&c, 9, CO_ALLREDUCE, S, 1, 9, GK_DP);
+  REL(r, 16 * S / (9 * P), 1e-3); /* and its 16 steps of latency */
+}
+
+Test(engine, torus_allreduce_with_nodes_of_8)
+{
+  double S = 1 << 30;
+  struct cluster c = load("dgx-h100", KV("gpus", "72", "topology", "torus",
+                                         "torus", "3x3"));
+  double P = c.nics_per_node * c.nic.bw_Bps / 4, B = c.gpu.nvlink_bw_Bps;
+  algo = CA_AUTO; /* picks the torus algorithm over every node */
+  double L = 2 * c.nic.lat_s + 2 * c.switch_lat_s;
+  double t = one_coll(&c, 72, CO_ALLREDUCE, S, 1, 72, GK_DP);
+  REL(t, 2 * 7.0 / 8 * S / B + 4 * S / (9 * P) + 8 * L +
+             2 * 7 * c.nvlink_lat_s, 1e-7);
+}
