@@ -159,6 +159,7 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 #define MIN_YEAR 1990.0  /* years of hardware and of projections */
 #define MAX_YEAR 2100.0
 #define MAX_POWER 1e5    /* 100 kW */
+#define MAX_PRICE 1e9    /* US dollars, one part */
 
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
@@ -400,8 +401,8 @@ static int read_power_pair(const struct xin_doc *doc, const struct xin_elem *e,
 }
 
 static const char *const nic_attrs[] = {"name", "bw", "lat", "year",
-                                        "idle_power", "max_power", "source",
-                                        NULL};
+                                        "idle_power", "max_power", "price",
+                                        "source", NULL};
 
 static int read_nic(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
@@ -418,6 +419,8 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_real(doc, e, "year", false, MIN_YEAR, MAX_YEAR, &n.year, err);
   if (!rc)
     rc = read_power_pair(doc, e, &n.idle_w, &n.max_w, err);
+  if (!rc)
+    rc = xin_real(doc, e, "price", false, 0, MAX_PRICE, &n.price, err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
   if (rc)
@@ -526,7 +529,8 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
 
 static const char *const switch_attrs[] = {"name", "nic", "ports",
                                            "idle_power", "max_power",
-                                           "source", NULL};
+                                           "price", "link_price", "source",
+                                           NULL};
 
 static int read_switch(struct catalog *cat, const struct xin_doc *doc,
                        const struct xin_elem *e, struct weft_err *err)
@@ -545,6 +549,11 @@ static int read_switch(struct catalog *cat, const struct xin_doc *doc,
                     "and max_power");
   if (!rc)
     rc = read_power_pair(doc, e, &w.idle_w, &w.max_w, err);
+  if (!rc)
+    rc = xin_real(doc, e, "price", false, 0, MAX_PRICE, &w.price, err);
+  if (!rc)
+    rc = xin_real(doc, e, "link_price", false, 0, MAX_PRICE, &w.link_price,
+                  err);
   if (!rc)
     rc = xin_str(doc, e, "source", false, w.source, sizeof w.source, err);
   if (rc)

@@ -105,6 +105,7 @@ struct nic_spec {
   double year;   /* first shipped (0: not given: the GPU's year) */
   double idle_w, max_w; /* adapter power idle and at full traffic (0: none
                            given; energy then leaves the NICs out) */
+  double price;         /* US dollars per port (0: none given) */
   char source[WEFT_MAX_SOURCE];
 };
 
@@ -139,6 +140,9 @@ struct switch_spec {
   char nic[WEFT_MAX_NAME]; /* the NIC generation its ports serve */
   int ports;
   double idle_w, max_w;    /* the whole switch, idle and at full traffic */
+  /* US dollars (0: none given): the switch, and one link at its port
+   * speed (cable and the transceivers at both ends). */
+  double price, link_price;
   char source[WEFT_MAX_SOURCE];
 };
 

@@ -131,5 +131,10 @@ struct topo_parts {
   int radix;                    /* ports per switch at the port speed */
   double power_w;               /* switches at full traffic + NICs */
   bool have_switch_power;
+  /* US dollars: the NICs, switches and links (cable and transceivers)
+   * at the catalog's prices; have_prices false (cost_usd 0) when the
+   * catalog lacks a price the fabric needs. */
+  double cost_usd;
+  bool have_prices;
 };
 void topo_parts(const struct cluster *c, struct topo_parts *out);

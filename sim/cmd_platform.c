@@ -21,11 +21,17 @@ static void print_parts(FILE *f, const struct cluster *c)
           p.nic_ports, p.switches_all, p.radix, p.switches[0], p.switches[1],
           p.switches[2], p.ports_all, p.cables);
   if (p.have_switch_power)
-    fprintf(f, "; %.4g kW at full traffic (NICs%s)\n", p.power_w / 1e3,
+    fprintf(f, "; %.4g kW at full traffic (NICs%s)", p.power_w / 1e3,
             p.switches_all ? " and switches" : "");
   else
-    fprintf(f, "; power unknown (no %s switch in the catalog)\n",
-            c->nic.name);
+    fprintf(f, "; power unknown (no %s switch in the catalog)", c->nic.name);
+  if (p.have_prices)
+    fprintf(f, "; $%.4g M at the catalog's prices (%s; %s)\n",
+            p.cost_usd / 1e6, c->nic.source, c->sw.source);
+  else
+    fprintf(f, "; cost unknown (the catalog gives no price of the %s NIC, "
+            "switch and links: price= and link_price= of <nic> and "
+            "<switch>)\n", c->nic.name);
 }
 
 static const struct opt platform_opts[] = {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platforms/topo.h"
 #include "sim/base/names.h"
 #include "sim/base/units.h"
 
@@ -313,7 +314,10 @@ const char *const report_columns[] = {
     "memory.capacity_bytes", "memory.fit_hint", "memory.fit_hint_bytes",
     "gpu_energy_j", "gpu_energy_per_token_j", "nic_energy_j",
     "switch_energy_j", "energy_j", "energy_per_token_j", "network_bytes",
-    "cost_per_mtoken", "closed_form.iteration_s", "closed_form.compute_s",
+    "cost_per_mtoken", "network.topology", "network.nic_ports",
+    "network.switches", "network.switch_ports", "network.cables",
+    "network.power_w", "network.cost_usd",
+    "closed_form.iteration_s", "closed_form.compute_s",
     "closed_form.comm_s", "closed_form.exposed_comm_s",
     "closed_form.bubble_s", "closed_form.sim_over_closed", "kernels",
     "flows", "schema",
@@ -417,6 +421,21 @@ void report_print_json(FILE *f, const struct report *r)
   report_json_num(f, ", ", "network_bytes", "%.6g", r->cf.nic_bytes);
   report_json_num(f, ", ", "cost_per_mtoken", "%.6g",
                   r->cost_per_mtoken > 0 ? r->cost_per_mtoken : NAN);
+  /* The fabric's parts (platforms/topo.h): power at full traffic and
+   * cost, null where the catalog lacks the figures. */
+  struct topo_parts tp;
+  topo_parts(r->c, &tp);
+  fprintf(f, ", \"network\": {");
+  json_str(f, "topology", topology_name(r->c->topology));
+  fprintf(f, ", \"nic_ports\": %ld, \"switches\": %ld, \"switch_ports\": "
+          "%ld, \"cables\": %ld", tp.nic_ports, tp.switches_all, tp.ports_all,
+          tp.cables);
+  report_json_num(f, ", ", "power_w", "%.6g",
+                  tp.have_switch_power && r->c->nic.max_w > 0 ? tp.power_w
+                                                              : NAN);
+  report_json_num(f, ", ", "cost_usd", "%.6g",
+                  tp.have_prices ? tp.cost_usd : NAN);
+  fprintf(f, "}");
   fprintf(f, ", \"closed_form\": {");
   report_json_num(f, "", "iteration_s", "%.9g", r->cf.iteration_s);
   report_json_num(f, ", ", "compute_s", "%.9g", r->cf.compute_s);

@@ -70,9 +70,23 @@ expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expect
 
 # Success paths: a file is written and the summary goes to stderr.
 expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), fat-tree, 25 GB/s NICs
-weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switches of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog)" platform selene --gpus 64 -o "$tmp/p.xml"
+weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switches of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog); cost unknown (the catalog gives no price of the HDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform selene --gpus 64 -o "$tmp/p.xml"
 expect 0 "weft: wrote $tmp/t.xml: 64 GPUs (8 nodes of 8 x H100-SXM), torus, 50 GB/s NICs
-weft: torus fabric of 64 GPUs (8 nodes): 64 NIC ports, 0 switches of 64 ports (0 + 0 + 0 by tier), 0 switch ports, 16 cables; 1.574 kW at full traffic (NICs)" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 -o "$tmp/t.xml"
+weft: torus fabric of 64 GPUs (8 nodes): 64 NIC ports, 0 switches of 64 ports (0 + 0 + 0 by tier), 0 switch ports, 16 cables; 1.574 kW at full traffic (NICs); cost unknown (the catalog gives no price of the NDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 -o "$tmp/t.xml"
+# Prices from a catalog of one's own: NICs x price + switches x price +
+# cables x link price (1024 x 2000 + 48 x 30000 + 2048 x 1500 dollars).
+cat >"$tmp/prices.xml" <<'XML'
+<catalog>
+  <nic name="NDR" bw="400Gbps" lat="1us" idle_power="21W" max_power="24.6W" price="2000" source="made-up prices"/>
+  <switch name="QM9790" nic="NDR" ports="64" idle_power="1228W" max_power="1292W" price="30000" link_price="1500" source="made-up prices"/>
+</catalog>
+XML
+"$weft" platform dgx-h100 --gpus 1024 --catalog "$tmp/prices.xml" --parts >"$tmp/parts" 2>&1
+if grep -q '48 switches of 64 ports (32 + 16 + 0 by tier), 3072 switch ports, 2048 cables; 87.21 kW at full traffic (NICs and switches); \$6.56 M at the catalog' "$tmp/parts"; then ok; else ko "parts with prices: $(cat "$tmp/parts")"; fi
+n=$("$weft" run --model gpt-1.7b --cluster dgx-h100 --gpus 64 --global-batch 64 --catalog "$tmp/prices.xml" --json -q | python3 -c 'import json,sys; n=json.load(sys.stdin)["network"]; print(n["switches"], n["cables"], n["power_w"], n["cost_usd"])')
+if [ "$n" = "1 64 2866.4 254000" ]; then ok; else ko "network of weft run --json: $n"; fi
+printf '<catalog><switch name="X" nic="NDR" ports="64" idle_power="1W" max_power="2W" price="-5"/></catalog>\n' >"$tmp/bad.xml"
+expect 1 "weft: $tmp/bad.xml:1: <switch>: attribute 'price': '-5' is negative" platform dgx-h100 --catalog "$tmp/bad.xml"
 expect 1 "weft: topology rail at 512 GPUs: its routes depend on both GPUs, so its XML lists one per pair (261632); weft platform writes it up to 256 GPUs, weft run builds it in memory at any size" platform dgx-h100 --gpus 512 --topology rail
 expect 1 "weft: --torus: 2x2 is 4 nodes, but the cluster has 8 (64 GPUs of 8 per node)" platform dgx-h100 --gpus 64 --topology torus --torus 2x2
 golden dgx-a100-16.xml platform dgx-a100 --gpus 16 --nodes-per-leaf 1 --leaves-per-pod 1
