@@ -87,7 +87,7 @@ static const struct coll_algo_entry {
                  "node NVLS or ring all-reduce; across nodes ring or tree "
                  "all-reduce; ring or PAT all-gather and reduce-scatter at one "
                  "GPU per node; ring broadcast; direct all-to-all; on a torus, torus "
-                 "collectives over every node",
+                 "collectives over sub-tori",
                  NULL, NULL},
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
                  "NCCL ring; one channel per member GPU of a node when it "
@@ -109,7 +109,8 @@ static const struct coll_algo_entry {
                 "node (NCCL >= 2.23): log-depth latency, 3/4 of the ring's "
                 "bandwidth; other groups run rings", pat_plan, ring_phase},
     [CA_TORUS] = {"torus", "allreduce allgather reducescatter",
-                  "on a torus fabric, over every node: in each node a "
+                  "on a torus fabric, over a sub-torus (every node, or whole "
+                  "rings or planes of them in node order): in each node a "
                   "reduce-scatter, then dimension by dimension rings between "
                   "neighbours, 2 x dimensions of them at once (each from its "
                   "own dimension, both ways round) so that every port is "
@@ -722,21 +723,35 @@ static void nvls_plan(const struct coll_model *m, const struct coll_call *call,
   out->nphases = 1;
 }
 
-/* Torus collectives run over every node of the torus, g members each, in
- * node order (the job's node i is torus node i). */
-static bool torus_whole(const struct coll_model *m,
-                        const struct coll_call *call, const struct topo *t)
+/* Torus collectives run over a sub-torus: g members on each of B
+ * consecutive nodes in order (the job's node i is torus node i), B the
+ * product of the first k dimensions and the first node a multiple of B,
+ * so that the nodes are whole rings along those k dimensions (every node
+ * of a torus, or one plane of it, as a pipeline stage of a job whose
+ * stages are such blocks).  Returns k, or 0 when the call is not one. */
+static int torus_block(const struct coll_model *m,
+                       const struct coll_call *call, const struct topo *t)
 {
-  if (m->torus_ndims == 0 || !t->cross || t->nodes != m->torus_nodes ||
-      t->nodes < 2 || call->n != t->nodes * t->g)
-    return false;
-  for (int k = 0; k < t->nodes; k++)
-    if (node_of_member(m, call, k * t->g) != k)
-      return false;
-  return true;
+  if (m->torus_ndims == 0 || !t->cross || t->nodes < 2 ||
+      call->n != t->nodes * t->g)
+    return 0;
+  int k = 0;
+  for (long B = 1; k < m->torus_ndims && B < t->nodes; k++)
+    B *= m->torus_dim[k];
+  long B = 1;
+  for (int i = 0; i < k; i++)
+    B *= m->torus_dim[i];
+  long b0 = node_of_member(m, call, 0);
+  if (B != t->nodes || b0 % B != 0)
+    return 0;
+  for (int v = 0; v < t->nodes; v++)
+    if (node_of_member(m, call, v * t->g) != b0 + v)
+      return 0;
+  return k;
 }
 
-/* Torus collectives (Ying et al., 2018, TPU pods; the 2-D algorithms of
+/* Torus collectives over a sub-torus of k dimensions (torus_block; Ying
+ * et al., 2018, TPU pods; the 2-D algorithms of
  * XLA and Google's multi-dimensional all-reduce): inside each node a ring
  * reduce-scatter leaves GPU i with S/g; across nodes GPU i of every node
  * reduce-scatters its share dimension by dimension, each stage a ring
@@ -755,7 +770,7 @@ static void torus_plan(const struct coll_model *m, const struct coll_call *call,
                        const struct topo *t, struct coll_plan *out)
 {
   enum coll_op op = call->op;
-  int g = t->g, nd = m->torus_ndims;
+  int g = t->g, nd = torus_block(m, call, t);
   bool rs = op != CO_ALLGATHER, ag = op != CO_REDUCE_SCATTER;
   double lat_nvl = m->nvlink_lat_s;
   double lat_net = call->route_lat(call->ctx, call->ranks[0],
@@ -786,6 +801,8 @@ static void torus_plan(const struct coll_model *m, const struct coll_call *call,
     extra += (g - 2) * lat_nvl;
   }
   out->shape = CS_TORUS;
+  out->torus_k = nd;
+  out->torus_b0 = (int)node_of_member(m, call, 0);
   out->nphases = n;
   out->extra_s = extra;
   out->g = g;
@@ -824,7 +841,7 @@ static enum coll_algo choose(const struct coll_model *m,
     return CA_NVLS;
   bool multi = t->cross && t->nodes > 1; /* regular, across nodes */
   bool one_per_node = multi && t->g == 1;
-  if ((m->algo == CA_TORUS || m->algo == CA_AUTO) && torus_whole(m, call, t) &&
+  if ((m->algo == CA_TORUS || m->algo == CA_AUTO) && torus_block(m, call, t) &&
       (op == CO_ALLREDUCE || op == CO_ALLGATHER || op == CO_REDUCE_SCATTER))
     return CA_TORUS;
   if (op == CO_ALLREDUCE && multi &&
@@ -1035,7 +1052,7 @@ static int torus_next(const struct coll_model *m, int v, int d, int dir)
 static void torus_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
   const struct coll_model *m = e->m;
-  int g = p->g, N = p->nodes, nd = m->torus_ndims, J = 2 * nd;
+  int g = p->g, N = p->nodes, nd = p->torus_k, J = 2 * nd, b0 = p->torus_b0;
   double S = p->S;
   if (p->stage[phase] < 0) { /* inside each node: S over its g GPUs */
     for (int node = 0; node < N; node++)
@@ -1057,7 +1074,7 @@ static void torus_phase(struct emitter *e, const struct coll_plan *p, int phase)
       continue;
     double edge = (double)(D - 1) / D * data;
     for (int v = 0; v < N; v++) {
-      int w = torus_next(m, v, d, dir);
+      int w = torus_next(m, b0 + v, d, dir) - b0;
       for (int i = 0; i < g; i++)
         flow(e, v * g + i, w * g + i, edge, p->pe);
     }

@@ -178,6 +178,8 @@ struct coll_plan {
   int stage[8];
   bool stage_rs[8];
   int stage_k[8];
+  int torus_k, torus_b0; /* the sub-torus: its first k dimensions, from
+                            node b0 */
 };
 
 /* Pick the algorithm and protocol of `call` and fill *out. */

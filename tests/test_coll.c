@@ -643,8 +643,26 @@ Test(coll, torus_allreduce_stages)
     }
   }
   REL(p.extra_s, 20e-6 + 2 * 6 * NVL_LAT + 4 * 2 * NET_LAT, 1e-12);
-  /* Eleven nodes of the twelve: not the whole torus, a ring. */
+  /* Eleven nodes of the twelve: not a sub-torus, a ring. */
   c = call(CO_ALLREDUCE, g * 11, S);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
+  /* Nodes 3-5, the x ring at y = 1: a one-dimensional sub-torus, both
+   * ways round (2 parts), between neighbours of that ring only. */
+  for (int k = 0; k < 3 * g; k++)
+    ranks[k] = 3 * g + k;
+  c = (struct coll_call){CO_ALLREDUCE, 3 * g, ranks, S, 0, lat, NULL};
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_TORUS);
+  cr_assert_eq(p.nphases, 4);
+  cr_assert_eq(phase_flows(&m, &c, &p, 1), 2 * 3 * g);
+  for (long i = 0; i < fl.n; i++) {
+    cr_assert_lt(fl.dst[i], 3 * g);
+    REL(fl.wire[i], 2.0 / 3 * S / g / 2 / 0.9, 1e-12);
+  }
+  /* Nodes 2-4 straddle two x rings: a ring. */
+  for (int k = 0; k < 3 * g; k++)
+    ranks[k] = 2 * g + k;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.algo, CA_RING);
   /* All-gather: the all-gather stages, then inside the nodes. */
