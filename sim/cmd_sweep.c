@@ -46,7 +46,7 @@ static const struct opt sweep_opts[] = {
     {"jobs", 'j', OPT_VALUE, "N", "scenarios simulated at once (default: "
      "the cores online)"},
     {"timeout", 0, OPT_VALUE, "TIME", "stop a scenario after this long and "
-     "record it as an error (such as 10min; default: none)"},
+     "record it as an error (such as 10m or 600s; default: none)"},
     {"dry-run", 'n', OPT_FLAG, NULL, "list the scenarios with their key and "
      "weft run arguments, simulate nothing"},
     {"chunk", 0, OPT_VALUE, "I/N", "only the I-th of N equal parts of the "
