@@ -105,23 +105,28 @@ SETS = {
 }
 
 
-def published():
-    out = []
+def achieved_rows():
+    """kernels.csv's TF/s rows: (case id, shape as a dict, TF/s); the shape's
+    "k=v" pairs before any parenthesised remark."""
     with open(KERNELS, newline="") as f:
         for r in csv.DictReader(f):
-            cid = r["case_id"]
             if r["metric"] != "achieved_tflops":
                 continue
-            shape = dict(kv.split("=") for kv in r["shape"].split(",")
-                         if "=" in kv)
-            if not {"M", "N", "K"} <= set(shape):
-                continue
-            m, n, k = int(shape["M"]), int(shape["N"]), int(shape["K"])
-            b = int(shape.get("b", 1))
-            for prefix, (gpu, dt, src) in SETS.items():
-                if cid.startswith(prefix):
-                    out.append((gpu, dt, m, n, k, b, float(r["value"]), src,
-                                cid))
+            shape = dict(kv.strip().split("=") for kv in
+                         r["shape"].split("(")[0].split(",") if "=" in kv)
+            yield r["case_id"], shape, float(r["value"])
+
+
+def published():
+    out = []
+    for cid, shape, v in achieved_rows():
+        if not {"M", "N", "K"} <= set(shape):
+            continue
+        m, n, k = int(shape["M"]), int(shape["N"]), int(shape["K"])
+        b = int(shape.get("b", 1))
+        for prefix, (gpu, dt, src) in SETS.items():
+            if cid.startswith(prefix):
+                out.append((gpu, dt, m, n, k, b, v, src, cid))
     return out
 
 
@@ -147,30 +152,24 @@ def published_grouped():
     B200's MXFP8 rows give a fraction of a peak their README does not state,
     so they are not used."""
     out = []
-    with open(KERNELS, newline="") as f:
-        for r in csv.DictReader(f):
-            cid = r["case_id"]
-            if r["metric"] != "achieved_tflops":
+    for cid, sh, v in achieved_rows():
+        for prefix, (gpu, dt, src) in GROUPED.items():
+            if not cid.startswith(prefix):
                 continue
-            for prefix, (gpu, dt, src) in GROUPED.items():
-                if not cid.startswith(prefix):
-                    continue
-                sh = dict(kv.strip().split("=") for kv in
-                          r["shape"].split("(")[0].split(",") if "=" in kv)
-                if "groups" in sh:
-                    g, m = int(sh["groups"]), int(sh["M_per_group"])
-                    n, k = int(sh["N"]), int(sh["K"])
+            if "groups" in sh:
+                g, m = int(sh["groups"]), int(sh["M_per_group"])
+                n, k = int(sh["N"]), int(sh["K"])
+            else:
+                g = int(sh["experts"])
+                t, n, k = int(sh["M"]) // g, int(sh["N"]), int(sh["K"])
+                if "WGRAD" in cid:
+                    m, n, k = n, k, t
+                elif "DGRAD" in cid:
+                    m, n, k = t, k, n
                 else:
-                    g = int(sh["experts"])
-                    t, n, k = int(sh["M"]) // g, int(sh["N"]), int(sh["K"])
-                    if "WGRAD" in cid:
-                        m, n, k = n, k, t
-                    elif "DGRAD" in cid:
-                        m, n, k = t, k, n
-                    else:
-                        m = t
-                out.append((gpu, dt, m, n, k, g, float(r["value"]), src, cid))
-                break
+                    m = t
+            out.append((gpu, dt, m, n, k, g, v, src, cid))
+            break
     return out
 
 
