@@ -8,7 +8,10 @@
  */
 #include "platforms/cluster.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +89,10 @@ static const struct keydef keys[CK_COUNT] = {
     [CK_NVL_OVERSUB] = {"nvl_oversubscription", KT_REAL, 1, 1024,
         "second NVLink tier oversubscription (default 1)"},
     [CK_PLACEMENT] = {"placement", KT_TEXT, 0, 0,
-        "how the job's nodes sit on the fabric: packed (in order) or spread"
+        "how the job's nodes sit on the fabric: packed (in order), spread"
         " (consecutive nodes dealt over pods, else leaf groups; a dragonfly's"
-        " groups) (default packed)"},
+        " groups) or random[:SEED] (a permutation drawn from SEED, default "
+        "1) (default packed)"},
     [CK_SCALE_COMPUTE] = {"scale_compute", KT_REAL, 1e-6, WEFT_MAX_SCALE,
         "scale the GPU's compute peaks (what-if; default 1)"},
     [CK_SCALE_HBM_BW] = {"scale_hbm_bw", KT_REAL, 1e-6, WEFT_MAX_SCALE,
@@ -586,6 +590,55 @@ static bool by_user(const struct cluster_desc *d, enum cluster_key k)
   return d->set[k] && d->layer[k] > 0;
 }
 
+/* A keyed round function of the placement's Feistel network: splitmix64
+ * of the half, the seed and the round. */
+static uint64_t place_round(uint64_t x, uint64_t seed, int round)
+{
+  uint64_t z = x + seed * 0x9e3779b97f4a7c15ULL + (uint64_t)round * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* A random placement is a permutation of [0, nodes) computed, not stored
+ * (the cluster is a value): a four-round Feistel network on the smallest
+ * even number of bits that holds the nodes is a permutation of that power
+ * of two; walking its cycle until the value falls below `nodes` (at most
+ * a few steps on average, since the domain is less than four times the
+ * nodes) restricts it to a permutation of the nodes. */
+static int place_random(const struct cluster *c, int i)
+{
+  int bits = 2;
+  while ((1L << bits) < c->nodes)
+    bits += 2;
+  int h = bits / 2;
+  uint64_t mask = (1ULL << h) - 1, v = (uint64_t)i;
+  do {
+    uint64_t l = v >> h, r = v & mask;
+    for (int k = 0; k < 4; k++) {
+      uint64_t t = l ^ (place_round(r, c->random_seed, k) & mask);
+      l = r;
+      r = t;
+    }
+    v = l << h | r;
+  } while (v >= (uint64_t)c->nodes);
+  return (int)v;
+}
+
+int cluster_place(const struct cluster *c, int i)
+{
+  if (c->random_seed)
+    return place_random(c, i);
+  int U = c->spread_units, S = c->spread_size;
+  if (U <= 1)
+    return i;
+  int L = c->nodes - (U - 1) * S; /* nodes of the last block, 1..S */
+  if (i < L * U)
+    return (i % U) * S + i / U;
+  int j = i - L * U;
+  return (j % (U - 1)) * S + L + j / (U - 1);
+}
+
 /* The fabric's shape: its topology and the settings only it takes. */
 static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                             struct weft_err *err)
@@ -699,12 +752,30 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                      c->nvl_rack, c->gpus_per_node);
   c->nvl_oversub = d->set[CK_NVL_OVERSUB] ? d->num[CK_NVL_OVERSUB] : 1;
   c->spread_units = c->spread_size = 0;
-  if (d->set[CK_PLACEMENT] &&
-      strcasecmp(d->text[CK_PLACEMENT], "packed") != 0) {
-    if (strcasecmp(d->text[CK_PLACEMENT], "spread") != 0)
+  c->random_seed = 0;
+  const char *pl = d->set[CK_PLACEMENT] ? d->text[CK_PLACEMENT] : "packed";
+  if (strncasecmp(pl, "random", 6) == 0 && (pl[6] == 0 || pl[6] == ':')) {
+    /* random or random:SEED, SEED a positive integer (default 1) */
+    char *end = NULL;
+    errno = 0;
+    unsigned long long seed = pl[6] ? strtoull(pl + 7, &end, 10) : 1;
+    if (pl[6] && (!isdigit((unsigned char)pl[7]) || *end || errno ||
+                  seed == 0 || seed > 0xffffffffULL))
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s': the seed of a random "
+                       "placement is an integer from 1 to 4294967295",
+                       where(d, CK_PLACEMENT), pl);
+    /* The torus collectives (sim/coll.c) read the torus from the job's
+     * node order. */
+    if (c->topology == TOPO_TORUS)
+      return weft_errf(err, WEFT_EINVAL, "%s: a random placement on a torus "
+                       "is not modelled (its collectives follow the torus "
+                       "from the job's node order)", where(d, CK_PLACEMENT));
+    c->random_seed = (unsigned long)seed;
+  } else if (strcasecmp(pl, "packed") != 0) {
+    if (strcasecmp(pl, "spread") != 0)
       return weft_errf(err, WEFT_EINVAL, "%s: unknown placement '%s'; "
-                       "expected packed or spread", where(d, CK_PLACEMENT),
-                       d->text[CK_PLACEMENT]);
+                       "expected packed, spread or random[:SEED]",
+                       where(d, CK_PLACEMENT), d->text[CK_PLACEMENT]);
     if (c->topology == TOPO_TORUS)
       return weft_errf(err, WEFT_EINVAL, "%s: a torus has no pods or groups "
                        "to spread over (placement spread is for fat trees, "

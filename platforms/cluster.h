@@ -50,7 +50,8 @@ enum cluster_key {
   CK_TORUS,           /* torus: dimensions "AxB" or "AxBxC" (nodes) */
   CK_NVL_RACK,        /* GPUs under one first-tier NVLink switch domain */
   CK_NVL_OVERSUB,     /* NVLink second tier oversubscription */
-  CK_PLACEMENT,       /* packed or spread: the job's nodes on the fabric */
+  CK_PLACEMENT,       /* packed, spread or random[:SEED]: the job's nodes
+                         on the fabric */
   CK_SCALE_COMPUTE,   /* what-if factors */
   CK_SCALE_HBM_BW,
   CK_SCALE_HBM_CAP,
@@ -125,8 +126,10 @@ struct cluster {
   /* Placement (cluster_place): the job's nodes dealt round-robin over
    * `spread_units` blocks of `spread_size` consecutive nodes (pods, else
    * leaves; a dragonfly's groups), the last one possibly partial; 0 units:
-   * packed, job node i on node i. */
+   * packed, job node i on node i.  random_seed > 0: a pseudo-random
+   * permutation of the nodes drawn from that seed instead. */
   int spread_units, spread_size;
+  unsigned long random_seed;
 };
 
 /* An empty description (every setting unset, name "custom"). */
@@ -211,18 +214,10 @@ static inline int cluster_leaves_in_pod(const struct cluster *c, int pod)
  * nodes).  Packed: i.  Spread: consecutive job nodes go to consecutive
  * blocks (pods, else leaf groups; a dragonfly's groups), the blocks taken
  * round-robin, so that a ring over the job's nodes crosses the top tier at
- * every step instead of once per block; the last block may be partial. */
-static inline int cluster_place(const struct cluster *c, int i)
-{
-  int U = c->spread_units, S = c->spread_size;
-  if (U <= 1)
-    return i;
-  int L = c->nodes - (U - 1) * S; /* nodes of the last block, 1..S */
-  if (i < L * U)
-    return (i % U) * S + i / U;
-  int j = i - L * U;
-  return (j % (U - 1)) * S + L + j / (U - 1);
-}
+ * every step instead of once per block; the last block may be partial.
+ * Random: a permutation drawn from the seed (a scheduler's scattered
+ * allocation), the same for the same seed and size on every machine. */
+int cluster_place(const struct cluster *c, int i);
 
 /* The fabric's GPU index of the job's GPU rank `rank`. */
 static inline int cluster_place_gpu(const struct cluster *c, int rank)

@@ -236,7 +236,12 @@ static void json_inputs(FILE *f, const struct report *r)
   report_json_num(f, ", ", "oversubscription", "%.6g", c->oversub);
   report_json_num(f, ", ", "pod_oversubscription", "%.6g", c->pod_oversub);
   fprintf(f, ", ");
-  json_str(f, "placement", c->spread_units > 1 ? "spread" : "packed");
+  char pl[32];
+  if (c->random_seed)
+    snprintf(pl, sizeof pl, "random:%lu", c->random_seed);
+  else
+    snprintf(pl, sizeof pl, "%s", c->spread_units > 1 ? "spread" : "packed");
+  json_str(f, "placement", pl);
   report_json_num(f, ", ", "gpu_peak_tflops", "%.6g",
                   r->peak_flops / 1e12);
   report_json_num(f, ", ", "hbm_bytes", "%.0f", c->gpu.hbm_bytes);

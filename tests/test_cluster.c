@@ -296,11 +296,52 @@ Test(cluster, placement)
   cr_assert_eq(c.spread_size, 4 * c.nodes_per_leaf);
 }
 
+/* A random placement is a permutation of the nodes, fixed by its seed
+ * (the same on every machine: these values are part of the test) and
+ * different for another seed; sizes that are not powers of two walk the
+ * Feistel permutation's cycles back into range. */
+Test(cluster, random_placement)
+{
+  int sizes[] = {9, 64, 100, 2048};
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    char gpus[16];
+    snprintf(gpus, sizeof gpus, "%d", 8 * sizes[k]);
+    struct cluster a = resolve_kv(PL("gpus", gpus, "placement", "random:5"));
+    struct cluster b = resolve_kv(PL("gpus", gpus, "placement", "random:6"));
+    char seen[2048] = {0};
+    int moved = 0, differ = 0;
+    for (int i = 0; i < a.nodes; i++) {
+      int n = cluster_place(&a, i);
+      cr_assert(n >= 0 && n < a.nodes && !seen[n], "node %d of %d", i,
+                a.nodes);
+      seen[n] = 1;
+      moved += n != i;
+      differ += n != cluster_place(&b, i);
+    }
+    cr_assert_gt(moved, a.nodes / 2, "%d of %d moved", moved, a.nodes);
+    cr_assert_gt(differ, a.nodes / 2);
+  }
+  struct cluster c = resolve_kv(PL("gpus", "72", "placement", "random"));
+  cr_assert_eq(c.random_seed, 1);
+  int want[9];
+  for (int i = 0; i < 9; i++)
+    want[i] = cluster_place(&c, i);
+  struct cluster again = resolve_kv(PL("gpus", "72", "placement", "random:1"));
+  for (int i = 0; i < 9; i++)
+    cr_assert_eq(cluster_place(&again, i), want[i]);
+}
+
 Test(cluster, placement_refusals)
 {
+  bad_setting("placement", "random:0", NULL, NULL,
+              "--placement: 'random:0': the seed of a random placement is "
+              "an integer from 1 to 4294967295");
+  bad_setting("placement", "random:12x", NULL, NULL,
+              "--placement: 'random:12x': the seed of a random placement is "
+              "an integer from 1 to 4294967295");
   bad_setting("placement", "scatter", NULL, NULL,
-              "--placement: unknown placement 'scatter'; expected packed or "
-              "spread");
+              "--placement: unknown placement 'scatter'; expected packed, "
+              "spread or random[:SEED]");
   struct cluster_desc d;
   struct cluster c;
   struct weft_err err = {0};

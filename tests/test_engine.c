@@ -537,17 +537,18 @@ static void metrics(const struct engine_result *r, double out[5])
  * is the same at 1:1, to show the up-links bind); TP 8 x PP 2 x DP 2 on
  * four single-node leaf groups in two pods, 4:1 above the pods (job 5; job
  * 7 is job 5 spread over the pods, which moves the pod crossings from the
- * pipeline's sends to the data-parallel rings). */
+ * pipeline's sends to the data-parallel rings; job 8 placed at random). */
 static void oversub_job(int job, bool all_ranks, double out[5])
 {
   struct cluster c =
       job == 5 ? load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
                                      "leaves_per_pod", "2",
                                      "pod_oversubscription", "4"))
-      : job == 7 ? load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
+      : job >= 7 ? load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
                                        "leaves_per_pod", "2",
                                        "pod_oversubscription", "4",
-                                       "placement", "spread"))
+                                       "placement",
+                                       job == 7 ? "spread" : "random:2"))
                : load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "2",
                                      "oversubscription",
                                      job == 4 ? "4" : "1"));
@@ -557,7 +558,7 @@ static void oversub_job(int job, bool all_ranks, double out[5])
   struct plan p;
   plan_init(&p);
   p.tp = 8;
-  p.pp = job == 5 || job == 7 ? 2 : 1;
+  p.pp = job == 5 || job >= 7 ? 2 : 1;
   p.global_batch = 32;
   struct engine_result r = simulate(&c, &m, &p, 32, all_ranks);
   cr_assert_eq(r.symmetric, !all_ranks);
@@ -627,8 +628,8 @@ static void in_child(int job, bool all_ranks, double out[5])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  double iter[8];
-  for (int job = 0; job < 8; job++) {
+  double iter[9];
+  for (int job = 0; job < 9; job++) {
     double a[5], b[5];
     in_child(job, false, a);
     in_child(job, true, b);

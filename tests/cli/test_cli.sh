@@ -176,7 +176,7 @@ a=$("$weft" $pl --placement packed | python3 -c 'import json,sys; print(json.loa
 b=$("$weft" $pl --placement spread | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["busbw_GBps"])')
 if python3 -c "import sys; r = $a / $b; sys.exit(0 if 1.98 < r < 2.02 else 1)"
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: spread placement busbw $b, packed $a"; fi
-expect 1 "weft: --placement: unknown placement 'rail'; expected packed or spread" run --model llama3-8b --cluster dgx-h100 --gpus 8 --placement rail --json
+expect 1 "weft: --placement: unknown placement 'rail'; expected packed, spread or random[:SEED]" run --model llama3-8b --cluster dgx-h100 --gpus 8 --placement rail --json
 
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
