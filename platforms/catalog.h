@@ -105,7 +105,7 @@ struct nic_spec {
   double year;   /* first shipped (0: not given: the GPU's year) */
   double idle_w, max_w; /* adapter power idle and at full traffic (0: none
                            given; energy then leaves the NICs out) */
-  double price;         /* US dollars per port (0: none given) */
+  double price;         /* US dollars per adapter (0: none given) */
   char source[WEFT_MAX_SOURCE];
 };
 

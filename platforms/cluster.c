@@ -753,6 +753,7 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
   c->nvl_oversub = d->set[CK_NVL_OVERSUB] ? d->num[CK_NVL_OVERSUB] : 1;
   c->spread_units = c->spread_size = 0;
   c->random_seed = 0;
+  c->spread = false;
   const char *pl = d->set[CK_PLACEMENT] ? d->text[CK_PLACEMENT] : "packed";
   if (strncasecmp(pl, "random", 6) == 0 && (pl[6] == 0 || pl[6] == ':')) {
     /* random or random:SEED, SEED a positive integer (default 1) */
@@ -786,6 +787,7 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
     int blocks = (c->leaves + per - 1) / per;
     if (blocks <= 1)
       per = 1, blocks = c->leaves;
+    c->spread = true;
     c->spread_size = per * c->nodes_per_leaf;
     c->spread_units = (c->nodes + c->spread_size - 1) / c->spread_size;
   }

@@ -130,6 +130,7 @@ struct cluster {
    * permutation of the nodes drawn from that seed instead. */
   int spread_units, spread_size;
   unsigned long random_seed;
+  bool spread;          /* spread asked for (spread_units may be 1) */
 };
 
 /* An empty description (every setting unset, name "custom"). */

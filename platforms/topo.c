@@ -524,9 +524,15 @@ void topo_parts(const struct cluster *c, struct topo_parts *p)
   p->have_prices = c->nic.price > 0 && c->sw.ports > 0 &&
                    c->sw.link_price > 0 &&
                    (p->switches_all == 0 || c->sw.price > 0);
+  /* A torus cable carries nics x bw / 2d, not one port's bw: priced as
+   * that many links of the port speed. */
+  double links = c->topology == TOPO_TORUS
+                     ? (double)p->cables * c->nics_per_node /
+                           (2.0 * c->torus_ndims)
+                     : (double)p->cables;
   p->cost_usd = p->have_prices
                     ? (double)nics * c->nic.price +
                           (double)p->switches_all * c->sw.price +
-                          (double)p->cables * c->sw.link_price
+                          links * c->sw.link_price
                     : 0;
 }

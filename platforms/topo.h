@@ -132,7 +132,8 @@ struct topo_parts {
   double power_w;               /* switches at full traffic + NICs */
   bool have_switch_power;
   /* US dollars: the NICs, switches and links (cable and transceivers)
-   * at the catalog's prices; have_prices false (cost_usd 0) when the
+   * at the catalog's prices, a torus cable as the port-speed links its
+   * bandwidth amounts to; have_prices false (cost_usd 0) when the
    * catalog lacks a price the fabric needs. */
   double cost_usd;
   bool have_prices;

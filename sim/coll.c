@@ -766,6 +766,11 @@ static int torus_block(const struct coll_model *m,
  * (no pipelining across them).  Latency: the fixed cost, and every ring
  * step a hop (NVLink inside, one torus hop across), less the one each
  * stage's flows pay. */
+/* NEEDSWORK: on a dimension of 2 nodes the two ways round reach the same
+ * neighbour, and the fabric routes a pair one way (ties go +), so both
+ * parts share one of the pair's two cables each way and the stage runs at
+ * half the bandwidth a real torus of that shape has; routes per flow
+ * rather than per pair would fix it. */
 static void torus_plan(const struct coll_model *m, const struct coll_call *call,
                        const struct topo *t, struct coll_plan *out)
 {

@@ -766,19 +766,20 @@ static void model_init(struct coll_model *m, const struct engine_params *p,
 static int find_hosts(struct engine *E, struct weft_err *err)
 {
   E->hosts = xcalloc((size_t)E->nranks, sizeof *E->hosts);
-  sg_host_t *by_gpu = xcalloc((size_t)E->nranks, sizeof *by_gpu);
+  long ng = E->c->gpus > E->nranks ? E->c->gpus : E->nranks;
+  sg_host_t *by_gpu = xcalloc((size_t)ng, sizeof *by_gpu);
   size_t n = sg_host_count();
   sg_host_t *all = sg_host_list();
   for (size_t i = 0; i < n; i++) {
     long r = platgen_host_rank(sg_host_get_name(all[i]));
-    if (r >= 0 && r < E->nranks)
+    if (r >= 0 && r < ng)
       by_gpu[r] = all[i];
   }
   xbt_free(all);
   int rc = 0;
   for (long r = 0; r < E->nranks && !rc; r++) {
     long gi = cluster_place_gpu(E->c, (int)r);
-    E->hosts[r] = gi < E->nranks ? by_gpu[gi] : NULL;
+    E->hosts[r] = gi < ng ? by_gpu[gi] : NULL;
     if (!E->hosts[r])
       rc = weft_errf(err, WEFT_EINVAL, "the platform has no host gpu%ld", gi);
   }

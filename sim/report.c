@@ -240,7 +240,7 @@ static void json_inputs(FILE *f, const struct report *r)
   if (c->random_seed)
     snprintf(pl, sizeof pl, "random:%lu", c->random_seed);
   else
-    snprintf(pl, sizeof pl, "%s", c->spread_units > 1 ? "spread" : "packed");
+    snprintf(pl, sizeof pl, "%s", c->spread ? "spread" : "packed");
   json_str(f, "placement", pl);
   report_json_num(f, ", ", "gpu_peak_tflops", "%.6g",
                   r->peak_flops / 1e12);

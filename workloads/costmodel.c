@@ -176,8 +176,9 @@ static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
       comp = t->flops /
              (peak * cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k));
     } else if (t->op == KK_GGEMM) {
+      double groups = t->batch > 1 ? (double)t->batch : 1.0;
       comp = t->flops / (peak * cost_ggemm_efficiency_in(
-                                    g, dt, (double)t->batch, (double)t->m,
+                                    g, dt, groups, (double)t->m,
                                     (double)t->n, (double)t->k));
     } else {
       comp = attn_time(g, attn, t);

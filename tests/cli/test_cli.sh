@@ -83,6 +83,10 @@ cat >"$tmp/prices.xml" <<'XML'
 XML
 "$weft" platform dgx-h100 --gpus 1024 --catalog "$tmp/prices.xml" --parts >"$tmp/parts" 2>&1
 if grep -q '48 switches of 64 ports (32 + 16 + 0 by tier), 3072 switch ports, 2048 cables; 87.21 kW at full traffic (NICs and switches); \$6.56 M at the catalog' "$tmp/parts"; then ok; else ko "parts with prices: $(cat "$tmp/parts")"; fi
+# A torus cable carries 8 NICs / 4 ports = 2 ports' bandwidth: 16 cables
+# priced as 32 links (64 x 2000 + 32 x 1500 dollars).
+"$weft" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 --catalog "$tmp/prices.xml" --parts >"$tmp/parts" 2>&1
+if grep -q '16 cables; 1.574 kW at full traffic (NICs); \$0.176 M at the catalog' "$tmp/parts"; then ok; else ko "torus parts with prices: $(cat "$tmp/parts")"; fi
 n=$("$weft" run --model gpt-1.7b --cluster dgx-h100 --gpus 64 --global-batch 64 --catalog "$tmp/prices.xml" --json -q | python3 -c 'import json,sys; n=json.load(sys.stdin)["network"]; print(n["switches"], n["cables"], n["power_w"], n["cost_usd"])')
 if [ "$n" = "1 64 2866.4 254000" ]; then ok; else ko "network of weft run --json: $n"; fi
 printf '<catalog><switch name="X" nic="NDR" ports="64" idle_power="1W" max_power="2W" price="-5"/></catalog>\n' >"$tmp/bad.xml"
