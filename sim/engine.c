@@ -1083,6 +1083,10 @@ int engine_run(const struct graph *g, const struct cluster *c,
   if (ranks > c->gpus)
     return weft_errf(err, WEFT_EINVAL, "the graph needs %ld GPUs, the "
                      "cluster has %d", ranks, c->gpus);
+  if (p->algo == CA_TORUS && c->topology != TOPO_TORUS)
+    return weft_errf(err, WEFT_EINVAL, "--collective: torus collectives run "
+                     "on a torus fabric, and this cluster's is %s",
+                     topology_name(c->topology));
   struct engine *E = xcalloc(1, sizeof *E);
   int rc = engine_setup(E, g, c, p, err);
   if (!rc) {

@@ -182,6 +182,9 @@ if python3 -c "import sys; r = $a / $b; sys.exit(0 if 1.98 < r < 2.02 else 1)"
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: spread placement busbw $b, packed $a"; fi
 expect 1 "weft: --placement: unknown placement 'rail'; expected packed, spread or random[:SEED]" run --model llama3-8b --cluster dgx-h100 --gpus 8 --placement rail --json
 
+expect 1 "weft: --collective: torus collectives run on a torus fabric, and this cluster's is fat-tree" coll allreduce --cluster dgx-h100 --gpus 16 --collective torus
+expect 1 "weft: --collective: torus collectives run on a torus fabric, and this cluster's is rail" run --model gpt-1.7b --cluster dgx-h100 --gpus 16 --topology rail --global-batch 16 --collective torus
+
 # A precision the GPU lacks is refused (A100 has no FP8).
 expect 1 "weft: --dtype: A100-80GB has no fp8 compute (weft list gpus shows what each GPU has)" run --model llama3-8b --gpus 8 --dtype fp8 --json
 expect 1 "weft: --fp8-recipe: H100-SXM has no block-scaled FP8 (MXFP8: Blackwell and later; weft list gpus shows which GPUs have it)" run --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --fp8-recipe mxfp8 --json
