@@ -519,8 +519,8 @@ void topo_parts(const struct cluster *c, struct topo_parts *p)
   p->have_switch_power = c->sw.ports > 0 || p->switches_all == 0;
   p->power_w = (double)nics * c->nic.max_w +
                (c->sw.ports > 0 ? (double)p->switches_all * c->sw.max_w : 0);
-  /* A torus's links join NICs: they take the link price of the NIC's
-   * switch generation all the same (its optics and cable). */
+  /* A torus's links join NICs and take the link price of the NIC's
+   * switch generation (its optics and cable). */
   p->have_prices = c->nic.price > 0 && c->sw.ports > 0 &&
                    c->sw.link_price > 0 &&
                    (p->switches_all == 0 || c->sw.price > 0);

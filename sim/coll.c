@@ -50,6 +50,8 @@ struct topo {
   int channels;     /* NCCL channels: one per member GPU of a node when a
                        regular group crosses nodes, else 1 */
   bool cross;       /* some flow crosses nodes */
+  int torus_k;      /* the members form a sub-torus of this many
+                       dimensions (torus_block; 0: they do not) */
 };
 
 typedef void (*coll_plan_fn)(const struct coll_model *m,
@@ -168,11 +170,8 @@ void coll_model_resolve(struct coll_model *m, const struct cluster *c)
   m->floor_s = c->coll_floor_s;
   m->ll_bw_Bps = c->coll_ll_bw_Bps;
   m->torus_ndims = c->topology == TOPO_TORUS ? c->torus_ndims : 0;
-  m->torus_nodes = 1;
-  for (int d = 0; d < 3; d++) {
+  for (int d = 0; d < 3; d++)
     m->torus_dim[d] = d < m->torus_ndims ? c->torus_dim[d] : 1;
-    m->torus_nodes *= m->torus_dim[d];
-  }
 }
 
 static long node_of(const struct coll_model *m, long rank)
@@ -429,6 +428,31 @@ static long node_of_member(const struct coll_model *m,
   return node_of(m, call->ranks[k]);
 }
 
+/* Torus collectives run over a sub-torus: g members on each of B
+ * consecutive nodes in order (the job's node i is torus node i), B the
+ * product of the first k dimensions and the first node a multiple of B,
+ * so that the nodes are whole rings along those k dimensions (every node
+ * of a torus, or one plane of it, as a pipeline stage of a job whose
+ * stages are such blocks).  Returns k, or 0 when the call is not one. */
+static int torus_block(const struct coll_model *m,
+                       const struct coll_call *call, const struct topo *t)
+{
+  if (m->torus_ndims == 0 || !t->cross || t->nodes < 2 ||
+      call->n != t->nodes * t->g)
+    return 0;
+  int k = 0;
+  long B = 1;
+  while (k < m->torus_ndims && B < t->nodes)
+    B *= m->torus_dim[k++];
+  long b0 = node_of_member(m, call, 0);
+  if (B != t->nodes || b0 % B != 0)
+    return 0;
+  for (int v = 0; v < t->nodes; v++)
+    if (node_of_member(m, call, v * t->g) != b0 + v)
+      return 0;
+  return k;
+}
+
 /* Members by node: a regular multi-node group runs one channel per member
  * of a node, each with its own exit GPU. */
 static struct topo topo_of(const struct coll_model *m,
@@ -460,6 +484,7 @@ static struct topo topo_of(const struct coll_model *m,
   t.nodes = nodes;
   t.cross = nodes > 1 ||
             node_of_member(m, call, 0) != node_of_member(m, call, n - 1);
+  t.torus_k = torus_block(m, call, &t);
   return t;
 }
 
@@ -723,33 +748,6 @@ static void nvls_plan(const struct coll_model *m, const struct coll_call *call,
   out->nphases = 1;
 }
 
-/* Torus collectives run over a sub-torus: g members on each of B
- * consecutive nodes in order (the job's node i is torus node i), B the
- * product of the first k dimensions and the first node a multiple of B,
- * so that the nodes are whole rings along those k dimensions (every node
- * of a torus, or one plane of it, as a pipeline stage of a job whose
- * stages are such blocks).  Returns k, or 0 when the call is not one. */
-static int torus_block(const struct coll_model *m,
-                       const struct coll_call *call, const struct topo *t)
-{
-  if (m->torus_ndims == 0 || !t->cross || t->nodes < 2 ||
-      call->n != t->nodes * t->g)
-    return 0;
-  int k = 0;
-  for (long B = 1; k < m->torus_ndims && B < t->nodes; k++)
-    B *= m->torus_dim[k];
-  long B = 1;
-  for (int i = 0; i < k; i++)
-    B *= m->torus_dim[i];
-  long b0 = node_of_member(m, call, 0);
-  if (B != t->nodes || b0 % B != 0)
-    return 0;
-  for (int v = 0; v < t->nodes; v++)
-    if (node_of_member(m, call, v * t->g) != b0 + v)
-      return 0;
-  return k;
-}
-
 /* Torus collectives over a sub-torus of k dimensions (torus_block; Ying
  * et al., 2018, TPU pods; the 2-D algorithms of
  * XLA and Google's multi-dimensional all-reduce): inside each node a ring
@@ -775,7 +773,7 @@ static void torus_plan(const struct coll_model *m, const struct coll_call *call,
                        const struct topo *t, struct coll_plan *out)
 {
   enum coll_op op = call->op;
-  int g = t->g, nd = torus_block(m, call, t);
+  int g = t->g, nd = t->torus_k;
   bool rs = op != CO_ALLGATHER, ag = op != CO_REDUCE_SCATTER;
   double lat_nvl = m->nvlink_lat_s;
   double lat_net = call->route_lat(call->ctx, call->ranks[0],
@@ -796,7 +794,6 @@ static void torus_plan(const struct coll_model *m, const struct coll_call *call,
      * another): a stage lasts as long as the longest ring's steps. */
     for (int i = 0; i < nd; i++) {
       out->stage[n] = 0;
-      out->stage_rs[n] = pass == 0;
       out->stage_k[n++] = pass == 0 ? i : nd - 1 - i;
       extra += (maxd - 2) * lat_net;
     }
@@ -846,7 +843,7 @@ static enum coll_algo choose(const struct coll_model *m,
     return CA_NVLS;
   bool multi = t->cross && t->nodes > 1; /* regular, across nodes */
   bool one_per_node = multi && t->g == 1;
-  if ((m->algo == CA_TORUS || m->algo == CA_AUTO) && torus_block(m, call, t) &&
+  if ((m->algo == CA_TORUS || m->algo == CA_AUTO) && t->torus_k > 0 &&
       (op == CO_ALLREDUCE || op == CO_ALLGATHER || op == CO_REDUCE_SCATTER))
     return CA_TORUS;
   if (op == CO_ALLREDUCE && multi &&

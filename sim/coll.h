@@ -120,7 +120,7 @@ struct coll_model {
   double ll_bw_Bps;   /* NCCL's cap on a one-node LL ring (0: none) */
   /* A torus fabric's nodes per dimension (torus_ndims 0: no torus); the
    * job's node i is the torus node i (placement is packed on a torus). */
-  int torus_ndims, torus_dim[3], torus_nodes;
+  int torus_ndims, torus_dim[3];
 };
 
 /* Fill the cluster's fields of `m` and, for each calibration field that is
@@ -173,10 +173,8 @@ struct coll_plan {
                            takes */
   /* Torus: phase k's stage, in order: -1 the reduce-scatter inside each
    * node, -2 the all-gather inside each node, else a dimension stage
-   * (stage_rs: reduce-scatter, else all-gather; stage_k its place in the
-   * dimension order, 0 first). */
+   * (stage_k its place in the dimension order, 0 first). */
   int stage[8];
-  bool stage_rs[8];
   int stage_k[8];
   int torus_k, torus_b0; /* the sub-torus: its first k dimensions, from
                             node b0 */

@@ -601,7 +601,6 @@ Test(coll, torus_allreduce_stages)
   m.torus_dim[0] = 3;
   m.torus_dim[1] = 4;
   m.torus_dim[2] = 1;
-  m.torus_nodes = 12;
   double S = 1 << 30;
   int g = 8, N = 12;
   struct coll_call c = call(CO_ALLREDUCE, g * N, S);
