@@ -256,15 +256,21 @@ static bool mxfp8(const struct ctx *c)
   return fp8(c) && c->p->fp8_recipe == FP8_MXFP8;
 }
 
+/* Bytes written per element cast in both orientations. */
+static double fp8_both(const struct ctx *c)
+{
+  return mxfp8(c) ? MXFP8_BOTH : 2;
+}
+
 static void fp8_fwd_casts(struct ctx *c, int phase, long l)
 {
   if (!fp8(c))
     return;
-  double both = mxfp8(c) ? MXFP8_BOTH : 2;
   if (phase == PH_FWD && c->mb == 0)
-    kernel(c, KK_ELEMWISE, phase, l, 0, (2 + both) * c->lp);
+    kernel(c, KK_ELEMWISE, phase, l, 0, (2 + fp8_both(c)) * c->lp);
+  /* delayed scaling writes the projection's input once (1 byte) */
   kernel(c, KK_ELEMWISE, phase, l, 0,
-         (mxfp8(c) ? 2 + MXFP8_BOTH : 3.0) * c->T * c->h / c->t);
+         (2 + (mxfp8(c) ? MXFP8_BOTH : 1)) * c->T * c->h / c->t);
   if (!mxfp8(c))
     kernel(c, KK_ELEMWISE, phase, l, 0, 64.0 * 4);
 }
@@ -272,8 +278,7 @@ static void fp8_fwd_casts(struct ctx *c, int phase, long l)
 static void fp8_grad_cast(struct ctx *c, long l, double elements)
 {
   if (fp8(c))
-    kernel(c, KK_ELEMWISE, PH_BWD, l, 0,
-           (mxfp8(c) ? 2 + MXFP8_BOTH : 4.0) * elements);
+    kernel(c, KK_ELEMWISE, PH_BWD, l, 0, (2 + fp8_both(c)) * elements);
 }
 
 static void layer_fwd(struct ctx *c, long l, int phase)

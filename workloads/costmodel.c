@@ -171,15 +171,14 @@ static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
   double mem = t->bytes / (g->hbm_bw_Bps * cost_mem_efficiency(g, t));
   double comp = 0;
   if (t->flops > 0) {
-    if (t->op == KK_GEMM) {
+    if (t->op == KK_GEMM || t->op == KK_GGEMM) {
+      /* batch: a batched GEMM's matrices, a grouped GEMM's groups */
       double b = t->batch > 1 ? (double)t->batch : 1.0;
-      comp = t->flops /
-             (peak * cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k));
-    } else if (t->op == KK_GGEMM) {
-      double groups = t->batch > 1 ? (double)t->batch : 1.0;
-      comp = t->flops / (peak * cost_ggemm_efficiency_in(
-                                    g, dt, groups, (double)t->m,
-                                    (double)t->n, (double)t->k));
+      double eff =
+          t->op == KK_GGEMM
+              ? cost_ggemm_efficiency_in(g, dt, b, t->m, t->n, t->k)
+              : cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k);
+      comp = t->flops / (peak * eff);
     } else {
       comp = attn_time(g, attn, t);
     }

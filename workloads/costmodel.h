@@ -12,7 +12,7 @@
  * the K at which both take as long, grows with the math rate (FP8's is
  * about 3x BF16's on Hopper).  k_half and the ceilings per GPU and
  * precision: the catalog (gemm_k_half, gemm_k_half_fp8, gemm_eff,
- * gemm_eff_fp8), fitted by analysis/fit_gemm.py where rows exist.  Memory-bound kernels
+ * gemm_eff_fp8), fitted by analysis/fit_gemm.py where rows exist.
  * A grouped GEMM (the MoE experts of one rank in one kernel, as
  * Megatron-core's GroupedMLP and DeepGEMM run them) tiles each group's
  * output on its own: `groups` x ceil(m/128) x ceil(n/128) tiles in the
