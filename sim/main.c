@@ -21,6 +21,8 @@ const struct command weft_commands[] = {
      "write the task graph of one training iteration"},
     {"sweep", cmd_sweep, &cmd_sweep_spec,
      "run every scenario of a study file, one CSV row each"},
+    {"plan", cmd_plan, &cmd_plan_spec,
+     "search the plans of a model on a cluster: closed form, then simulation"},
     {"report", cmd_report, &cmd_report_spec,
      "summary tables and plots (gnuplot) of a sweep's results"},
     {"list", cmd_list, &cmd_list_spec,

@@ -329,9 +329,29 @@ static void warn_uneven(const struct plan *p, const struct model *m)
           "split)\n", n > 16 ? " ..." : "");
 }
 
+static int load_workload(const struct opts *o, const char *default_cluster,
+                         bool resolve_plan, struct workload *w,
+                         struct catalog **out_cat, struct cluster *out_c,
+                         struct weft_err *err);
+
 int opts_workload(const struct opts *o, const char *default_cluster,
                   struct workload *w, struct catalog **out_cat,
                   struct cluster *out_c, struct weft_err *err)
+{
+  return load_workload(o, default_cluster, true, w, out_cat, out_c, err);
+}
+
+int opts_workload_hw(const struct opts *o, const char *default_cluster,
+                     struct workload *w, struct catalog **out_cat,
+                     struct cluster *out_c, struct weft_err *err)
+{
+  return load_workload(o, default_cluster, false, w, out_cat, out_c, err);
+}
+
+static int load_workload(const struct opts *o, const char *default_cluster,
+                         bool resolve_plan, struct workload *w,
+                         struct catalog **out_cat, struct cluster *out_c,
+                         struct weft_err *err)
 {
   struct catalog *cat;
   int rc = opts_catalog(o, &cat, err);
@@ -360,12 +380,14 @@ int opts_workload(const struct opts *o, const char *default_cluster,
                      o->set[i].name);
   }
   if (!rc)
-    rc = workload_resolve(w, cat, default_cluster, out_c, err);
+    rc = resolve_plan ? workload_resolve(w, cat, default_cluster, out_c, err)
+                      : workload_resolve_hw(w, cat, default_cluster, out_c,
+                                            err);
   if (rc) {
     catalog_free(cat);
     return rc;
   }
-  if (!o->quiet)
+  if (!o->quiet && resolve_plan)
     warn_uneven(&w->plan, &w->model);
   *out_cat = cat;
   return 0;

@@ -126,6 +126,10 @@ int opts_cluster(const struct opts *o, const char *default_cluster,
 int opts_workload(const struct opts *o, const char *default_cluster,
                   struct workload *w, struct catalog **out_cat,
                   struct cluster *out_c, struct weft_err *err) WEFT_WUR;
+/* The same without resolving the plan (weft plan searches it). */
+int opts_workload_hw(const struct opts *o, const char *default_cluster,
+                     struct workload *w, struct catalog **out_cat,
+                     struct cluster *out_c, struct weft_err *err) WEFT_WUR;
 
 /* The usage of a command: its line, what it does, its own options, then
  * every setting of its groups with its meaning and default, and examples. */

@@ -421,10 +421,17 @@ static long loss_bwd(struct ctx *c)
 }
 
 /* Pipeline transfer of one micro-batch's activations (or their gradient). */
+double build_p2p_bytes(const struct model *m, const struct plan *p)
+{
+  double T = (double)p->micro_batch * ((double)m->seq / (double)p->cp);
+  double full = model_act_bytes(m) * T * (double)m->hidden;
+  /* SP split, or scatter/gather */
+  return p->tp > 1 ? full / (double)p->tp : full;
+}
+
 static double p2p_bytes(const struct ctx *c)
 {
-  double full = c->e * c->T * c->h;
-  return c->t > 1 ? full / c->t : full; /* SP split, or scatter/gather */
+  return build_p2p_bytes(c->m, c->p);
 }
 
 static void recv(struct ctx *c, int peer, int phase)

@@ -48,6 +48,11 @@ struct graph_estimate {
 void build_estimate(const struct model *m, const struct plan *p,
                     struct graph_estimate *out);
 
+/* Bytes of one pipeline transfer of a micro-batch's activations, per
+ * sending rank (with TP, each rank sends 1/TP: sequence-parallel shards or
+ * Megatron's scatter/gather). */
+double build_p2p_bytes(const struct model *m, const struct plan *p);
+
 /* Memory per task and per dependency of a graph being replayed: the task
  * and the engine's per-task arrays (engine.c), and a dependency index. */
 #define BUILD_TASK_BYTES ((double)sizeof(struct task) + 21.0)

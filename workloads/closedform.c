@@ -118,6 +118,47 @@ static void ring_counts(enum coll_op op, double n, double S, double *steps,
   }
 }
 
+/* Alpha-beta time of `op` on `bytes` over a group spanning `sp`, and the
+ * wire bytes per rank. */
+static double comm_time(const struct cluster *c, const struct span *sp,
+                        enum coll_op op, double bytes, double *wire)
+{
+  double steps, beta, alpha;
+  ring_counts(op, (double)sp->n, bytes, &steps, wire);
+  level(c, sp, &beta, &alpha);
+  if (sp->nodes > 1 && (op == CO_ALLTOALL || op == CO_SENDRECV)) {
+    /* Each GPU sends its own share through its own NIC: no pooling of
+     * the node's NICs as a ring's channels do. */
+    double own = c->nic.bw_Bps * c->nics_per_node / c->gpus_per_node;
+    double n = (double)sp->n, k = (double)sp->per_node;
+    double off = op == CO_ALLTOALL ? (n - k) / n * bytes : bytes;
+    double on = op == CO_ALLTOALL ? (k - 1) / n * bytes : 0;
+    double a = off / own, b = on / c->gpu.nvlink_bw_Bps;
+    return steps * alpha + (a > b ? a : b);
+  }
+  return steps * alpha + *wire / beta;
+}
+
+double closed_form_coll_s(const struct cluster *c,
+                          const struct graph_layout *l, long rank,
+                          enum group_kind gk, enum coll_op op, double bytes)
+{
+  struct span sp;
+  group_span(l, c, gk, rank, &sp);
+  double wire;
+  return sp.n < 2 ? 0 : comm_time(c, &sp, op, bytes, &wire);
+}
+
+double closed_form_send_s(const struct cluster *c, long rank, long peer,
+                          double bytes)
+{
+  long pair[2] = {rank, peer};
+  struct span sp;
+  span_of(c, pair, 2, rank, &sp);
+  double wire;
+  return comm_time(c, &sp, CO_SENDRECV, bytes, &wire);
+}
+
 struct stage_sum {
   double fwdbwd, optim;   /* roofline compute by part of the iteration */
   double front, side;     /* exposed and side-stream communication */
@@ -188,20 +229,7 @@ static void stage_eval(const struct graph *g, long s, const struct cluster *c,
     }
     if (sp->n < 2 && t->kind == TK_COLL)
       continue;
-    double steps, wire, beta, alpha;
-    ring_counts(op, (double)sp->n, t->bytes, &steps, &wire);
-    level(c, sp, &beta, &alpha);
-    double time = steps * alpha + wire / beta;
-    if (sp->nodes > 1 && (op == CO_ALLTOALL || op == CO_SENDRECV)) {
-      /* Each GPU sends its own share through its own NIC: no pooling of
-       * the node's NICs as a ring's channels do. */
-      double own = c->nic.bw_Bps * c->nics_per_node / c->gpus_per_node;
-      double n = (double)sp->n, k = (double)sp->per_node;
-      double off = op == CO_ALLTOALL ? (n - k) / n * t->bytes : t->bytes;
-      double on = op == CO_ALLTOALL ? (k - 1) / n * t->bytes : 0;
-      double a = off / own, b = on / c->gpu.nvlink_bw_Bps;
-      time = steps * alpha + (a > b ? a : b);
-    }
+    double wire, time = comm_time(c, sp, op, t->bytes, &wire);
     out->comm += time;
     if (t->stream == ST_DP || t->stream == ST_AG || t->stream == ST_CP)
       out->side += time;

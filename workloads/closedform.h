@@ -60,4 +60,13 @@ struct closed_form {
 void closed_form_eval(const struct graph *g, const struct cluster *c,
                       enum dtype dt, struct closed_form *out);
 
+/* The same alpha-beta time of one collective `op` on `bytes` over the
+ * group of kind `gk` of `rank` (layout `l` on `c`; 0 for a group of one),
+ * and of one transfer of `bytes` from `rank` to `peer`. */
+double closed_form_coll_s(const struct cluster *c,
+                          const struct graph_layout *l, long rank,
+                          enum group_kind gk, enum coll_op op, double bytes);
+double closed_form_send_s(const struct cluster *c, long rank, long peer,
+                          double bytes);
+
 #endif

@@ -173,6 +173,14 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
                      const char *default_cluster, struct cluster *out_cluster,
                      struct weft_err *err)
 {
+  int rc = workload_resolve_hw(w, cat, default_cluster, out_cluster, err);
+  return rc ? rc : plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
+}
+
+int workload_resolve_hw(struct workload *w, const struct catalog *cat,
+                        const char *default_cluster,
+                        struct cluster *out_cluster, struct weft_err *err)
+{
   if (!w->have_model)
     return weft_errf(err, WEFT_EINVAL, "no model: give --model NAME or a "
                      "workload file with <model>");
@@ -209,5 +217,5 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
                      "(weft list gpus shows the kernels of each GPU)",
                      p->origin[PK_ATTENTION], out_cluster->gpu.name,
                      attn_kernel_name((enum attn_kernel)p->attn_kernel));
-  return plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
+  return 0;
 }

@@ -45,4 +45,10 @@ int workload_resolve(struct workload *w, const struct catalog *cat,
                      const char *default_cluster, struct cluster *out_cluster,
                      struct weft_err *err) WEFT_WUR;
 
+/* The same, leaving the plan unresolved (for a search over plans). */
+int workload_resolve_hw(struct workload *w, const struct catalog *cat,
+                        const char *default_cluster,
+                        struct cluster *out_cluster,
+                        struct weft_err *err) WEFT_WUR;
+
 #endif

@@ -1,0 +1,704 @@
+/*
+ * cmd_plan.c - `weft plan [WORKLOAD.xml] [flags]`: search the plans of a
+ * model on a cluster.  Every combination of tensor, pipeline, context,
+ * expert and data parallelism, schedule, micro-batch, recomputation and
+ * sharding (ZeRO-1, FSDP, HSDP over a node) that the plan settings allow is
+ * checked (plan_resolve), those that do not fit in the GPU's memory are
+ * dropped (memory_per_gpu), the rest ranked by the closed-form estimate
+ * (workloads/estimate.h), and the most promising simulated, best first,
+ * until --top plans are done or --budget is spent.  A plan setting given
+ * as a flag or in the workload file fixes that dimension.
+ *
+ * Simulations run in children forked after the platform is loaded (one
+ * load, SimGrid's one engine per process in each child), up to -j at once;
+ * each sends its result back through a pipe.  The table lists the
+ * simulated plans by simulated time, then the others by estimate, and says
+ * how far the closed-form ranking departed from the simulated one
+ * (Spearman's rank correlation over the simulated plans).
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/base/units.h"
+#include "sim/base/xalloc.h"
+#include "sim/commands.h"
+#include "sim/engine.h"
+#include "sim/platload.h"
+#include "sim/report.h"
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+#include "workloads/estimate.h"
+
+static const struct opt plan_opts[] = {
+    {"budget", 0, OPT_VALUE, "TIME", "wall time for simulating the most "
+     "promising plans (default 60s; 0: rank by the closed form only)"},
+    {"top", 0, OPT_VALUE, "N", "simulate at most N plans (default 32)"},
+    {"jobs", 'j', OPT_VALUE, "N", "simulations at once (default: the cores "
+     "online)"},
+    {"show", 0, OPT_VALUE, "N", "plans listed (default 20; 0: all that fit)"},
+    {"json", 0, OPT_FLAG, NULL, "print one JSON object instead of the table"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct opts_spec cmd_plan_spec = {
+    "plan", POS_WORKLOAD, "WORKLOAD.xml",
+    OPTS_CATALOG | OPTS_CLUSTER | OPTS_WORKLOAD, plan_opts,
+    "Searches the plans of a model on a cluster: every combination of TP\n"
+    "(powers of two up to the NVLink domain), PP (divisors of the layers and\n"
+    "powers of two), CP (for sequences of 4096 tokens and more), EP (MoE\n"
+    "models), micro-batch 1-16, 1F1B or interleaved:2/4, recomputation\n"
+    "none/selective/full and sharding (none, ZeRO-1, FSDP, HSDP over a\n"
+    "node), with sequence parallelism whenever TP > 1.  A plan setting given\n"
+    "as a flag or in the workload file fixes that dimension.  Plans that do\n"
+    "not fit in memory are dropped; the others are ranked by a closed-form\n"
+    "estimate (thousands per second), then the most promising simulated,\n"
+    "best estimate first, within --top and --budget.  The global batch is\n"
+    "required.  With an ample budget the result is reproducible; a budget\n"
+    "that binds makes it depend on the machine's speed.",
+    "  weft plan --model llama3-70b --cluster dgx-h100 --gpus 1024 \\\n"
+    "      --global-batch 512\n"
+    "  weft plan --model gpt3-175b --gpus 1024 --global-batch 1536 --tp 8 \\\n"
+    "      --budget 5m --json\n"};
+
+enum { SHARD_NONE, SHARD_ZERO1, SHARD_FSDP, SHARD_HSDP, SHARD_USER };
+enum sim_status { SIM_NONE, SIM_OK, SIM_FAILED, SIM_CUT, SIM_TOO_BIG };
+
+/* One candidate: what the search varied, and what came of it. */
+struct cand {
+  long tp, pp, cp, ep, mb, v; /* v: 0 for 1F1B, else interleaved:v */
+  int recompute, shard;
+  double est_s, est_exposed, mem;
+  long est_rank;             /* 1-based */
+  enum sim_status sim;
+  double sim_s, tflops, sim_exposed;
+  char why[160];             /* a failed simulation's message */
+};
+
+/* What a child sends back. */
+struct sim_msg {
+  int ok;
+  double iteration_s, tflops, exposed_s;
+  char err[160];
+};
+
+/* The plan of candidate `k` on top of the user's `base`. */
+static int cand_plan(const struct plan *base, const struct model *m,
+                     long gpus, long node_gpus, const struct cand *k,
+                     struct plan *out, struct weft_err *err)
+{
+  *out = *base;
+  struct plan *p = out;
+  p->tp = k->tp;
+  p->pp = k->pp;
+  p->cp = k->cp;
+  p->ep = k->ep;
+  p->micro_batch = k->mb;
+  if (!base->set[PK_SCHEDULE]) {
+    p->schedule = k->v ? SCHED_INTERLEAVED : SCHED_1F1B;
+    p->vchunks = k->v ? k->v : 1;
+  }
+  p->recompute = (enum recompute)k->recompute;
+  if (!base->set[PK_SP])
+    p->sp = k->tp > 1;
+  if (k->shard != SHARD_USER) {
+    p->zero = k->shard == SHARD_ZERO1 ? 1 : k->shard >= SHARD_FSDP ? 3 : 0;
+    p->fsdp = k->shard >= SHARD_FSDP;
+    p->hsdp = 0;
+    if (k->shard == SHARD_HSDP)
+      p->hsdp = node_gpus / (k->tp * k->cp);
+  }
+  if (!base->set[PK_DP])
+    p->dp = 0;
+  return plan_resolve(p, m, gpus, err);
+}
+
+/* Values of one dimension: the user's, or the list. */
+static int dim_values(bool fixed, long user, const long *list, int n,
+                      long *out)
+{
+  if (fixed) {
+    out[0] = user;
+    return 1;
+  }
+  memcpy(out, list, (size_t)n * sizeof *out);
+  return n;
+}
+
+struct search {
+  const struct workload *w;
+  const struct cluster *c;
+  long node_gpus;  /* GPUs of one NVLink domain */
+  struct cand *k;
+  long n, cap;
+  long tried, valid, fit;
+  double least_mem;  /* of the valid plans, bytes per GPU */
+  double est_wall_s;
+};
+
+static void try_cand(struct search *s, struct cand *k)
+{
+  struct plan p;
+  struct weft_err err = {0};
+  s->tried++;
+  if (cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus, k, &p,
+                &err))
+    return;
+  s->valid++;
+  struct memory mem;
+  memory_per_gpu(&s->w->model, &p, s->c->gpu.hbm_bytes, &mem);
+  if (s->valid == 1 || mem.total < s->least_mem)
+    s->least_mem = mem.total;
+  if (!mem.fits)
+    return;
+  struct estimate e;
+  if (estimate_plan(&s->w->model, &p, s->c, s->w->model.dtype, p.attn_kernel,
+                    &e, &err))
+    return;
+  s->fit++;
+  k->est_s = e.iteration_s;
+  k->est_exposed = e.exposed_s;
+  k->mem = mem.total;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 256;
+    s->k = xrealloc(s->k, (size_t)s->cap * sizeof *s->k);
+  }
+  s->k[s->n++] = *k;
+}
+
+/* Every combination the settings allow. */
+static void enumerate(struct search *s)
+{
+  const struct plan *b = &s->w->plan;
+  const struct model *m = &s->w->model;
+  long gpus = s->c->gpus;
+  long tps[8], pps[160], cps[5], eps[8], mbs[5], vs[3], rcs[3], shs[4];
+  long list[160];
+  int n = 0;
+  for (long t = 1; t <= s->node_gpus && t <= 64 && t <= gpus; t *= 2)
+    list[n++] = t;
+  int ntp = dim_values(b->set[PK_TP], b->tp, list, n, tps);
+  n = 0;
+  for (long d = 1; d <= m->layers && d <= 128 && n < 160; d++)
+    if (m->layers % d == 0 || (d & (d - 1)) == 0)
+      list[n++] = d;
+  int npp = dim_values(b->set[PK_PP], b->pp, list, n, pps);
+  n = 0;
+  for (long c = 1; c <= 16; c *= 2)
+    if (c == 1 || (m->seq % (2 * c) == 0 && m->seq / c >= 2048))
+      list[n++] = c;
+  int ncp = dim_values(b->set[PK_CP], b->cp, list, n, cps);
+  n = 0;
+  for (long e = 1; e <= 64 && e <= m->experts; e *= 2)
+    if (m->experts % e == 0)
+      list[n++] = e;
+  int nep = dim_values(b->set[PK_EP], b->ep, list, n, eps);
+  static const long mb_list[] = {1, 2, 4, 8, 16};
+  int nmb = dim_values(b->set[PK_MICRO_BATCH], b->micro_batch, mb_list, 5, mbs);
+  static const long rc_list[] = {RECOMP_NONE, RECOMP_SELECTIVE, RECOMP_FULL};
+  int nrc = dim_values(b->set[PK_RECOMPUTE], b->recompute, rc_list, 3, rcs);
+  static const long sh_list[] = {SHARD_NONE, SHARD_ZERO1, SHARD_FSDP,
+                                 SHARD_HSDP};
+  bool sh_fixed = b->set[PK_ZERO] || b->set[PK_FSDP] || b->set[PK_HSDP];
+  int nsh = dim_values(sh_fixed, SHARD_USER, sh_list, 4, shs);
+  for (int i = 0; i < ntp; i++)
+    for (int j = 0; j < ncp; j++)
+      for (int q = 0; q < npp; q++) {
+        long mp = tps[i] * cps[j] * pps[q];
+        if (mp > gpus || gpus % mp != 0)
+          continue;
+        static const long v_list[] = {0, 2, 4};
+        long user_v = b->schedule == SCHED_INTERLEAVED ? b->vchunks : 0;
+        int nv = b->set[PK_SCHEDULE] ? dim_values(true, user_v, v_list, 1, vs)
+                 : pps[q] > 1       ? dim_values(false, 0, v_list, 3, vs)
+                                    : dim_values(true, 0, v_list, 1, vs);
+        for (int e = 0; e < nep; e++)
+          for (int u = 0; u < nmb; u++)
+            for (int x = 0; x < nv; x++)
+              for (int r = 0; r < nrc; r++)
+                for (int z = 0; z < nsh; z++) {
+                  long in_node = s->node_gpus / (tps[i] * cps[j]);
+                  if (shs[z] == SHARD_HSDP &&
+                      (in_node < 2 || in_node >= gpus / mp))
+                    continue; /* no DP ranks to shard over in a node, or
+                                 no other node: FSDP */
+                  struct cand k = {.tp = tps[i], .pp = pps[q], .cp = cps[j],
+                                   .ep = eps[e], .mb = mbs[u], .v = vs[x],
+                                   .recompute = (int)rcs[r],
+                                   .shard = (int)shs[z]};
+                  try_cand(s, &k);
+                }
+      }
+}
+
+static void cand_text(const struct cand *k, long dp, char *buf, size_t size)
+{
+  static const char *rc[] = {"none", "selective", "full"};
+  static const char *sh[] = {"", " zero-1", " fsdp", " hsdp", ""};
+  size_t n = (size_t)snprintf(buf, size, "TP %ld PP %ld DP %ld", k->tp,
+                              k->pp, dp);
+  if (k->cp > 1 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, " CP %ld", k->cp);
+  if (k->ep > 1 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, " EP %ld", k->ep);
+  if (n < size)
+    n += (size_t)snprintf(buf + n, size - n, " mb %ld", k->mb);
+  if (k->v && n < size)
+    n += (size_t)snprintf(buf + n, size - n, " interleaved:%ld", k->v);
+  if (n < size)
+    snprintf(buf + n, size - n, " %s%s", rc[k->recompute], sh[k->shard]);
+}
+
+/* Simulate candidate `k` in this (forked) process and send the result. */
+static void child_main(const struct workload *w, const struct cluster *c,
+                       long node_gpus, const struct cand *k, int fd)
+{
+  struct sim_msg msg = {0};
+  struct weft_err err = {0};
+  struct workload wk = *w;
+  struct graph *g = NULL;
+  if (!cand_plan(&w->plan, &w->model, c->gpus, node_gpus, k, &wk.plan,
+                 &err) &&
+      (g = build_graph(&wk.model, &wk.plan, &err))) {
+    struct engine_params ep;
+    engine_params_default(&ep);
+    ep.dtype = wk.model.dtype;
+    ep.attn_kernel = wk.plan.attn_kernel;
+    struct engine_result res = {0};
+    if (!engine_run(g, c, &ep, &res, &err)) {
+      struct report r;
+      report_fill(&r, &wk, c, g, &res, ep.dtype, 0);
+      msg.ok = 1;
+      msg.iteration_s = r.iteration_s;
+      msg.tflops = r.hw_flops_per_gpu / 1e12;
+      msg.exposed_s = res.exposed_s;
+      engine_result_free(&res);
+    }
+  }
+  if (!msg.ok)
+    snprintf(msg.err, sizeof msg.err, "%s", err.msg);
+  ssize_t put = write(fd, &msg, sizeof msg);
+  _exit(put == (ssize_t)sizeof msg ? 0 : 1);
+}
+
+struct child {
+  pid_t pid;
+  int fd;
+  long cand;
+};
+
+/* Simulate the candidates in order (best estimate first) until `top` are
+ * done or `budget_s` is spent; `jobs` at once. */
+static void simulate_all(struct search *s, long top, double budget_s,
+                         long jobs, bool tty)
+{
+  if (top <= 0 || budget_s <= 0)
+    return;
+  double t0 = cli_wall_s();
+  struct child *ch = xcalloc((size_t)jobs, sizeof *ch);
+  long next = 0, running = 0, done = 0, want = top < s->n ? top : s->n;
+  for (;;) {
+    double now = cli_wall_s() - t0;
+    while (running < jobs && next < want && now < budget_s) {
+      struct cand *k = &s->k[next];
+      struct graph_estimate ge;
+      struct plan p;
+      struct weft_err err = {0};
+      if (cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus, k,
+                    &p, &err) == 0) {
+        build_estimate(&s->w->model, &p, &ge);
+        if (ge.bytes > WEFT_MAX_GRAPH_BYTES) {
+          k->sim = SIM_TOO_BIG;
+          next++;
+          continue;
+        }
+      }
+      int fds[2];
+      if (pipe(fds) != 0)
+        break;
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        break;
+      }
+      if (pid == 0) {
+        close(fds[0]);
+        child_main(s->w, s->c, s->node_gpus, k, fds[1]);
+      }
+      close(fds[1]);
+      for (long j = 0; j < jobs; j++)
+        if (!ch[j].pid) {
+          ch[j] = (struct child){pid, fds[0], next};
+          break;
+        }
+      running++;
+      next++;
+    }
+    if (!running)
+      break;
+    struct pollfd pf[64];
+    long idx[64], np = 0;
+    for (long j = 0; j < jobs && np < 64; j++)
+      if (ch[j].pid) {
+        pf[np] = (struct pollfd){.fd = ch[j].fd, .events = POLLIN};
+        idx[np++] = j;
+      }
+    double left = budget_s - (cli_wall_s() - t0);
+    int ms = left <= 0 ? 0 : left > 1 ? 1000 : (int)(left * 1000) + 1;
+    int r = poll(pf, (nfds_t)np, ms);
+    if (r < 0 && errno != EINTR)
+      break;
+    for (long i = 0; i < np; i++) {
+      if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      struct child *x = &ch[idx[i]];
+      struct cand *k = &s->k[x->cand];
+      struct sim_msg msg = {0};
+      ssize_t got = read(x->fd, &msg, sizeof msg);
+      if (got == (ssize_t)sizeof msg && msg.ok) {
+        k->sim = SIM_OK;
+        k->sim_s = msg.iteration_s;
+        k->tflops = msg.tflops;
+        k->sim_exposed = msg.exposed_s;
+      } else {
+        k->sim = SIM_FAILED;
+        snprintf(k->why, sizeof k->why, "%s",
+                 got == (ssize_t)sizeof msg ? msg.err : "the simulation died");
+      }
+      close(x->fd);
+      while (waitpid(x->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      x->pid = 0;
+      running--;
+      done++;
+    }
+    if (cli_wall_s() - t0 >= budget_s) {
+      for (long j = 0; j < jobs; j++)
+        if (ch[j].pid) {
+          kill(ch[j].pid, SIGKILL);
+          while (waitpid(ch[j].pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+          close(ch[j].fd);
+          s->k[ch[j].cand].sim = SIM_CUT;
+          ch[j].pid = 0;
+          running--;
+        }
+    }
+    if (tty)
+      fprintf(stderr, "\rweft: %ld of %ld plans simulated, %.0f s of the "
+              "%.0f s budget\033[K", done, want, cli_wall_s() - t0, budget_s);
+  }
+  if (tty)
+    fprintf(stderr, "\r\033[K");
+  free(ch);
+}
+
+/* Best estimate first; ties by the plan's dimensions, so that the order
+ * never depends on qsort. */
+static int cmp_est(const void *a, const void *b)
+{
+  const struct cand *x = a, *y = b;
+  if (x->est_s != y->est_s)
+    return x->est_s < y->est_s ? -1 : 1;
+  const long kx[] = {x->tp, x->pp, x->cp, x->ep, x->mb, x->v, x->recompute,
+                     x->shard};
+  const long ky[] = {y->tp, y->pp, y->cp, y->ep, y->mb, y->v, y->recompute,
+                     y->shard};
+  for (int i = 0; i < 8; i++)
+    if (kx[i] != ky[i])
+      return kx[i] < ky[i] ? -1 : 1;
+  return 0;
+}
+
+/* Simulated plans first, by simulated time; then the others by estimate. */
+static int cmp_final(const void *a, const void *b)
+{
+  const struct cand *x = a, *y = b;
+  bool sx = x->sim == SIM_OK, sy = y->sim == SIM_OK;
+  if (sx != sy)
+    return sx ? -1 : 1;
+  if (sx && x->sim_s != y->sim_s)
+    return x->sim_s < y->sim_s ? -1 : 1;
+  return x->est_rank < y->est_rank ? -1 : x->est_rank > y->est_rank;
+}
+
+/* How the closed-form ranking compares with the simulated one over the
+ * simulated plans (the array is in final order: simulated ones first). */
+struct agreement {
+  long n;              /* plans simulated */
+  double spearman;     /* rank correlation (NAN under 2 plans) */
+  long first_sim_rank; /* where the estimate's first choice came (0: not
+                          simulated) */
+  long best_est_rank;  /* the simulated best's rank by estimate */
+  double err_min, err_med, err_max; /* (estimate - simulated) / simulated */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void agreement(const struct cand *k, long n, struct agreement *a)
+{
+  memset(a, 0, sizeof *a);
+  a->spearman = NAN;
+  while (a->n < n && k[a->n].sim == SIM_OK)
+    a->n++;
+  if (!a->n)
+    return;
+  a->best_est_rank = k[0].est_rank;
+  /* Ranks by estimate among the simulated: sort their estimate ranks. */
+  long *er = xcalloc((size_t)a->n, sizeof *er);
+  double *err = xcalloc((size_t)a->n, sizeof *err);
+  for (long i = 0; i < a->n; i++) {
+    er[i] = k[i].est_rank;
+    err[i] = (k[i].est_s - k[i].sim_s) / k[i].sim_s;
+    if (k[i].est_rank == 1)
+      a->first_sim_rank = i + 1;
+  }
+  double d2 = 0;
+  for (long i = 0; i < a->n; i++) {
+    long r = 1; /* rank of er[i] among the simulated estimate ranks */
+    for (long j = 0; j < a->n; j++)
+      r += er[j] < er[i];
+    d2 += (double)((r - (i + 1)) * (r - (i + 1)));
+  }
+  double N = (double)a->n;
+  if (a->n >= 2)
+    a->spearman = 1 - 6 * d2 / (N * (N * N - 1));
+  qsort(err, (size_t)a->n, sizeof *err, cmp_double);
+  a->err_min = err[0];
+  a->err_max = err[a->n - 1];
+  a->err_med = a->n % 2 ? err[a->n / 2]
+                        : (err[a->n / 2 - 1] + err[a->n / 2]) / 2;
+  free(er);
+  free(err);
+}
+
+static const char *status_name(enum sim_status st)
+{
+  static const char *n[] = {"estimated", "simulated", "failed", "cut",
+                            "too big"};
+  return n[st];
+}
+
+static long cand_dp(const struct search *s, const struct cand *k)
+{
+  return s->c->gpus / (k->tp * k->pp * k->cp);
+}
+
+static void print_text(const struct search *s, long show,
+                       const struct agreement *a, double budget_s,
+                       double sim_wall)
+{
+  const struct workload *w = s->w;
+  printf("%s on %d x %s (%s), global batch %ld: %ld plans tried, %ld valid, "
+         "%ld fit in %.0f GB; ranked by the closed form in %.2f s\n",
+         w->model.name, s->c->gpus, s->c->gpu.name, s->c->name,
+         w->plan.global_batch, s->tried, s->valid, s->fit,
+         s->c->gpu.hbm_bytes / 1e9, s->est_wall_s);
+  printf("%ld simulated in %.1f s (budget %.0f s)\n\n", a->n, sim_wall,
+         budget_s);
+  printf("%4s  %-52s %10s %11s %8s %9s %9s %8s\n", "rank", "plan",
+         "estimate_s", "simulated_s", "TFLOP/s", "memory_GB", "exposed_s",
+         "est_rank");
+  long rows = show > 0 && show < s->n ? show : s->n;
+  for (long i = 0; i < rows; i++) {
+    const struct cand *k = &s->k[i];
+    char text[128];
+    cand_text(k, cand_dp(s, k), text, sizeof text);
+    if (k->sim == SIM_OK)
+      printf("%4ld  %-52s %10.4f %11.4f %8.1f %9.1f %9.4f %8ld\n", i + 1,
+             text, k->est_s, k->sim_s, k->tflops, k->mem / 1e9,
+             k->sim_exposed, k->est_rank);
+    else
+      printf("%4s  %-52s %10.4f %11s %8s %9.1f %9.4f %8ld\n", "-", text,
+             k->est_s, status_name(k->sim), "", k->mem / 1e9, k->est_exposed,
+             k->est_rank);
+  }
+  if (rows < s->n)
+    printf("  ... %ld more (--show 0 lists them all)\n", s->n - rows);
+  printf("\n");
+  if (a->n >= 2)
+    printf("closed form against simulation over the %ld simulated plans: "
+           "Spearman rank correlation %.3f; its first choice came #%ld, the "
+           "simulated best was #%ld by estimate; estimate error median "
+           "%+.1f %%, from %+.1f to %+.1f %%\n", a->n, a->spearman,
+           a->first_sim_rank, a->best_est_rank, 100 * a->err_med,
+           100 * a->err_min, 100 * a->err_max);
+  const struct cand *b = &s->k[0];
+  printf("best: --tp %ld --pp %ld --cp %ld --ep %ld --micro-batch %ld",
+         b->tp, b->pp, b->cp, b->ep, b->mb);
+  if (b->v)
+    printf(" --schedule interleaved:%ld", b->v);
+  static const char *rc[] = {"none", "selective", "full"};
+  printf(" --recompute %s", rc[b->recompute]);
+  if (b->tp > 1 && !w->plan.set[PK_SP])
+    printf(" --sp yes");
+  if (b->shard == SHARD_ZERO1)
+    printf(" --zero 1");
+  else if (b->shard == SHARD_FSDP)
+    printf(" --fsdp yes");
+  else if (b->shard == SHARD_HSDP)
+    printf(" --hsdp %ld", s->node_gpus / (b->tp * b->cp));
+  printf("  (%s)\n", b->sim == SIM_OK ? "simulated" : "by estimate only");
+}
+
+static void json_num(const char *key, double v, const char *sep)
+{
+  if (isfinite(v))
+    printf("\"%s\": %.9g%s", key, v, sep);
+  else
+    printf("\"%s\": null%s", key, sep);
+}
+
+static void print_json(const struct search *s, long show,
+                       const struct agreement *a, double budget_s)
+{
+  const struct workload *w = s->w;
+  static const char *rc[] = {"none", "selective", "full"};
+  static const char *sh[] = {"none", "zero-1", "fsdp", "hsdp", "as given"};
+  printf("{\"model\": \"%s\", \"cluster\": \"%s\", \"gpus\": %d, "
+         "\"global_batch\": %ld, \"tried\": %ld, \"valid\": %ld, \"fit\": %ld, "
+         "\"simulated\": %ld, ", w->model.name, s->c->name, s->c->gpus,
+         w->plan.global_batch, s->tried, s->valid, s->fit, a->n);
+  json_num("budget_s", budget_s, ", ");
+  json_num("spearman", a->n >= 2 ? a->spearman : NAN, ", ");
+  printf("\"first_choice_simulated_rank\": %ld, \"best_estimate_rank\": %ld, "
+         "\"plans\": [", a->first_sim_rank, a->best_est_rank);
+  long rows = show > 0 && show < s->n ? show : s->n;
+  for (long i = 0; i < rows; i++) {
+    const struct cand *k = &s->k[i];
+    printf("%s\n  {\"rank\": %ld, \"tp\": %ld, \"pp\": %ld, \"dp\": %ld, "
+           "\"cp\": %ld, \"ep\": %ld, \"micro_batch\": %ld, \"schedule\": ",
+           i ? "," : "", k->sim == SIM_OK ? i + 1 : 0, k->tp, k->pp,
+           cand_dp(s, k), k->cp, k->ep, k->mb);
+    if (k->v)
+      printf("\"interleaved:%ld\"", k->v);
+    else
+      printf("\"1f1b\"");
+    printf(", \"recompute\": \"%s\", \"sharding\": \"%s\", \"status\": "
+           "\"%s\", \"estimate_rank\": %ld, ", rc[k->recompute],
+           sh[k->shard], status_name(k->sim), k->est_rank);
+    json_num("estimate_s", k->est_s, ", ");
+    json_num("simulated_s", k->sim == SIM_OK ? k->sim_s : NAN, ", ");
+    json_num("tflops_per_gpu", k->sim == SIM_OK ? k->tflops : NAN, ", ");
+    json_num("exposed_comm_s", k->sim == SIM_OK ? k->sim_exposed
+                                                : k->est_exposed, ", ");
+    json_num("memory_per_gpu_bytes", k->mem, "}");
+  }
+  printf("\n]}\n");
+}
+
+static int parse_long(const char *flag, const char *v, long min, long max,
+                      long dflt, long *out)
+{
+  if (!v) {
+    *out = dflt;
+    return 0;
+  }
+  struct weft_err err = {0};
+  if (units_parse_int(v, min, max, out, &err))
+    return cli_usage("--%s: %s", flag, err.msg);
+  return 0;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+  struct opts o;
+  int code;
+  if (cli_parse(&cmd_plan_spec, argc, argv, &o, &code))
+    return code;
+  long top, jobs, show;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  double budget = 60;
+  const char *bv = opts_get(&cmd_plan_spec, &o, "budget");
+  if (bv) {
+    struct weft_err err = {0};
+    char *end;
+    budget = strtod(bv, &end); /* a bare number is seconds */
+    if ((end == bv || *end) && units_parse(bv, UNIT_TIME, &budget, &err))
+      budget = -1;
+    if (!(budget >= 0))
+      return cli_usage("--budget: %s", err.code ? err.msg
+                                                : "a time of 0 or more");
+  }
+  int rc = parse_long("top", opts_get(&cmd_plan_spec, &o, "top"), 0, 100000,
+                      32, &top);
+  if (!rc)
+    rc = parse_long("jobs", opts_get(&cmd_plan_spec, &o, "jobs"), 1, 64,
+                    cores < 1 ? 1 : cores > 64 ? 64 : cores, &jobs);
+  if (!rc)
+    rc = parse_long("show", opts_get(&cmd_plan_spec, &o, "show"), 0,
+                    1000000, 20, &show);
+  if (rc)
+    return rc;
+  struct workload w;
+  struct catalog *cat;
+  struct cluster c;
+  struct weft_err err = {0};
+  if (opts_workload_hw(&o, "selene", &w, &cat, &c, &err))
+    return cli_fail(&err);
+  if (w.plan.global_batch < 1) {
+    catalog_free(cat);
+    return cli_usage("the global batch is required (--global-batch or "
+                     "global_batch= in the workload file)");
+  }
+  struct search s = {.w = &w, .c = &c};
+  s.node_gpus = c.nvl_rack > c.gpus_per_node ? c.nvl_rack : c.gpus_per_node;
+  double t0 = cli_wall_s();
+  enumerate(&s);
+  s.est_wall_s = cli_wall_s() - t0;
+  if (s.n)
+    qsort(s.k, (size_t)s.n, sizeof *s.k, cmp_est);
+  for (long i = 0; i < s.n; i++)
+    s.k[i].est_rank = i + 1;
+  if (!s.n) {
+    int code = 1;
+    if (!s.valid) { /* the settings given rule out every plan: say why */
+      struct plan p = w.plan;
+      if (plan_resolve(&p, &w.model, c.gpus, &err))
+        code = cli_fail(&err);
+      else
+        fprintf(stderr, "weft: no valid plan\n");
+    } else {
+      fprintf(stderr, "weft: none of the %ld valid plans fits in the %.0f GB "
+              "of a %s: the least needs %.1f GB per GPU (fix fewer settings, "
+              "or give the job more GPUs)\n", s.valid, c.gpu.hbm_bytes / 1e9,
+              c.gpu.name, s.least_mem / 1e9);
+    }
+    catalog_free(cat);
+    return code;
+  }
+  double t1 = cli_wall_s();
+  if (s.n && top > 0 && budget > 0) {
+    platload_boot(0);
+    if (platload_cluster(&c, &err)) {
+      free(s.k);
+      catalog_free(cat);
+      return cli_fail(&err);
+    }
+    simulate_all(&s, top, budget, jobs, isatty(STDERR_FILENO));
+  }
+  double sim_wall = cli_wall_s() - t1;
+  if (s.n)
+    qsort(s.k, (size_t)s.n, sizeof *s.k, cmp_final);
+  struct agreement a;
+  agreement(s.k, s.n, &a);
+  if (opts_get(&cmd_plan_spec, &o, "json"))
+    print_json(&s, show, &a, budget);
+  else
+    print_text(&s, show, &a, budget, sim_wall);
+  free(s.k);
+  catalog_free(cat);
+  return 0;
+}

@@ -1,0 +1,181 @@
+/*
+ * estimate.c - the fast closed-form estimate of a plan (estimate.h).
+ */
+#include "workloads/estimate.h"
+
+#include <math.h>
+
+#include "workloads/accounting.h"
+#include "workloads/builder.h"
+#include "workloads/closedform.h"
+#include "workloads/costmodel.h"
+
+/* One layer and one micro-batch of the probe, and what lies outside the
+ * layers (estimate.h names them). */
+struct probe_sums {
+  double F, B, R, A, X, Z, K;    /* per layer and micro-batch */
+  double embed, head, head_x, Zh; /* per micro-batch, first/last stage */
+  struct task optim;             /* the optimizer step (one kernel) */
+};
+
+static void probe_sums(const struct graph *g, const struct graph_layout *l,
+                       const struct cluster *c, enum dtype dt, int attn,
+                       long zero, struct probe_sums *s)
+{
+  const struct program *pr = &g->prog[0];
+  long coord[PD_COUNT] = {0};
+  long rank = layout_rank(l, coord);
+  /* Outside the layers, the forward's kernels before the first layer and
+   * the backward's after the last one are the embedding's (first stage),
+   * the others the output layer's and the loss's (last stage). */
+  bool seen[PH_COUNT] = {false};
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    bool layer = t->layer >= 0;
+    if (layer)
+      seen[t->phase] = true;
+    if (t->kind == TK_KERNEL) {
+      double x = cost_kernel(&c->gpu, dt, attn, t, NULL);
+      if (t->phase == PH_OPT)
+        s->optim = *t;
+      else if (!layer)
+        *(seen[t->phase] == (t->phase == PH_FWD) ? &s->head : &s->embed) += x;
+      else {
+        *(t->phase == PH_FWD ? &s->F : t->phase == PH_BWD ? &s->B : &s->R) += x;
+        if (t->op == KK_ATTN || t->op == KK_ATTN_BWD)
+          s->A += x;
+      }
+      continue;
+    }
+    if (t->kind != TK_COLL)
+      continue;
+    double x = closed_form_coll_s(c, l, rank, (enum group_kind)t->group,
+                                  (enum coll_op)t->op, t->bytes);
+    if (t->stream == ST_COMPUTE)
+      *(layer ? &s->X : &s->head_x) += x;
+    else if (t->stream == ST_CP)
+      s->K += x;
+    else if (zero == 3 && t->phase != PH_OPT)
+      *(layer ? &s->Z : &s->Zh) += x;
+    /* Other gradient reductions are counted per stage below. */
+  }
+}
+
+/* The rank of stage `s`'s first GPU. */
+static long stage_rank(const struct graph_layout *l, long s)
+{
+  long coord[PD_COUNT] = {0};
+  coord[PD_PP] = s;
+  return layout_rank(l, coord);
+}
+
+/* Data-parallel gradient reduction of stage `s` after its last backward:
+ * its time and what of it is exposed past `hide` seconds of backward. */
+static double grad_reduction(const struct model *m, const struct plan *p,
+                             const struct cluster *c,
+                             const struct graph_layout *l, long s,
+                             double hide)
+{
+  if (p->zero == 3)
+    return 0; /* inside the layers' side streams */
+  long rank = stage_rank(l, s);
+  double ge = dtype_bytes(p->grad_dtype), e = model_act_bytes(m);
+  double xp = p->ep > 1 ? stage_expert_params_rank(m, p, s) : 0;
+  double dense = stage_params_rank(m, p, s) - xp;
+  enum coll_op op = p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE;
+  enum group_kind gg = layout_grad_group(l);
+  enum group_kind xg = p->cp > 1 ? GK_EDPCP : GK_EDP;
+  double d = closed_form_coll_s(c, l, rank, gg, op, dense * ge);
+  if (xp > 0)
+    d += closed_form_coll_s(c, l, rank, xg, op, xp * ge);
+  double exposed = d;
+  if (p->overlap_grad) {
+    /* Hidden behind the backward as far as it lasts; the last bucket's
+     * reduction starts when the backward ends. */
+    double last = closed_form_coll_s(c, l, rank, gg, op,
+                                     fmin(p->bucket_bytes, dense * ge));
+    exposed = fmax(fmax(0, d - hide), last);
+  }
+  if (p->zero) /* the updated parameters gathered after the step */
+    exposed += closed_form_coll_s(c, l, rank, gg, CO_ALLGATHER, dense * e) +
+               (xp > 0 ? closed_form_coll_s(c, l, rank, xg, CO_ALLGATHER,
+                                            xp * e)
+                       : 0);
+  return exposed;
+}
+
+int estimate_plan(const struct model *m, const struct plan *p,
+                  const struct cluster *c, enum dtype dt, int attn,
+                  struct estimate *out, struct weft_err *err)
+{
+  struct model pm = *m;
+  struct plan pp = *p;
+  pm.layers = 1;
+  pp.pp = 1;
+  pp.vchunks = 1;
+  pp.schedule = SCHED_1F1B;
+  pp.microbatches = 1;
+  pp.global_batch = pp.micro_batch * pp.dp;
+  pp.first_layers = pp.last_layers = 0;
+  pp.split_units = false;
+  struct graph *g = build_graph(&pm, &pp, err);
+  if (!g)
+    return err->code ? err->code : WEFT_EINVAL;
+  struct graph_layout l;
+  plan_layout(p, &l);
+  struct probe_sums s = {0};
+  probe_sums(g, &l, c, dt, attn, p->zero, &s);
+  graph_free(g);
+
+  double work = s.F + s.B + s.R;
+  double layer_t = work + s.X + fmax(0, s.Z - work) + fmax(0, s.K - s.A);
+  double v = (double)p->vchunks, mb = (double)p->microbatches;
+  double p2p = 0;
+  if (p->pp > 1)
+    p2p = closed_form_send_s(c, stage_rank(&l, 0), stage_rank(&l, 1),
+                             build_p2p_bytes(m, p));
+  double probe_params = stage_params_rank(&pm, &pp, 0);
+  double t_max = 0, c_max = 0, tail = 0, tail_d = 0, tail_o = 0;
+  for (long st = 0; st < p->pp; st++) {
+    double L = 0;
+    for (long k = 0; k < p->vchunks; k++) {
+      long first, count;
+      plan_chunk_layers(p, m, st, k, &first, &count);
+      L += (double)count;
+    }
+    double comp = L * work, t = L * layer_t;
+    if (st == 0) {
+      comp += s.embed;
+      t += s.embed + fmax(0, s.Zh - s.embed - s.head);
+    }
+    if (st == p->pp - 1) {
+      comp += s.head;
+      t += s.head + s.head_x;
+    }
+    if (p->pp > 1 && p->blocking_p2p)
+      t += 2 * v * p2p;
+    if (t > t_max) {
+      t_max = t;
+      c_max = comp;
+    }
+    /* The step's bytes in proportion of the parameters held. */
+    struct task opt = s.optim;
+    if (probe_params > 0)
+      opt.bytes *= stage_params_rank(m, p, st) / probe_params;
+    double o = opt.bytes > 0 ? cost_kernel(&c->gpu, dt, attn, &opt, NULL) : 0;
+    double d = grad_reduction(m, p, c, &l, st, L / v * (s.B + s.R));
+    if (d + o > tail) {
+      tail = d + o;
+      tail_d = d;
+      tail_o = o;
+    }
+  }
+  double bubble = (double)(p->pp - 1) / v * t_max;
+  if (p->pp > 1 && !p->blocking_p2p) /* through the pipeline and back */
+    bubble += 2 * (double)(p->pp - 1) * p2p;
+  out->iteration_s = mb * t_max + bubble + tail;
+  out->compute_s = mb * c_max + tail_o;
+  out->exposed_s = mb * (t_max - c_max) + tail_d;
+  out->bubble_s = bubble;
+  return 0;
+}
