@@ -340,6 +340,7 @@ const char *const report_columns[] = {
     "inputs.plan.first_stage_layers", "inputs.plan.last_stage_layers",
     "inputs.plan.account_embedding_loss", "inputs.plan.shard_impl",
     "inputs.plan.cross_entropy", "inputs.plan.fp8_recipe",
+    "inputs.plan.tensor3d", "inputs.plan.overdecompose",
     "inputs.cluster.name", "inputs.cluster.node",
     "inputs.cluster.gpu", "inputs.cluster.nic", "inputs.cluster.gpus",
     "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",

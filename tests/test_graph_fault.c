@@ -36,7 +36,7 @@ Test(graph_fault, bad_files)
       ":2: parallel degree out of range");
   bad("weft-graph 1\nlayout tp=1 pp=1 dp=2 cp=1 ep=1 v=1 order=tp-xx-dp-pp\n",
       ":2: unknown dimension 'xx' in order");
-  bad("weft-graph 1\nfoo\n", ":2: expected model, plan, tokens or layout, got "
+  bad("weft-graph 1\nfoo\n", ":2: expected model, plan, tensor3d, tokens or layout, got "
       "'foo'");
   bad(HEAD "stage 0 tasks 1 deps 0\nkernel gemv compute fwd - 0 0 0 0 1 1 1 1 "
       "2 6\n", ":7: unknown operation 'gemv'");

@@ -7,10 +7,10 @@
 #include "traces/layout.h"
 
 static const struct graph_layout layouts[] = {
-    {4, 2, 8, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 0},
-    {2, 3, 8, 2, 4, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 4},
-    {2, 2, 6, 3, 2, 1, {PD_DP, PD_TP, PD_CP, PD_PP}, 3},
-    {1, 4, 4, 1, 2, 2, {PD_PP, PD_DP, PD_TP, PD_CP}, 2},
+    {4, 2, 8, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0, 0, 0}},
+    {2, 3, 8, 2, 4, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 4, {0, 0, 0}},
+    {2, 2, 6, 3, 2, 1, {PD_DP, PD_TP, PD_CP, PD_PP}, 3, {0, 0, 0}},
+    {1, 4, 4, 1, 2, 2, {PD_PP, PD_DP, PD_TP, PD_CP}, 2, {0, 0, 0}},
 };
 
 Test(layout, coords_round_trip)
@@ -68,7 +68,8 @@ Test(layout, group_sizes)
   long want[GK_COUNT] = {[GK_TP] = 2, [GK_DP] = 8, [GK_EMB] = 2,
                          [GK_SHARD] = 4 * 2, [GK_REPL] = 2, [GK_EP] = 4,
                          [GK_EDP] = 2, [GK_CP] = 2, [GK_DPCP] = 16,
-                         [GK_EDPCP] = 4};
+                         [GK_EDPCP] = 4, [GK_T3X] = 1, [GK_T3Y] = 1,
+                         [GK_T3Z] = 1};
   for (int gk = 0; gk < GK_COUNT; gk++) {
     layout_group(l, (enum group_kind)gk, 5, &g);
     cr_assert_eq(g.n, want[gk], "kind %d", gk);
@@ -77,4 +78,29 @@ Test(layout, group_sizes)
   cr_assert_eq(layout_shard(&layouts[0]), 8);
   cr_assert_eq(layout_grad_group(l), GK_DPCP);
   cr_assert_eq(layout_grad_group(&layouts[0]), GK_DP);
+}
+
+Test(layout, tensor3d_groups)
+{
+  /* TP 12 as a 2 x 3 x 2 grid (tensor index x + 2 y + 6 z), 2 DP ranks:
+   * X groups are consecutive pairs, Y groups stride 2, Z groups stride 6,
+   * and each rank's three groups meet only in itself. */
+  struct graph_layout l = {12, 1, 2, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP},
+                           0, {2, 3, 2}};
+  const enum group_kind gk[3] = {GK_T3X, GK_T3Y, GK_T3Z};
+  const long size[3] = {2, 3, 2}, stride[3] = {1, 2, 6};
+  for (long r = 0; r < layout_ranks(&l); r++) {
+    long t = r % 12, dp = r / 12;
+    long coord[3] = {t % 2, t / 2 % 3, t / 6};
+    for (int a = 0; a < 3; a++) {
+      struct layout_group g;
+      layout_group(&l, gk[a], r, &g);
+      cr_assert_eq(g.n, size[a]);
+      cr_assert_eq(g.slot, coord[a]);
+      cr_assert_eq(g.leader, dp * 12 + t - coord[a] * stride[a]);
+      for (long k = 0; k < g.n; k++)
+        cr_assert_eq(layout_member(&l, gk[a], g.leader, k),
+                     g.leader + k * stride[a]);
+    }
+  }
 }

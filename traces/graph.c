@@ -28,10 +28,11 @@ static const char *const coll_ops[CO_COUNT] = {
     "allreduce", "reducescatter", "allgather", "alltoall", "broadcast",
     "sendrecv"};
 static const char *const group_kinds[GK_COUNT] = {
-    "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp"};
+    "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp",
+    "t3x", "t3y", "t3z"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
-                                              "dp", "ag", "cp"};
+                                              "dp", "ag", "cp", "t3"};
 
 const char *task_kind_name(enum task_kind k) { return task_kinds[k]; }
 const char *kernel_kind_name(enum kernel_kind k) { return kernel_kinds[k]; }
@@ -132,6 +133,8 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
   fprintf(f, "weft-graph 1\n");
   fprintf(f, "# One program per pipeline stage; see traces/README.md.\n");
   fprintf(f, "model %s\nplan %s\n", g->model, g->plan);
+  if (l->t3[0] > 0)
+    fprintf(f, "tensor3d %ld %ld %ld\n", l->t3[0], l->t3[1], l->t3[2]);
   fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s"
           " shard=%ld\n", l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks,
           dim_names[l->order[0]], dim_names[l->order[1]],
@@ -337,7 +340,17 @@ struct graph *graph_read(const char *path, struct weft_err *err)
         snprintf(model, sizeof model, "%s", line + 6);
       else if (strncmp(line, "plan ", 5) == 0)
         snprintf(plan, sizeof plan, "%s", line + 5);
-      else if (strncmp(line, "tokens ", 7) == 0) {
+      else if (strncmp(line, "tensor3d ", 9) == 0) {
+        long x[3];
+        if (sscanf(line, "tensor3d %ld %ld %ld", &x[0], &x[1], &x[2]) != 3 ||
+            x[0] < 1 || x[1] < 1 || x[2] < 1 ||
+            x[0] * x[1] * x[2] > WEFT_MAX_DEGREE) {
+          rc = rerr(&r, "malformed tensor3d line%s", "");
+          goto out;
+        }
+        for (int i = 0; i < 3; i++)
+          l.t3[i] = x[i];
+      } else if (strncmp(line, "tokens ", 7) == 0) {
         char *p = line + 7;
         if ((rc = read_double(&r, &p, &tokens, "tokens")))
           goto out;
@@ -367,12 +380,17 @@ struct graph *graph_read(const char *path, struct weft_err *err)
           }
           l.order[i] = (enum pdim)d;
         }
+        if (l.t3[0] > 0 && l.t3[0] * l.t3[1] * l.t3[2] != l.tp) {
+          rc = rerr(&r, "tensor3d grid is not the layout's TP%s", "");
+          goto out;
+        }
         g = graph_new(l.pp);
         g->layout = l;
         snprintf(g->model, sizeof g->model, "%s", model);
         snprintf(g->plan, sizeof g->plan, "%s", plan);
       } else {
-        rc = rerr(&r, "expected model, plan, tokens or layout, got '%.40s'",
+        rc = rerr(&r, "expected model, plan, tensor3d, tokens or layout, got "
+                  "'%.40s'",
                   line);
         goto out;
       }

@@ -56,7 +56,9 @@ enum phase { PH_FWD, PH_BWD, PH_RECOMP, PH_OPT, PH_COUNT };
 /* ST_AG: parameter all-gathers of ZeRO-3/FSDP and after a ZeRO-1/2 step,
  * apart from ST_DP's gradient reductions, as FSDP uses two streams. */
 /* ST_CP: ring-attention exchanges of context parallelism. */
-enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_AG, ST_CP,
+/* ST_T3: Tensor3D's activation collectives when they overlap computation
+ * (over-decomposed pieces, backward all-reduces). */
+enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_AG, ST_CP, ST_T3,
               ST_COUNT };
 
 struct task {

@@ -99,6 +99,19 @@ void layout_group(const struct graph_layout *l, enum group_kind gk, long rank,
     slot = c[PD_DP] / ep;
     id[PD_DP] = c[PD_DP] % ep;
     break;
+  case GK_T3X:
+  case GK_T3Y:
+  case GK_T3Z: {
+    /* The grid's stride along the group's dimension, and its size. */
+    int a = gk - GK_T3X;
+    long stride = 1;
+    for (int i = 0; i < a; i++)
+      stride *= l->t3[i] > 0 ? l->t3[i] : 1;
+    n = l->t3[a] > 0 ? l->t3[a] : 1;
+    slot = c[PD_TP] / stride % n;
+    id[PD_TP] = c[PD_TP] - slot * stride;
+    break;
+  }
   default: /* GK_EMB: first and last stage */
     n = l->pp > 1 ? 2 : 1;
     slot = c[PD_PP] == 0 ? 0 : 1;
@@ -134,6 +147,12 @@ long layout_member(const struct graph_layout *l, enum group_kind gk,
     break;
   case GK_EP: c[PD_DP] += slot; break;
   case GK_EDP: c[PD_DP] += ep * slot; break;
+  case GK_T3X: c[PD_TP] += slot; break;
+  case GK_T3Y: c[PD_TP] += (l->t3[0] > 0 ? l->t3[0] : 1) * slot; break;
+  case GK_T3Z:
+    c[PD_TP] += (l->t3[0] > 0 ? l->t3[0] : 1) *
+                (l->t3[1] > 0 ? l->t3[1] : 1) * slot;
+    break;
   default: c[PD_PP] = slot ? l->pp - 1 : 0;
   }
   return layout_rank(l, c);

@@ -30,6 +30,9 @@ enum group_kind {
   GK_CP,    /* its context-parallel group */
   GK_DPCP,  /* data- and context-parallel ranks together (gradients) */
   GK_EDPCP, /* GK_EDP times the context-parallel ranks (expert gradients) */
+  /* Tensor3D (plan.h): the tensor-parallel block of tp = gx gy gz ranks is
+   * a grid, tensor index x + gx (y + gy z); its X, Y and Z groups. */
+  GK_T3X, GK_T3Y, GK_T3Z,
   GK_COUNT
 };
 
@@ -38,6 +41,8 @@ struct graph_layout {
   long tp, pp, dp, cp, ep, vchunks;
   enum pdim order[PD_COUNT]; /* innermost first */
   long shard;        /* DP ranks per shard group (HSDP); 0 or dp: all */
+  long t3[3];        /* Tensor3D grid gx, gy, gz (tp = their product);
+                        all 0 without it */
 };
 
 /* Degree of dimension `d`. */

@@ -28,6 +28,7 @@ void plan_init(struct plan *p)
   p->grad_dtype = DTYPE_BF16;
   p->attn_kernel = -1;
   p->moe_imbalance = 1;
+  p->pieces = 1;
   for (int d = 0; d < PD_COUNT; d++)
     p->order[d] = (enum pdim)d;
   for (int k = 0; k < PK_COUNT; k++)
@@ -109,6 +110,40 @@ static int set_batch(struct plan *p, enum plan_key k, const char *v,
   if (!rc)
     *(k == PK_MICRO_BATCH ? &p->micro_batch : &p->global_batch) = b;
   return rc;
+}
+
+/* --tensor3d GX,GY,GZ: the grid; TP becomes its product. */
+static int set_tensor3d(struct plan *p, enum plan_key k, const char *v,
+                        struct weft_err *err)
+{
+  (void)k;
+  long g[3];
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", v);
+  char *save = NULL, *tok = strtok_r(buf, ",", &save);
+  int n = 0;
+  for (; tok && n < 3; tok = strtok_r(NULL, ",", &save)) {
+    int rc = units_parse_int(tok, 1, WEFT_MAX_DEGREE, &g[n], err);
+    if (rc)
+      return rc;
+    n++;
+  }
+  if (n != 3 || tok || strlen(v) >= sizeof buf)
+    return weft_errf(err, WEFT_EINVAL, "'%s' is not GX,GY,GZ (three "
+                     "degrees, such as 2,2,2)", v);
+  if (g[0] * g[1] * g[2] > WEFT_MAX_DEGREE)
+    return weft_errf(err, WEFT_ELIMIT, "a grid of %ld GPUs exceeds the limit "
+                     "of %d", g[0] * g[1] * g[2], WEFT_MAX_DEGREE);
+  for (int i = 0; i < 3; i++)
+    p->t3[i] = g[i];
+  return 0;
+}
+
+static int set_pieces(struct plan *p, enum plan_key k, const char *v,
+                      struct weft_err *err)
+{
+  (void)k;
+  return units_parse_int(v, 1, 64, &p->pieces, err);
 }
 
 static int set_flag(struct plan *p, enum plan_key k, const char *v,
@@ -377,6 +412,12 @@ static const struct {
             "how a model in FP8 scales its tensors: delayed (per tensor, "
             "Transformer Engine's default) or mxfp8 (32-element blocks, "
             "Blackwell) (default delayed)"},
+    [PK_TENSOR3D] = {"tensor3d", "GX,GY,GZ", set_tensor3d,
+            "3D tensor parallelism over a GX x GY x GZ grid (TP = GX GY GZ; "
+            "Tensor3D/AxoNN; default: Megatron's 1D TP)"},
+    [PK_PIECES] = {"overdecompose", "K", set_pieces,
+            "Tensor3D: split each micro-batch into K pieces whose "
+            "collectives overlap the next piece's compute (default 1)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -404,7 +445,8 @@ void plan_layout(const struct plan *p, struct graph_layout *out)
 {
   *out = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep, p->vchunks,
                                {PD_TP, PD_CP, PD_DP, PD_PP},
-                               p->hsdp ? p->hsdp : p->dp};
+                               p->hsdp ? p->hsdp : p->dp,
+                               {p->t3[0], p->t3[1], p->t3[2]}};
   for (int i = 0; i < PD_COUNT; i++)
     out->order[i] = p->order[i];
 }
@@ -508,10 +550,56 @@ static int check_split(const struct plan *p, const struct model *m,
   return 0;
 }
 
+/* Tensor3D's own checks: the grid against TP, the model's dimensions and
+ * the settings it does not combine with. */
+static int check_tensor3d(struct plan *p, const struct model *m,
+                          struct weft_err *err)
+{
+  const char *o = p->origin[PK_TENSOR3D];
+  long gx = p->t3[0], gy = p->t3[1], gz = p->t3[2];
+  if (!gx) {
+    if (p->pieces > 1)
+      return weft_errf(err, WEFT_EINVAL, "%s: over-decomposition applies to "
+                       "Tensor3D (--tensor3d)", p->origin[PK_PIECES]);
+    return 0;
+  }
+  if (p->set[PK_TP] && p->tp != gx * gy * gz)
+    return weft_errf(err, WEFT_EINVAL, "%s: a grid of %ld x %ld x %ld is TP "
+                     "%ld, not %ld", o, gx, gy, gz, gx * gy * gz, p->tp);
+  p->tp = gx * gy * gz;
+  const char *what = p->sp ? "sequence parallelism"
+                     : p->cp > 1 ? "context parallelism"
+                     : p->ep > 1 ? "expert parallelism"
+                     : p->zero >= 2 ? "ZeRO-2/3 or FSDP (Z shards the "
+                                      "weights already)"
+                     : model_is_moe(m) ? "MoE models"
+                                       : NULL;
+  if (what)
+    return weft_errf(err, WEFT_EINVAL, "%s: Tensor3D does not combine with "
+                     "%s", o, what);
+  struct { long n, g; const char *name, *axis; } div[] = {
+      {m->hidden, gx, "hidden size", "GX"}, {m->hidden, gy, "hidden size", "GY"},
+      {m->ffn, gx, "FFN size", "GX"},       {m->ffn, gy, "FFN size", "GY"},
+      {m->heads, gy, "attention heads", "GY"},
+      {m->kv_heads, gy, "KV heads", "GY"}};
+  for (size_t i = 0; i < sizeof div / sizeof *div; i++)
+    if (div[i].n % div[i].g != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: %s %ld does not divide %ld %s",
+                       o, div[i].axis, div[i].g, div[i].n, div[i].name);
+  if (p->micro_batch % p->pieces != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld pieces do not divide "
+                     "micro-batch %ld", p->origin[PK_PIECES], p->pieces,
+                     p->micro_batch);
+  return 0;
+}
+
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err)
 {
   const char *o;
+  int rc3 = check_tensor3d(p, m, err);
+  if (rc3)
+    return rc3;
   long mp = p->tp * p->pp * p->cp;
   if (p->set[PK_DP]) {
     if (mp * p->dp != gpus)
@@ -600,12 +688,16 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: global batch is required (set "
                      "global_batch= or --global-batch)",
                      p->origin[PK_GLOBAL_BATCH]);
-  long per_step = p->micro_batch * p->dp;
+  /* Tensor3D splits the batch over Z too. */
+  long gz = p->t3[2] > 0 ? p->t3[2] : 1;
+  long per_step = p->micro_batch * p->dp * gz;
   if (p->global_batch % per_step != 0)
-    return weft_errf(err, WEFT_EINVAL, "%s: global batch %ld is not a "
-                     "multiple of micro-batch %ld x DP %ld",
+    return weft_errf(err, WEFT_EINVAL, gz > 1 ? "%s: global batch %ld is not "
+                     "a multiple of micro-batch %ld x DP %ld x GZ %ld"
+                     : "%s: global batch %ld is not a multiple of "
+                     "micro-batch %ld x DP %ld",
                      p->origin[PK_GLOBAL_BATCH], p->global_batch,
-                     p->micro_batch, p->dp);
+                     p->micro_batch, p->dp, gz);
   p->microbatches = p->global_batch / per_step;
   if (p->microbatches > WEFT_MAX_MICROBATCHES)
     return weft_errf(err, WEFT_ELIMIT, "%s: %ld micro-batches per pipeline "
@@ -683,6 +775,13 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_FP8_RECIPE:
     snprintf(buf, size, "%s", fp8_recipe_name(p->fp8_recipe));
     break;
+  case PK_TENSOR3D:
+    if (p->t3[0] > 0)
+      snprintf(buf, size, "%ld,%ld,%ld", p->t3[0], p->t3[1], p->t3[2]);
+    else
+      snprintf(buf, size, "none");
+    break;
+  case PK_PIECES: snprintf(buf, size, "%ld", p->pieces); break;
   default:
     snprintf(buf, size, "?");
   }

@@ -31,7 +31,8 @@ enum plan_key {
   PK_SCHEDULE, PK_RECOMPUTE, PK_BUCKET, PK_OVERLAP_GRAD, PK_ORDER,
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
-  PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_COUNT
+  PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
+  PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -126,6 +127,16 @@ struct plan {
    * account_for_embedding/loss_in_pipeline_split). */
   long first_layers, last_layers;
   bool split_units;
+  /* Tensor3D (Singh and Bhatele; AxoNN): the TP block is a gx x gy x gz
+   * grid (t3, all 0 when not used; tp = their product).  A linear layer's
+   * `in` features split over X, `out` over Y, and the local block sharded
+   * over Z (gathered before use, its gradient reduce-scattered after);
+   * consecutive linear layers swap the roles of X and Y, so activations
+   * need no re-layout; the batch splits over Z and DP.  `pieces`: each
+   * micro-batch is over-decomposed into that many pieces, whose
+   * collectives overlap the next piece's computation (builder.c). */
+  long t3[3];
+  long pieces;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
