@@ -73,6 +73,7 @@ enum sim_status { SIM_NONE, SIM_OK, SIM_FAILED, SIM_CUT, SIM_TOO_BIG };
 /* One candidate: what the search varied, and what came of it. */
 struct cand {
   long tp, pp, cp, ep, mb, v; /* v: 0 for 1F1B, else interleaved:v */
+  long t3[3], pieces;        /* a Tensor3D grid (t3[0] 0: 1D TP) */
   int recompute, shard;
   double est_s, est_exposed, mem;
   long est_rank;             /* 1-based */
@@ -96,6 +97,9 @@ static int cand_plan(const struct plan *base, const struct model *m,
   *out = *base;
   struct plan *p = out;
   p->tp = k->tp;
+  for (int i = 0; i < 3; i++)
+    p->t3[i] = k->t3[i];
+  p->pieces = k->pieces;
   p->pp = k->pp;
   p->cp = k->cp;
   p->ep = k->ep;
@@ -106,7 +110,7 @@ static int cand_plan(const struct plan *base, const struct model *m,
   }
   p->recompute = (enum recompute)k->recompute;
   if (!base->set[PK_SP])
-    p->sp = k->tp > 1;
+    p->sp = k->tp > 1 && !k->t3[0];
   if (k->shard != SHARD_USER) {
     p->zero = k->shard == SHARD_ZERO1 ? 1 : k->shard >= SHARD_FSDP ? 3 : 0;
     p->fsdp = k->shard >= SHARD_FSDP;
@@ -178,12 +182,46 @@ static void enumerate(struct search *s)
   const struct plan *b = &s->w->plan;
   const struct model *m = &s->w->model;
   long gpus = s->c->gpus;
-  long tps[8], pps[160], cps[5], eps[8], mbs[5], vs[3], rcs[3], shs[4];
+  long pps[160], cps[5], eps[8], mbs[5], vs[3], rcs[3], shs[4];
   long list[160];
   int n = 0;
-  for (long t = 1; t <= s->node_gpus && t <= 64 && t <= gpus; t *= 2)
-    list[n++] = t;
-  int ntp = dim_values(b->set[PK_TP], b->tp, list, n, tps);
+  /* The tensor splits: Megatron's 1D TP (powers of two up to the NVLink
+   * domain), and Tensor3D grids of powers of two up to 64 GPUs, each with
+   * 1, 2 or 4 pieces. */
+  struct tsplit { long tp, t3[3], pieces; } *ts = NULL;
+  int nts = 0, cap = 0;
+#define ADD_SPLIT(...)                                                     \
+  do {                                                                     \
+    if (nts == cap)                                                        \
+      ts = xrealloc(ts, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *ts);  \
+    ts[nts++] = (struct tsplit){__VA_ARGS__};                              \
+  } while (0)
+  if (!b->set[PK_TENSOR3D] && !b->set[PK_PIECES]) {
+    for (long t = 1; t <= s->node_gpus && t <= 64 && t <= gpus; t *= 2)
+      if (!b->set[PK_TP] || t == b->tp)
+        ADD_SPLIT(t, {0, 0, 0}, 1);
+    if (b->set[PK_TP] && (b->tp & (b->tp - 1))) /* not a power of two */
+      ADD_SPLIT(b->tp, {0, 0, 0}, 1);
+  }
+  static const long piece_list[] = {1, 2, 4};
+  for (long gx = 1; gx <= 64; gx *= 2)
+    for (long gy = 1; gx * gy <= 64; gy *= 2)
+      for (long gz = 1; gx * gy * gz <= 64 && gx * gy * gz <= gpus; gz *= 2) {
+        long T = gx * gy * gz;
+        if (T < 2 || (b->set[PK_TP] && T != b->tp) || b->set[PK_TENSOR3D])
+          continue;
+        for (int i = 0; i < 3; i++)
+          if (!b->set[PK_PIECES] || piece_list[i] == b->pieces)
+            ADD_SPLIT(T, {gx, gy, gz}, piece_list[i]);
+      }
+  if (b->set[PK_TENSOR3D])
+    for (int i = 0; i < 3; i++)
+      if (b->set[PK_PIECES] ? piece_list[i] == b->pieces || i == 0
+                            : true)
+        ADD_SPLIT(b->t3[0] * b->t3[1] * b->t3[2],
+                  {b->t3[0], b->t3[1], b->t3[2]},
+                  b->set[PK_PIECES] ? b->pieces : piece_list[i]);
+#undef ADD_SPLIT
   n = 0;
   for (long d = 1; d <= m->layers && d <= 128 && n < 160; d++)
     if (m->layers % d == 0 || (d & (d - 1)) == 0)
@@ -207,10 +245,14 @@ static void enumerate(struct search *s)
                                  SHARD_HSDP};
   bool sh_fixed = b->set[PK_ZERO] || b->set[PK_FSDP] || b->set[PK_HSDP];
   int nsh = dim_values(sh_fixed, SHARD_USER, sh_list, 4, shs);
-  for (int i = 0; i < ntp; i++)
+  for (int i = 0; i < nts; i++)
     for (int j = 0; j < ncp; j++)
       for (int q = 0; q < npp; q++) {
-        long mp = tps[i] * cps[j] * pps[q];
+        bool g3 = ts[i].t3[0] > 0;
+        /* Tensor3D: no CP; pipelines only when asked for. */
+        if (g3 && (cps[j] > 1 || (pps[q] > 1 && !b->set[PK_PP])))
+          continue;
+        long mp = ts[i].tp * cps[j] * pps[q];
         if (mp > gpus || gpus % mp != 0)
           continue;
         static const long v_list[] = {0, 2, 4};
@@ -223,26 +265,38 @@ static void enumerate(struct search *s)
             for (int x = 0; x < nv; x++)
               for (int r = 0; r < nrc; r++)
                 for (int z = 0; z < nsh; z++) {
-                  long in_node = s->node_gpus / (tps[i] * cps[j]);
+                  long in_node = s->node_gpus / (ts[i].tp * cps[j]);
                   if (shs[z] == SHARD_HSDP &&
                       (in_node < 2 || in_node >= gpus / mp))
                     continue; /* no DP ranks to shard over in a node, or
                                  no other node: FSDP */
-                  struct cand k = {.tp = tps[i], .pp = pps[q], .cp = cps[j],
-                                   .ep = eps[e], .mb = mbs[u], .v = vs[x],
-                                   .recompute = (int)rcs[r],
-                                   .shard = (int)shs[z]};
+                  if (g3 && (eps[e] > 1 || shs[z] >= SHARD_FSDP ||
+                             mbs[u] % ts[i].pieces != 0))
+                    continue; /* what Tensor3D does not combine with */
+                  struct cand k = {.tp = ts[i].tp, .pp = pps[q],
+                                   .cp = cps[j], .ep = eps[e], .mb = mbs[u],
+                                   .v = vs[x], .recompute = (int)rcs[r],
+                                   .shard = (int)shs[z],
+                                   .t3 = {ts[i].t3[0], ts[i].t3[1],
+                                          ts[i].t3[2]},
+                                   .pieces = ts[i].pieces};
                   try_cand(s, &k);
                 }
       }
+  free(ts);
 }
 
 static void cand_text(const struct cand *k, long dp, char *buf, size_t size)
 {
   static const char *rc[] = {"none", "selective", "full"};
   static const char *sh[] = {"", " zero-1", " fsdp", " hsdp", ""};
-  size_t n = (size_t)snprintf(buf, size, "TP %ld PP %ld DP %ld", k->tp,
-                              k->pp, dp);
+  size_t n;
+  if (k->t3[0])
+    n = (size_t)snprintf(buf, size, "3D %ldx%ldx%ld k%ld PP %ld DP %ld",
+                         k->t3[0], k->t3[1], k->t3[2], k->pieces, k->pp, dp);
+  else
+    n = (size_t)snprintf(buf, size, "TP %ld PP %ld DP %ld", k->tp, k->pp,
+                         dp);
   if (k->cp > 1 && n < size)
     n += (size_t)snprintf(buf + n, size - n, " CP %ld", k->cp);
   if (k->ep > 1 && n < size)
@@ -409,10 +463,10 @@ static int cmp_est(const void *a, const void *b)
   if (x->est_s != y->est_s)
     return x->est_s < y->est_s ? -1 : 1;
   const long kx[] = {x->tp, x->pp, x->cp, x->ep, x->mb, x->v, x->recompute,
-                     x->shard};
+                     x->shard, x->t3[0], x->t3[1], x->t3[2], x->pieces};
   const long ky[] = {y->tp, y->pp, y->cp, y->ep, y->mb, y->v, y->recompute,
-                     y->shard};
-  for (int i = 0; i < 8; i++)
+                     y->shard, y->t3[0], y->t3[1], y->t3[2], y->pieces};
+  for (int i = 0; i < 12; i++)
     if (kx[i] != ky[i])
       return kx[i] < ky[i] ? -1 : 1;
   return 0;
@@ -536,13 +590,18 @@ static void print_text(const struct search *s, long show,
            a->first_sim_rank, a->best_est_rank, 100 * a->err_med,
            100 * a->err_min, 100 * a->err_max);
   const struct cand *b = &s->k[0];
-  printf("best: --tp %ld --pp %ld --cp %ld --ep %ld --micro-batch %ld",
-         b->tp, b->pp, b->cp, b->ep, b->mb);
+  if (b->t3[0])
+    printf("best: --tensor3d %ld,%ld,%ld --overdecompose %ld --pp %ld "
+           "--micro-batch %ld", b->t3[0], b->t3[1], b->t3[2], b->pieces,
+           b->pp, b->mb);
+  else
+    printf("best: --tp %ld --pp %ld --cp %ld --ep %ld --micro-batch %ld",
+           b->tp, b->pp, b->cp, b->ep, b->mb);
   if (b->v)
     printf(" --schedule interleaved:%ld", b->v);
   static const char *rc[] = {"none", "selective", "full"};
   printf(" --recompute %s", rc[b->recompute]);
-  if (b->tp > 1 && !w->plan.set[PK_SP])
+  if (b->tp > 1 && !b->t3[0] && !w->plan.set[PK_SP])
     printf(" --sp yes");
   if (b->shard == SHARD_ZERO1)
     printf(" --zero 1");
@@ -586,6 +645,11 @@ static void print_json(const struct search *s, long show,
       printf("\"interleaved:%ld\"", k->v);
     else
       printf("\"1f1b\"");
+    if (k->t3[0])
+      printf(", \"tensor3d\": \"%ld,%ld,%ld\", \"pieces\": %ld", k->t3[0],
+             k->t3[1], k->t3[2], k->pieces);
+    else
+      printf(", \"tensor3d\": null, \"pieces\": 1");
     printf(", \"recompute\": \"%s\", \"sharding\": \"%s\", \"status\": "
            "\"%s\", \"estimate_rank\": %ld, ", rc[k->recompute],
            sh[k->shard], status_name(k->sim), k->est_rank);

@@ -192,6 +192,9 @@ static enum comm_class task_class(const struct task *t)
     return CC_PP;
   switch ((enum group_kind)t->group) {
   case GK_TP:
+  case GK_T3X:
+  case GK_T3Y:
+  case GK_T3Z:
     return CC_TP;
   case GK_CP:
     return CC_CP;
@@ -559,7 +562,12 @@ static void arrive_coll(struct engine *E, long rank, long task)
   const struct task *t = task_of(E, rank, task);
   struct layout_group grp;
   layout_group(&E->g->layout, (enum group_kind)t->group, rank, &grp);
-  bool sym_tp = t->group == GK_TP && E->sym;
+  /* Under TP symmetry (one simulated rank per node-wide TP block), a TP
+   * collective, or one over a Tensor3D group inside the block, runs as a
+   * representative of its group's size. */
+  bool in_tp = t->group == GK_TP || t->group == GK_T3X ||
+               t->group == GK_T3Y || t->group == GK_T3Z;
+  bool sym_tp = in_tp && E->sym;
   int n = sym_tp ? 1 : (int)grp.n, slot = sym_tp ? 0 : (int)grp.slot;
   struct inst *in = inst_get(E, (uint64_t)t->group << 56 | (uint64_t)grp.leader,
                              (uint64_t)E->st[r->stage].cseq[task], 0, n);
@@ -578,7 +586,7 @@ static void arrive_coll(struct engine *E, long rank, long task)
   in->ranks[slot] = (int32_t)rank;
   in->tasks[slot] = (int32_t)task;
   if (sym_tp)
-    in->sym_n = (int)E->g->layout.tp;
+    in->sym_n = (int)grp.n;
   if (++in->arrived == (in->need ? in->need : in->n)) {
     last_arrival(E, in, rank, task);
     launch_coll(E, in);

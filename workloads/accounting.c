@@ -159,6 +159,15 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
    * each row (4 bytes per head and token). */
   double scores = p->unfused_attention ? 5 * a * s : 4 * a;
   double per_token;
+  if (p->t3[0] > 0) {
+    /* Tensor3D: the residual stream's tensors hold h/GX channels, the
+     * attention's and the FFN's those split over Y (builder.c). */
+    double gx = (double)p->t3[0], gy = (double)p->t3[1];
+    per_token = p->recompute == RECOMP_FULL ? 2 * h / gx
+                : p->recompute == RECOMP_SELECTIVE ? repl / gx + split / gy
+                : repl / gx + (split + scores) / gy;
+    return s * b * per_token;
+  }
   switch (p->recompute) {
   case RECOMP_FULL:
     per_token = 2 * h / (p->sp ? t : 1);
@@ -205,7 +214,10 @@ static void comm_count(const struct model *m, const struct plan *p,
                        long *peers)
 {
   long n = 0;
-  n += p->tp > 1;                 /* TP */
+  if (p->t3[0] > 0) /* Tensor3D: its X, Y and Z groups */
+    n += (p->t3[0] > 1) + (p->t3[1] > 1) + (p->t3[2] > 1);
+  else
+    n += p->tp > 1;               /* TP */
   n += p->cp > 1;                 /* CP ring attention */
   n += p->dp * p->cp > 1;         /* gradients (DP x CP), ZeRO gathers */
   n += layout_shard(l) < p->dp;   /* HSDP: shard and replica groups */
@@ -265,9 +277,18 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     }
     /* The logits' softmax kept for the loss's backward: FP32 (Korthikanti:
      * 4sbv/t) or in the logits' 16 bits (plan.h, enum cross_entropy). */
+    /* (Tensor3D splits the logits over X x Y only.) */
+    double vsplit = p->t3[0] > 0 ? (double)(p->t3[0] * p->t3[1])
+                                 : (double)p->tp;
     if (st == p->pp - 1)
       x.transient += (p->xent == XENT_FP32 ? 4 : 2) * s * b *
-                     (double)m->vocab / (double)p->tp;
+                     (double)m->vocab / vsplit;
+    /* Tensor3D over Z: the weight blocks of two linear layers gathered at
+     * once (one prefetched), FC1's the largest. */
+    if (p->t3[2] > 1)
+      x.transient += 2 * dtype_bytes(m->dtype) *
+                     (m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0) *
+                     (double)m->ffn * (double)m->hidden / vsplit;
     if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
     comm_count(m, p, &l, st, &x.communicators, &x.p2p_peers);

@@ -25,7 +25,7 @@ struct ctx {
   double e;           /* bytes per activation element */
   double b, S, T, h, t, kv, f, gates, a, d, topk;
   double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
-  long pending[4];    /* tasks the next compute task must wait for */
+  long pending[8];    /* tasks the next compute task must wait for */
   int npending;
   long last_compute;  /* the last task on the compute stream */
   /* The stage's parameters per rank (build_stage): */
@@ -281,8 +281,20 @@ static void fp8_grad_cast(struct ctx *c, long l, double elements)
     kernel(c, KK_ELEMWISE, PH_BWD, l, 0, (2 + fp8_both(c)) * elements);
 }
 
+static bool t3(const struct ctx *c);
+static void t3_layer_fwd(struct ctx *c, long l, int phase);
+static long t3_layer_bwd(struct ctx *c, long l);
+static void t3_embed_fwd(struct ctx *c);
+static long t3_embed_bwd(struct ctx *c);
+static void t3_loss_fwd(struct ctx *c);
+static long t3_loss_bwd(struct ctx *c);
+
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
+  if (t3(c)) {
+    t3_layer_fwd(c, l, phase);
+    return;
+  }
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
   double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
   fp8_fwd_casts(c, phase, l);
@@ -311,6 +323,8 @@ static void layer_fwd(struct ctx *c, long l, int phase)
 /* Returns the index of the layer's last weight-gradient GEMM. */
 static long layer_bwd(struct ctx *c, long l)
 {
+  if (t3(c))
+    return t3_layer_bwd(c, l);
   const int B = PH_BWD;
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T, t = c->t;
   double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
@@ -357,6 +371,10 @@ static long layer_bwd(struct ctx *c, long l)
 
 static void embed_fwd(struct ctx *c)
 {
+  if (t3(c)) {
+    t3_embed_fwd(c);
+    return;
+  }
   double e = c->e;
   kernel(c, KK_EMBED, PH_FWD, -1, 0, e * c->T * c->h * (c->m->gpt_style ? 3 : 1));
   /* Vocabulary-parallel embedding: partial lookups summed over TP. */
@@ -366,6 +384,8 @@ static void embed_fwd(struct ctx *c)
 
 static long embed_bwd(struct ctx *c)
 {
+  if (t3(c))
+    return t3_embed_bwd(c);
   sp_gather(c, PH_BWD, -1);
   return kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * c->h);
 }
@@ -398,6 +418,10 @@ static void loss_kernel(struct ctx *c, enum phase ph)
 
 static void loss_fwd(struct ctx *c)
 {
+  if (t3(c)) {
+    t3_loss_fwd(c);
+    return;
+  }
   double e = c->e, V = (double)c->m->vocab, t = c->t;
   kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T_local * c->h);
   sp_gather(c, PH_FWD, -1);
@@ -411,12 +435,296 @@ static void loss_fwd(struct ctx *c)
 /* Returns the output layer's weight-gradient GEMM. */
 static long loss_bwd(struct ctx *c)
 {
+  if (t3(c))
+    return t3_loss_bwd(c);
   double e = c->e, V = (double)c->m->vocab, t = c->t;
   loss_kernel(c, PH_BWD);
   gemm(c, PH_BWD, -1, c->T, c->h, V / t);
   long w = gemm(c, PH_BWD, -1, V / t, c->h, c->T);
   tp_reduce(c, PH_BWD, -1);
   kernel(c, KK_NORM, PH_BWD, -1, 0, e * 3 * c->T_local * c->h);
+  return w;
+}
+
+/* ---- Tensor3D (plan.h) ----------------------------------------------
+ * The tensor-parallel block is a GX x GY x GZ grid.  A linear layer of
+ * `in` x `out` features holds an in/Gin x out/Gout block (Gin = GX, Gout =
+ * GY; a transposed layer swaps them), sharded over Z: before each use the
+ * block is all-gathered over Z (on the gather stream, one linear ahead of
+ * its GEMM), and after the backward its gradient is reduce-scattered over
+ * Z (the data-parallel stream).  Forward: local GEMM on the rank's rows
+ * (its micro-batch; the batch splits over DP and Z), then an all-reduce
+ * of the output over the in-group.  Backward: the data gradient, then an
+ * all-reduce over the out-group; the weight gradient.  QKV and FC1 are
+ * plain, the projection and FC2 transposed, so every activation arrives
+ * split the way the next linear layer reads it: the residual stream
+ * (norms, dropout) holds h/GX channels, attention heads/GY heads and the
+ * activation function f/GY channels, each computed alike by the ranks of
+ * the other group (AxoNN's expert mode).  With K pieces the rows of a
+ * micro-batch are over-decomposed: each operation runs piece by piece,
+ * each piece's all-reduce on the t3 stream while the next piece computes,
+ * and a piece's next operation waits for its own all-reduce only. */
+static bool t3(const struct ctx *c) { return c->p->t3[0] > 0; }
+
+struct t3s {
+  double gx, gy, gz, k, R; /* grid, pieces, rows per piece */
+  long ready[64];          /* per piece: what its next computation awaits */
+  long ag;                 /* the pending weight gather, or -1 */
+};
+
+static void t3_init(const struct ctx *c, struct t3s *s)
+{
+  s->gx = (double)c->p->t3[0];
+  s->gy = (double)c->p->t3[1];
+  s->gz = (double)c->p->t3[2];
+  s->k = (double)c->p->pieces;
+  s->R = c->T / s->k;
+  for (int j = 0; j < 64; j++)
+    s->ready[j] = -1;
+  s->ag = -1;
+}
+
+/* The next computation of piece j waits for what piece j sent last. */
+static void t3_wait(struct ctx *c, struct t3s *s, int j)
+{
+  if (s->ready[j] >= 0 && c->npending < 8)
+    c->pending[c->npending++] = s->ready[j];
+  s->ready[j] = -1;
+}
+
+/* Gather the weight block of the next linear layer over Z, after the
+ * computation issued so far (one linear ahead). */
+static void t3_gather(struct ctx *c, struct t3s *s, int phase, long l,
+                      double in, double out, bool tr)
+{
+  s->ag = -1;
+  if (s->gz <= 1)
+    return;
+  double gin = tr ? s->gy : s->gx, gout = tr ? s->gx : s->gy;
+  s->ag = coll(c, CO_ALLGATHER, GK_T3Z, ST_AG, phase, l,
+               c->e * in / gin * out / gout);
+  if (c->last_compute >= 0)
+    graph_dep(c->g, c->s, c->last_compute);
+}
+
+/* One memory-bound kernel per piece, `bytes` per row. */
+static void t3_elem(struct ctx *c, struct t3s *s, enum kernel_kind kk,
+                    int phase, long l, double bytes_per_row)
+{
+  for (int j = 0; j < (int)s->k; j++) {
+    t3_wait(c, s, j);
+    kernel(c, kk, phase, l, 0, bytes_per_row * s->R);
+  }
+}
+
+/* Attention of each piece on the rank's heads/GY. */
+static void t3_attention(struct ctx *c, struct t3s *s, int phase, long l,
+                         bool bwd)
+{
+  double b = c->b, T = c->T, t = c->t;
+  c->b = b / s->k;
+  c->T = c->b * c->S;
+  c->t = s->gy;
+  for (int j = 0; j < (int)s->k; j++) {
+    t3_wait(c, s, j);
+    attention(c, phase, l, bwd);
+  }
+  c->b = b;
+  c->T = T;
+  c->t = t;
+}
+
+/* Forward of a linear layer, `ag` its gathered weight (or -1). */
+static void t3_linear_fwd(struct ctx *c, struct t3s *s, int phase, long l,
+                          double in, double out, bool tr, long ag)
+{
+  double gin = tr ? s->gy : s->gx, gout = tr ? s->gx : s->gy;
+  for (int j = 0; j < (int)s->k; j++) {
+    t3_wait(c, s, j);
+    if (j == 0 && ag >= 0 && c->npending < 8)
+      c->pending[c->npending++] = ag;
+    gemm(c, phase, l, s->R, out / gout, in / gin);
+    if (gin > 1) {
+      s->ready[j] = coll(c, CO_ALLREDUCE, tr ? GK_T3Y : GK_T3X, ST_T3, phase,
+                         l, c->e * s->R * out / gout);
+      graph_dep(c->g, c->s, c->last_compute);
+    }
+  }
+}
+
+/* Backward of a linear layer: per piece the data gradient and its
+ * all-reduce over the out-group, and the weight gradient; then the weight
+ * gradient's reduce-scatter over Z.  Returns the last task the layer's
+ * gradient waits for. */
+static long t3_linear_bwd(struct ctx *c, struct t3s *s, long l, double in,
+                          double out, bool tr, long ag)
+{
+  double gin = tr ? s->gy : s->gx, gout = tr ? s->gx : s->gy;
+  long w = -1;
+  for (int j = 0; j < (int)s->k; j++) {
+    t3_wait(c, s, j);
+    if (j == 0 && ag >= 0 && c->npending < 8)
+      c->pending[c->npending++] = ag;
+    gemm(c, PH_BWD, l, s->R, in / gin, out / gout); /* data gradient */
+    if (gout > 1) {
+      s->ready[j] = coll(c, CO_ALLREDUCE, tr ? GK_T3X : GK_T3Y, ST_T3, PH_BWD,
+                         l, c->e * s->R * in / gin);
+      graph_dep(c->g, c->s, c->last_compute);
+    }
+    w = gemm(c, PH_BWD, l, in / gin, out / gout, s->R); /* weight gradient */
+  }
+  if (s->gz > 1) {
+    w = coll(c, CO_REDUCE_SCATTER, GK_T3Z, ST_DP, PH_BWD, l,
+             c->grad_e * in / gin * out / gout);
+    graph_dep(c->g, c->s, c->last_compute);
+    c->dp_tasks[c->n_dp++] = w;
+  }
+  return w;
+}
+
+static void t3_layer_fwd(struct ctx *c, long l, int phase)
+{
+  struct t3s s;
+  t3_init(c, &s);
+  double e = c->e, h = c->h, G = c->gates, f = c->f;
+  double qkv = h + 2 * c->kv;
+  t3_gather(c, &s, phase, l, h, qkv, false);
+  long ag = s.ag;
+  t3_elem(c, &s, KK_NORM, phase, l, e * 2 * h / s.gx);
+  t3_gather(c, &s, phase, l, h, h, true);
+  t3_linear_fwd(c, &s, phase, l, h, qkv, false, ag); /* QKV */
+  ag = s.ag;
+  t3_attention(c, &s, phase, l, false);
+  t3_gather(c, &s, phase, l, h, G * f, false);
+  t3_linear_fwd(c, &s, phase, l, h, h, true, ag);    /* projection */
+  ag = s.ag;
+  t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 3 * h / s.gx);
+  t3_elem(c, &s, KK_NORM, phase, l, e * 2 * h / s.gx);
+  t3_gather(c, &s, phase, l, f, h, true);
+  t3_linear_fwd(c, &s, phase, l, h, G * f, false, ag); /* FC1 */
+  ag = s.ag;
+  t3_elem(c, &s, KK_ELEMWISE, phase, l, e * (G + 1) * f / s.gy);
+  t3_linear_fwd(c, &s, phase, l, f, h, true, ag);    /* FC2 */
+  t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 3 * h / s.gx);
+}
+
+static long t3_layer_bwd(struct ctx *c, long l)
+{
+  if (c->p->recompute == RECOMP_FULL)
+    t3_layer_fwd(c, l, PH_RECOMP);
+  const int B = PH_BWD;
+  struct t3s s;
+  t3_init(c, &s);
+  double e = c->e, h = c->h, G = c->gates, f = c->f;
+  double qkv = h + 2 * c->kv;
+  t3_gather(c, &s, B, l, f, h, true);
+  long ag = s.ag;
+  t3_elem(c, &s, KK_ELEMWISE, B, l, e * 3 * h / s.gx);
+  t3_gather(c, &s, B, l, h, G * f, false);
+  t3_linear_bwd(c, &s, l, f, h, true, ag);        /* FC2 */
+  ag = s.ag;
+  t3_elem(c, &s, KK_ELEMWISE, B, l, e * (2 * G + 1) * f / s.gy);
+  t3_gather(c, &s, B, l, h, h, true);
+  t3_linear_bwd(c, &s, l, h, G * f, false, ag);   /* FC1 */
+  ag = s.ag;
+  t3_elem(c, &s, KK_NORM, B, l, e * 3 * h / s.gx);
+  t3_elem(c, &s, KK_ELEMWISE, B, l, e * 3 * h / s.gx);
+  t3_gather(c, &s, B, l, h, qkv, false);
+  t3_linear_bwd(c, &s, l, h, h, true, ag);        /* projection */
+  ag = s.ag;
+  if (c->p->recompute == RECOMP_SELECTIVE)
+    t3_attention(c, &s, PH_RECOMP, l, false);
+  t3_attention(c, &s, B, l, true);
+  long w = t3_linear_bwd(c, &s, l, h, qkv, false, ag); /* QKV */
+  t3_elem(c, &s, KK_NORM, B, l, e * 3 * h / s.gx);
+  return w;
+}
+
+/* The embedding: a vocabulary/GY x h/GX block of the table, sharded over
+ * Z; partial lookups summed over Y. */
+static void t3_embed_fwd(struct ctx *c)
+{
+  struct t3s s;
+  t3_init(c, &s);
+  double e = c->e, V = (double)c->m->vocab, h = c->h;
+  t3_gather(c, &s, PH_FWD, -1, h, V, true);
+  if (s.ag >= 0)
+    c->pending[c->npending++] = s.ag;
+  kernel(c, KK_EMBED, PH_FWD, -1, 0,
+         e * c->T * h / s.gx * (c->m->gpt_style ? 3 : 1));
+  if (s.gy > 1)
+    coll(c, CO_ALLREDUCE, GK_T3Y, ST_COMPUTE, PH_FWD, -1, e * c->T * h / s.gx);
+  kernel(c, KK_ELEMWISE, PH_FWD, -1, 0, e * 2 * c->T * h / s.gx);
+}
+
+static long t3_embed_bwd(struct ctx *c)
+{
+  struct t3s s;
+  t3_init(c, &s);
+  double V = (double)c->m->vocab, h = c->h;
+  long w = kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * h / s.gx);
+  if (s.gz > 1) {
+    w = coll(c, CO_REDUCE_SCATTER, GK_T3Z, ST_DP, PH_BWD, -1,
+             c->grad_e * V / s.gy * h / s.gx);
+    graph_dep(c->g, c->s, c->last_compute);
+    c->dp_tasks[c->n_dp++] = w;
+  }
+  return w;
+}
+
+/* The output layer: the final hidden state all-gathered over X, then a
+ * vocabulary-parallel GEMM over the X x Y ranks (V/(GX GY) logits each),
+ * whose loss reduces its statistics over X and Y. */
+static void t3_loss_fwd(struct ctx *c)
+{
+  struct t3s s;
+  t3_init(c, &s);
+  double e = c->e, V = (double)c->m->vocab, h = c->h, t = c->t;
+  double Vl = V / (s.gx * s.gy);
+  kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T * h / s.gx);
+  if (s.gx > 1)
+    coll(c, CO_ALLGATHER, GK_T3X, ST_COMPUTE, PH_FWD, -1, e * c->T * h);
+  if (s.gz > 1) {
+    coll(c, CO_ALLGATHER, GK_T3Z, ST_COMPUTE, PH_FWD, -1, e * Vl * h);
+  }
+  gemm(c, PH_FWD, -1, c->T, Vl, h);
+  c->t = s.gx * s.gy; /* the loss's logits per rank: T V / (GX GY) */
+  loss_kernel(c, PH_FWD);
+  c->t = t;
+  for (int i = 0; i < 3; i++) {
+    if (s.gx > 1)
+      coll(c, CO_ALLREDUCE, GK_T3X, ST_COMPUTE, PH_FWD, -1, 4 * c->T);
+    if (s.gy > 1)
+      coll(c, CO_ALLREDUCE, GK_T3Y, ST_COMPUTE, PH_FWD, -1, 4 * c->T);
+  }
+}
+
+static long t3_loss_bwd(struct ctx *c)
+{
+  struct t3s s;
+  t3_init(c, &s);
+  double e = c->e, V = (double)c->m->vocab, h = c->h, t = c->t;
+  double Vl = V / (s.gx * s.gy);
+  c->t = s.gx * s.gy;
+  loss_kernel(c, PH_BWD);
+  c->t = t;
+  if (s.gz > 1)
+    coll(c, CO_ALLGATHER, GK_T3Z, ST_COMPUTE, PH_BWD, -1, e * Vl * h);
+  gemm(c, PH_BWD, -1, c->T, h, Vl);
+  long w = gemm(c, PH_BWD, -1, Vl, h, c->T);
+  if (s.gz > 1) {
+    w = coll(c, CO_REDUCE_SCATTER, GK_T3Z, ST_DP, PH_BWD, -1,
+             c->grad_e * Vl * h);
+    graph_dep(c->g, c->s, c->last_compute);
+    c->dp_tasks[c->n_dp++] = w;
+  }
+  /* The input gradient summed over the vocabulary's X x Y split, each X
+   * rank keeping its h/GX channels. */
+  if (s.gy > 1)
+    coll(c, CO_ALLREDUCE, GK_T3Y, ST_COMPUTE, PH_BWD, -1, e * c->T * h);
+  if (s.gx > 1)
+    coll(c, CO_REDUCE_SCATTER, GK_T3X, ST_COMPUTE, PH_BWD, -1, e * c->T * h);
+  kernel(c, KK_NORM, PH_BWD, -1, 0, e * 3 * c->T * h / s.gx);
   return w;
 }
 
@@ -752,6 +1060,8 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   long max_dp = 4 * (m->layers + 4) + 16;
   if (p->zero == 3)
     max_dp += 4 * (m->layers + 4) * p->microbatches;
+  if (p->t3[2] > 1) /* Tensor3D's reduce-scatters over Z, every backward */
+    max_dp += 4 * (m->layers + 4) * p->microbatches * p->vchunks;
   c->dp_tasks = xcalloc((size_t)max_dp, sizeof *c->dp_tasks);
   c->grad_e = dtype_bytes(p->grad_dtype);
   c->lp = layer_params_rank(m, p->tp, p->ep);

@@ -14,6 +14,7 @@
  * layers (estimate.h names them). */
 struct probe_sums {
   double F, B, R, A, X, Z, K;    /* per layer and micro-batch */
+  double P;                      /* Tensor3D's overlapped all-reduces */
   double embed, head, head_x, Zh; /* per micro-batch, first/last stage */
   struct task optim;             /* the optimizer step (one kernel) */
 };
@@ -55,7 +56,9 @@ static void probe_sums(const struct graph *g, const struct graph_layout *l,
       *(layer ? &s->X : &s->head_x) += x;
     else if (t->stream == ST_CP)
       s->K += x;
-    else if (zero == 3 && t->phase != PH_OPT)
+    else if (t->stream == ST_T3)
+      *(layer ? &s->P : &s->head_x) += x;
+    else if (t->group == GK_T3Z || (zero == 3 && t->phase != PH_OPT))
       *(layer ? &s->Z : &s->Zh) += x;
     /* Other gradient reductions are counted per stage below. */
   }
@@ -128,7 +131,12 @@ int estimate_plan(const struct model *m, const struct plan *p,
   graph_free(g);
 
   double work = s.F + s.B + s.R;
-  double layer_t = work + s.X + fmax(0, s.Z - work) + fmax(0, s.K - s.A);
+  /* Tensor3D's all-reduces of K pieces: the last piece's are exposed, the
+   * others hide behind the next pieces' computation as far as it lasts. */
+  double k = (double)p->pieces;
+  double pexp = s.P / k + (k - 1) / k * fmax(0, s.P - work);
+  double layer_t = work + s.X + pexp + fmax(0, s.Z - work) +
+                   fmax(0, s.K - s.A);
   double v = (double)p->vchunks, mb = (double)p->microbatches;
   double p2p = 0;
   if (p->pp > 1)

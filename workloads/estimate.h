@@ -14,15 +14,20 @@
  *             the MoE all-to-alls), alpha-beta as closedform.h times them
  *             over the real plan's groups (NVLink inside a node, the NICs
  *             of the group's GPUs across nodes), all exposed;
- *   Z         its ZeRO-3/FSDP gathers and reduce-scatters (side streams),
- *             and K its context-parallel exchanges, which hide behind the
- *             layer's kernels and the attention kernels respectively: only
- *             max(0, Z - (F + B + R)) and max(0, K - A) are exposed;
+ *   Z         its ZeRO-3/FSDP (or Tensor3D's Z) gathers and
+ *             reduce-scatters (side streams), and K its context-parallel
+ *             exchanges, which hide behind the layer's kernels and the
+ *             attention kernels respectively: only max(0, Z - (F + B + R))
+ *             and max(0, K - A) are exposed;
+ *   P         Tensor3D's activation all-reduces (over X and Y), of which,
+ *             with the micro-batch over-decomposed into k pieces, the last
+ *             piece's are exposed and the others hide behind the next
+ *             pieces' kernels: P / k + (k - 1) / k max(0, P - (F + B + R));
  * and, outside the layers, the embedding (first stage), the output layer
  * and loss (last stage) and the optimizer step (scaled by the parameters a
  * stage's GPU holds over the probe's).  Then for stage s holding L_s
  * layers, per micro-batch:
- *   t_s = L_s (F + B + R + X + exposed Z and K) + embedding or head
+ *   t_s = L_s (F + B + R + X + exposed P, Z and K) + embedding or head
  *         + 2 v P when pipeline transfers block (P one transfer's
  *           alpha-beta time, v model chunks),
  * the pipeline takes (m + (pp - 1) / v) max_s t_s for m micro-batches per

@@ -15,14 +15,14 @@ expect 2 "weft: --budget: 'x' is not a number; expected a time such as 0.35us" p
 expect 2 "weft: --top: '-1' is below the minimum of 0" plan --model gpt-1.7b --gpus 8 --global-batch 8 --top -1
 expect 2 "weft: --jobs: '0' is below the minimum of 1" plan --model gpt-1.7b --gpus 8 --global-batch 8 -j 0
 expect 1 "weft: --tp: TP 3 x PP 1 x CP 1 = 3 does not divide 8 GPUs" plan --model gpt-1.7b --gpus 8 --global-batch 8 --tp 3
-expect 1 "weft: none of the 444 valid plans fits in the 80 GB of a H100-SXM: the least needs 817.4 GB per GPU (fix fewer settings, or give the job more GPUs)" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
+expect 1 "weft: none of the 1002 valid plans fits in the 80 GB of a H100-SXM: the least needs 817.4 GB per GPU (fix fewer settings, or give the job more GPUs)" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
 
 # Every plan of GPT 1.7B on 8 A100 with a global batch of 16, simulated.
 "$weft" plan --model gpt-1.7b --gpus 8 --global-batch 16 --top 100000 \
   --budget 600 --show 0 --json >"$tmp/all.json" 2>"$tmp/err"
 if [ $? -eq 0 ] && [ ! -s "$tmp/err" ]; then ok; else ko "plan of every plan: $(cat "$tmp/err")"; fi
 # Checks of the JSON: all simulated, in order, within memory; prints the
-# weft run flags of the first plan and of every seventh after it.
+# weft run flags of the first plan and of every 17th after it.
 python3 - "$tmp/all.json" >"$tmp/runs" 2>"$tmp/check" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -41,11 +41,14 @@ for i, p in enumerate(plans):
 for b in bad:
     print(b, file=sys.stderr)
 shard = {"none": "", "zero-1": "--zero 1", "fsdp": "--fsdp yes", "hsdp": "--hsdp 8"}
-for p in plans[::7]:
-    flags = "--tp %d --pp %d --cp %d --micro-batch %d --recompute %s %s %s %s" % (
-        p["tp"], p["pp"], p["cp"], p["micro_batch"], p["recompute"],
+for p in plans[::17]:
+    split = ("--tensor3d %s --overdecompose %d" % (p["tensor3d"], p["pieces"])
+             if p["tensor3d"] else "--tp %d" % p["tp"])
+    flags = "%s --pp %d --cp %d --micro-batch %d --recompute %s %s %s %s" % (
+        split, p["pp"], p["cp"], p["micro_batch"], p["recompute"],
         "--schedule " + p["schedule"] if p["pp"] > 1 else "",
-        "--sp yes" if p["tp"] > 1 else "", shard[p["sharding"]])
+        "--sp yes" if p["tp"] > 1 and not p["tensor3d"] else "",
+        shard[p["sharding"]])
     print("%.9g %s" % (p["simulated_s"], flags))
 PY
 if [ -s "$tmp/check" ]; then ko "plan JSON: $(cat "$tmp/check")"; else ok; fi
