@@ -43,6 +43,12 @@ static const struct opt plan_opts[] = {
     {"jobs", 'j', OPT_VALUE, "N", "simulations at once (default: the cores "
      "online)"},
     {"show", 0, OPT_VALUE, "N", "plans listed (default 20; 0: all that fit)"},
+    {"family", 0, OPT_VALUE, "NAME", "which plans: megatron (1D TP with PP, "
+     "CP, EP and sharding), tensor3d (3D grids with DP, PP when given) or "
+     "all (default all)"},
+    {"grid-max", 0, OPT_VALUE, "N", "Tensor3D grids of at most N GPUs "
+     "(default 64: the engine simulates larger grids, which span nodes, "
+     "rank by rank and slowly)"},
     {"json", 0, OPT_FLAG, NULL, "print one JSON object instead of the table"},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -55,7 +61,9 @@ const struct opts_spec cmd_plan_spec = {
     "powers of two), CP (for sequences of 4096 tokens and more), EP (MoE\n"
     "models), micro-batch 1-16, 1F1B or interleaved:2/4, recomputation\n"
     "none/selective/full and sharding (none, ZeRO-1, FSDP, HSDP over a\n"
-    "node), with sequence parallelism whenever TP > 1.  A plan setting given\n"
+    "node), with sequence parallelism whenever TP > 1, and Tensor3D grids\n"
+    "(GX x GY x GZ powers of two up to --grid-max GPUs, 1, 2 or 4 pieces,\n"
+    "with DP and ZeRO-1; pipelines only with --pp).  A plan setting given\n"
     "as a flag or in the workload file fixes that dimension.  Plans that do\n"
     "not fit in memory are dropped; the others are ranked by a closed-form\n"
     "estimate (thousands per second), then the most promising simulated,\n"
@@ -68,6 +76,7 @@ const struct opts_spec cmd_plan_spec = {
     "      --budget 5m --json\n"};
 
 enum { SHARD_NONE, SHARD_ZERO1, SHARD_FSDP, SHARD_HSDP, SHARD_USER };
+enum { FAM_ALL, FAM_MEGATRON, FAM_TENSOR3D };
 enum sim_status { SIM_NONE, SIM_OK, SIM_FAILED, SIM_CUT, SIM_TOO_BIG };
 
 /* One candidate: what the search varied, and what came of it. */
@@ -139,6 +148,8 @@ struct search {
   const struct workload *w;
   const struct cluster *c;
   long node_gpus;  /* GPUs of one NVLink domain */
+  int family;      /* FAM_* */
+  long grid_max;   /* Tensor3D grids of at most this many GPUs */
   struct cand *k;
   long n, cap;
   long tried, valid, fit;
@@ -186,8 +197,8 @@ static void enumerate(struct search *s)
   long list[160];
   int n = 0;
   /* The tensor splits: Megatron's 1D TP (powers of two up to the NVLink
-   * domain), and Tensor3D grids of powers of two up to 64 GPUs, each with
-   * 1, 2 or 4 pieces. */
+   * domain), and Tensor3D grids of powers of two up to --grid-max GPUs,
+   * each with 1, 2 or 4 pieces. */
   struct tsplit { long tp, t3[3], pieces; } *ts = NULL;
   int nts = 0, cap = 0;
 #define ADD_SPLIT(...)                                                     \
@@ -196,7 +207,8 @@ static void enumerate(struct search *s)
       ts = xrealloc(ts, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *ts);  \
     ts[nts++] = (struct tsplit){__VA_ARGS__};                              \
   } while (0)
-  if (!b->set[PK_TENSOR3D] && !b->set[PK_PIECES]) {
+  if (!b->set[PK_TENSOR3D] && !b->set[PK_PIECES] &&
+      s->family != FAM_TENSOR3D) {
     for (long t = 1; t <= s->node_gpus && t <= 64 && t <= gpus; t *= 2)
       if (!b->set[PK_TP] || t == b->tp)
         ADD_SPLIT(t, {0, 0, 0}, 1);
@@ -204,17 +216,20 @@ static void enumerate(struct search *s)
       ADD_SPLIT(b->tp, {0, 0, 0}, 1);
   }
   static const long piece_list[] = {1, 2, 4};
-  for (long gx = 1; gx <= 64; gx *= 2)
-    for (long gy = 1; gx * gy <= 64; gy *= 2)
-      for (long gz = 1; gx * gy * gz <= 64 && gx * gy * gz <= gpus; gz *= 2) {
+  long gmax = s->grid_max;
+  for (long gx = 1; gx <= gmax; gx *= 2)
+    for (long gy = 1; gx * gy <= gmax; gy *= 2)
+      for (long gz = 1; gx * gy * gz <= gmax && gx * gy * gz <= gpus;
+           gz *= 2) {
         long T = gx * gy * gz;
-        if (T < 2 || (b->set[PK_TP] && T != b->tp) || b->set[PK_TENSOR3D])
+        if (T < 2 || (b->set[PK_TP] && T != b->tp) || b->set[PK_TENSOR3D] ||
+            s->family == FAM_MEGATRON)
           continue;
         for (int i = 0; i < 3; i++)
           if (!b->set[PK_PIECES] || piece_list[i] == b->pieces)
             ADD_SPLIT(T, {gx, gy, gz}, piece_list[i]);
       }
-  if (b->set[PK_TENSOR3D])
+  if (b->set[PK_TENSOR3D] && s->family != FAM_MEGATRON)
     for (int i = 0; i < 3; i++)
       if (b->set[PK_PIECES] ? piece_list[i] == b->pieces || i == 0
                             : true)
@@ -701,11 +716,26 @@ int cmd_plan(int argc, char **argv)
   if (!rc)
     rc = parse_long("jobs", opts_get(&cmd_plan_spec, &o, "jobs"), 1, 64,
                     cores < 1 ? 1 : cores > 64 ? 64 : cores, &jobs);
+  long grid_max;
   if (!rc)
     rc = parse_long("show", opts_get(&cmd_plan_spec, &o, "show"), 0,
                     1000000, 20, &show);
+  if (!rc)
+    rc = parse_long("grid-max", opts_get(&cmd_plan_spec, &o, "grid-max"), 2,
+                    WEFT_MAX_DEGREE, 64, &grid_max);
   if (rc)
     return rc;
+  int family = FAM_ALL;
+  const char *fv = opts_get(&cmd_plan_spec, &o, "family");
+  if (fv) {
+    static const char *const fams[] = {"all", "megatron", "tensor3d"};
+    family = -1;
+    for (int i = 0; i < 3; i++)
+      if (strcmp(fv, fams[i]) == 0)
+        family = i;
+    if (family < 0)
+      return cli_usage("--family: '%s' is not megatron, tensor3d or all", fv);
+  }
   struct workload w;
   struct catalog *cat;
   struct cluster c;
@@ -717,7 +747,8 @@ int cmd_plan(int argc, char **argv)
     return cli_usage("the global batch is required (--global-batch or "
                      "global_batch= in the workload file)");
   }
-  struct search s = {.w = &w, .c = &c};
+  struct search s = {.w = &w, .c = &c, .family = family,
+                     .grid_max = grid_max};
   s.node_gpus = c.nvl_rack > c.gpus_per_node ? c.nvl_rack : c.gpus_per_node;
   double t0 = cli_wall_s();
   enumerate(&s);

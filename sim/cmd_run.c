@@ -230,8 +230,34 @@ int cmd_run(int argc, char **argv)
     rc = cli_fail(&err);
     goto out;
   }
+  /* With gradient compression, the same job without it, for the
+   * speedup (a second replay on the loaded platform). */
+  double base_s = 0;
+  struct ddp_model base_ddp = {0};
+  if (w.plan.compress != CM_NONE) {
+    struct plan bp = w.plan;
+    bp.compress = CM_NONE;
+    struct graph *bg = build_graph(&w.model, &bp, &err);
+    struct engine_params bep;
+    struct engine_result bres = {0};
+    if (bg && !run_params(&o, &w, &bep)) {
+      bep.table = table;
+      if (!engine_run(bg, &c, &bep, &bres, &err)) {
+        base_s = bres.iteration_s;
+        closed_form_ddp(bg, &c, bep.dtype, &base_ddp);
+      }
+      engine_result_free(&bres);
+    }
+    graph_free(bg);
+    if (!base_s) {
+      rc = cli_fail(&err);
+      goto out;
+    }
+  }
   struct report r;
   report_fill(&r, &w, &c, g, &res, ep.dtype, cli_wall_s() - t0);
+  r.base_iteration_s = base_s;
+  r.base_ddp = base_ddp;
   r.collective = coll_algo_name(ep.algo);
   r.fidelity = fidelity_name(ep.fidelity);
   r.every_rank = ep.no_symmetry;

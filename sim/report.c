@@ -77,7 +77,8 @@ static void families(const double k[KK_COUNT], double out[FAM_COUNT])
 {
   out[FAM_GEMM] = k[KK_GEMM] + k[KK_GGEMM];
   out[FAM_ATTN] = k[KK_ATTN] + k[KK_ATTN_BWD];
-  out[FAM_MEM] = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
+  out[FAM_MEM] = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS] +
+                 k[KK_COMPRESS];
   out[FAM_OPTIM] = k[KK_OPTIM];
 }
 
@@ -126,6 +127,8 @@ void report_fill(struct report *out, const struct workload *w,
 {
   struct report r = {.w = w, .c = c, .res = *res};
   memory_per_gpu(&w->model, &w->plan, c->gpu.hbm_bytes, &r.mem);
+  r.codec_s = res->compute_by_kind_s[KK_COMPRESS];
+  closed_form_ddp(g, c, dtype, &r.ddp);
   r.gpus = (double)w->plan.gpus;
   double T = r.iteration_s = res->iteration_s;
   r.hw_flops_per_gpu = graph_total_flops(g, GRAPH_ALL_PHASES) / (T * r.gpus);
@@ -324,7 +327,11 @@ const char *const report_columns[] = {
     "network.power_w", "network.cost_usd",
     "closed_form.iteration_s", "closed_form.compute_s",
     "closed_form.comm_s", "closed_form.exposed_comm_s",
-    "closed_form.bubble_s", "closed_form.sim_over_closed", "kernels",
+    "closed_form.bubble_s", "closed_form.sim_over_closed",
+    "compression.method", "compression.codec_s", "compression.dp_bytes",
+    "compression.model_iteration_s", "compression.baseline_iteration_s",
+    "compression.baseline_dp_bytes", "compression.model_baseline_s",
+    "compression.speedup", "compression.model_speedup", "kernels",
     "flows", "schema",
     "weft_version", "inputs.model.name", "inputs.model.layers",
     "inputs.model.hidden", "inputs.model.heads", "inputs.model.kv_heads",
@@ -340,7 +347,7 @@ const char *const report_columns[] = {
     "inputs.plan.first_stage_layers", "inputs.plan.last_stage_layers",
     "inputs.plan.account_embedding_loss", "inputs.plan.shard_impl",
     "inputs.plan.cross_entropy", "inputs.plan.fp8_recipe",
-    "inputs.plan.tensor3d", "inputs.plan.overdecompose",
+    "inputs.plan.tensor3d", "inputs.plan.overdecompose", "inputs.plan.compress",
     "inputs.cluster.name", "inputs.cluster.node",
     "inputs.cluster.gpu", "inputs.cluster.nic", "inputs.cluster.gpus",
     "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",
@@ -450,6 +457,27 @@ void report_print_json(FILE *f, const struct report *r)
   report_json_num(f, ", ", "bubble_s", "%.9g", r->cf.bubble_s);
   report_json_num(f, ", ", "sim_over_closed", "%.6g",
                   r->iteration_s / r->cf.iteration_s);
+  fprintf(f, "}");
+  /* Gradient compression against the same run without it. */
+  const struct plan *pl = &r->w->plan;
+  bool base = r->base_iteration_s > 0;
+  char method[48];
+  plan_value_text(pl, PK_COMPRESS, method, sizeof method);
+  fprintf(f, ", \"compression\": {");
+  json_str(f, "method", method);
+  report_json_num(f, ", ", "codec_s", "%.9g", r->codec_s);
+  report_json_num(f, ", ", "dp_bytes", "%.6g", r->ddp.dp_bytes);
+  report_json_num(f, ", ", "model_iteration_s", "%.9g", r->ddp.iteration_s);
+  report_json_num(f, ", ", "baseline_iteration_s", "%.9g",
+                  base ? r->base_iteration_s : NAN);
+  report_json_num(f, ", ", "baseline_dp_bytes", "%.6g",
+                  base ? r->base_ddp.dp_bytes : NAN);
+  report_json_num(f, ", ", "model_baseline_s", "%.9g",
+                  base ? r->base_ddp.iteration_s : NAN);
+  report_json_num(f, ", ", "speedup", "%.6g",
+                  base ? r->base_iteration_s / r->iteration_s : NAN);
+  report_json_num(f, ", ", "model_speedup", "%.6g",
+                  base ? r->base_ddp.iteration_s / r->ddp.iteration_s : NAN);
   fprintf(f, "}");
   fprintf(f, ", \"kernels\": %ld, \"flows\": %ld", res->kernels, res->flows);
   if (res->stages)
@@ -565,6 +593,31 @@ static void print_energy(FILE *f, const struct report *r)
   fputc('\n', f);
 }
 
+/* Gradient compression against the same run without it. */
+static void print_compression(FILE *f, const struct report *r)
+{
+  if (r->w->plan.compress == CM_NONE)
+    return;
+  char method[48];
+  plan_value_text(&r->w->plan, PK_COMPRESS, method, sizeof method);
+  const struct ddp_model *d = &r->ddp, *b = &r->base_ddp;
+  char x[32], y[32];
+  fprintf(f, "  compression      %s: encoding and decoding %.4f s; "
+          "data-parallel bytes per GPU %s", method, r->codec_s,
+          units_fmt_human(d->dp_bytes, UNIT_SIZE, x, sizeof x));
+  if (r->base_iteration_s > 0) {
+    fprintf(f, " (%s without, %+.1f %%)\n",
+            units_fmt_human(b->dp_bytes, UNIT_SIZE, y, sizeof y),
+            100 * (d->dp_bytes / b->dp_bytes - 1));
+    fprintf(f, "    without compression %.4f s: speedup %.3fx; Agarwal et "
+            "al.'s model %.4f s against %.4f s without (%.3fx)\n",
+            r->base_iteration_s, r->base_iteration_s / r->iteration_s,
+            d->iteration_s, b->iteration_s, b->iteration_s / d->iteration_s);
+  } else {
+    fprintf(f, "\n");
+  }
+}
+
 /* The closed form beside the simulation, and where they part. */
 static void print_closed_form(FILE *f, const struct report *r)
 {
@@ -617,6 +670,7 @@ void report_print_text(FILE *f, const struct report *r)
     print_breakdown(f, res);
   print_energy(f, r);
   print_closed_form(f, r);
+  print_compression(f, r);
   fprintf(f, "  memory per GPU   %10s of %s: %s\n",
           units_fmt_human(r->mem.total, UNIT_SIZE, a, sizeof a),
           units_fmt_human(r->mem.capacity, UNIT_SIZE, b, sizeof b),

@@ -55,6 +55,13 @@ struct report {
    * memory it would take; empty when it fits or none does. */
   char fit_hint[64];
   double fit_hint_bytes;
+  /* Gradient compression (plan.h, enum compress): the encoding and
+   * decoding kernels' time per GPU, Agarwal et al.'s model of this run
+   * and its data-parallel bytes (closedform.h), and the same run without
+   * compression, simulated by the caller (base_iteration_s 0 when not). */
+  double codec_s;
+  struct ddp_model ddp, base_ddp;
+  double base_iteration_s;
   /* The engine settings of the run (set by the caller, for the JSON). */
   const char *collective, *fidelity;
   bool every_rank, kernel_table;

@@ -48,7 +48,7 @@ Test(cluster_fault, unknown_preset)
   cr_assert_eq(cluster_desc_preset(&d, "dgx-z900", &err), WEFT_ENOTFOUND);
   cr_assert_str_eq(err.msg, "unknown cluster 'dgx-z900'; known clusters: "
                    "selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, "
-                   "gb200-nvl72, h100-oversub");
+                   "gb200-nvl72, perlmutter, h100-oversub");
 }
 
 Test(cluster_fault, gpus_do_not_divide_into_nodes)
@@ -163,7 +163,7 @@ Test(cluster_fault, files)
   bad_file("<cluster name=\"x\" preset=\"nope\"/>", WEFT_ENOTFOUND,
            ":1: <cluster>: attribute 'preset': unknown cluster 'nope'; known "
            "clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, "
-           "gb200-nvl72, h100-oversub");
+           "gb200-nvl72, perlmutter, h100-oversub");
   bad_file("<cluster name=\"x\" nodes=\"4\"/>", WEFT_EINVAL,
            ":1: <cluster>: no node type; set node= or --node");
   bad_file("<platform/>", WEFT_EINVAL,

@@ -23,7 +23,7 @@ static const char *const task_kinds[TK_COUNT] = {"kernel", "coll", "send",
                                                  "recv"};
 static const char *const kernel_kinds[KK_COUNT] = {
     "gemm", "attn", "attn_bwd", "norm", "elemwise", "embed", "loss", "optim",
-    "ggemm"};
+    "ggemm", "compress"};
 static const char *const coll_ops[CO_COUNT] = {
     "allreduce", "reducescatter", "allgather", "alltoall", "broadcast",
     "sendrecv"};

@@ -42,6 +42,8 @@ enum kernel_kind {
   KK_OPTIM,     /* optimizer step */
   KK_GGEMM,     /* grouped GEMM (MoE experts): `batch` groups of
                    [m x k] @ [k x n], each group with its own weight */
+  KK_COMPRESS,  /* gradient compression's encoding and decoding
+                   (memory-bound: selection, packing, scatter, casts) */
   KK_COUNT
 };
 

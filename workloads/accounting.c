@@ -265,6 +265,11 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                    (params + xp);
     x.grads = gb * (params / (p->zero >= 2 ? N : 1) +
                     xp / (p->zero >= 2 ? Nx : 1));
+    /* Error feedback (PowerSGD, Top-K, Random-K, EF-signSGD) keeps what
+     * compression left out: one more gradient copy. */
+    if (p->compress == CM_POWERSGD || p->compress == CM_TOPK ||
+        p->compress == CM_RANDOMK || p->compress == CM_EFSIGN)
+      x.grads *= 2;
     x.optimizer = 12 * (params / (p->zero >= 1 ? N : 1) +
                         xp / (p->zero >= 1 ? Nx : 1));
     long inflight;

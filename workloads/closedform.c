@@ -79,6 +79,12 @@ static void level(const struct cluster *c, const struct span *sp,
                c->gpus_per_node;
   if (sp->per_node > 1 && nic > c->gpu.nvlink_bw_Bps)
     nic = c->gpu.nvlink_bw_Bps;
+  /* A dragonfly joins two routers by local_links links: a ring that
+   * leaves a router sends all its channels through them (minimal routes,
+   * as the simulation's). */
+  if (c->topology == TOPO_DRAGONFLY && sp->leaves > 1 &&
+      c->local_links * c->nic.bw_Bps < nic)
+    nic = c->local_links * c->nic.bw_Bps;
   *beta = nic;
   *alpha = 2 * c->nic.lat_s +
            (sp->pods > 1 ? 5 : sp->leaves > 1 ? 3 : 1) * c->switch_lat_s;
@@ -280,4 +286,33 @@ void closed_form_eval(const struct graph *g, const struct cluster *c,
   cf.bubble_s = busy * (double)(l->pp - 1) / (m * v);
   cf.iteration_s = busy + cf.bubble_s + tail;
   *out = cf;
+}
+
+void closed_form_ddp(const struct graph *g, const struct cluster *c,
+                     enum dtype dt, struct ddp_model *out)
+{
+  memset(out, 0, sizeof *out);
+  const struct graph_layout *l = &g->layout;
+  enum group_kind gg = layout_grad_group(l);
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL) {
+      double x = cost_kernel(&c->gpu, dt, -1, t, NULL);
+      if (t->op == KK_COMPRESS)
+        out->codec_s += x;
+      else if (t->phase == PH_OPT)
+        out->optim_s += x;
+      else if (t->phase == PH_FWD)
+        out->fwd_s += x;
+      else
+        out->bwd_s += x;
+    } else if (t->kind == TK_COLL && t->stream == ST_DP && t->group == gg) {
+      out->comm_s += closed_form_coll_s(c, l, 0, gg, (enum coll_op)t->op,
+                                        t->bytes);
+      out->dp_bytes += t->bytes;
+    }
+  }
+  out->iteration_s = out->fwd_s + fmax(out->bwd_s, out->comm_s) +
+                     out->codec_s + out->optim_s;
 }

@@ -17,7 +17,9 @@
  *                 one node, else the NIC bandwidth of the group's GPUs in a
  *                 node (nic_bw x nics_per_node x members_per_node /
  *                 gpus_per_node, and never above NVLink when two or more
- *                 share a node); an all-to-all or a send/recv across
+ *                 share a node; on a dragonfly, when the group spans
+ *                 routers, never above the local links joining two routers);
+ *                 an all-to-all or a send/recv across
  *                 nodes instead sends each GPU's off-node share through
  *                 its own NIC (nic_bw x nics_per_node / gpus_per_node) and
  *                 its on-node share over NVLink, whichever takes longer;
@@ -59,6 +61,24 @@ struct closed_form {
 /* Evaluate the estimate of `g` on `c` for a model computing in `dt`. */
 void closed_form_eval(const struct graph *g, const struct cluster *c,
                       enum dtype dt, struct closed_form *out);
+
+/* Agarwal et al.'s performance model of data parallelism with gradient
+ * compression ("On the Utility of Gradient Compression in Distributed
+ * Training Systems", MLSys 2022, Sec. 3), on the first stage's program:
+ * the iteration is the forward, then the longer of the backward and the
+ * bucketed data-parallel communication (which overlap), then the
+ * compression's encoding and decoding and the optimizer step, added:
+ *   T = F + max(B, C) + E + O
+ * F, B, O the cost model's kernel times by phase (recomputation counted
+ * in B), E the compression kernels, C every data-parallel gradient
+ * collective at the alpha-beta times above.  dp_bytes: those
+ * collectives' buffers per GPU (an all-gather's whole output). */
+struct ddp_model {
+  double iteration_s, fwd_s, bwd_s, comm_s, codec_s, optim_s;
+  double dp_bytes;
+};
+void closed_form_ddp(const struct graph *g, const struct cluster *c,
+                     enum dtype dt, struct ddp_model *out);
 
 /* The same alpha-beta time of one collective `op` on `bytes` over the
  * group of kind `gk` of `rank` (layout `l` on `c`; 0 for a group of one),

@@ -4,6 +4,7 @@
  */
 #include "workloads/plan.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,51 @@ static int set_tensor3d(struct plan *p, enum plan_key k, const char *v,
                      "of %d", g[0] * g[1] * g[2], WEFT_MAX_DEGREE);
   for (int i = 0; i < 3; i++)
     p->t3[i] = g[i];
+  return 0;
+}
+
+static const char *const compress_names[] = {
+    "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd",
+    NULL};
+
+const char *compress_name(enum compress c) { return compress_names[c]; }
+
+/* --compress METHOD[:PARAM] */
+static int set_compress(struct plan *p, enum plan_key k, const char *v,
+                        struct weft_err *err)
+{
+  (void)k;
+  char name[32];
+  const char *colon = strchr(v, ':');
+  size_t n = colon ? (size_t)(colon - v) : strlen(v);
+  if (n >= sizeof name)
+    n = sizeof name - 1;
+  memcpy(name, v, n);
+  name[n] = '\0';
+  int i;
+  int rc = choice(name, compress_names, &i, err);
+  if (rc)
+    return rc;
+  enum compress c = (enum compress)i;
+  double param = c == CM_POWERSGD ? 1 : c == CM_TOPK || c == CM_RANDOMK ? 0.01
+                 : c == CM_QSGD ? 8 : 0;
+  if (colon) {
+    if (c == CM_NONE || c == CM_FP16 || c == CM_SIGN || c == CM_EFSIGN)
+      return weft_errf(err, WEFT_EINVAL, "'%s' takes no parameter", name);
+    char *end;
+    param = strtod(colon + 1, &end);
+    bool frac = c == CM_TOPK || c == CM_RANDOMK;
+    bool whole = !frac && param == floor(param);
+    if (end == colon + 1 || *end || !(param > 0) ||
+        (frac && param >= 1) || (!frac && (!whole || param > 1024)) ||
+        (c == CM_QSGD && param > 16))
+      return weft_errf(err, WEFT_EINVAL, "'%s': %s", v,
+                       frac ? "the fraction kept is between 0 and 1"
+                       : c == CM_QSGD ? "the bits per element are 1 to 16"
+                                      : "the rank is an integer from 1 to 1024");
+  }
+  p->compress = c;
+  p->compress_param = param;
   return 0;
 }
 
@@ -418,6 +464,11 @@ static const struct {
     [PK_PIECES] = {"overdecompose", "K", set_pieces,
             "Tensor3D: split each micro-batch into K pieces whose "
             "collectives overlap the next piece's compute (default 1)"},
+    [PK_COMPRESS] = {"compress",
+                     "none|fp16|powersgd[:R]|topk[:F]|randomk[:F]|sign|efsign"
+                     "|qsgd[:B]", set_compress,
+            "compress data-parallel gradient buckets as DDP communication "
+            "hooks do (default none)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -619,13 +670,14 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     p->dp = gpus / mp;
   }
   p->gpus = gpus;
-  if (m->heads % p->tp != 0)
+  bool d1 = p->t3[0] == 0; /* Tensor3D checks its own grid (above) */
+  if (d1 && m->heads % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide %ld "
                      "attention heads", p->origin[PK_TP], p->tp, m->heads);
-  if (m->kv_heads % p->tp != 0)
+  if (d1 && m->kv_heads % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide %ld KV "
                      "heads", p->origin[PK_TP], p->tp, m->kv_heads);
-  if (m->ffn % p->tp != 0)
+  if (d1 && m->ffn % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide FFN size "
                      "%ld", p->origin[PK_TP], p->tp, m->ffn);
   if (p->sp && p->tp == 1)
@@ -681,6 +733,11 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: HSDP is PyTorch FSDP's; DeepSpeed "
                      "ZeRO-3 shards over all data-parallel ranks",
                      p->origin[PK_SHARD_IMPL]);
+  if (p->compress != CM_NONE && (p->zero || p->t3[0]))
+    return weft_errf(err, WEFT_EINVAL, "%s: gradient compression applies to "
+                     "DDP's all-reduced buckets; this plan %s",
+                     p->origin[PK_COMPRESS],
+                     p->t3[0] ? "is Tensor3D" : "shards them (ZeRO or FSDP)");
   if (p->ep > 1 && p->hsdp)
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with HSDP is "
                      "not supported yet", p->origin[PK_EP]);
@@ -782,6 +839,14 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
       snprintf(buf, size, "none");
     break;
   case PK_PIECES: snprintf(buf, size, "%ld", p->pieces); break;
+  case PK_COMPRESS:
+    if (p->compress == CM_NONE || p->compress == CM_FP16 ||
+        p->compress == CM_SIGN || p->compress == CM_EFSIGN)
+      snprintf(buf, size, "%s", compress_name(p->compress));
+    else
+      snprintf(buf, size, "%s:%g", compress_name(p->compress),
+               p->compress_param);
+    break;
   default:
     snprintf(buf, size, "?");
   }

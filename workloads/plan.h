@@ -32,7 +32,7 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COUNT
+  PK_COMPRESS, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -78,6 +78,25 @@ enum cross_entropy { XENT_FP32, XENT_16BIT, XENT_FUSED };
  *     for the transposed one: 2 x (1 + 1/32) bytes written per element
  *     read) and no amax history or reduction. */
 enum fp8_recipe { FP8_DELAYED, FP8_MXFP8 };
+
+/* Gradient compression of data-parallel buckets, as PyTorch DDP
+ * communication hooks run it (builder.c, compress_bucket; Agarwal et al.,
+ * MLSys 2022, compare these methods against optimized DDP):
+ *   fp16: cast to 16 bits, all-reduce, cast back (fp16_compress_hook);
+ *   powersgd:R: PowerSGD of rank R (default 1, as powerSGD_hook): per
+ *     matrix P = M Q, orthogonalize P, all-reduce P, Q = M^T P,
+ *     all-reduce Q, M = P Q^T, with error feedback; vectors all-reduced
+ *     whole;
+ *   topk:F, randomk:F: the fraction F (default 0.01) of the largest (or
+ *     random) elements, values and 4-byte indices all-gathered (sparse
+ *     vectors do not sum in a ring), N sparse vectors scattered into the
+ *     dense gradient; error feedback;
+ *   sign: signSGD with majority vote (1 bit per element, all-gathered);
+ *   efsign: EF-signSGD (scaled signs with error feedback, all-gathered);
+ *   qsgd:B: QSGD with B bits per element (default 8) and one scale,
+ *     all-gathered (each rank's scale differs, so no ring sum). */
+enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
+                CM_EFSIGN, CM_QSGD };
 
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021 };
@@ -137,6 +156,8 @@ struct plan {
    * collectives overlap the next piece's computation (builder.c). */
   long t3[3];
   long pieces;
+  enum compress compress; /* gradient compression (above) */
+  double compress_param;  /* its rank, fraction or bits */
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
@@ -165,6 +186,8 @@ const char *shard_impl_name(enum shard_impl si);
 /* "fp32", "16bit", "fused". */
 const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);
+/* "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd". */
+const char *compress_name(enum compress c);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;

@@ -26,7 +26,7 @@ expect 2 "weft: unknown command 'simulate' (see weft help)" simulate
 expect 2 "weft: platform: unknown option '--colour'" platform --colour red
 expect 2 "weft: platform: unexpected argument 'b'" platform a b
 expect 1 "weft: --gpus: missing value" platform dgx-h100 --gpus
-expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, h100-oversub" platform dgx-h900
+expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, perlmutter, h100-oversub" platform dgx-h900
 expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus 12
 expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus=12
 expect 1 "weft: --nodes: '1000000' exceeds the limit of 65536" platform dgx-h100 --nodes 1000000
@@ -387,6 +387,38 @@ if seen != documented:
     sys.exit(1)
 PY
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json against README's field table"; fi
+
+# Tensor3D (GPT 7.5B on 64 A100, a 2 x 2 x 2 grid): the node-wide grid's
+# symmetric shortcut against every rank; over-decomposition into 4 pieces
+# hides communication, and on a network 100x faster leaves the iteration
+# within 2 % of its computation.
+t3run() { # PIECES SCALE [FLAGS]: iteration, compute and exposed seconds
+  k=$1; sc=$2; shift 2
+  "$weft" run --json --model gpt-7.5b --gpus 64 --global-batch 128 \
+    --micro-batch 4 --tensor3d 2,2,2 --overdecompose "$k" \
+    --scale nvlink="$sc",nic="$sc" "$@" | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+print(d["iteration_time_s"], d["compute_s"], d["exposed_comm_s"])'
+}
+set -- $(t3run 1 1) $(t3run 1 1 --every-rank) $(t3run 4 1) $(t3run 4 100)
+if awk -v a="$1" -v b="$4" -v x1="$3" -v x4="$9" -v it="${10}" -v c="${11}" \
+     'BEGIN { exit !(a / b > 0.999 && a / b < 1.001 && x4 < x1 && it < 1.02 * c) }'
+then pass=$((pass + 1)); else fail=$((fail + 1))
+  echo "FAIL: Tensor3D runs: 1 piece $1 s (every rank $4 s), exposed $3 s; 4 pieces exposed $9 s; fast network ${10} s for ${11} s of compute"; fi
+
+# Gradient compression: on a very slow network FP16 casting approaches
+# its compression ratio (2x), in the simulation and in Agarwal et al.'s
+# model; the summary names the method and the baseline.
+set -- $("$weft" run --json --model gpt-1.7b --gpus 32 --global-batch 64 \
+  --grad-dtype fp32 --compress fp16 --scale nic=1e-4 | python3 -c 'import json,sys
+c = json.load(sys.stdin)["compression"]
+print(c["speedup"], c["model_speedup"], c["method"])')
+if awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 1.95 && a <= 2 && b > 1.95 && b <= 2) }' &&
+   [ "$3" = fp16 ]
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: fp16 on a slow network: speedup $1, model $2, method $3"; fi
+if "$weft" run --model gpt-1.7b --gpus 16 --global-batch 32 --compress powersgd:4 |
+   grep -q "^    without compression .* speedup .*x; Agarwal et al.'s model"
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the compression summary"; fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

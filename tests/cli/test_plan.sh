@@ -66,6 +66,17 @@ while read -r want flags; do
 done <"$tmp/runs"
 [ "$n" -ge 5 ] && ok || ko "only $n plans checked"
 
+expect 2 "weft: --family: 'ddp' is not megatron, tensor3d or all" plan --model gpt-1.7b --gpus 8 --global-batch 8 --family ddp
+# --family keeps to one family of plans.
+for fam in megatron tensor3d; do
+  "$weft" plan --model gpt-1.7b --gpus 8 --global-batch 16 --family "$fam" \
+    --budget 0 --show 0 --json >"$tmp/fam.json" 2>"$tmp/err"
+  got=$(python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))["plans"]
+print(len(p) > 0 and all((x["tensor3d"] is not None) == (sys.argv[2] == "tensor3d") for x in p))' "$tmp/fam.json" "$fam")
+  if [ "$got" = True ]; then ok; else ko "--family $fam: $(cat "$tmp/err")"; fi
+done
+
 # A fixed dimension stays fixed; --budget 0 ranks by estimate only.
 "$weft" plan --model gpt-1.7b --gpus 8 --global-batch 16 --tp 2 --pp 2 \
   --budget 0 --show 0 --json >"$tmp/fixed.json" 2>"$tmp/err"
