@@ -23,6 +23,12 @@ vg run run --model gpt-1.7b --layers 4 --gpus 8 --tp 2 --pp 2 --global-batch 8
 vg breakdown run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 --cp 2 \
   --global-batch 8 --breakdown --json
 vg coll coll allreduce --cluster dgx-h100 --gpus 16 --max-bytes 64MiB
+# Tensor3D on two nodes (X, Y, Z groups as representatives of a node-wide
+# grid), and gradient compression with its second, baseline replay.
+vg tensor3d run --model gpt-1.7b --layers 4 --gpus 16 --tensor3d 2,2,2 \
+  --overdecompose 2 --micro-batch 2 --global-batch 8
+vg compress run --model gpt-1.7b --layers 4 --gpus 16 --global-batch 16 \
+  --compress powersgd:2
 vg traced run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 \
   --global-batch 16 --collective tree --paje "$tmp/t.paje" --chrome "$tmp/t.json"
 # Replica symmetry and representative rings and trees (engine.c, coll.c):
