@@ -209,11 +209,11 @@ static void enumerate(struct search *s)
   } while (0)
   if (!b->set[PK_TENSOR3D] && !b->set[PK_PIECES] &&
       s->family != FAM_TENSOR3D) {
-    for (long t = 1; t <= s->node_gpus && t <= 64 && t <= gpus; t *= 2)
-      if (!b->set[PK_TP] || t == b->tp)
-        ADD_SPLIT(t, {0, 0, 0}, 1);
-    if (b->set[PK_TP] && (b->tp & (b->tp - 1))) /* not a power of two */
+    if (b->set[PK_TP]) /* the degree asked for, wherever it reaches */
       ADD_SPLIT(b->tp, {0, 0, 0}, 1);
+    else
+      for (long t = 1; t <= s->node_gpus && t <= 64 && t <= gpus; t *= 2)
+        ADD_SPLIT(t, {0, 0, 0}, 1);
   }
   static const long piece_list[] = {1, 2, 4};
   long gmax = s->grid_max;
@@ -230,12 +230,10 @@ static void enumerate(struct search *s)
             ADD_SPLIT(T, {gx, gy, gz}, piece_list[i]);
       }
   if (b->set[PK_TENSOR3D] && s->family != FAM_MEGATRON)
-    for (int i = 0; i < 3; i++)
-      if (b->set[PK_PIECES] ? piece_list[i] == b->pieces || i == 0
-                            : true)
-        ADD_SPLIT(b->t3[0] * b->t3[1] * b->t3[2],
-                  {b->t3[0], b->t3[1], b->t3[2]},
-                  b->set[PK_PIECES] ? b->pieces : piece_list[i]);
+    for (int i = 0; i < (b->set[PK_PIECES] ? 1 : 3); i++)
+      ADD_SPLIT(b->t3[0] * b->t3[1] * b->t3[2],
+                {b->t3[0], b->t3[1], b->t3[2]},
+                b->set[PK_PIECES] ? b->pieces : piece_list[i]);
 #undef ADD_SPLIT
   n = 0;
   for (long d = 1; d <= m->layers && d <= 128 && n < 160; d++)
@@ -288,6 +286,9 @@ static void enumerate(struct search *s)
                   if (g3 && (eps[e] > 1 || shs[z] >= SHARD_FSDP ||
                              mbs[u] % ts[i].pieces != 0))
                     continue; /* what Tensor3D does not combine with */
+                  if (shs[z] != SHARD_NONE && shs[z] != SHARD_USER &&
+                      gpus / mp * cps[j] < 2)
+                    continue; /* nothing to shard over: as unsharded */
                   struct cand k = {.tp = ts[i].tp, .pp = pps[q],
                                    .cp = cps[j], .ep = eps[e], .mb = mbs[u],
                                    .v = vs[x], .recompute = (int)rcs[r],
@@ -424,7 +425,9 @@ static void simulate_all(struct search *s, long top, double budget_s,
     int ms = left <= 0 ? 0 : left > 1 ? 1000 : (int)(left * 1000) + 1;
     int r = poll(pf, (nfds_t)np, ms);
     if (r < 0 && errno != EINTR)
-      break;
+      break; /* the children are killed and reaped below */
+    if (r < 0)
+      continue;
     for (long i = 0; i < np; i++) {
       if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
@@ -449,22 +452,25 @@ static void simulate_all(struct search *s, long top, double budget_s,
       running--;
       done++;
     }
+    if (cli_wall_s() - t0 >= budget_s && next >= want)
+      break; /* what still runs is cut below */
     if (cli_wall_s() - t0 >= budget_s) {
-      for (long j = 0; j < jobs; j++)
-        if (ch[j].pid) {
-          kill(ch[j].pid, SIGKILL);
-          while (waitpid(ch[j].pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-          close(ch[j].fd);
-          s->k[ch[j].cand].sim = SIM_CUT;
-          ch[j].pid = 0;
-          running--;
-        }
+      next = want; /* start nothing more; a last look at the pipes first */
+      continue;
     }
     if (tty)
       fprintf(stderr, "\rweft: %ld of %ld plans simulated, %.0f s of the "
               "%.0f s budget\033[K", done, want, cli_wall_s() - t0, budget_s);
   }
+  for (long j = 0; j < jobs; j++) /* cut by the budget (or a failed poll) */
+    if (ch[j].pid) {
+      kill(ch[j].pid, SIGKILL);
+      while (waitpid(ch[j].pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      close(ch[j].fd);
+      s->k[ch[j].cand].sim = SIM_CUT;
+      ch[j].pid = 0;
+    }
   if (tty)
     fprintf(stderr, "\r\033[K");
   free(ch);
@@ -742,6 +748,11 @@ int cmd_plan(int argc, char **argv)
   struct weft_err err = {0};
   if (opts_workload_hw(&o, "selene", &w, &cat, &c, &err))
     return cli_fail(&err);
+  if (w.plan.compress != CM_NONE) {
+    catalog_free(cat);
+    return cli_usage("--compress: weft plan ranks plans without gradient "
+                     "compression; run the plan it finds with --compress");
+  }
   if (w.plan.global_batch < 1) {
     catalog_free(cat);
     return cli_usage("the global batch is required (--global-batch or "

@@ -125,6 +125,9 @@ Test(compress, refused_settings)
   refused("gpt-1.7b", KV("compress", "fp16", "zero", "1", "global_batch",
           "8"), 8, "--compress: gradient compression applies to DDP's "
           "all-reduced buckets; this plan shards them (ZeRO or FSDP)");
+  refused("mixtral-8x7b", KV("compress", "powersgd:4", "tp", "8", "ep", "2",
+          "global_batch", "8"), 16, "--compress: gradient compression of MoE "
+          "experts is not modelled");
 }
 
 /* Two one-GPU nodes of selene, loaded once (one platform per process;

@@ -36,8 +36,14 @@ Test(graph_fault, bad_files)
       ":2: parallel degree out of range");
   bad("weft-graph 1\nlayout tp=1 pp=1 dp=2 cp=1 ep=1 v=1 order=tp-xx-dp-pp\n",
       ":2: unknown dimension 'xx' in order");
+  bad("weft-graph 1\ntensor3d 2 0 2\nlayout tp=8 pp=1 dp=1 cp=1 ep=1 v=1 "
+      "order=tp-cp-dp-pp\n", ":2: malformed tensor3d line");
+  bad("weft-graph 1\ntensor3d 2 2 2\nlayout tp=4 pp=1 dp=1 cp=1 ep=1 v=1 "
+      "order=tp-cp-dp-pp\n", ":3: tensor3d grid is not the layout's TP");
   bad("weft-graph 1\nfoo\n", ":2: expected model, plan, tensor3d, tokens or layout, got "
       "'foo'");
+  bad(HEAD "stage 0 tasks 1 deps 0\ncoll allreduce compute fwd t3x 0 0 0 0 "
+      "0 0 0 0 0 1024\n", ":7: group 't3x' without a tensor3d line");
   bad(HEAD "stage 0 tasks 1 deps 0\nkernel gemv compute fwd - 0 0 0 0 1 1 1 1 "
       "2 6\n", ":7: unknown operation 'gemv'");
   bad(HEAD "stage 0 tasks 1 deps 0\nkernel gemm compute fwd - 0 0 0 0 1 1 1 1 "

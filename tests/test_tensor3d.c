@@ -166,10 +166,40 @@ Test(tensor3d, linear_flops_and_activations)
       S * b * (10 * h / 2 + (2 * h + 4 * h + 2 * h + 2 * f + 2 * f + 4 * a) / 2));
 }
 
+Test(tensor3d, pipeline_transfers_carry_the_ranks_own_channels)
+{
+  /* Each rank sends its h/GX channels of its own rows; nothing is
+   * gathered over the grid after a receive (1D TP's scatter/gather). */
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 16, KV("tensor3d", "2,2,2", "pp", "2",
+                          "micro_batch", "2", "global_batch", "4"), &m, &p);
+  for (long st = 0; st < 2; st++) {
+    const struct program *pr = &g->prog[st];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_SEND || t->kind == TK_RECV)
+        REL(t->bytes, e * 2 * S * h / 2);
+      cr_assert(!(t->kind == TK_COLL && t->group == GK_TP),
+                "a TP collective in a Tensor3D graph");
+    }
+  }
+  graph_free(g);
+}
+
 Test(tensor3d, refused_settings)
 {
   refused("gpt-1.7b", KV("tensor3d", "2,2", "global_batch", "8"), 8,
           "--tensor3d: '2,2' is not GX,GY,GZ (three degrees, such as 2,2,2)");
+  refused("gpt-1.7b", KV("tensor3d", "2,,2,2", "global_batch", "8"), 8,
+          "--tensor3d: '2,,2,2' is not GX,GY,GZ (three degrees, such as "
+          "2,2,2)");
+  refused("gpt-1.7b", KV("tensor3d", "2,2,2,", "global_batch", "8"), 8,
+          "--tensor3d: '2,2,2,' is not GX,GY,GZ (three degrees, such as "
+          "2,2,2)");
+  refused("gpt-1.7b", KV("tensor3d", "2,2,2", "compress", "fp16",
+          "global_batch", "8"), 8, "--tensor3d: Tensor3D does not combine "
+          "with gradient compression");
   refused("gpt-1.7b", KV("tensor3d", "2,2,2", "tp", "4", "global_batch", "8"),
           8, "--tensor3d: a grid of 2 x 2 x 2 is TP 8, not 4");
   refused("gpt-1.7b", KV("tensor3d", "2,2,2", "sp", "yes", "global_batch",

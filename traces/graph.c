@@ -277,6 +277,8 @@ static int read_task(struct reader *r, struct graph *g, long s, char *line)
                                    : (strcmp(w, "-") == 0 ? 0 : -1);
   if (gr < 0)
     return rerr(r, "unknown group '%s'", w ? w : "");
+  if (k == TK_COLL && gr >= GK_T3X && gr <= GK_T3Z && g->layout.t3[0] == 0)
+    return rerr(r, "group '%s' without a tensor3d line", w);
   t.group = (uint8_t)gr;
   long v;
   int rc;
@@ -343,7 +345,9 @@ struct graph *graph_read(const char *path, struct weft_err *err)
       else if (strncmp(line, "tensor3d ", 9) == 0) {
         long x[3];
         if (sscanf(line, "tensor3d %ld %ld %ld", &x[0], &x[1], &x[2]) != 3 ||
-            x[0] < 1 || x[1] < 1 || x[2] < 1 ||
+            x[0] < 1 || x[1] < 1 || x[2] < 1 || x[0] > WEFT_MAX_DEGREE ||
+            x[1] > WEFT_MAX_DEGREE || x[2] > WEFT_MAX_DEGREE ||
+            x[0] * x[1] > WEFT_MAX_DEGREE ||
             x[0] * x[1] * x[2] > WEFT_MAX_DEGREE) {
           rc = rerr(&r, "malformed tensor3d line%s", "");
           goto out;

@@ -746,6 +746,9 @@ double build_p2p_bytes(const struct model *m, const struct plan *p)
 {
   double T = (double)p->micro_batch * ((double)m->seq / (double)p->cp);
   double full = model_act_bytes(m) * T * (double)m->hidden;
+  /* Tensor3D: each rank's h/GX channels of its own rows (no gather) */
+  if (p->t3[0] > 0)
+    return full / (double)p->t3[0];
   /* SP split, or scatter/gather */
   return p->tp > 1 ? full / (double)p->tp : full;
 }
@@ -761,7 +764,7 @@ static void recv(struct ctx *c, int peer, int phase)
                    .phase = (uint8_t)phase, .peer = (int8_t)peer,
                    .layer = -1, .bytes = p2p_bytes(c)};
   long r = add(c, &t);
-  if (c->t > 1 && !c->p->sp) {
+  if (c->t > 1 && !c->p->sp && !t3(c)) {
     /* Scatter/gather: rebuild the full tensor over NVLink. */
     c->pending[c->npending++] = r;
     coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, -1, c->e * c->T * c->h);
@@ -921,7 +924,7 @@ static void compress_bucket(struct ctx *c, double acc, long after)
     q.dec_bytes = n * (2 + e);
     break;
   case CM_POWERSGD:
-    enc = 3 * e * mat + e * (mat + R * rc / 2);
+    enc = 3 * e * mat + e * (mat + R * rc);
     op = CO_ALLREDUCE;
     wire = e * R * rc / 2 + e * vec;
     q.mid_bytes = e * R * R * rc / 2 + e * (mat + R * rc);
@@ -955,8 +958,9 @@ static void compress_bucket(struct ctx *c, double acc, long after)
   q.wait = dp_coll(c, op, wire, w >= 0 ? w : after);
   if (c->n_cq < c->cq_cap)
     c->cq[c->n_cq++] = q;
-  else
-    compress_continue(c, &q); /* no room: finish it in place */
+  else /* no room: finish it in place */
+    while (!q.done)
+      compress_continue(c, &q);
   c->bk_rc = c->bk_vec = 0;
 }
 

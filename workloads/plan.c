@@ -119,17 +119,22 @@ static int set_tensor3d(struct plan *p, enum plan_key k, const char *v,
 {
   (void)k;
   long g[3];
-  char buf[64];
-  snprintf(buf, sizeof buf, "%s", v);
-  char *save = NULL, *tok = strtok_r(buf, ",", &save);
+  const char *q = v;
   int n = 0;
-  for (; tok && n < 3; tok = strtok_r(NULL, ",", &save)) {
+  for (; n < 3; n++) { /* exactly three comma-separated degrees */
+    const char *comma = strchr(q, ',');
+    size_t len = comma ? (size_t)(comma - q) : strlen(q);
+    char tok[32];
+    if (len == 0 || len >= sizeof tok || (n < 2) != (comma != NULL))
+      break;
+    memcpy(tok, q, len);
+    tok[len] = '\0';
     int rc = units_parse_int(tok, 1, WEFT_MAX_DEGREE, &g[n], err);
     if (rc)
       return rc;
-    n++;
+    q = comma ? comma + 1 : q + len;
   }
-  if (n != 3 || tok || strlen(v) >= sizeof buf)
+  if (n != 3)
     return weft_errf(err, WEFT_EINVAL, "'%s' is not GX,GY,GZ (three "
                      "degrees, such as 2,2,2)", v);
   if (g[0] * g[1] * g[2] > WEFT_MAX_DEGREE)
@@ -624,7 +629,9 @@ static int check_tensor3d(struct plan *p, const struct model *m,
                      : p->zero >= 2 ? "ZeRO-2/3 or FSDP (Z shards the "
                                       "weights already)"
                      : model_is_moe(m) ? "MoE models"
-                                       : NULL;
+                     : m->dtype == DTYPE_FP8 ? "FP8 linear layers"
+                     : p->compress != CM_NONE ? "gradient compression"
+                                              : NULL;
   if (what)
     return weft_errf(err, WEFT_EINVAL, "%s: Tensor3D does not combine with "
                      "%s", o, what);
@@ -733,11 +740,13 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: HSDP is PyTorch FSDP's; DeepSpeed "
                      "ZeRO-3 shards over all data-parallel ranks",
                      p->origin[PK_SHARD_IMPL]);
-  if (p->compress != CM_NONE && (p->zero || p->t3[0]))
+  if (p->compress != CM_NONE && p->zero)
     return weft_errf(err, WEFT_EINVAL, "%s: gradient compression applies to "
-                     "DDP's all-reduced buckets; this plan %s",
-                     p->origin[PK_COMPRESS],
-                     p->t3[0] ? "is Tensor3D" : "shards them (ZeRO or FSDP)");
+                     "DDP's all-reduced buckets; this plan shards them (ZeRO "
+                     "or FSDP)", p->origin[PK_COMPRESS]);
+  if (p->compress != CM_NONE && model_is_moe(m))
+    return weft_errf(err, WEFT_EINVAL, "%s: gradient compression of MoE "
+                     "experts is not modelled", p->origin[PK_COMPRESS]);
   if (p->ep > 1 && p->hsdp)
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with HSDP is "
                      "not supported yet", p->origin[PK_EP]);

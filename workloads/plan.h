@@ -84,7 +84,7 @@ enum fp8_recipe { FP8_DELAYED, FP8_MXFP8 };
  * MLSys 2022, compare these methods against optimized DDP):
  *   fp16: cast to 16 bits, all-reduce, cast back (fp16_compress_hook);
  *   powersgd:R: PowerSGD of rank R (default 1, as powerSGD_hook): per
- *     matrix P = M Q, orthogonalize P, all-reduce P, Q = M^T P,
+ *     matrix P = M Q, all-reduce P, orthogonalize P, Q = M^T P,
  *     all-reduce Q, M = P Q^T, with error feedback; vectors all-reduced
  *     whole;
  *   topk:F, randomk:F: the fraction F (default 0.01) of the largest (or

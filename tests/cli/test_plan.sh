@@ -15,7 +15,7 @@ expect 2 "weft: --budget: 'x' is not a number; expected a time such as 0.35us" p
 expect 2 "weft: --top: '-1' is below the minimum of 0" plan --model gpt-1.7b --gpus 8 --global-batch 8 --top -1
 expect 2 "weft: --jobs: '0' is below the minimum of 1" plan --model gpt-1.7b --gpus 8 --global-batch 8 -j 0
 expect 1 "weft: --tp: TP 3 x PP 1 x CP 1 = 3 does not divide 8 GPUs" plan --model gpt-1.7b --gpus 8 --global-batch 8 --tp 3
-expect 1 "weft: none of the 1002 valid plans fits in the 80 GB of a H100-SXM: the least needs 817.4 GB per GPU (fix fewer settings, or give the job more GPUs)" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
+expect 1 "weft: none of the 759 valid plans fits in the 80 GB of a H100-SXM: the least needs 817.4 GB per GPU (fix fewer settings, or give the job more GPUs)" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
 
 # Every plan of GPT 1.7B on 8 A100 with a global batch of 16, simulated.
 "$weft" plan --model gpt-1.7b --gpus 8 --global-batch 16 --top 100000 \
@@ -75,6 +75,21 @@ for fam in megatron tensor3d; do
 p = json.load(open(sys.argv[1]))["plans"]
 print(len(p) > 0 and all((x["tensor3d"] is not None) == (sys.argv[2] == "tensor3d") for x in p))' "$tmp/fam.json" "$fam")
   if [ "$got" = True ]; then ok; else ko "--family $fam: $(cat "$tmp/err")"; fi
+done
+
+expect 2 "weft: --compress: weft plan ranks plans without gradient compression; run the plan it finds with --compress" plan --model gpt-1.7b --gpus 8 --global-batch 8 --compress fp16
+# No plan twice (a fixed grid and pieces; ZeRO-1 with one data-parallel
+# rank), and a TP degree beyond the NVLink domain is searched when asked.
+for args in "--tensor3d 2,2,2 --overdecompose 2 --tp 8" "--tp 16 --family megatron"; do
+  tp=$(echo "$args" | sed 's/.*--tp \([0-9]*\).*/\1/')
+  # shellcheck disable=SC2086
+  "$weft" plan --model gpt-7.5b --gpus 16 --global-batch 16 $args \
+    --budget 0 --show 0 --json >"$tmp/dup.json" 2>"$tmp/err"
+  got=$(python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))["plans"]
+keys = [tuple(sorted((k, str(v)) for k, v in x.items() if k not in ("rank", "estimate_rank", "estimate_s", "exposed_comm_s", "memory_per_gpu_bytes", "status", "simulated_s", "tflops_per_gpu"))) for x in p]
+print(len(p) > 0 and len(set(keys)) == len(keys) and all(x["tp"] == int(sys.argv[2]) for x in p))' "$tmp/dup.json" "$tp")
+  if [ "$got" = True ]; then ok; else ko "plan $args: duplicates, none or a wrong TP: $(cat "$tmp/err")"; fi
 done
 
 # A fixed dimension stays fixed; --budget 0 ranks by estimate only.
