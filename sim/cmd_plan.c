@@ -47,8 +47,8 @@ static const struct opt plan_opts[] = {
      "CP, EP and sharding), tensor3d (3D grids with DP, PP when given) or "
      "all (default all)"},
     {"grid-max", 0, OPT_VALUE, "N", "Tensor3D grids of at most N GPUs "
-     "(default 64: the engine simulates larger grids, which span nodes, "
-     "rank by rank and slowly)"},
+     "(default: the NVLink domain; the engine simulates grids that span "
+     "nodes rank by rank, minutes each at 1024 GPUs)"},
     {"json", 0, OPT_FLAG, NULL, "print one JSON object instead of the table"},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -62,7 +62,8 @@ const struct opts_spec cmd_plan_spec = {
     "models), micro-batch 1-16, 1F1B or interleaved:2/4, recomputation\n"
     "none/selective/full and sharding (none, ZeRO-1, FSDP, HSDP over a\n"
     "node), with sequence parallelism whenever TP > 1, and Tensor3D grids\n"
-    "(GX x GY x GZ powers of two up to --grid-max GPUs, 1, 2 or 4 pieces,\n"
+    "(GX x GY x GZ powers of two up to --grid-max GPUs, by default the\n"
+    "NVLink domain, with 1, 2 or 4 pieces,\n"
     "with DP and ZeRO-1; pipelines only with --pp).  A plan setting given\n"
     "as a flag or in the workload file fixes that dimension.  Plans that do\n"
     "not fit in memory are dropped; the others are ranked by a closed-form\n"
@@ -728,7 +729,7 @@ int cmd_plan(int argc, char **argv)
                     1000000, 20, &show);
   if (!rc)
     rc = parse_long("grid-max", opts_get(&cmd_plan_spec, &o, "grid-max"), 2,
-                    WEFT_MAX_DEGREE, 64, &grid_max);
+                    WEFT_MAX_DEGREE, 0, &grid_max);
   if (rc)
     return rc;
   int family = FAM_ALL;
@@ -761,6 +762,8 @@ int cmd_plan(int argc, char **argv)
   struct search s = {.w = &w, .c = &c, .family = family,
                      .grid_max = grid_max};
   s.node_gpus = c.nvl_rack > c.gpus_per_node ? c.nvl_rack : c.gpus_per_node;
+  if (!s.grid_max)
+    s.grid_max = s.node_gpus;
   double t0 = cli_wall_s();
   enumerate(&s);
   s.est_wall_s = cli_wall_s() - t0;

@@ -21,7 +21,7 @@ model="--model gpt-76.1b --layers 64 --heads 80 --global-batch 2048"
 for topo in dragonfly fat-tree; do
   for fam in megatron tensor3d; do
     "$build/weft" plan --cluster perlmutter --gpus 1024 --topology "$topo" \
-      $model --family "$fam" --top "$top" --budget "$budget" -j 2 --json \
+      $model --family "$fam" --grid-max 64 --top "$top" --budget "$budget" -j 2 --json \
       --show "$top" >"/tmp/t3-$topo-$fam.json" || exit 1
   done
   python3 - "$topo" "/tmp/t3-$topo-megatron.json" "/tmp/t3-$topo-tensor3d.json" <<'PY'
