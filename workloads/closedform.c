@@ -81,10 +81,16 @@ static void level(const struct cluster *c, const struct span *sp,
     nic = c->gpu.nvlink_bw_Bps;
   /* A dragonfly joins two routers by local_links links: a ring that
    * leaves a router sends all its channels through them (minimal routes,
-   * as the simulation's). */
-  if (c->topology == TOPO_DRAGONFLY && sp->leaves > 1 &&
-      c->local_links * c->nic.bw_Bps < nic)
-    nic = c->local_links * c->nic.bw_Bps;
+   * as the simulation's), and so do the rings of the other groups of the
+   * same kind on that router, which run the same collective at the same
+   * time (a router's GPUs over the group's members on it). */
+  if (c->topology == TOPO_DRAGONFLY && sp->leaves > 1) {
+    double on_router = (double)sp->n / (double)sp->leaves;
+    double rings = (double)c->nodes_per_leaf * c->gpus_per_node / on_router;
+    double link = c->local_links * c->nic.bw_Bps / (rings > 1 ? rings : 1);
+    if (link < nic)
+      nic = link;
+  }
   *beta = nic;
   *alpha = 2 * c->nic.lat_s +
            (sp->pods > 1 ? 5 : sp->leaves > 1 ? 3 : 1) * c->switch_lat_s;

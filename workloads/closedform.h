@@ -18,7 +18,9 @@
  *                 node (nic_bw x nics_per_node x members_per_node /
  *                 gpus_per_node, and never above NVLink when two or more
  *                 share a node; on a dragonfly, when the group spans
- *                 routers, never above the local links joining two routers);
+ *                 routers, never above its share of the local links
+ *                 joining two routers, which the same collective of every
+ *                 group on the router crosses at once);
  *                 an all-to-all or a send/recv across
  *                 nodes instead sends each GPU's off-node share through
  *                 its own NIC (nic_bw x nics_per_node / gpus_per_node) and

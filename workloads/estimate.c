@@ -14,6 +14,8 @@
  * layers (estimate.h names them). */
 struct probe_sums {
   double F, B, R, A, X, Z, K;    /* per layer and micro-batch */
+  double Zdp;                    /* of Z, what runs on the data-parallel
+                                    stream (reduce-scatters) */
   double P;                      /* Tensor3D's overlapped all-reduces */
   double embed, head, head_x, Zh; /* per micro-batch, first/last stage */
   struct task optim;             /* the optimizer step (one kernel) */
@@ -58,8 +60,11 @@ static void probe_sums(const struct graph *g, const struct graph_layout *l,
       s->K += x;
     else if (t->stream == ST_T3)
       *(layer ? &s->P : &s->head_x) += x;
-    else if (t->group == GK_T3Z || (zero == 3 && t->phase != PH_OPT))
+    else if (t->group == GK_T3Z || (zero == 3 && t->phase != PH_OPT)) {
       *(layer ? &s->Z : &s->Zh) += x;
+      if (layer && t->stream == ST_DP)
+        s->Zdp += x;
+    }
     /* Other gradient reductions are counted per stage below. */
   }
 }
@@ -171,7 +176,11 @@ int estimate_plan(const struct model *m, const struct plan *p,
     if (probe_params > 0)
       opt.bytes *= stage_params_rank(m, p, st) / probe_params;
     double o = opt.bytes > 0 ? cost_kernel(&c->gpu, dt, attn, &opt, NULL) : 0;
-    double d = grad_reduction(m, p, c, &l, st, L / v * (s.B + s.R));
+    /* The reduction shares the data-parallel stream with the layers'
+     * own reduce-scatters (ZeRO-3, Tensor3D's Z), which take their part
+     * of the backward first. */
+    double d = grad_reduction(m, p, c, &l, st,
+                              fmax(0, L / v * (s.B + s.R - s.Zdp)));
     if (d + o > tail) {
       tail = d + o;
       tail_d = d;

@@ -35,7 +35,8 @@
  * stage ends with its data-parallel gradient reduction (all-reduce, or
  * reduce-scatter plus the parameters' all-gather after the step under
  * ZeRO-1/2, of the stage's gradients; hidden behind the last micro-batch's
- * backward when overlapped, as far as it lasts) and its optimizer step:
+ * backward when overlapped, as far as it lasts once the layers' own
+ * reduce-scatters on the same stream are done) and its optimizer step:
  *   T = (m + (pp - 1) / v) max_s t_s + max_s (D_s exposed + O_s).
  * What it leaves out, the simulation has: contention between streams and
  * jobs on shared links, NCCL's protocols and per-step costs, the exact
