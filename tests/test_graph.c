@@ -7,8 +7,9 @@
 
 #include "workloads/builder.h"
 
-static void round_trip(const char *model, long gpus, long tp, long pp, long gb,
-                       const char *sched, const char *recompute, bool sp)
+static void round_trip_with(const char *model, long gpus, long tp, long pp,
+                            long gb, const char *sched, const char *recompute,
+                            bool sp, const char *const *kv)
 {
   struct model m;
   cr_assert_eq(model_from_preset(&m, model, NULL), 0);
@@ -21,6 +22,9 @@ static void round_trip(const char *model, long gpus, long tp, long pp, long gb,
   struct weft_err err = {0};
   cr_assert_eq(plan_set(&p, PK_SCHEDULE, sched, "s", &err), 0);
   cr_assert_eq(plan_set(&p, PK_RECOMPUTE, recompute, "r", &err), 0);
+  for (int i = 0; kv && kv[i]; i += 2)
+    cr_assert_eq(plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], kv[i],
+                          &err), 0, "%s", err.msg);
   cr_assert_eq(plan_resolve(&p, &m, gpus, &err), 0, "%s", err.msg);
   struct graph *g = build_graph(&m, &p, &err);
   cr_assert(g);
@@ -45,8 +49,21 @@ static void round_trip(const char *model, long gpus, long tp, long pp, long gb,
   graph_free(h);
 }
 
+static void round_trip(const char *model, long gpus, long tp, long pp, long gb,
+                       const char *sched, const char *recompute, bool sp)
+{
+  round_trip_with(model, gpus, tp, pp, gb, sched, recompute, sp, NULL);
+}
+
 Test(graph, round_trips)
 {
+  /* Tensor3D (its groups, the t3 stream, the tensor3d line) and gradient
+   * compression (its kernels). */
+  round_trip_with("gpt-1.7b", 16, 1, 2, 16, "1f1b", "full", false,
+                  (const char *const[]){"tensor3d", "2,2,2", "overdecompose",
+                                        "2", "micro_batch", "2", NULL});
+  round_trip_with("gpt-1.7b", 16, 2, 1, 16, "1f1b", "none", false,
+                  (const char *const[]){"compress", "powersgd:2", NULL});
   round_trip("gpt-1.7b", 8, 2, 2, 16, "1f1b", "none", true);
   round_trip("gpt3-175b", 256, 8, 4, 32, "interleaved:2", "full", false);
   round_trip("llama3-8b", 16, 4, 2, 8, "gpipe", "selective", false);
