@@ -220,6 +220,26 @@ static long coll(struct ctx *c, enum coll_op op, enum group_kind gk,
   return add(c, &t);
 }
 
+/* A gradient reduction on the data-parallel stream, issued after task
+ * `after`, that the optimizer step waits for. */
+static long grad_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
+                      long layer, double bytes, long after)
+{
+  long i = coll(c, op, gk, ST_DP, PH_BWD, layer, bytes);
+  if (after >= 0)
+    graph_dep(c->g, c->s, after);
+  c->dp_tasks[c->n_dp++] = i;
+  return i;
+}
+
+/* Make the next compute task wait for `task` (none when -1). */
+static void wait_for(struct ctx *c, long task)
+{
+  if (task >= 0 &&
+      c->npending < (int)(sizeof c->pending / sizeof *c->pending))
+    c->pending[c->npending++] = task;
+}
+
 /* The tensor-parallel exchange after a row-parallel GEMM (forward) or a
  * column-parallel data gradient (backward). */
 static void tp_reduce(struct ctx *c, int phase, long layer)
@@ -500,9 +520,16 @@ static void t3_init(const struct ctx *c, struct t3s *s)
 /* The next computation of piece j waits for what piece j sent last. */
 static void t3_wait(struct ctx *c, struct t3s *s, int j)
 {
-  if (s->ready[j] >= 0 && c->npending < 8)
-    c->pending[c->npending++] = s->ready[j];
+  wait_for(c, s->ready[j]);
   s->ready[j] = -1;
+}
+
+/* The groups a linear layer's in and out features split over (a
+ * transposed layer swaps X and Y). */
+static void t3_split(const struct t3s *s, bool tr, double *gin, double *gout)
+{
+  *gin = tr ? s->gy : s->gx;
+  *gout = tr ? s->gx : s->gy;
 }
 
 /* Gather the weight block of the next linear layer over Z, after the
@@ -513,7 +540,8 @@ static void t3_gather(struct ctx *c, struct t3s *s, int phase, long l,
   s->ag = -1;
   if (s->gz <= 1)
     return;
-  double gin = tr ? s->gy : s->gx, gout = tr ? s->gx : s->gy;
+  double gin, gout;
+  t3_split(s, tr, &gin, &gout);
   s->ag = coll(c, CO_ALLGATHER, GK_T3Z, ST_AG, phase, l,
                c->e * in / gin * out / gout);
   if (c->last_compute >= 0)
@@ -551,11 +579,12 @@ static void t3_attention(struct ctx *c, struct t3s *s, int phase, long l,
 static void t3_linear_fwd(struct ctx *c, struct t3s *s, int phase, long l,
                           double in, double out, bool tr, long ag)
 {
-  double gin = tr ? s->gy : s->gx, gout = tr ? s->gx : s->gy;
+  double gin, gout;
+  t3_split(s, tr, &gin, &gout);
   for (int j = 0; j < (int)s->k; j++) {
     t3_wait(c, s, j);
-    if (j == 0 && ag >= 0 && c->npending < 8)
-      c->pending[c->npending++] = ag;
+    if (j == 0)
+      wait_for(c, ag);
     gemm(c, phase, l, s->R, out / gout, in / gin);
     if (gin > 1) {
       s->ready[j] = coll(c, CO_ALLREDUCE, tr ? GK_T3Y : GK_T3X, ST_T3, phase,
@@ -572,12 +601,13 @@ static void t3_linear_fwd(struct ctx *c, struct t3s *s, int phase, long l,
 static long t3_linear_bwd(struct ctx *c, struct t3s *s, long l, double in,
                           double out, bool tr, long ag)
 {
-  double gin = tr ? s->gy : s->gx, gout = tr ? s->gx : s->gy;
+  double gin, gout;
+  t3_split(s, tr, &gin, &gout);
   long w = -1;
   for (int j = 0; j < (int)s->k; j++) {
     t3_wait(c, s, j);
-    if (j == 0 && ag >= 0 && c->npending < 8)
-      c->pending[c->npending++] = ag;
+    if (j == 0)
+      wait_for(c, ag);
     gemm(c, PH_BWD, l, s->R, in / gin, out / gout); /* data gradient */
     if (gout > 1) {
       s->ready[j] = coll(c, CO_ALLREDUCE, tr ? GK_T3X : GK_T3Y, ST_T3, PH_BWD,
@@ -586,12 +616,9 @@ static long t3_linear_bwd(struct ctx *c, struct t3s *s, long l, double in,
     }
     w = gemm(c, PH_BWD, l, in / gin, out / gout, s->R); /* weight gradient */
   }
-  if (s->gz > 1) {
-    w = coll(c, CO_REDUCE_SCATTER, GK_T3Z, ST_DP, PH_BWD, l,
-             c->grad_e * in / gin * out / gout);
-    graph_dep(c->g, c->s, c->last_compute);
-    c->dp_tasks[c->n_dp++] = w;
-  }
+  if (s->gz > 1)
+    w = grad_coll(c, CO_REDUCE_SCATTER, GK_T3Z, l,
+                  c->grad_e * in / gin * out / gout, c->last_compute);
   return w;
 }
 
@@ -661,8 +688,7 @@ static void t3_embed_fwd(struct ctx *c)
   t3_init(c, &s);
   double e = c->e, V = (double)c->m->vocab, h = c->h;
   t3_gather(c, &s, PH_FWD, -1, h, V, true);
-  if (s.ag >= 0)
-    c->pending[c->npending++] = s.ag;
+  wait_for(c, s.ag);
   kernel(c, KK_EMBED, PH_FWD, -1, 0,
          e * c->T * h / s.gx * (c->m->gpt_style ? 3 : 1));
   if (s.gy > 1)
@@ -676,12 +702,9 @@ static long t3_embed_bwd(struct ctx *c)
   t3_init(c, &s);
   double V = (double)c->m->vocab, h = c->h;
   long w = kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * h / s.gx);
-  if (s.gz > 1) {
-    w = coll(c, CO_REDUCE_SCATTER, GK_T3Z, ST_DP, PH_BWD, -1,
-             c->grad_e * V / s.gy * h / s.gx);
-    graph_dep(c->g, c->s, c->last_compute);
-    c->dp_tasks[c->n_dp++] = w;
-  }
+  if (s.gz > 1)
+    w = grad_coll(c, CO_REDUCE_SCATTER, GK_T3Z, -1,
+                  c->grad_e * V / s.gy * h / s.gx, c->last_compute);
   return w;
 }
 
@@ -725,12 +748,9 @@ static long t3_loss_bwd(struct ctx *c)
     coll(c, CO_ALLGATHER, GK_T3Z, ST_COMPUTE, PH_BWD, -1, e * Vl * h);
   gemm(c, PH_BWD, -1, c->T, h, Vl);
   long w = gemm(c, PH_BWD, -1, Vl, h, c->T);
-  if (s.gz > 1) {
-    w = coll(c, CO_REDUCE_SCATTER, GK_T3Z, ST_DP, PH_BWD, -1,
-             c->grad_e * Vl * h);
-    graph_dep(c->g, c->s, c->last_compute);
-    c->dp_tasks[c->n_dp++] = w;
-  }
+  if (s.gz > 1)
+    w = grad_coll(c, CO_REDUCE_SCATTER, GK_T3Z, -1, c->grad_e * Vl * h,
+                  c->last_compute);
   /* The input gradient summed over the vocabulary's X x Y split, each X
    * rank keeping its h/GX channels. */
   if (s.gy > 1)
@@ -855,14 +875,12 @@ static long compress_kernel(struct ctx *c, double bytes)
   return bytes > 0 ? kernel(c, KK_COMPRESS, PH_BWD, -1, 0, bytes) : -1;
 }
 
+/* A data-parallel bucket's reduction, which belongs to no micro-batch. */
 static long dp_coll(struct ctx *c, enum coll_op op, double bytes, long after)
 {
-  long i = coll(c, op, layout_grad_group(&c->g->layout), ST_DP, PH_BWD, -1,
-                bytes);
+  long i = grad_coll(c, op, layout_grad_group(&c->g->layout), -1, bytes,
+                     after);
   c->g->prog[c->s].tasks[i].mb = -1;
-  if (after >= 0)
-    graph_dep(c->g, c->s, after);
-  c->dp_tasks[c->n_dp++] = i;
   return i;
 }
 
@@ -871,8 +889,7 @@ static long dp_coll(struct ctx *c, enum coll_op op, double bytes, long after)
  * decoding. */
 static void compress_continue(struct ctx *c, struct cbucket *q)
 {
-  if (c->npending < 8)
-    c->pending[c->npending++] = q->wait;
+  wait_for(c, q->wait);
   if (q->mid_bytes > 0) {
     long k = compress_kernel(c, q->mid_bytes);
     q->wait = dp_coll(c, CO_ALLREDUCE, q->coll2_bytes, k);
@@ -911,8 +928,7 @@ static void compress_bucket(struct ctx *c, double acc, long after)
   double R = p->compress_param, F = p->compress_param;
   double k = ceil(F * n);
   compress_advance(c, true); /* the previous buckets' turn */
-  if (c->npending < 8)
-    c->pending[c->npending++] = after;
+  wait_for(c, after);
   struct cbucket q = {.wait = -1};
   double enc = 0, wire = 0;
   enum coll_op op = CO_ALLGATHER;
@@ -966,22 +982,14 @@ static void compress_bucket(struct ctx *c, double acc, long after)
 
 /* Gradient buckets of one chunk: layers in backward order. */
 
-static void flush_bucket(struct ctx *c, double *acc, long after,
-                         long *dp_tasks, long *n_dp)
+static void flush_bucket(struct ctx *c, double *acc, long after)
 {
   if (*acc <= 0 || c->p->dp * c->p->cp < 2)
     return;
-  if (compressing(c)) {
+  if (compressing(c))
     compress_bucket(c, *acc, after);
-    *acc = 0;
-    return;
-  }
-  /* ZeRO 1 and 2 reduce-scatter: each rank updates its shard only. */
-  long i = coll(c, c->p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE,
-                layout_grad_group(&c->g->layout), ST_DP, PH_BWD, -1, *acc);
-  c->g->prog[c->s].tasks[i].mb = -1; /* belongs to no micro-batch */
-  graph_dep(c->g, c->s, after);
-  dp_tasks[(*n_dp)++] = i;
+  else /* ZeRO 1 and 2 reduce-scatter: each rank updates its shard only */
+    dp_coll(c, c->p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE, *acc, after);
   *acc = 0;
 }
 
@@ -1132,8 +1140,7 @@ struct reducer {
 };
 
 static void reduce_grads(struct ctx *c, struct reducer *r, const struct unit *un,
-                         long w, enum group_kind gk, bool flush,
-                         long *dp_tasks, long *n_dp)
+                         long w, enum group_kind gk, bool flush)
 {
   enum shard_impl si = c->p->shard_impl;
   long layer = un ? unit_layer(un) : -1;
@@ -1144,10 +1151,7 @@ static void reduce_grads(struct ctx *c, struct reducer *r, const struct unit *un
     if (si == SI_FSDP2) /* _chunk_cat into the reduce-scatter input */
       after = kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
                      2 * un->params * c->grad_e);
-    long rs = coll(c, CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD, layer,
-                   un->params * c->grad_e);
-    graph_dep(c->g, c->s, after);
-    dp_tasks[(*n_dp)++] = rs;
+    grad_coll(c, CO_REDUCE_SCATTER, gk, layer, un->params * c->grad_e, after);
     return;
   }
   if (un)
@@ -1159,16 +1163,12 @@ static void reduce_grads(struct ctx *c, struct reducer *r, const struct unit *un
    * reduces this one, so the computation it issues next waits too. */
   if (old && r->last >= 0 && c->npending < 4)
     c->pending[c->npending++] = r->last;
-  long i = coll(c, old ? CO_ALLREDUCE : CO_REDUCE_SCATTER, gk, ST_DP, PH_BWD,
-                layer, r->acc * c->grad_e);
-  graph_dep(c->g, c->s, w);
-  dp_tasks[(*n_dp)++] = i;
-  r->last = i;
+  r->last = grad_coll(c, old ? CO_ALLREDUCE : CO_REDUCE_SCATTER, gk, layer,
+                      r->acc * c->grad_e, w);
   r->acc = 0;
 }
 
-static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
-                       long *dp_tasks, long *n_dp)
+static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
 {
   const struct plan *p = c->p;
   bool hsdp = p->hsdp && p->hsdp < p->dp;
@@ -1209,20 +1209,15 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
           : un->kind == UNIT_LAYER ? layer_bwd(c, un->layer)
                           : loss_bwd(c);
       if (shard > 1)
-        reduce_grads(c, &red, un, w, gk, false, dp_tasks, n_dp);
+        reduce_grads(c, &red, un, w, gk, false);
       long nx;
       enum group_kind xg = expert_group(p, &nx);
       if (un->xparams > 0 && nx > 1) {
-        long rs = coll(c, CO_REDUCE_SCATTER, xg, ST_DP, PH_BWD, un->layer,
-                       un->xparams * grad_e);
-        graph_dep(c->g, c->s, w);
-        dp_tasks[(*n_dp)++] = rs;
+        grad_coll(c, CO_REDUCE_SCATTER, xg, un->layer, un->xparams * grad_e, w);
       }
       if (hsdp) {
-        long ar = coll(c, CO_ALLREDUCE, GK_REPL, ST_DP, PH_BWD,
-                       unit_layer(un), un->params * grad_e / (double)shard);
-        graph_dep(c->g, c->s, w);
-        dp_tasks[(*n_dp)++] = ar;
+        grad_coll(c, CO_ALLREDUCE, GK_REPL, unit_layer(un),
+                  un->params * grad_e / (double)shard, w);
       }
     }
     if (ahead && k + ahead < n) {
@@ -1232,7 +1227,7 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
     }
   }
   if (!fwd && shard > 1)
-    reduce_grads(c, &red, NULL, w, gk, true, dp_tasks, n_dp);
+    reduce_grads(c, &red, NULL, w, gk, true);
 }
 
 /* The context of stage `stage`: shapes, per-rank parameters, the list of
@@ -1298,7 +1293,7 @@ static void zero3_op(struct ctx *c, bool fwd, long vs, long first,
     recv(c, -1, PH_FWD);
   if (!fwd && vs < c->vlast)
     recv(c, +1, PH_BWD);
-  zero3_pass(c, u, n, fwd, c->dp_tasks, &c->n_dp);
+  zero3_pass(c, u, n, fwd);
   if (fwd && vs < c->vlast)
     send(c, +1, PH_FWD);
   if (!fwd && vs > 0)
@@ -1335,7 +1330,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
     long w = loss_bwd(c);
     bucket_add(c, &acc, BU_HEAD);
     if (overlap && acc >= p->bucket_bytes)
-      flush_bucket(c, &acc, w, c->dp_tasks, &c->n_dp);
+      flush_bucket(c, &acc, w);
   }
   long nx;
   enum group_kind xg = expert_group(p, &nx);
@@ -1343,24 +1338,22 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
     long w = layer_bwd(c, l);
     bucket_add(c, &acc, BU_LAYER);
     if (overlap && acc >= p->bucket_bytes)
-      flush_bucket(c, &acc, w, c->dp_tasks, &c->n_dp);
+      flush_bucket(c, &acc, w);
     if (c->lx > 0 && p->zero < 3 && (overlap || (!p->overlap_grad && last)) &&
         nx > 1) {
-      long x = coll(c, p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE, xg, ST_DP,
-                    PH_BWD, l, c->lx * c->grad_e);
+      long x = grad_coll(c, p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE, xg,
+                         l, c->lx * c->grad_e, w);
       c->g->prog[c->s].tasks[x].mb = -1;
-      graph_dep(c->g, c->s, w);
-      c->dp_tasks[c->n_dp++] = x;
     }
   }
   if (vs == 0) {
     long w = embed_bwd(c);
     bucket_add(c, &acc, BU_EMB);
     if (overlap)
-      flush_bucket(c, &acc, w, c->dp_tasks, &c->n_dp);
+      flush_bucket(c, &acc, w);
   }
   if (overlap)
-    flush_bucket(c, &acc, c->last_compute, c->dp_tasks, &c->n_dp);
+    flush_bucket(c, &acc, c->last_compute);
   if (vs > 0)
     send(c, -1, PH_BWD);
 }
@@ -1380,11 +1373,11 @@ static void late_buckets(struct ctx *c)
     for (long l = count - 1; l >= 0; l--) {
       bucket_add(c, &acc, BU_LAYER);
       if (acc >= p->bucket_bytes)
-        flush_bucket(c, &acc, c->last_compute, c->dp_tasks, &c->n_dp);
+        flush_bucket(c, &acc, c->last_compute);
     }
     if (vs == 0)
       bucket_add(c, &acc, BU_EMB);
-    flush_bucket(c, &acc, c->last_compute, c->dp_tasks, &c->n_dp);
+    flush_bucket(c, &acc, c->last_compute);
   }
 }
 
