@@ -10,9 +10,35 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "platforms/catalog.h"
+#include "platforms/cluster.h"
 #include "workloads/builder.h"
 
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* selene with `nodes` nodes of one GPU and one NIC each (no NVLink peers),
+ * resolved against the built-in catalog, which *cat receives (the caller
+ * frees it). */
+static inline struct cluster one_gpu_nodes(struct catalog **cat, int nodes)
+{
+  struct weft_err err = {0};
+  *cat = catalog_builtin(&err);
+  cr_assert(*cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "selene", &err), 0);
+  char n[16];
+  snprintf(n, sizeof n, "%d", nodes);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS_PER_NODE, "1", "t", 2, &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_NICS_PER_NODE, "1", "t", 2, &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, n, "t", 2, &err), 0, "%s",
+               err.msg);
+  struct cluster c;
+  cr_assert_eq(cluster_resolve(&d, *cat, &c, &err), 0, "%s", err.msg);
+  return c;
+}
 
 static inline struct graph *build(const char *model, long gpus,
                                   const char *const *kv, struct model *m,

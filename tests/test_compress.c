@@ -138,15 +138,7 @@ static struct catalog *cat;
 static void two_nodes(void)
 {
   struct weft_err err = {0};
-  cat = catalog_builtin(&err);
-  cr_assert(cat);
-  struct cluster_desc d;
-  cluster_desc_init(&d);
-  cr_assert_eq(cluster_desc_preset(&d, "selene", &err), 0);
-  cr_assert_eq(cluster_desc_set(&d, CK_GPUS_PER_NODE, "1", "t", 2, &err), 0);
-  cr_assert_eq(cluster_desc_set(&d, CK_NICS_PER_NODE, "1", "t", 2, &err), 0);
-  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "2", "t", 2, &err), 0);
-  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  c = one_gpu_nodes(&cat, 2);
   platload_boot(0);
   cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
 }

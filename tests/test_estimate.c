@@ -18,27 +18,6 @@
 
 static struct catalog *cat;
 
-/* selene with `nodes` nodes of one GPU each: no NVLink peers. */
-static struct cluster one_gpu_nodes(int nodes)
-{
-  struct weft_err err = {0};
-  cat = catalog_builtin(&err);
-  cr_assert(cat);
-  struct cluster_desc d;
-  cluster_desc_init(&d);
-  cr_assert_eq(cluster_desc_preset(&d, "selene", &err), 0);
-  char n[16];
-  snprintf(n, sizeof n, "%d", nodes);
-  cr_assert_eq(cluster_desc_set(&d, CK_GPUS_PER_NODE, "1", "t", 2, &err), 0,
-               "%s", err.msg);
-  cr_assert_eq(cluster_desc_set(&d, CK_NICS_PER_NODE, "1", "t", 2, &err), 0,
-               "%s", err.msg);
-  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, n, "t", 2, &err), 0, "%s",
-               err.msg);
-  struct cluster c;
-  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
-  return c;
-}
 
 /* Kernel seconds of stage `s`'s program: the forward-backward phases and
  * the optimizer step. */
@@ -59,7 +38,7 @@ static void stage_kernels(const struct graph *g, long s,
 
 Test(estimate, one_gpu_is_the_sum_of_its_kernels)
 {
-  struct cluster c = one_gpu_nodes(1);
+  struct cluster c = one_gpu_nodes(&cat, 1);
   struct model m;
   struct plan p;
   struct graph *g = build("gpt-1.7b", 1, KV("micro_batch", "2",
@@ -83,7 +62,7 @@ Test(estimate, pipeline_is_the_1f1b_bubble_over_the_busiest_stage)
   /* Four stages of 6 layers on four one-GPU nodes, 8 micro-batches,
    * transfers that do not block: (m + pp - 1) t_max, the transfers through
    * the pipeline and back, then the slowest optimizer step. */
-  struct cluster c = one_gpu_nodes(4);
+  struct cluster c = one_gpu_nodes(&cat, 4);
   struct model m;
   struct plan p;
   struct graph *g = build("gpt-1.7b", 4, KV("pp", "4", "global_batch", "8"),
@@ -116,7 +95,7 @@ Test(estimate, data_parallel_reduction_after_the_backward)
 {
   /* Two one-GPU nodes, gradients all-reduced after the pipeline (no
    * overlap): compute, then one all-reduce of every gradient. */
-  struct cluster c = one_gpu_nodes(2);
+  struct cluster c = one_gpu_nodes(&cat, 2);
   struct model m;
   struct plan p;
   struct graph *g = build("gpt-1.7b", 2, KV("global_batch", "4",
