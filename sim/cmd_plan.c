@@ -325,25 +325,22 @@ static void cand_text(const struct cand *k, long dp, char *buf, size_t size)
     snprintf(buf + n, size - n, " %s%s", rc[k->recompute], sh[k->shard]);
 }
 
-/* Simulate candidate `k` in this (forked) process and send the result. */
-static void child_main(const struct workload *w, const struct cluster *c,
-                       long node_gpus, const struct cand *k, int fd)
+/* Simulate job `wk` in this (forked) process and send the result. */
+static void child_main(const struct workload *wk, const struct cluster *c,
+                       int fd)
 {
   struct sim_msg msg = {0};
   struct weft_err err = {0};
-  struct workload wk = *w;
-  struct graph *g = NULL;
-  if (!cand_plan(&w->plan, &w->model, c->gpus, node_gpus, k, &wk.plan,
-                 &err) &&
-      (g = build_graph(&wk.model, &wk.plan, &err))) {
+  struct graph *g = build_graph(&wk->model, &wk->plan, &err);
+  if (g) {
     struct engine_params ep;
     engine_params_default(&ep);
-    ep.dtype = wk.model.dtype;
-    ep.attn_kernel = wk.plan.attn_kernel;
+    ep.dtype = wk->model.dtype;
+    ep.attn_kernel = wk->plan.attn_kernel;
     struct engine_result res = {0};
     if (!engine_run(g, c, &ep, &res, &err)) {
       struct report r;
-      report_fill(&r, &wk, c, g, &res, ep.dtype, 0);
+      report_fill(&r, wk, c, g, &res, ep.dtype, 0);
       msg.ok = 1;
       msg.iteration_s = r.iteration_s;
       msg.tflops = r.hw_flops_per_gpu / 1e12;
@@ -377,17 +374,15 @@ static void simulate_all(struct search *s, long top, double budget_s,
     double now = cli_wall_s() - t0;
     while (running < jobs && next < want && now < budget_s) {
       struct cand *k = &s->k[next];
-      struct graph_estimate ge;
-      struct plan p;
+      struct workload wk = *s->w; /* the job the child simulates */
       struct weft_err err = {0};
-      if (cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus, k,
-                    &p, &err) == 0) {
-        build_estimate(&s->w->model, &p, &ge);
-        if (ge.bytes > WEFT_MAX_GRAPH_BYTES) {
-          k->sim = SIM_TOO_BIG;
-          next++;
-          continue;
-        }
+      int bad = cand_plan(&s->w->plan, &s->w->model, s->c->gpus,
+                          s->node_gpus, k, &wk.plan, &err);
+      if (bad || cli_check_size(&wk, false, &err)) {
+        k->sim = bad ? SIM_FAILED : SIM_TOO_BIG;
+        snprintf(k->why, sizeof k->why, "%s", err.msg);
+        next++;
+        continue;
       }
       int fds[2];
       if (pipe(fds) != 0)
@@ -401,7 +396,7 @@ static void simulate_all(struct search *s, long top, double budget_s,
       }
       if (pid == 0) {
         close(fds[0]);
-        child_main(s->w, s->c, s->node_gpus, k, fds[1]);
+        child_main(&wk, s->c, fds[1]);
       }
       close(fds[1]);
       for (long j = 0; j < jobs; j++)
