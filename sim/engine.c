@@ -565,9 +565,7 @@ static void arrive_coll(struct engine *E, long rank, long task)
   /* Under TP symmetry (one simulated rank per node-wide TP block), a TP
    * collective, or one over a Tensor3D group inside the block, runs as a
    * representative of its group's size. */
-  bool in_tp = t->group == GK_TP || t->group == GK_T3X ||
-               t->group == GK_T3Y || t->group == GK_T3Z;
-  bool sym_tp = in_tp && E->sym;
+  bool sym_tp = task_class(t) == CC_TP && E->sym;
   int n = sym_tp ? 1 : (int)grp.n, slot = sym_tp ? 0 : (int)grp.slot;
   struct inst *in = inst_get(E, (uint64_t)t->group << 56 | (uint64_t)grp.leader,
                              (uint64_t)E->st[r->stage].cseq[task], 0, n);
