@@ -184,10 +184,8 @@ static int simulate(const struct opts *o, const struct graph *g,
     rc = engine_run(g, c, ep, res, err);
   if (tty)
     fprintf(stderr, "\r\033[K"); /* clear the progress line */
-  if (!rc && paje)
-    rc = trace_write_paje(tr, paje, err);
-  if (!rc && chrome)
-    rc = trace_write_chrome(tr, chrome, err);
+  if (!rc && tr)
+    rc = trace_write(tr, paje, chrome, err);
   trace_free(tr);
   return rc;
 }

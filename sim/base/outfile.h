@@ -3,7 +3,9 @@
  * a temporary file beside the target (same directory, so the rename cannot
  * cross file systems), which replaces the target only once every write and
  * the close have succeeded; a failed or abandoned write leaves the target
- * as it was and no temporary behind.  "-" is standard output, checked the
+ * as it was and no temporary behind.  The replacement removes the target,
+ * then renames (outfile.c says why), so it is not atomic: a crash between
+ * the two leaves the temporary and no target.  "-" is standard output, checked the
  * same way.
  */
 #ifndef WEFT_OUTFILE_H
