@@ -222,14 +222,15 @@ static struct inst *inst_get(struct engine *E, uint64_t a, uint64_t b,
   for (struct inst *i = E->table[h]; i; i = i->hnext)
     if (i->k0 == a && i->k1 == b && i->k2 == c)
       return i;
-  struct inst *i = xcalloc(1, sizeof *i);
+  /* One block: the instance, then its members' ranks and tasks. */
+  struct inst *i = xcalloc(1, sizeof *i + 2 * (size_t)n * sizeof(int32_t));
   i->type = TAG_INST;
   i->k0 = a;
   i->k1 = b;
   i->k2 = c;
   i->n = n;
-  i->ranks = xcalloc((size_t)n, sizeof *i->ranks);
-  i->tasks = xcalloc((size_t)n, sizeof *i->tasks);
+  i->ranks = (int32_t *)(i + 1);
+  i->tasks = i->ranks + n;
   for (int k = 0; k < n; k++)
     i->ranks[k] = -1;
   i->hnext = E->table[h];
@@ -237,7 +238,8 @@ static struct inst *inst_get(struct engine *E, uint64_t a, uint64_t b,
   return i;
 }
 
-static void inst_free(struct engine *E, struct inst *in)
+/* Take `in` out of the table (its key can then be used again). */
+static void inst_unlink(struct engine *E, struct inst *in)
 {
   uint64_t h = hash3(in->k0, in->k1, in->k2);
   for (struct inst **pp = &E->table[h]; *pp; pp = &(*pp)->hnext)
@@ -245,8 +247,11 @@ static void inst_free(struct engine *E, struct inst *in)
       *pp = in->hnext;
       break;
     }
-  free(in->ranks);
-  free(in->tasks);
+}
+
+static void inst_free(struct engine *E, struct inst *in)
+{
+  inst_unlink(E, in);
   free(in->plan);
   free(in);
 }
@@ -374,8 +379,6 @@ static void complete(struct engine *E, long rank, long task)
 
 static void inst_complete(struct engine *E, struct inst *in)
 {
-  /* Take the member lists first: completing may create and free other
-   * instances. */
   int n = in->n;
   int32_t *ranks = in->ranks, *tasks = in->tasks;
   for (int k = 0; k < n; k++) {
@@ -391,13 +394,14 @@ static void inst_complete(struct engine *E, struct inst *in)
     if (task_of(E, ranks[k], tasks[k])->kind == TK_RECV)
       r->started[ST_PP_RECV] = in->cp_s0;
   }
-  in->ranks = in->tasks = NULL;
-  inst_free(E, in);
+  /* Out of the table first: the members' next tasks may start new
+   * instances; `in` itself is freed once they have. */
+  inst_unlink(E, in);
   for (int k = 0; k < n; k++)
     if (tasks[k] >= 0)
       complete(E, ranks[k], tasks[k]);
-  free(ranks);
-  free(tasks);
+  free(in->plan);
+  free(in);
 }
 
 static int node_of(const struct engine *E, long rank)
