@@ -702,6 +702,11 @@ void report_print_text(FILE *f, const struct report *r)
   else if (!m->fits)
     fprintf(f, "    no single change of recomputation, ZeRO stage, "
             "micro-batch, TP or PP makes it fit\n");
-  fprintf(f, "  simulated %ld kernels and %ld flows in %.2f s\n", res->kernels,
-          res->flows, r->sim_wall_s);
+  fprintf(f, "  simulated %ld kernels and %ld flows in %.2f s%s\n", res->kernels,
+          res->flows, r->sim_wall_s,
+          res->replicas    ? " (replica symmetry: node 0's ranks; --every-rank "
+                             "for all)"
+          : res->symmetric ? " (TP symmetry: one TP rank per node; "
+                             "--every-rank for all)"
+                           : "");
 }

@@ -117,6 +117,13 @@ if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); e = d["gpus"]
 
 # Flags without a model apply to the demo job.
 "$weft" run --gpus 128 --global-batch 256 >"$tmp/demo" 2>&1
+# The summary says which symmetric shortcut ran, and --every-rank none.
+"$weft" run --model gpt-1.7b --layers 2 --cluster selene --gpus 32 --global-batch 64 >"$tmp/sym" 2>&1
+"$weft" run --model gpt-1.7b --layers 2 --cluster selene --gpus 32 --global-batch 64 --every-rank >"$tmp/all" 2>&1
+if tail -1 "$tmp/sym" | grep -q "(replica symmetry: node 0's ranks; --every-rank for all)$" &&
+   tail -1 "$tmp/all" | grep -q "flows in [0-9.]* s$"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: shortcut note"; tail -1 "$tmp/sym" "$tmp/all"; fi
+"$weft" run --model gpt-1.7b --layers 2 --cluster selene --gpus 16 --tp 8 --pp 2 --global-batch 16 >"$tmp/sym" 2>&1
+if tail -1 "$tmp/sym" | grep -q "(TP symmetry: one TP rank per node; --every-rank for all)$"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: TP symmetry note"; tail -1 "$tmp/sym"; fi
 if head -1 "$tmp/demo" | grep -q "^gpt-18.4b on 128 x A100-80GB (selene): TP 4, PP 2, DP 16,"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo job with flags"; cat "$tmp/demo"; fi
 golden coll-h100-8.txt coll allreduce --cluster dgx-h100 --gpus 8 --min-bytes 8B --max-bytes 8GiB --step-factor 64
 # Determinism: sim_wall_s is the only field that varies, across runs and

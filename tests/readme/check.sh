@@ -13,7 +13,7 @@ readme=$2
 update=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mask() { sed 's/^\(  simulated .* in \)[0-9.]* s$/\1X s/'; }
+mask() { sed 's/^\(  simulated .* in \)[0-9.]* s\( (.*)\)\{0,1\}$/\1X s\2/'; }
 pass=0
 fail=0
 n=0
