@@ -348,6 +348,7 @@ const char *const report_columns[] = {
     "inputs.plan.account_embedding_loss", "inputs.plan.shard_impl",
     "inputs.plan.cross_entropy", "inputs.plan.fp8_recipe",
     "inputs.plan.tensor3d", "inputs.plan.overdecompose", "inputs.plan.compress",
+    "inputs.plan.overlap_param_gather",
     "inputs.cluster.name", "inputs.cluster.node",
     "inputs.cluster.gpu", "inputs.cluster.nic", "inputs.cluster.gpus",
     "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",
@@ -372,7 +373,7 @@ void report_print_json(FILE *f, const struct report *r)
           "\"dp\": %ld, \"cp\": %ld, \"ep\": %ld, \"zero\": %d",
           r->w->model.name, p->gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
           p->zero);
-  if (p->zero == 3)
+  if (p->zero == 3 || p->shard_impl == SI_MEGATRON)
     fprintf(f, ", \"shard_impl\": \"%s\"", shard_impl_name(p->shard_impl));
   const struct {
     const char *key, *fmt;
@@ -502,9 +503,11 @@ static void plan_extras(const struct plan *p, char *buf, size_t size)
     n += snprintf(buf + n, size - (size_t)n, ", FSDP");
   else if (p->zero)
     n += snprintf(buf + n, size - (size_t)n, ", ZeRO-%d", p->zero);
-  if (p->zero == 3 && p->shard_impl != SI_IDEAL)
+  if (p->shard_impl != SI_IDEAL)
     n += snprintf(buf + n, size - (size_t)n, " (%s)",
                   shard_impl_name(p->shard_impl));
+  if (p->overlap_param_gather)
+    n += snprintf(buf + n, size - (size_t)n, ", gathers at the forward");
   if (p->sp)
     snprintf(buf + n, size - (size_t)n, ", SP");
 }

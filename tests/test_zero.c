@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "platforms/catalog.h"
+#include "sim/engine.h"
+#include "sim/platload.h"
 #include "workloads/accounting.h"
 #include "tests/plan_helpers.h"
 
@@ -183,6 +186,173 @@ Test(zero, shard_impl_refused_where_it_cannot_apply)
           "global_batch", "64"), 32, "--shard_impl: HSDP is PyTorch FSDP's; "
           "DeepSpeed ZeRO-3 shards over all data-parallel ranks");
   refused("gpt-1.7b", KV("zero", "3", "shard_impl", "megatron",
-          "global_batch", "64"), 32, "--shard_impl: 'megatron' is not ideal, "
-          "fsdp1, fsdp2, deepspeed or deepspeed-2021");
+          "global_batch", "64"), 32, "--shard_impl: megatron is Megatron-LM's "
+          "distributed optimizer, ZeRO stage 1; this plan has ZeRO stage 3");
+  refused("gpt-1.7b", KV("zero", "3", "shard_impl", "nemo",
+          "global_batch", "64"), 32, "--shard_impl: 'nemo' is not ideal, "
+          "fsdp1, fsdp2, deepspeed, deepspeed-2021 or megatron");
+  refused("gpt-1.7b", KV("overlap_param_gather", "yes", "global_batch", "64"),
+          32, "--overlap_param_gather: overlap_param_gather gathers the "
+          "parameters that ZeRO-1/2 updates in shards; this plan has ZeRO "
+          "stage 0");
+  refused("gpt-1.7b", KV("zero", "1", "overlap_param_gather", "yes",
+          "overlap_grad", "no", "global_batch", "64"), 32,
+          "--overlap_param_gather: overlap_param_gather needs overlap_grad "
+          "(Megatron-LM asserts --overlap-grad-reduce with "
+          "--overlap-param-gather)");
+}
+
+/* Megatron's distributed optimizer on GPT 1.7B (24 layers of 63.7 M
+ * parameters, DP 16): buckets of 4e7 parameters in backward order, so each
+ * layer closes one (the final norm shares the last layer's), and the
+ * embedding its own: 25 reduce-scatters of FP32 gradients (4 bytes per
+ * parameter), then 25 gathers of the BF16 parameters. */
+Test(zero, megatron_buckets_reduce_scatter_then_gather)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 16, KV("zero", "1", "shard_impl",
+                          "megatron", "global_batch", "64"), &m, &p);
+  double P = stage_params_rank(&m, &p, 0);
+  long n_rs, n_ag;
+  REL(p.bucket_bytes, 4e7 * 4);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, PH_BWD, -2, -2, &n_rs), 4 * P);
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_OPT, -2, -2, &n_ag), 2 * P);
+  cr_assert_eq(n_rs, 25);
+  cr_assert_eq(n_ag, 25);
+  graph_free(g);
+  /* Beyond 40 data-parallel ranks the bucket grows to 1e6 x DP: on 64
+   * GPUs, 6.4e7 parameters, so layers pair up below it only once full. */
+  g = build("gpt-1.7b", 64, KV("zero", "1", "shard_impl", "megatron",
+            "global_batch", "64"), &m, &p);
+  REL(p.bucket_bytes, 64e6 * 4);
+  graph_free(g);
+  /* grad_dtype given: its width. */
+  g = build("gpt-1.7b", 16, KV("zero", "1", "shard_impl", "megatron",
+            "grad_dtype", "bf16", "global_batch", "64"), &m, &p);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, PH_BWD, -2, -2, NULL), 2 * P);
+  REL(p.bucket_bytes, 4e7 * 2);
+  graph_free(g);
+}
+
+/* Later pipeline stages, later model chunks and runs without overlap keep
+ * one bucket (Megatron: "not on the critical path"). */
+Test(zero, megatron_one_bucket_beyond_the_first_stage)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 32, KV("zero", "1", "shard_impl",
+                          "megatron", "pp", "2", "global_batch", "64"), &m, &p);
+  long n0, n1;
+  coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, &n0);
+  REL(coll_sum(g, 1, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, &n1),
+      4 * stage_params_rank(&m, &p, 1));
+  cr_assert_eq(n0, 13, "stage 0: embedding and 12 layers, %ld", n0);
+  cr_assert_eq(n1, 1);
+  graph_free(g);
+  g = build("gpt-1.7b", 32, KV("zero", "1", "shard_impl", "megatron", "pp",
+            "2", "schedule", "interleaved:2", "global_batch", "64"), &m, &p);
+  coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, &n0);
+  cr_assert_eq(n0, 8, "chunk 0 (embedding, 6 layers) split, chunk 1 whole: "
+               "%ld", n0);
+  graph_free(g);
+  g = build("gpt-1.7b", 16, KV("zero", "1", "shard_impl", "megatron",
+            "overlap_grad", "no", "global_batch", "64"), &m, &p);
+  coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, &n0);
+  cr_assert_eq(n0, 1);
+  graph_free(g);
+}
+
+/* overlap_param_gather: the same gathers, in the first micro-batch's
+ * forward pass instead of after the optimizer step, and each bucket's first
+ * layer waits for its own. */
+Test(zero, overlap_param_gather_moves_the_gathers_to_the_forward)
+{
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("gpt-1.7b", 16, k ? KV("zero", "1", "shard_impl",
+                            "megatron", "overlap_param_gather", "yes",
+                            "global_batch", "64")
+                            : KV("zero", "1", "overlap_param_gather", "yes",
+                                 "global_batch", "64"), &m, &p);
+    double P = stage_params_rank(&m, &p, 0);
+    long n_fwd, n_opt;
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_FWD, -2, 0, &n_fwd), 2 * P);
+    coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_OPT, -2, -2, &n_opt);
+    cr_assert_eq(n_opt, 0);
+    cr_assert_eq(coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_FWD, -2, 1, NULL), 0,
+                 "only the first micro-batch gathers");
+    /* Layer 5's first forward kernel waits for the gather of its bucket. */
+    const struct program *pr = &g->prog[0];
+    long gather = -1, kern = -1;
+    for (long i = 0; i < pr->n && kern < 0; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_COLL && t->op == CO_ALLGATHER && t->layer == 5)
+        gather = i;
+      if (t->kind == TK_KERNEL && t->layer == 5 && t->phase == PH_FWD)
+        kern = i;
+    }
+    if (k == 1) { /* megatron: every layer is a bucket of its own */
+      cr_assert_eq(n_fwd, 25);
+      cr_assert(gather >= 0 && kern > gather);
+      bool waits = false;
+      for (uint32_t d = 0; d < pr->tasks[kern].ndep; d++)
+        waits |= pr->deps[pr->tasks[kern].dep0 + d] == (uint32_t)gather;
+      cr_assert(waits, "layer 5 does not wait for its gather");
+    }
+    graph_free(g);
+  }
+}
+
+
+/* GPT 1.7B with 4 layers, ZeRO-1 as Megatron runs it, on two one-GPU
+ * nodes: the iteration with the gathers after the optimizer step and with
+ * them at the forward pass.  Free communication: the same time (the
+ * gathers only move).  Real communication: the forward hides all but the
+ * first bucket's gather. */
+static struct cluster two;
+static struct catalog *two_cat;
+
+static double megatron_time(bool overlap, bool free_comm)
+{
+  struct weft_err err = {0};
+  if (!two_cat) { /* one platform per process; replays follow one another */
+    two = one_gpu_nodes(&two_cat, 2);
+    platload_boot(0);
+    cr_assert_eq(platload_cluster(&two, &err), 0, "%s", err.msg);
+  }
+  const struct cluster *c = &two;
+  struct model m;
+  struct plan p;
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0);
+  m.layers = 4;
+  plan_init(&p);
+  cr_assert_eq(plan_set(&p, PK_GLOBAL_BATCH, "4", "t", &err), 0);
+  cr_assert_eq(plan_set(&p, PK_ZERO, "1", "t", &err), 0);
+  cr_assert_eq(plan_set(&p, PK_SHARD_IMPL, "megatron", "t", &err), 0);
+  cr_assert_eq(plan_set(&p, PK_OVERLAP_PARAM_GATHER, overlap ? "yes" : "no",
+                        "t", &err), 0);
+  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  cr_assert(g, "%s", err.msg);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.free_comm = free_comm;
+  struct engine_result res = {0};
+  cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
+  engine_result_free(&res);
+  graph_free(g);
+  return res.iteration_s;
+}
+
+Test(zero, overlap_param_gather_hides_gathers_behind_the_forward)
+{
+  double a = megatron_time(false, true), b = megatron_time(true, true);
+  cr_assert(fabs(a - b) <= 1e-12 * a, "free network: %.17g against %.17g",
+            a, b);
+  double slow = megatron_time(false, false), fast = megatron_time(true, false);
+  cr_assert(fast < slow, "overlapped %.9g s, not below %.9g s", fast, slow);
+  cr_assert(fast > a, "the first bucket's gather is exposed: %.9g s, "
+            "compute %.9g s", fast, a);
 }

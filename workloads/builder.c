@@ -37,6 +37,8 @@ struct ctx {
   long vlast;         /* the last virtual stage */
   long *dp_tasks;     /* gradient reductions the optimizer waits for */
   long n_dp;
+  bool *gathered;     /* overlap_param_gather: chunks whose parameters are
+                         gathered (build_stage) */
   /* Gradient compression: the open bucket's matrices (sum of rows + cols)
    * and vector elements, and the compressed buckets whose hook is still
    * to finish. */
@@ -980,6 +982,83 @@ static void compress_bucket(struct ctx *c, double acc, long after)
   c->bk_rc = c->bk_vec = 0;
 }
 
+/* The gradient bucket size of a chunk: Megatron's distributed optimizer
+ * splits only the first stage's first chunk, and only when it overlaps the
+ * reduction (DistributedDataParallel: bucket_size None, one bucket). */
+static double bucket_limit(const struct ctx *c, long chunk)
+{
+  const struct plan *p = c->p;
+  if (p->shard_impl == SI_MEGATRON && (c->s > 0 || chunk > 0 ||
+                                       !p->overlap_grad))
+    return INFINITY;
+  return p->bucket_bytes;
+}
+
+/* ZeRO-1/2's parameter buckets of chunk `ch` (the gradient buckets): the
+ * chunk's units in forward order (embedding, layers, output layer) with
+ * their dense parameters and, in unit[].bucket, the bucket they fall in,
+ * numbered in forward order.  Returns the number of units; *nbuckets the
+ * buckets. */
+struct punit {
+  long layer;      /* -1: embedding, -2: output layer and final norm */
+  double params;
+  int bucket;
+};
+
+static int param_buckets(const struct ctx *c, long ch, struct punit *u,
+                         int *nbuckets)
+{
+  const struct plan *p = c->p;
+  long first, count;
+  plan_chunk_layers(p, c->m, c->s, ch, &first, &count);
+  long vs = ch * p->pp + c->s;
+  int n = 0;
+  if (vs == 0)
+    u[n++] = (struct punit){-1, c->emb, 0};
+  for (long l = first; l < first + count; l++)
+    u[n++] = (struct punit){l, c->lp, 0};
+  if (vs == c->vlast)
+    u[n++] = (struct punit){-2, c->head, 0};
+  /* Filled in backward order, as the gradients arrive. */
+  double lim = bucket_limit(c, ch), acc = 0;
+  int b = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    u[i].bucket = b;
+    acc += u[i].params * c->grad_e;
+    if (acc >= lim && i > 0) {
+      b++;
+      acc = 0;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    u[i].bucket = b - u[i].bucket;
+  *nbuckets = b + 1;
+  return n;
+}
+
+/* All-gather chunk `ch`'s updated parameters by bucket (forward order);
+ * gather[i] = the gather unit i waits for when it is its bucket's first
+ * unit, else -1.  Each gather waits for `after` (>= 0). */
+static void gather_buckets(struct ctx *c, long ch, int phase, long after,
+                           long *gather)
+{
+  struct punit *u = xcalloc((size_t)c->m->layers + 2, sizeof *u);
+  int nb, n = param_buckets(c, ch, u, &nb);
+  for (int i = 0; i < n; i++) {
+    gather[i] = -1;
+    if (i > 0 && u[i].bucket == u[i - 1].bucket)
+      continue;
+    double params = 0;
+    for (int j = i; j < n && u[j].bucket == u[i].bucket; j++)
+      params += u[j].params;
+    gather[i] = coll(c, CO_ALLGATHER, layout_grad_group(&c->g->layout), ST_AG,
+                     phase, u[i].layer >= 0 ? u[i].layer : -1, params * c->e);
+    if (after >= 0)
+      graph_dep(c->g, c->s, after);
+  }
+  free(u);
+}
+
 /* Gradient buckets of one chunk: layers in backward order. */
 
 static void flush_bucket(struct ctx *c, double *acc, long after)
@@ -1301,19 +1380,40 @@ static void zero3_op(struct ctx *c, bool fwd, long vs, long first,
   free(u);
 }
 
-/* The forward pass of a chunk: receive, embed, layers, loss or send. */
+/* The forward pass of a chunk: receive, embed, layers, loss or send.
+ * With overlap_param_gather, the chunk's first forward pass gathers the
+ * parameters the last optimizer step updated, bucket by bucket on the
+ * gather stream, each bucket's first unit waiting for its gather (the
+ * host runs ahead, so the gathers follow one another from the start). */
 static void forward_op(struct ctx *c, long vs, long first, long count)
 {
+  long *ag = NULL;
+  int k = 0;
+  if (c->gathered && !c->gathered[c->chunk]) {
+    c->gathered[c->chunk] = true;
+    ag = xcalloc((size_t)count + 2, sizeof *ag);
+    gather_buckets(c, c->chunk, PH_FWD, -1, ag);
+  }
   if (vs > 0)
     recv(c, -1, PH_FWD);
-  if (vs == 0)
+  if (vs == 0) {
+    if (ag)
+      wait_for(c, ag[k++]);
     embed_fwd(c);
-  for (long l = first; l < first + count; l++)
+  }
+  for (long l = first; l < first + count; l++) {
+    if (ag)
+      wait_for(c, ag[k++]);
     layer_fwd(c, l, PH_FWD);
-  if (vs == c->vlast)
+  }
+  if (vs == c->vlast) {
+    if (ag)
+      wait_for(c, ag[k++]);
     loss_fwd(c);
-  else
+  } else {
     send(c, +1, PH_FWD);
+  }
+  free(ag);
 }
 
 /* The backward pass of a chunk.  On its chunk's last backward (`last`),
@@ -1325,11 +1425,11 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
   const struct plan *p = c->p;
   if (vs < c->vlast)
     recv(c, +1, PH_BWD);
-  double acc = 0;
+  double acc = 0, lim = bucket_limit(c, c->chunk);
   if (vs == c->vlast) {
     long w = loss_bwd(c);
     bucket_add(c, &acc, BU_HEAD);
-    if (overlap && acc >= p->bucket_bytes)
+    if (overlap && acc >= lim)
       flush_bucket(c, &acc, w);
   }
   long nx;
@@ -1337,7 +1437,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
   for (long l = first + count - 1; l >= first; l--) {
     long w = layer_bwd(c, l);
     bucket_add(c, &acc, BU_LAYER);
-    if (overlap && acc >= p->bucket_bytes)
+    if (overlap && acc >= lim)
       flush_bucket(c, &acc, w);
     if (c->lx > 0 && p->zero < 3 && (overlap || (!p->overlap_grad && last)) &&
         nx > 1) {
@@ -1367,12 +1467,12 @@ static void late_buckets(struct ctx *c)
     long first, count;
     plan_chunk_layers(p, c->m, c->s, ch, &first, &count);
     long vs = ch * p->pp + c->s;
-    double acc = 0;
+    double acc = 0, lim = bucket_limit(c, ch);
     if (vs == c->vlast)
       bucket_add(c, &acc, BU_HEAD);
     for (long l = count - 1; l >= 0; l--) {
       bucket_add(c, &acc, BU_LAYER);
-      if (acc >= p->bucket_bytes)
+      if (acc >= lim)
         flush_bucket(c, &acc, c->last_compute);
     }
     if (vs == 0)
@@ -1429,9 +1529,18 @@ static void optimizer_step(struct ctx *c)
   /* ZeRO 1 and 2: gather the updated parameter shards for the next
    * iteration. */
   if ((p->zero == 1 || p->zero == 2) && p->dp * p->cp > 1) {
-    coll(c, CO_ALLGATHER, layout_grad_group(&g->layout), ST_AG, PH_OPT, -1,
-         dense * c->e);
-    graph_dep(g, stage, opt);
+    if (p->overlap_param_gather) {
+      /* gathered at the next forward pass (forward_op) */
+    } else if (p->shard_impl == SI_MEGATRON) {
+      long *ag = xcalloc((size_t)m->layers + 2, sizeof *ag);
+      for (long ch = 0; ch < p->vchunks; ch++)
+        gather_buckets(c, ch, PH_OPT, opt, ag);
+      free(ag);
+    } else {
+      coll(c, CO_ALLGATHER, layout_grad_group(&g->layout), ST_AG, PH_OPT, -1,
+           dense * c->e);
+      graph_dep(g, stage, opt);
+    }
     if (xparams > 0 && nx > 1) {
       coll(c, CO_ALLGATHER, xg, ST_AG, PH_OPT, -1, xparams * c->e);
       graph_dep(g, stage, opt);
@@ -1455,6 +1564,8 @@ static int build_stage(struct graph *g, const struct model *m,
     if (!ops[i].fwd)
       last_bwd[ops[i].chunk] = i;
   int rc = 0;
+  if (p->overlap_param_gather && p->dp * p->cp > 1)
+    c.gathered = xcalloc((size_t)p->vchunks, sizeof *c.gathered);
   for (long i = 0; i < n_ops && !rc; i++) {
     const struct sched_op *op = &ops[i];
     c.chunk = op->chunk;
@@ -1481,6 +1592,7 @@ static int build_stage(struct graph *g, const struct model *m,
   optimizer_step(&c);
   free(c.cq);
   free(c.dp_tasks);
+  free(c.gathered);
   free(last_bwd);
   free(ops);
   return rc;

@@ -201,7 +201,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
                     struct weft_err *err)
 {
   bool *f = k == PK_SP ? &p->sp : k == PK_OVERLAP_GRAD ? &p->overlap_grad
-          : k == PK_SPLIT_UNITS ? &p->split_units : &p->fsdp;
+          : k == PK_SPLIT_UNITS ? &p->split_units
+          : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -336,7 +337,8 @@ static int set_attention(struct plan *p, enum plan_key k, const char *v,
 }
 
 static const char *const shard_impls[] = {"ideal", "fsdp1", "fsdp2",
-                                          "deepspeed", "deepspeed-2021", NULL};
+                                          "deepspeed", "deepspeed-2021",
+                                          "megatron", NULL};
 
 const char *shard_impl_name(enum shard_impl si) { return shard_impls[si]; }
 
@@ -451,10 +453,11 @@ static const struct {
             "count the embedding and the loss as one layer each in the "
             "pipeline split (default no)"},
     [PK_SHARD_IMPL] = {"shard_impl",
-                       "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021",
+                       "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021|megatron",
                        set_shard_impl,
-            "how ZeRO-3/FSDP issues its collectives, as each implementation "
-            "does (default ideal)"},
+            "how ZeRO-3/FSDP (fsdp1, fsdp2, deepspeed, deepspeed-2021) or "
+            "ZeRO-1 (megatron: Megatron-LM's distributed optimizer) issues "
+            "its collectives, as each implementation does (default ideal)"},
     [PK_CROSS_ENTROPY] = {"cross_entropy", "fp32|16bit|fused",
                           set_cross_entropy,
             "the loss: fp32 (Megatron's default, logits cast to FP32), 16bit,"
@@ -474,6 +477,10 @@ static const struct {
                      "|qsgd[:B]", set_compress,
             "compress data-parallel gradient buckets as DDP communication "
             "hooks do (default none)"},
+    [PK_OVERLAP_PARAM_GATHER] = {"overlap_param_gather", "yes|no", set_flag,
+            "ZeRO-1/2: all-gather the updated parameters bucket by bucket at "
+            "the next forward pass, as Megatron-LM's --overlap-param-gather, "
+            "instead of after the optimizer step (default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -731,10 +738,36 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
                      "(expert parallelism is carved out of data parallelism)",
                      p->origin[PK_EP], p->ep, p->dp);
-  if (p->set[PK_SHARD_IMPL] && p->zero != 3)
+  if (p->shard_impl == SI_MEGATRON && p->zero != 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: megatron is Megatron-LM's "
+                     "distributed optimizer, ZeRO stage 1; this plan has ZeRO "
+                     "stage %d", p->origin[PK_SHARD_IMPL], p->zero);
+  if (p->set[PK_SHARD_IMPL] && p->shard_impl != SI_MEGATRON && p->zero != 3)
     return weft_errf(err, WEFT_EINVAL, "%s: shard_impl applies to sharded "
                      "parameters (ZeRO-3, FSDP or HSDP); this plan has ZeRO "
                      "stage %d", p->origin[PK_SHARD_IMPL], p->zero);
+  if (p->overlap_param_gather && p->zero != 1 && p->zero != 2)
+    return weft_errf(err, WEFT_EINVAL, "%s: overlap_param_gather gathers the "
+                     "parameters that ZeRO-1/2 updates in shards; this plan "
+                     "has ZeRO stage %d", p->origin[PK_OVERLAP_PARAM_GATHER],
+                     p->zero);
+  if (p->overlap_param_gather && !p->overlap_grad)
+    return weft_errf(err, WEFT_EINVAL, "%s: overlap_param_gather needs "
+                     "overlap_grad (Megatron-LM asserts --overlap-grad-reduce "
+                     "with --overlap-param-gather)",
+                     p->origin[PK_OVERLAP_PARAM_GATHER]);
+  /* Megatron's defaults: gradients reduced in FP32 (bf16 training sets
+   * --accumulate-allreduce-grads-in-fp32), buckets of max(4e7, 1e6 x DP)
+   * parameters (distributed_data_parallel.py) at the gradients' width. */
+  if (p->shard_impl == SI_MEGATRON) {
+    if (!p->set[PK_GRAD_DTYPE])
+      p->grad_dtype = DTYPE_FP32;
+    if (!p->set[PK_BUCKET]) {
+      double dp = (double)(p->dp * p->cp);
+      p->bucket_bytes = (dp > 40 ? 1e6 * dp : MEGATRON_BUCKET_ELEMS) *
+                        dtype_bytes(p->grad_dtype);
+    }
+  }
   if (p->hsdp && (p->shard_impl == SI_DEEPSPEED ||
                   p->shard_impl == SI_DEEPSPEED_2021))
     return weft_errf(err, WEFT_EINVAL, "%s: HSDP is PyTorch FSDP's; DeepSpeed "
@@ -855,6 +888,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     else
       snprintf(buf, size, "%s:%g", compress_name(p->compress),
                p->compress_param);
+    break;
+  case PK_OVERLAP_PARAM_GATHER:
+    snprintf(buf, size, "%s", p->overlap_param_gather ? "yes" : "no");
     break;
   default:
     snprintf(buf, size, "?");

@@ -32,7 +32,7 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COMPRESS, PK_COUNT
+  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -54,7 +54,21 @@ enum plan_key {
  *     parameter, each launched after torch.cuda.synchronize() (so no
  *     gather overlaps computation), gradients all-reduced in buckets of
  *     5e8 elements on the reduction stream, the host waiting for each
- *     bucket's reduction before it goes on. */
+ *     bucket's reduction before it goes on;
+ *   megatron: with ZeRO-1, Megatron-LM's distributed optimizer (Megatron
+ *     Core's DistributedDataParallel and DistributedOptimizer, read at
+ *     d98e8a6, 2026-08): gradients in buckets of max(4e7, 1e6 x DP)
+ *     parameters in backward order, each reduce-scattered when its last
+ *     gradient is ready in the last micro-batch's backward
+ *     (--overlap-grad-reduce), else one bucket after the backward; one
+ *     bucket on pipeline stages after the first and on model chunks after
+ *     the first (distributed_data_parallel.py: "not on the critical
+ *     path"); gradients reduced in FP32 unless grad_dtype is given
+ *     (--accumulate-allreduce-grads-in-fp32, implied by --bf16); the
+ *     updated parameters all-gathered by bucket after the optimizer step,
+ *     or, with overlap_param_gather (--overlap-param-gather), at the next
+ *     forward pass, each bucket's first layer waiting for its gather
+ *     (forward pre-hooks, param_and_grad_buffer.py finish_param_sync). */
 /* How the loss is computed over the logits (builder.c, loss_fwd):
  *   fp32: Megatron-LM's default (v2.5 gpt_model.py and Megatron Core's
  *     tensor_parallel/cross_entropy.py): the 16-bit logits cast to FP32,
@@ -99,7 +113,8 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
                 CM_EFSIGN, CM_QSGD };
 
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
-                  SI_DEEPSPEED_2021 };
+                  SI_DEEPSPEED_2021, SI_MEGATRON };
+#define MEGATRON_BUCKET_ELEMS 4e7    /* at least; 1e6 x DP beyond 40 */
 #define SHARD_PERSIST_ELEMS 1e5   /* stage3_param_persistence_threshold */
 #define SHARD_PREFETCH_ELEMS 5e7  /* stage3_prefetch_bucket_size */
 #define SHARD_REDUCE_ELEMS 5e8    /* reduce_bucket_size */
@@ -114,6 +129,9 @@ struct plan {
   enum recompute recompute;
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
+  bool overlap_param_gather; /* ZeRO-1/2: gather the updated parameters at
+                             the next forward pass, bucket by bucket,
+                             instead of after the optimizer step */
   enum pdim order[PD_COUNT]; /* innermost first */
   int zero;               /* ZeRO stage 0-3 over the data-parallel group:
                              1 shards optimizer states, 2 also gradients,
