@@ -10,7 +10,9 @@
 #    full recomputation for both.
 # 2. Llama 3 70B (sequence 8192, global batch 2048) on 64 to 2048 H100:
 #    FSDP over all GPUs (FSDP2), HSDP (FSDP2, shard inside each 8-GPU node,
-#    replicate across nodes) and TP 8 x PP 4 x DP; full recomputation.
+#    replicate across nodes) and TP 8 x PP 4 x DP, plain and with Megatron's
+#    distributed optimizer (--zero 1 --shard-impl megatron
+#    --overlap-param-gather yes); full recomputation.
 # PARTS=1 or PARTS=2 runs one part only.
 # Results are printed as they come; a configuration that does not fit in
 # HBM is still simulated and marked.
@@ -60,5 +62,8 @@ for g in 64 256 1024 2048; do
     --hsdp 8 --shard-impl fsdp2 --global-batch 2048 --recompute full
   row "TP 8 x PP 4 x DP $((g / 32))" "$g" --model llama3-70b --cluster dgx-h100 \
     --tp 8 --pp 4 --global-batch 2048 --schedule interleaved:5 --recompute full
+  row "same, Megatron dist. optimizer" "$g" --model llama3-70b --cluster dgx-h100 \
+    --tp 8 --pp 4 --global-batch 2048 --schedule interleaved:5 --recompute full \
+    --zero 1 --shard-impl megatron --overlap-param-gather yes
 done
 ;; esac
