@@ -348,7 +348,7 @@ const char *const report_columns[] = {
     "inputs.plan.account_embedding_loss", "inputs.plan.shard_impl",
     "inputs.plan.cross_entropy", "inputs.plan.fp8_recipe",
     "inputs.plan.tensor3d", "inputs.plan.overdecompose", "inputs.plan.compress",
-    "inputs.plan.overlap_param_gather",
+    "inputs.plan.overlap_param_gather", "inputs.plan.grad_accum",
     "inputs.cluster.name", "inputs.cluster.node",
     "inputs.cluster.gpu", "inputs.cluster.nic", "inputs.cluster.gpus",
     "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",

@@ -402,7 +402,8 @@ static double loss_stage_bytes(const char *xent, const char *dtype,
   struct plan p;
   struct weft_err err = {0};
   const char *const *kv = KV("tp", "2", "global_batch", "2",
-                             "cross_entropy", xent, "grad_dtype", grad);
+                             "cross_entropy", xent, "grad_dtype", grad,
+                             "grad_accum", "fused");
   cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0, "%s", err.msg);
   cr_assert_eq(model_set(&m, MK_DTYPE, dtype, "--dtype", &err), 0, "%s",
                err.msg);
@@ -479,4 +480,57 @@ Test(builder, activation_bytes)
   cr_assert_eq(activation_kernels(g, PH_FWD, 2 * 2 * T * f), 1);
   cr_assert_eq(activation_kernels(g, PH_BWD, 2 * 3 * T * f), 1);
   graph_free(g);
+}
+
+/* Gradient accumulation over 4 micro-batches of GPT 1.7B (2 layers, TP 2,
+ * one stage): autograd adds each later micro-batch's gradients in place
+ * (3 x 2 bytes per parameter, 3 times per unit); buffer adds every one
+ * into FP32 (4 + 2 + 4, 4 times); fused has no pass.  Counted: the
+ * memory-bound backward kernels of exactly those sizes. */
+Test(builder, gradient_accumulation_passes)
+{
+  const char *ga[] = {"autograd", "buffer", "fused"};
+  const double per[] = {3 * 2, 4 + 2 + 4, 0};
+  const long times[] = {3, 4, 0};
+  for (int k = 0; k < 3; k++) {
+    struct model m;
+    struct plan p;
+    struct weft_err err = {0};
+    cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0);
+    m.layers = 2;
+    plan_init(&p);
+    const char *const *kv = KV("tp", "2", "global_batch", "4",
+                               "grad_accum", ga[k]);
+    for (int i = 0; kv[i]; i += 2)
+      cr_assert_eq(plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], kv[i],
+                            &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
+    struct graph *g = build_graph(&m, &p, &err);
+    cr_assert(g, "%s", err.msg);
+    double emb, layer, head;
+    build_unit_params(&m, &p, &emb, &layer, &head);
+    double want[4] = {layer, layer, emb, head}, got[4] = {0};
+    long n[4] = {0};
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind != TK_KERNEL || t->op != KK_ELEMWISE ||
+          t->phase != PH_BWD)
+        continue;
+      for (int u = 0; u < 4; u++) {
+        bool at = u < 2 ? t->layer == u : t->layer == -1;
+        if (at && fabs(t->bytes - per[k] * want[u]) <= 1e-9 * t->bytes) {
+          got[u] += t->bytes;
+          n[u]++;
+          break;
+        }
+      }
+    }
+    for (int u = 0; u < 4; u++) {
+      cr_assert_eq(n[u], times[k], "%s: unit %d: %ld passes", ga[k], u, n[u]);
+      cr_assert_float_eq(got[u], times[k] * per[k] * want[u],
+                         1e-9 * (got[u] + 1));
+    }
+    graph_free(g);
+  }
 }

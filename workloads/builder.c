@@ -1342,17 +1342,33 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   }
   c->dp_tasks = xcalloc((size_t)max_dp, sizeof *c->dp_tasks);
   c->grad_e = dtype_bytes(p->grad_dtype);
-  c->lp = layer_params_rank(m, p->tp, p->ep);
+  build_unit_params(m, p, &c->emb, &c->lp, &c->head);
   /* With EP, expert gradients are reduced over the ranks holding the same
    * experts, right after each layer's backward of the chunk's last pass. */
   c->lx = p->ep > 1 ? layer_expert_params_rank(m, p->tp, p->ep) : 0;
   if (p->ep > 1)
     c->lp -= c->lx;
-  c->emb = (double)m->vocab * c->h / c->t +
-           (m->gpt_style ? (double)m->seq * c->h : 0);
-  double out_layer = (!m->gpt_style || p->pp > 1)
-                         ? (double)m->vocab * c->h / c->t : 0;
-  c->head = out_layer + final_norm_params(m);
+}
+
+void build_unit_params(const struct model *m, const struct plan *p,
+                       double *emb, double *layer, double *head)
+{
+  double h = (double)m->hidden, t = (double)p->tp;
+  *layer = layer_params_rank(m, p->tp, p->ep);
+  *emb = (double)m->vocab * h / t + (m->gpt_style ? (double)m->seq * h : 0);
+  double out_layer = (!m->gpt_style || p->pp > 1) ? (double)m->vocab * h / t
+                                                  : 0;
+  *head = out_layer + final_norm_params(m);
+}
+
+double build_accum_bytes(const struct model *m, const struct plan *p,
+                         bool *every_microbatch)
+{
+  double e = model_act_bytes(m);
+  *every_microbatch = p->grad_accum == GA_BUFFER;
+  return p->grad_accum == GA_BUFFER     ? 4 + e + 4
+         : p->grad_accum == GA_AUTOGRAD ? 3 * e
+                                        : 0;
 }
 
 /* ZeRO-3 / FSDP: one pass of a chunk over its units. */
@@ -1419,15 +1435,28 @@ static void forward_op(struct ctx *c, long vs, long first, long count)
 /* The backward pass of a chunk.  On its chunk's last backward (`last`),
  * gradients go into buckets reduced as they fill when overlapped
  * (`overlap`), and expert gradients are reduced layer by layer. */
+/* Gradient accumulation after a unit's weight gradients (plan.h, enum
+ * grad_accum): an in-place pass over its `params` when `accum`; returns
+ * what the unit's gradients are final after. */
+static long accumulate(struct ctx *c, bool accum, long layer, double params,
+                       long after)
+{
+  bool every;
+  double per = build_accum_bytes(c->m, c->p, &every);
+  if (!accum || params <= 0 || per <= 0)
+    return after;
+  return kernel(c, KK_ELEMWISE, PH_BWD, layer, 0, per * params);
+}
+
 static void backward_op(struct ctx *c, long vs, long first, long count,
-                        bool last, bool overlap)
+                        bool last, bool overlap, bool accum)
 {
   const struct plan *p = c->p;
   if (vs < c->vlast)
     recv(c, +1, PH_BWD);
   double acc = 0, lim = bucket_limit(c, c->chunk);
   if (vs == c->vlast) {
-    long w = loss_bwd(c);
+    long w = accumulate(c, accum, -1, c->head, loss_bwd(c));
     bucket_add(c, &acc, BU_HEAD);
     if (overlap && acc >= lim)
       flush_bucket(c, &acc, w);
@@ -1435,7 +1464,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
   long nx;
   enum group_kind xg = expert_group(p, &nx);
   for (long l = first + count - 1; l >= first; l--) {
-    long w = layer_bwd(c, l);
+    long w = accumulate(c, accum, l, c->lp + c->lx, layer_bwd(c, l));
     bucket_add(c, &acc, BU_LAYER);
     if (overlap && acc >= lim)
       flush_bucket(c, &acc, w);
@@ -1447,7 +1476,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
     }
   }
   if (vs == 0) {
-    long w = embed_bwd(c);
+    long w = accumulate(c, accum, -1, c->emb, embed_bwd(c));
     bucket_add(c, &acc, BU_EMB);
     if (overlap)
       flush_bucket(c, &acc, w);
@@ -1558,8 +1587,13 @@ static int build_stage(struct graph *g, const struct model *m,
   long n_ops;
   struct sched_op *ops = schedule_build(p->schedule, p->pp, p->microbatches,
                                         p->vchunks, stage, &n_ops);
-  /* The last backward op of each chunk releases its gradient buckets. */
+  /* The last backward op of each chunk releases its gradient buckets;
+   * the first one's gradients need no accumulation under autograd. */
   long *last_bwd = xcalloc((size_t)p->vchunks, sizeof *last_bwd);
+  long *first_bwd = xcalloc((size_t)p->vchunks, sizeof *first_bwd);
+  for (long i = n_ops - 1; i >= 0; i--)
+    if (!ops[i].fwd)
+      first_bwd[ops[i].chunk] = i;
   for (long i = 0; i < n_ops; i++)
     if (!ops[i].fwd)
       last_bwd[ops[i].chunk] = i;
@@ -1578,7 +1612,10 @@ static int build_stage(struct graph *g, const struct model *m,
     else if (op->fwd)
       forward_op(&c, vs, first, count);
     else
-      backward_op(&c, vs, first, count, last, p->overlap_grad && last);
+      backward_op(&c, vs, first, count, last, p->overlap_grad && last,
+                  !t3(&c) && (p->grad_accum == GA_BUFFER ||
+                              (p->grad_accum == GA_AUTOGRAD &&
+                               i != first_bwd[op->chunk])));
     if (g->prog[stage].n > WEFT_MAX_TASKS)
       rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
                      "use fewer micro-batches or layers per stage", stage,
@@ -1593,6 +1630,7 @@ static int build_stage(struct graph *g, const struct model *m,
   free(c.cq);
   free(c.dp_tasks);
   free(c.gathered);
+  free(first_bwd);
   free(last_bwd);
   free(ops);
   return rc;

@@ -48,6 +48,19 @@ struct graph_estimate {
 void build_estimate(const struct model *m, const struct plan *p,
                     struct graph_estimate *out);
 
+/* Parameters per rank of the units a pass runs over: the embedding (the
+ * first virtual stage's, with GPT's position embedding), one layer (dense
+ * and expert) and the output layer with the final norm (the last's). */
+void build_unit_params(const struct model *m, const struct plan *p,
+                       double *emb, double *layer, double *head);
+
+/* Bytes per parameter of one gradient accumulation pass (plan.h, enum
+ * grad_accum; 0 for fused), and whether it runs after the first
+ * micro-batch of a chunk too (buffer) or only after the later ones
+ * (autograd). */
+double build_accum_bytes(const struct model *m, const struct plan *p,
+                         bool *every_microbatch);
+
 /* Bytes of one pipeline transfer of a micro-batch's activations, per
  * sending rank (with TP, each rank sends 1/TP: sequence-parallel shards or
  * Megatron's scatter/gather). */

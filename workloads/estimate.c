@@ -148,6 +148,28 @@ int estimate_plan(const struct model *m, const struct plan *p,
     p2p = closed_form_send_s(c, stage_rank(&l, 0), stage_rank(&l, 1),
                              build_p2p_bytes(m, p));
   double probe_params = stage_params_rank(&pm, &pp, 0);
+  /* Gradient accumulation after the first micro-batch of each chunk
+   * (autograd; the probe's one micro-batch has none): a pass per layer,
+   * and over the embedding and the output layer on their stages, spread
+   * over the micro-batches.  (buffer: in the probe's every backward.) */
+  bool every;
+  double acc_b = build_accum_bytes(m, p, &every), a_emb = 0, a_layer = 0,
+         a_head = 0, a_last = 0; /* a_last: the last micro-batch's, per layer */
+  if (acc_b > 0 && !every && p->zero < 3 && p->t3[0] == 0 &&
+      p->microbatches > 1) {
+    double pe, pl, ph;
+    build_unit_params(m, p, &pe, &pl, &ph);
+    double share = (double)(p->microbatches - 1) / (double)p->microbatches;
+    struct task k = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
+                     .stream = ST_COMPUTE, .phase = PH_BWD};
+    k.bytes = acc_b * pe;
+    a_emb = share * cost_kernel(&c->gpu, dt, attn, &k, NULL);
+    k.bytes = acc_b * pl;
+    a_last = cost_kernel(&c->gpu, dt, attn, &k, NULL);
+    a_layer = share * a_last;
+    k.bytes = acc_b * ph;
+    a_head = ph > 0 ? share * cost_kernel(&c->gpu, dt, attn, &k, NULL) : 0;
+  }
   double t_max = 0, c_max = 0, tail = 0, tail_d = 0, tail_o = 0;
   for (long st = 0; st < p->pp; st++) {
     double L = 0;
@@ -156,14 +178,14 @@ int estimate_plan(const struct model *m, const struct plan *p,
       plan_chunk_layers(p, m, st, k, &first, &count);
       L += (double)count;
     }
-    double comp = L * work, t = L * layer_t;
+    double comp = L * (work + a_layer), t = L * (layer_t + a_layer);
     if (st == 0) {
-      comp += s.embed;
-      t += s.embed + fmax(0, s.Zh - s.embed - s.head);
+      comp += s.embed + a_emb;
+      t += s.embed + a_emb + fmax(0, s.Zh - s.embed - s.head);
     }
     if (st == p->pp - 1) {
-      comp += s.head;
-      t += s.head + s.head_x;
+      comp += s.head + a_head;
+      t += s.head + a_head + s.head_x;
     }
     if (p->pp > 1 && p->blocking_p2p)
       t += 2 * v * p2p;
@@ -180,7 +202,7 @@ int estimate_plan(const struct model *m, const struct plan *p,
      * own reduce-scatters (ZeRO-3, Tensor3D's Z), which take their part
      * of the backward first. */
     double d = grad_reduction(m, p, c, &l, st,
-                              fmax(0, L / v * (s.B + s.R - s.Zdp)));
+                              fmax(0, L / v * (s.B + s.R - s.Zdp + a_last)));
     if (d + o > tail) {
       tail = d + o;
       tail_d = d;

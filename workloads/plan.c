@@ -353,6 +353,22 @@ static int set_shard_impl(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const grad_accums[] = {"autograd", "buffer", "fused",
+                                          NULL};
+
+const char *grad_accum_name(enum grad_accum ga) { return grad_accums[ga]; }
+
+static int set_grad_accum(struct plan *p, enum plan_key k, const char *v,
+                          struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, grad_accums, &i, err);
+  if (!rc)
+    p->grad_accum = (enum grad_accum)i;
+  return rc;
+}
+
 static const char *const xents[] = {"fp32", "16bit", "fused", NULL};
 
 const char *cross_entropy_name(enum cross_entropy x) { return xents[x]; }
@@ -481,6 +497,12 @@ static const struct {
             "ZeRO-1/2: all-gather the updated parameters bucket by bucket at "
             "the next forward pass, as Megatron-LM's --overlap-param-gather, "
             "instead of after the optimizer step (default no)"},
+    [PK_GRAD_ACCUM] = {"grad_accum", "autograd|buffer|fused", set_grad_accum,
+            "how gradients accumulate over micro-batches: autograd (PyTorch: "
+            "later micro-batches added in place), buffer (Megatron's FP32 "
+            "main_grad hook) or fused (Megatron's gradient accumulation "
+            "fusion, no pass; the default with shard_impl megatron; else "
+            "autograd)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -762,6 +784,8 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   if (p->shard_impl == SI_MEGATRON) {
     if (!p->set[PK_GRAD_DTYPE])
       p->grad_dtype = DTYPE_FP32;
+    if (!p->set[PK_GRAD_ACCUM])
+      p->grad_accum = GA_FUSED;
     if (!p->set[PK_BUCKET]) {
       double dp = (double)(p->dp * p->cp);
       p->bucket_bytes = (dp > 40 ? 1e6 * dp : MEGATRON_BUCKET_ELEMS) *
@@ -891,6 +915,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_OVERLAP_PARAM_GATHER:
     snprintf(buf, size, "%s", p->overlap_param_gather ? "yes" : "no");
+    break;
+  case PK_GRAD_ACCUM:
+    snprintf(buf, size, "%s", grad_accum_name(p->grad_accum));
     break;
   default:
     snprintf(buf, size, "?");

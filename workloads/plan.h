@@ -32,7 +32,7 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_COUNT
+  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -112,6 +112,24 @@ enum fp8_recipe { FP8_DELAYED, FP8_MXFP8 };
 enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
                 CM_EFSIGN, CM_QSGD };
 
+/* How gradients accumulate over the micro-batches of an iteration
+ * (builder.c, accumulate), each a memory-bound pass over a layer's
+ * parameters after its weight gradients:
+ *   autograd: PyTorch's AccumulateGrad: the first micro-batch's gradient
+ *     becomes .grad, each later one is added in place (grad += new: three
+ *     transfers at the gradients' width); PyTorch DDP under no_sync and
+ *     Megatron-LM 2021 (no contiguous buffers) run this way;
+ *   buffer: Megatron-LM's main_grad hook (DistributedDataParallel's
+ *     param hook, without gradient accumulation fusion): every
+ *     micro-batch's 16-bit gradient added into the FP32 buffer
+ *     (4 + 2 + 4 bytes per parameter);
+ *   fused: Megatron-LM's --gradient-accumulation-fusion (the default of
+ *     Megatron Core with Transformer Engine or apex): the weight-gradient
+ *     GEMM accumulates into the FP32 buffer itself; no separate pass.
+ * ZeRO-3/FSDP reduce-scatter every micro-batch and Tensor3D reduce-scatters
+ * over Z every backward: their shards are not modelled as accumulating. */
+enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
+
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021, SI_MEGATRON };
 #define MEGATRON_BUCKET_ELEMS 4e7    /* at least; 1e6 x DP beyond 40 */
@@ -129,6 +147,7 @@ struct plan {
   enum recompute recompute;
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
+  enum grad_accum grad_accum; /* (above) */
   bool overlap_param_gather; /* ZeRO-1/2: gather the updated parameters at
                              the next forward pass, bucket by bucket,
                              instead of after the optimizer step */
@@ -201,6 +220,7 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
                      size_t size);
 /* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021". */
 const char *shard_impl_name(enum shard_impl si);
+const char *grad_accum_name(enum grad_accum ga);
 /* "fp32", "16bit", "fused". */
 const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);

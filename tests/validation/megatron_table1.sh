@@ -16,12 +16,16 @@
 # after the pipeline, no overlap, no contiguous buffers).  The software of
 # 2021 as it behaved: attention as batched GEMMs with materialized scores
 # (no FlashAttention yet), blocking pipeline send/recv (batch_isend_irecv
-# then torch.cuda.synchronize, p2p_communication.py).  Full recomputation
+# then torch.cuda.synchronize, p2p_communication.py), gradients accumulated
+# over the micro-batches by autograd in FP16 (no contiguous buffers: v2.5's
+# LocalDDP adds into an FP32 main_grad only with
+# --accumulate-allreduce-grads-in-fp32 or --use-contiguous-buffers-in-ddp,
+# which CONFIG.sh does not set; PyTorch DDP under no_sync).  Full recomputation
 # (--checkpoint-activations).  Pass a different SOFTWARE string to try
 # other assumptions.  Nothing here is fitted to these rows: the compute
 # constants come from the catalog, the network ones from the COLL rows
 # named in sim/coll.c.
-SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --dtype fp16 --grad-dtype fp16}
+SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --dtype fp16 --grad-dtype fp16 --grad-accum autograd}
 build=${1:-build}
 first=${2:-1}
 last=${3:-10}

@@ -12,7 +12,10 @@
 # GPUs), TP 8, PP 9 interleaved x 2 (126 = 9 x 14 layers), CP 2, sequence
 # parallelism.  All: sequence 8192, global batch 128 (405B: 288, 72 micro-batches
 # per pipeline, a multiple of PP as the interleaved schedule needs), ZeRO-1
-# (the distributed optimizer), selective recomputation, fused attention
+# as Megatron's distributed optimizer runs it with NeMo's DDP settings
+# (--shard-impl megatron: FP32 gradient reduction, gradient accumulation
+# fused into the weight-gradient GEMMs; --overlap-param-gather yes, as the
+# recipes' overlap_param_gather=True), selective recomputation, fused attention
 # (cuDNN on Hopper and Blackwell).  FP8 is Transformer Engine's delayed
 # scaling; on GB200 also the MXFP8 recipe.
 build=${1:-build}
@@ -29,7 +32,7 @@ print('%-40s %-12s %9.3f %9.1f %9.1f %7.1f %8.3f %8.3f %8.3f' % ('$label',
       d['model_tflops_per_gpu'], 100 * d['mfu'], d['compute_gemm_s'],
       d['compute_attention_s'], d['compute_memory_bound_s']))"
 }
-common="--zero 1 --recompute selective"
+common="--zero 1 --shard-impl megatron --overlap-param-gather yes --recompute selective"
 l8="--model llama3-8b --cluster dgx-h100 --gpus 8 --cp 2 --global-batch 128 $common"
 l70="--model llama3-70b --cluster dgx-h100 --gpus 64 --tp 4 --pp 4 --schedule interleaved:5 --cp 2 --sp yes --global-batch 128 $common"
 l405="--model llama3-405b --cluster gb200-nvl72 --gpus 576 --tp 8 --pp 9 --schedule interleaved:2 --cp 2 --sp yes --global-batch 288 $common"
