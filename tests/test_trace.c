@@ -82,11 +82,18 @@ static void check_chrome_order(const char *path, long n)
   double ts0 = -1;
   long pid0 = -1, tid0 = -1, task0 = -1, count = 0;
   for (char *p = strstr(b, "\"ph\": \"X\""); p; p = strstr(p + 1, "\"ph\": \"X\"")) {
-    long pid, tid, task;
-    double ts;
-    cr_assert_eq(sscanf(strstr(p, "\"pid\": "), "\"pid\": %ld, \"tid\": %ld, \"ts\": %lf",
-                        &pid, &tid, &ts), 3);
-    cr_assert_eq(sscanf(strstr(p, "\"task\": "), "\"task\": %ld", &task), 1);
+    /* strtol and strtod, not sscanf: sscanf takes the length of the
+     * whole rest of the file each time. */
+    char *q = strstr(p, "\"pid\": ");
+    cr_assert(q);
+    long pid = strtol(q + 7, &q, 10);
+    cr_assert_eq(strncmp(q, ", \"tid\": ", 9), 0);
+    long tid = strtol(q + 9, &q, 10);
+    cr_assert_eq(strncmp(q, ", \"ts\": ", 8), 0);
+    double ts = strtod(q + 8, &q);
+    q = strstr(q, "\"task\": ");
+    cr_assert(q);
+    long task = strtol(q + 8, NULL, 10);
     bool ok = ts > ts0 ||
               (ts == ts0 && (pid > pid0 || (pid == pid0 && (tid > tid0 ||
                                             (tid == tid0 && task > task0)))));
