@@ -97,18 +97,25 @@ static double grad_reduction(const struct model *m, const struct plan *p,
   if (xp > 0)
     d += closed_form_coll_s(c, l, rank, xg, op, xp * ge);
   double exposed = d;
+  /* Megatron's distributed optimizer keeps one bucket beyond the first
+   * stage (builder.c, bucket_limit). */
+  double bucket = p->shard_impl == SI_MEGATRON && s > 0 ? INFINITY
+                                                        : p->bucket_bytes;
   if (p->overlap_grad) {
     /* Hidden behind the backward as far as it lasts; the last bucket's
      * reduction starts when the backward ends. */
     double last = closed_form_coll_s(c, l, rank, gg, op,
-                                     fmin(p->bucket_bytes, dense * ge));
+                                     fmin(bucket, dense * ge));
     exposed = fmax(fmax(0, d - hide), last);
   }
-  if (p->zero) /* the updated parameters gathered after the step */
-    exposed += closed_form_coll_s(c, l, rank, gg, CO_ALLGATHER, dense * e) +
+  if (p->zero) { /* the updated parameters gathered after the step, or
+                    at the next forward, where the first bucket's shows */
+    double g = p->overlap_param_gather ? fmin(bucket / ge, dense) : dense;
+    exposed += closed_form_coll_s(c, l, rank, gg, CO_ALLGATHER, g * e) +
                (xp > 0 ? closed_form_coll_s(c, l, rank, xg, CO_ALLGATHER,
                                             xp * e)
                        : 0);
+  }
   return exposed;
 }
 
