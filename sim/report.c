@@ -54,6 +54,12 @@ static void fit_hint(struct report *r, const struct workload *w,
     struct weft_err err = {0};
     if (!q.set[PK_DP])
       q.dp = 0;
+    if (k == PK_ZERO && q.shard_impl == SI_MEGATRON) {
+      /* Megatron's distributed optimizer is ZeRO-1: another stage is
+       * another implementation, ideal unless one is given. */
+      q.shard_impl = SI_IDEAL;
+      q.set[PK_SHARD_IMPL] = false;
+    }
     if (plan_set(&q, k, v, "hint", &err) ||
         plan_resolve(&q, &w->model, p->gpus, &err))
       continue;
@@ -707,7 +713,10 @@ void report_print_text(FILE *f, const struct report *r)
             "micro-batch, TP or PP makes it fit\n");
   fprintf(f, "  simulated %ld kernels and %ld flows in %.2f s%s\n", res->kernels,
           res->flows, r->sim_wall_s,
-          res->replicas    ? " (replica symmetry: node 0's ranks; --every-rank "
+          res->replicas && res->symmetric
+              ? " (TP and replica symmetry: one TP rank of node 0; "
+                "--every-rank for all)"
+          : res->replicas  ? " (replica symmetry: node 0's ranks; --every-rank "
                              "for all)"
           : res->symmetric ? " (TP symmetry: one TP rank per node; "
                              "--every-rank for all)"

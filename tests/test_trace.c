@@ -6,7 +6,9 @@
  * sum the flows.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,6 +229,49 @@ Test(trace, a_failed_write_replaces_nothing)
   cr_assert(strstr(err.msg, "/nonexistent/a.json"), "%s", err.msg);
   FILE *f = fopen(paje, "r");
   cr_assert_null(f, "the Paje file was written although the Chrome one failed");
+  remove(dir);
+  trace_free(tr);
+  graph_free(g);
+}
+
+/* A write that fails part way (the file size limit lies between the two
+ * traces' sizes, so only the larger, Chrome's, fails) replaces neither:
+ * the Paje file keeps its old contents. */
+Test(trace, a_write_failing_part_way_replaces_neither)
+{
+  struct graph *g = small_graph(8, 3000);
+  struct trace *tr = trace_new(g);
+  record_all(tr, 8, 3000, 50);
+  char dir[] = "/tmp/weft_trace_XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char paje[64], json[64];
+  snprintf(paje, sizeof paje, "%s/a.paje", dir);
+  snprintf(json, sizeof json, "%s/a.json", dir);
+  struct weft_err err = {0};
+  cr_assert_eq(trace_write(tr, paje, json, &err), 0, "%s", err.msg);
+  size_t lp, lj;
+  free(slurp(paje, &lp));
+  free(slurp(json, &lj));
+  cr_assert_gt(lj, lp + 4096);
+  FILE *f = fopen(paje, "w"); /* the old contents to keep */
+  fputs("old\n", f);
+  fclose(f);
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl, old_rl;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old_rl), 0);
+  rl = old_rl;
+  rl.rlim_cur = (rlim_t)(lp + lj) / 2; /* the soft limit only */
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+  int rc = trace_write(tr, paje, json, &err);
+  setrlimit(RLIMIT_FSIZE, &old_rl); /* before anything reports */
+  cr_assert_neq(rc, 0);
+  cr_assert(strstr(err.msg, json), "%s", err.msg);
+  char *b = slurp(paje, NULL);
+  bool kept = strcmp(b, "old\n") == 0;
+  free(b);
+  cr_assert(kept, "the Paje file was replaced although Chrome's failed");
+  remove(paje);
+  remove(json);
   remove(dir);
   trace_free(tr);
   graph_free(g);

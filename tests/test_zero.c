@@ -263,6 +263,25 @@ Test(zero, megatron_one_bucket_beyond_the_first_stage)
   graph_free(g);
 }
 
+/* Uneven stages (6 layers on the first of 4): each stage gathers exactly
+ * its dense parameters, after the step or at the forward. */
+Test(zero, megatron_gathers_each_stage_whole_with_uneven_stages)
+{
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("gpt-1.7b", 32, KV("tp", "2", "pp", "4", "zero",
+                            "1", "shard_impl", "megatron",
+                            "first_stage_layers", "6", "overlap_param_gather",
+                            k ? "yes" : "no", "global_batch", "64"), &m, &p);
+    for (long s = 0; s < 4; s++)
+      REL(coll_sum(g, s, CO_ALLGATHER, GK_DP, k ? PH_FWD : PH_OPT, -2, -2,
+                   NULL),
+          2 * stage_params_rank(&m, &p, s));
+    graph_free(g);
+  }
+}
+
 /* overlap_param_gather: the same gathers, in the first micro-batch's
  * forward pass instead of after the optimizer step, and each bucket's first
  * layer waits for its own. */

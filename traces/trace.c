@@ -46,6 +46,7 @@ struct trace {
   uint32_t **name_at;
   char *names;
   size_t nnames, names_cap;
+  long named;         /* events whose tasks are named */
   /* Selection (trace_select): ranks kept (NULL: all), time window, level. */
   uint8_t *keep;
   double t0, t1;
@@ -237,13 +238,13 @@ static size_t name_of(const struct task *tk, char *buf, size_t size)
  * the writers, which then only read. */
 static void make_names(struct trace *t)
 {
-  if (t->name_at)
-    return;
-  t->name_at = xcalloc((size_t)t->g->stages, sizeof *t->name_at);
-  t->names_cap = 4096;
-  t->names = xmalloc(t->names_cap);
-  t->nnames = 1; /* offset 0 means "not made" */
-  for (long i = 0; i < t->n; i++) {
+  if (!t->name_at) {
+    t->name_at = xcalloc((size_t)t->g->stages, sizeof *t->name_at);
+    t->names_cap = 4096;
+    t->names = xmalloc(t->names_cap);
+    t->nnames = 1; /* offset 0 means "not made" */
+  }
+  for (long i = t->named; i < t->n; i++) {
     const struct event *e = &t->ev[i];
     long s = stage_of(t, e->rank);
     if (!t->name_at[s])
@@ -261,6 +262,7 @@ static void make_names(struct trace *t)
     t->name_at[s][e->task] = (uint32_t)t->nnames;
     t->nnames += len + 1;
   }
+  t->named = t->n;
 }
 
 /* The name of `task` of `rank` (made by make_names) and its length. */
@@ -381,15 +383,18 @@ static long time_ranks(const struct record *r, long n, long most,
                        uint32_t *id)
 {
   size_t size = 1024;
-  while (size < 2 * (size_t)most)
+  int bits = 10;
+  while (size < 2 * (size_t)most) {
     size *= 2;
+    bits++;
+  }
   /* Open addressing; slot value = 1 + index into `times`. */
   uint32_t *slot = xcalloc(size, sizeof *slot);
   uint64_t *times = xmalloc((size_t)most * sizeof *times);
   long distinct = 0;
   for (long i = 0; i < n; i++) {
     uint64_t t = r[i].t;
-    size_t h = (size_t)((t * 0x9E3779B97F4A7C15ull) >> 40) & (size - 1);
+    size_t h = (size_t)((t * 0x9E3779B97F4A7C15ull) >> (64 - bits));
     while (slot[h] && times[slot[h] - 1] != t)
       h = (h + 1) & (size - 1);
     if (!slot[h]) {
@@ -945,18 +950,18 @@ int trace_write(struct trace *t, const char *paje, const char *chrome,
     pthread_join(th, NULL);
   else if (chrome)
     run_writer(&w[1]);
+  /* Both written, or neither replaced. */
   int rc = 0;
+  for (int i = 0; i < 2 && !rc; i++)
+    if (path[i] && !w[i].ok)
+      rc = weft_errf(err, WEFT_EIO, "%s: write error", path[i]);
   for (int i = 0; i < 2; i++) {
     if (!path[i])
       continue;
-    if (rc) {
+    if (rc)
       outfile_abort(&w[i].out);
-    } else if (!w[i].ok) {
-      outfile_abort(&w[i].out);
-      rc = weft_errf(err, WEFT_EIO, "%s: write error", path[i]);
-    } else {
+    else
       rc = outfile_commit(&w[i].out, err);
-    }
   }
   return rc;
 }

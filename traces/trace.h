@@ -44,7 +44,9 @@ void trace_add_flow(struct trace *t, long src, long dst, int same_node,
 /* Write the recorded trace; a path ending in ".gz" is gzip-compressed
  * (Perfetto reads gzipped JSON; zcat feeds pj_dump).  trace_write writes
  * either or both (NULL: not that one), both at once on two threads unless
- * one is standard output; when either fails, neither file is replaced. */
+ * one is standard output.  When either cannot be written whole, neither
+ * file is replaced; only a failure of the second file's final rename can
+ * leave the first one replaced. */
 int trace_write(struct trace *t, const char *paje, const char *chrome,
                 struct weft_err *err) WEFT_WUR;
 int trace_write_paje(struct trace *t, const char *path,

@@ -1037,22 +1037,28 @@ static int param_buckets(const struct ctx *c, long ch, struct punit *u,
 }
 
 /* All-gather chunk `ch`'s updated parameters by bucket (forward order);
- * gather[i] = the gather unit i waits for when it is its bucket's first
- * unit, else -1.  Each gather waits for `after` (>= 0). */
+ * gather[i] (when not NULL: room for the chunk's layers + 2) = the gather
+ * unit i waits for when it is its bucket's first unit, else -1.  Each
+ * gather waits for `after` (>= 0). */
 static void gather_buckets(struct ctx *c, long ch, int phase, long after,
                            long *gather)
 {
-  struct punit *u = xcalloc((size_t)c->m->layers + 2, sizeof *u);
+  long first, count;
+  plan_chunk_layers(c->p, c->m, c->s, ch, &first, &count);
+  struct punit *u = xcalloc((size_t)count + 2, sizeof *u);
   int nb, n = param_buckets(c, ch, u, &nb);
   for (int i = 0; i < n; i++) {
-    gather[i] = -1;
+    if (gather)
+      gather[i] = -1;
     if (i > 0 && u[i].bucket == u[i - 1].bucket)
       continue;
     double params = 0;
     for (int j = i; j < n && u[j].bucket == u[i].bucket; j++)
       params += u[j].params;
-    gather[i] = coll(c, CO_ALLGATHER, layout_grad_group(&c->g->layout), ST_AG,
-                     phase, u[i].layer >= 0 ? u[i].layer : -1, params * c->e);
+    long x = coll(c, CO_ALLGATHER, layout_grad_group(&c->g->layout), ST_AG,
+                  phase, u[i].layer >= 0 ? u[i].layer : -1, params * c->e);
+    if (gather)
+      gather[i] = x;
     if (after >= 0)
       graph_dep(c->g, c->s, after);
   }
@@ -1561,10 +1567,8 @@ static void optimizer_step(struct ctx *c)
     if (p->overlap_param_gather) {
       /* gathered at the next forward pass (forward_op) */
     } else if (p->shard_impl == SI_MEGATRON) {
-      long *ag = xcalloc((size_t)m->layers + 2, sizeof *ag);
       for (long ch = 0; ch < p->vchunks; ch++)
-        gather_buckets(c, ch, PH_OPT, opt, ag);
-      free(ag);
+        gather_buckets(c, ch, PH_OPT, opt, NULL);
     } else {
       coll(c, CO_ALLGATHER, layout_grad_group(&g->layout), ST_AG, PH_OPT, -1,
            dense * c->e);

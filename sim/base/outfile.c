@@ -70,8 +70,13 @@ int outfile_commit(struct outfile *o, struct weft_err *err)
     e = errno;
   }
   if (!bad && rename(o->tmp, o->path) != 0) {
-    bad = true;
-    e = errno;
+    /* The target is gone: keep the new contents and say where. */
+    int re = errno;
+    int rc = weft_errf(err, WEFT_EIO, "%s: write error: %s (written to "
+                       "%s)", o->path, strerror(re), o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return rc;
   }
   if (bad) {
     unlink(o->tmp);
