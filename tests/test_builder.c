@@ -483,10 +483,11 @@ Test(builder, activation_bytes)
 }
 
 /* Gradient accumulation over 4 micro-batches of GPT 1.7B (2 layers, TP 2,
- * one stage): autograd adds each later micro-batch's gradients in place
- * (3 x 2 bytes per parameter, 3 times per unit); buffer adds every one
- * into FP32 (4 + 2 + 4, 4 times); fused has no pass.  Counted: the
- * memory-bound backward kernels of exactly those sizes. */
+ * one stage, FP32 gradients): autograd adds each later micro-batch's
+ * gradients in place (3 x 2 bytes per parameter, 3 times per unit); buffer
+ * adds every one into the FP32 buffer (4 + 2 + 4, 4 times); fused has no
+ * pass.  Counted: the memory-bound backward kernels of exactly those
+ * sizes. */
 Test(builder, gradient_accumulation_passes)
 {
   const char *ga[] = {"autograd", "buffer", "fused"};
@@ -500,7 +501,7 @@ Test(builder, gradient_accumulation_passes)
     m.layers = 2;
     plan_init(&p);
     const char *const *kv = KV("tp", "2", "global_batch", "4",
-                               "grad_accum", ga[k]);
+                               "grad_accum", ga[k], "grad_dtype", "fp32");
     for (int i = 0; kv[i]; i += 2)
       cr_assert_eq(plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], kv[i],
                             &err), 0, "%s", err.msg);

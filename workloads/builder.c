@@ -1370,9 +1370,9 @@ void build_unit_params(const struct model *m, const struct plan *p,
 double build_accum_bytes(const struct model *m, const struct plan *p,
                          bool *every_microbatch)
 {
-  double e = model_act_bytes(m);
+  double e = model_act_bytes(m), ge = dtype_bytes(p->grad_dtype);
   *every_microbatch = p->grad_accum == GA_BUFFER;
-  return p->grad_accum == GA_BUFFER     ? 4 + e + 4
+  return p->grad_accum == GA_BUFFER     ? ge + e + ge
          : p->grad_accum == GA_AUTOGRAD ? 3 * e
                                         : 0;
 }

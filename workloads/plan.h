@@ -121,8 +121,8 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
  *     Megatron-LM 2021 (no contiguous buffers) run this way;
  *   buffer: Megatron-LM's main_grad hook (DistributedDataParallel's
  *     param hook, without gradient accumulation fusion): every
- *     micro-batch's 16-bit gradient added into the FP32 buffer
- *     (4 + 2 + 4 bytes per parameter);
+ *     micro-batch's 16-bit gradient added into the main_grad buffer, of
+ *     grad_dtype (FP32: 4 + 2 + 4 bytes per parameter);
  *   fused: Megatron-LM's --gradient-accumulation-fusion (the default of
  *     Megatron Core with Transformer Engine or apex): the weight-gradient
  *     GEMM accumulates into the FP32 buffer itself; no separate pass.
