@@ -12,6 +12,8 @@
 
 #include "platforms/catalog.h"
 #include "platforms/cluster.h"
+#include "sim/engine.h"
+#include "sim/platload.h"
 #include "workloads/builder.h"
 
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -40,12 +42,16 @@ static inline struct cluster one_gpu_nodes(struct catalog **cat, int nodes)
   return c;
 }
 
-static inline struct graph *build(const char *model, long gpus,
-                                  const char *const *kv, struct model *m,
-                                  struct plan *p)
+/* The graph of preset `model`, cut to `layers` layers (0: the preset's),
+ * under the plan kv on `gpus` GPUs. */
+static inline struct graph *build_layers(const char *model, long layers,
+                                         long gpus, const char *const *kv,
+                                         struct model *m, struct plan *p)
 {
   struct weft_err err = {0};
   cr_assert_eq(model_from_preset(m, model, &err), 0, "%s", err.msg);
+  if (layers > 0)
+    m->layers = layers;
   plan_init(p);
   for (int i = 0; kv[i]; i += 2)
     cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
@@ -54,6 +60,43 @@ static inline struct graph *build(const char *model, long gpus,
   struct graph *g = build_graph(m, p, &err);
   cr_assert(g, "%s", err.msg);
   return g;
+}
+
+static inline struct graph *build(const char *model, long gpus,
+                                  const char *const *kv, struct model *m,
+                                  struct plan *p)
+{
+  return build_layers(model, 0, gpus, kv, m, p);
+}
+
+/* Two one-GPU nodes of selene, loaded into SimGrid on the first call (one
+ * platform per process; replays may follow one another on it). */
+static inline const struct cluster *two_nodes_loaded(void)
+{
+  static struct cluster two;
+  static struct catalog *cat;
+  if (!cat) {
+    struct weft_err err = {0};
+    two = one_gpu_nodes(&cat, 2);
+    platload_boot(0);
+    cr_assert_eq(platload_cluster(&two, &err), 0, "%s", err.msg);
+  }
+  return &two;
+}
+
+/* Iteration time of one replay of g on c (free_comm: communication takes no
+ * time). */
+static inline double replay_s(const struct graph *g, const struct cluster *c,
+                              bool free_comm)
+{
+  struct weft_err err = {0};
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.free_comm = free_comm;
+  struct engine_result res = {0};
+  cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
+  engine_result_free(&res);
+  return res.iteration_s;
 }
 
 /* The flags kv ("--name value" pairs without dashes) on `gpus` GPUs must be

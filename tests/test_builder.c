@@ -496,18 +496,9 @@ Test(builder, gradient_accumulation_passes)
   for (int k = 0; k < 3; k++) {
     struct model m;
     struct plan p;
-    struct weft_err err = {0};
-    cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0);
-    m.layers = 2;
-    plan_init(&p);
-    const char *const *kv = KV("tp", "2", "global_batch", "4",
-                               "grad_accum", ga[k], "grad_dtype", "fp32");
-    for (int i = 0; kv[i]; i += 2)
-      cr_assert_eq(plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], kv[i],
-                            &err), 0, "%s", err.msg);
-    cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
-    struct graph *g = build_graph(&m, &p, &err);
-    cr_assert(g, "%s", err.msg);
+    struct graph *g = build_layers("gpt-1.7b", 2, 2, KV("tp", "2",
+                                   "global_batch", "4", "grad_accum", ga[k],
+                                   "grad_dtype", "fp32"), &m, &p);
     double emb, layer, head;
     build_unit_params(&m, &p, &emb, &layer, &head);
     double want[4] = {layer, layer, emb, head}, got[4] = {0};

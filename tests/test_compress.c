@@ -130,55 +130,28 @@ Test(compress, refused_settings)
           "experts is not modelled");
 }
 
-/* Two one-GPU nodes of selene, loaded once (one platform per process;
- * replays may follow one another on it). */
-static struct cluster c;
-static struct catalog *cat;
-
-static void two_nodes(void)
-{
-  struct weft_err err = {0};
-  c = one_gpu_nodes(&cat, 2);
-  platload_boot(0);
-  cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
-}
-
-/* Iteration time of GPT 1.7B with 4 layers on the two nodes with free
+/* Iteration time of GPT 1.7B with 4 layers on two one-GPU nodes with free
  * communication, and its compression kernels' time. */
 static double free_comm_time(const char *method, double *codec)
 {
-  struct weft_err err = {0};
+  const struct cluster *c = two_nodes_loaded();
   struct model m;
   struct plan p;
-  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0);
-  m.layers = 4;
-  plan_init(&p);
-  cr_assert_eq(plan_set(&p, PK_GLOBAL_BATCH, "4", "t", &err), 0);
-  cr_assert_eq(plan_set(&p, PK_BUCKET, "50MB", "t", &err), 0);
-  cr_assert_eq(plan_set(&p, PK_COMPRESS, method, "t", &err), 0, "%s",
-               err.msg);
-  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
-  cr_assert(g, "%s", err.msg);
+  struct graph *g = build_layers("gpt-1.7b", 4, 2, KV("global_batch", "4",
+                                 "bucket", "50MB", "compress", method), &m, &p);
   *codec = 0;
   for (long i = 0; i < g->prog[0].n; i++) {
     const struct task *t = &g->prog[0].tasks[i];
     if (t->kind == TK_KERNEL && t->op == KK_COMPRESS)
-      *codec += cost_kernel(&c.gpu, m.dtype, -1, t, NULL);
+      *codec += cost_kernel(&c->gpu, m.dtype, -1, t, NULL);
   }
-  struct engine_params ep;
-  engine_params_default(&ep);
-  ep.free_comm = true;
-  struct engine_result res = {0};
-  cr_assert_eq(engine_run(g, &c, &ep, &res, &err), 0, "%s", err.msg);
-  engine_result_free(&res);
+  double t = replay_s(g, c, true);
   graph_free(g);
-  return res.iteration_s;
+  return t;
 }
 
 Test(compress, free_network_costs_exactly_the_codec)
 {
-  two_nodes();
   double none_codec, base = free_comm_time("none", &none_codec);
   cr_assert_eq(none_codec, 0);
   const char *methods[] = {"fp16", "powersgd:2", "topk:0.01", "randomk:0.01",
@@ -189,5 +162,4 @@ Test(compress, free_network_costs_exactly_the_codec)
     cr_assert(fabs(t - base - codec) <= 1e-9 * base, "%s: %.9g s more, "
               "codec %.9g s", methods[i], t - base, codec);
   }
-  catalog_free(cat);
 }

@@ -8,9 +8,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "platforms/catalog.h"
-#include "sim/engine.h"
-#include "sim/platload.h"
 #include "workloads/accounting.h"
 #include "tests/plan_helpers.h"
 
@@ -330,39 +327,17 @@ Test(zero, overlap_param_gather_moves_the_gathers_to_the_forward)
  * them at the forward pass.  Free communication: the same time (the
  * gathers only move).  Real communication: the forward hides all but the
  * first bucket's gather. */
-static struct cluster two;
-static struct catalog *two_cat;
-
 static double megatron_time(bool overlap, bool free_comm)
 {
-  struct weft_err err = {0};
-  if (!two_cat) { /* one platform per process; replays follow one another */
-    two = one_gpu_nodes(&two_cat, 2);
-    platload_boot(0);
-    cr_assert_eq(platload_cluster(&two, &err), 0, "%s", err.msg);
-  }
-  const struct cluster *c = &two;
   struct model m;
   struct plan p;
-  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", &err), 0);
-  m.layers = 4;
-  plan_init(&p);
-  cr_assert_eq(plan_set(&p, PK_GLOBAL_BATCH, "4", "t", &err), 0);
-  cr_assert_eq(plan_set(&p, PK_ZERO, "1", "t", &err), 0);
-  cr_assert_eq(plan_set(&p, PK_SHARD_IMPL, "megatron", "t", &err), 0);
-  cr_assert_eq(plan_set(&p, PK_OVERLAP_PARAM_GATHER, overlap ? "yes" : "no",
-                        "t", &err), 0);
-  cr_assert_eq(plan_resolve(&p, &m, 2, &err), 0, "%s", err.msg);
-  struct graph *g = build_graph(&m, &p, &err);
-  cr_assert(g, "%s", err.msg);
-  struct engine_params ep;
-  engine_params_default(&ep);
-  ep.free_comm = free_comm;
-  struct engine_result res = {0};
-  cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
-  engine_result_free(&res);
+  struct graph *g = build_layers("gpt-1.7b", 4, 2, KV("global_batch", "4",
+                                 "zero", "1", "shard_impl", "megatron",
+                                 "overlap_param_gather", overlap ? "yes" : "no"),
+                                 &m, &p);
+  double t = replay_s(g, two_nodes_loaded(), free_comm);
   graph_free(g);
-  return res.iteration_s;
+  return t;
 }
 
 Test(zero, overlap_param_gather_hides_gathers_behind_the_forward)
