@@ -39,6 +39,10 @@ struct ctx {
   long n_dp;
   bool *gathered;     /* overlap_param_gather: chunks whose parameters are
                          gathered (build_stage) */
+  double accum_b;     /* bytes per parameter of a gradient accumulation
+                         pass (0: none), after every micro-batch of a
+                         chunk when accum_every, else after the first */
+  bool accum_every;
   /* Gradient compression: the open bucket's matrices (sum of rows + cols)
    * and vector elements, and the compressed buckets whose hook is still
    * to finish. */
@@ -996,21 +1000,20 @@ static double bucket_limit(const struct ctx *c, long chunk)
 
 /* ZeRO-1/2's parameter buckets of chunk `ch` (the gradient buckets): the
  * chunk's units in forward order (embedding, layers, output layer) with
- * their dense parameters and, in unit[].bucket, the bucket they fall in,
- * numbered in forward order.  Returns the number of units; *nbuckets the
- * buckets. */
+ * their dense parameters and the bucket they fall in, numbered in forward
+ * order; *n units (the caller frees the array). */
 struct punit {
   long layer;      /* -1: embedding, -2: output layer and final norm */
   double params;
   int bucket;
 };
 
-static int param_buckets(const struct ctx *c, long ch, struct punit *u,
-                         int *nbuckets)
+static struct punit *param_buckets(const struct ctx *c, long ch, int *nunits)
 {
   const struct plan *p = c->p;
   long first, count;
   plan_chunk_layers(p, c->m, c->s, ch, &first, &count);
+  struct punit *u = xcalloc((size_t)count + 2, sizeof *u);
   long vs = ch * p->pp + c->s;
   int n = 0;
   if (vs == 0)
@@ -1032,8 +1035,8 @@ static int param_buckets(const struct ctx *c, long ch, struct punit *u,
   }
   for (int i = 0; i < n; i++)
     u[i].bucket = b - u[i].bucket;
-  *nbuckets = b + 1;
-  return n;
+  *nunits = n;
+  return u;
 }
 
 /* All-gather chunk `ch`'s updated parameters by bucket (forward order);
@@ -1043,10 +1046,8 @@ static int param_buckets(const struct ctx *c, long ch, struct punit *u,
 static void gather_buckets(struct ctx *c, long ch, int phase, long after,
                            long *gather)
 {
-  long first, count;
-  plan_chunk_layers(c->p, c->m, c->s, ch, &first, &count);
-  struct punit *u = xcalloc((size_t)count + 2, sizeof *u);
-  int nb, n = param_buckets(c, ch, u, &nb);
+  int n;
+  struct punit *u = param_buckets(c, ch, &n);
   for (int i = 0; i < n; i++) {
     if (gather)
       gather[i] = -1;
@@ -1348,6 +1349,7 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   }
   c->dp_tasks = xcalloc((size_t)max_dp, sizeof *c->dp_tasks);
   c->grad_e = dtype_bytes(p->grad_dtype);
+  c->accum_b = build_accum_bytes(m, p, &c->accum_every);
   build_unit_params(m, p, &c->emb, &c->lp, &c->head);
   /* With EP, expert gradients are reduced over the ranks holding the same
    * experts, right after each layer's backward of the chunk's last pass. */
@@ -1447,11 +1449,9 @@ static void forward_op(struct ctx *c, long vs, long first, long count)
 static long accumulate(struct ctx *c, bool accum, long layer, double params,
                        long after)
 {
-  bool every;
-  double per = build_accum_bytes(c->m, c->p, &every);
-  if (!accum || params <= 0 || per <= 0)
+  if (!accum || params <= 0 || c->accum_b <= 0)
     return after;
-  return kernel(c, KK_ELEMWISE, PH_BWD, layer, 0, per * params);
+  return kernel(c, KK_ELEMWISE, PH_BWD, layer, 0, c->accum_b * params);
 }
 
 static void backward_op(struct ctx *c, long vs, long first, long count,
@@ -1617,9 +1617,7 @@ static int build_stage(struct graph *g, const struct model *m,
       forward_op(&c, vs, first, count);
     else
       backward_op(&c, vs, first, count, last, p->overlap_grad && last,
-                  !t3(&c) && (p->grad_accum == GA_BUFFER ||
-                              (p->grad_accum == GA_AUTOGRAD &&
-                               i != first_bwd[op->chunk])));
+                  !t3(&c) && (c.accum_every || i != first_bwd[op->chunk]));
     if (g->prog[stage].n > WEFT_MAX_TASKS)
       rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
                      "use fewer micro-batches or layers per stage", stage,
