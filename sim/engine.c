@@ -116,6 +116,8 @@ struct inst {
   int n, arrived, remaining;
   int need;       /* members to wait for under replica symmetry, else 0 */
   int sym_n;      /* > 1: one representative of a TP group of sym_n */
+  int copies;     /* under replica symmetry, a collective inside node 0
+                     stands for this many (every node's), else 0 */
   int phase, nphases;
   bool timer_done;
   double extra_s; /* delay after the last phase */
@@ -460,7 +462,7 @@ static void start_flow(struct engine *E, struct inst *in, long src, long dst,
                        double wire_bytes)
 {
   in->remaining++;
-  E->flows++;
+  E->flows += in->copies > 1 ? in->copies : 1;
   if (E->p.on_flow) {
     struct ftag *f = xmalloc(sizeof *f);
     *f = (struct ftag){TAG_FLOW, in, src, dst, wire_bytes, now(E)};
@@ -527,9 +529,12 @@ static void last_arrival(struct engine *E, struct inst *in, long rank,
 /* Every member of a collective has arrived: plan it and start it. */
 static void launch_coll(struct engine *E, struct inst *in)
 {
+  bool local = E->rsym; /* every member simulated: inside node 0 */
   for (int k = 0; k < in->n; k++) {
-    if (in->tasks[k] < 0)
+    if (in->tasks[k] < 0) {
+      local = false;
       continue; /* not simulated (replica symmetry) */
+    }
     struct rank_state *r = &E->rs[in->ranks[k]];
     comm_begins(E, r, task_of(E, in->ranks[k], in->tasks[k]));
   }
@@ -544,8 +549,11 @@ static void launch_coll(struct engine *E, struct inst *in)
   long cf = in->sym_n > 1 ? plan.closed_flows / E->rank_step
                           : plan.closed_flows;
   E->flows += cf;
+  long copies = E->nranks / (E->nsim * E->rank_step);
   if (E->rsym && plan.shape == CS_CLOSED)
-    E->flows += cf * (E->nranks / (E->nsim * E->rank_step) - 1);
+    E->flows += cf * (copies - 1);
+  else if (local) /* its flows stand for every node's (expert all-to-all) */
+    in->copies = (int)copies;
   in->phase = 0;
   in->nphases = plan.nphases;
   if (plan.nphases > 0) {
@@ -842,6 +850,24 @@ static void restore_up_links(struct engine *E)
   free(E->thin_bw);
 }
 
+/* Whether every expert-parallel group lies inside one node: its
+ * all-to-alls then ride NVLink alone and leave the network to the rings. */
+static bool ep_inside_nodes(const struct engine *E)
+{
+  const struct graph_layout *L = &E->g->layout;
+  for (long r = 0; r < E->nranks; r++) {
+    struct layout_group grp;
+    layout_group(L, GK_EP, r, &grp);
+    if (grp.slot != 0)
+      continue;
+    int node = node_of(E, r);
+    for (long k = 1; k < grp.n; k++)
+      if (node_of(E, layout_member(L, GK_EP, r, k)) != node)
+        return false;
+  }
+  return true;
+}
+
 /* Whether, at ratios of 1, a node's flows cross no link that another
  * node's flows cross: true of the fat tree and the rail fabrics (whose
  * only binding links then are NICs and NVLink), not of a dragonfly or a
@@ -898,14 +924,17 @@ static int engine_setup(struct engine *E, const struct graph *g,
   }
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
    * the links of the nodes they leave out carry nothing that the node kept
-   * does not carry alike: on a symmetric fabric, no PP, CP or EP traffic;
-   * TP 1 (data parallelism alone) or TP over whole nodes (timed in closed
-   * form); HSDP shard groups of whole nodes.  With pipelining the
+   * does not carry alike: on a symmetric fabric, no PP or CP traffic and
+   * expert all-to-alls only inside nodes (on NVLinks of their own; those
+   * of node 0 then stand for every node's, as its kernels do); TP 1 (data
+   * parallelism alone) or TP over whole nodes (timed in closed form);
+   * HSDP shard groups of whole nodes.  With pipelining the
    * replicas are alike too, but a ring's edge to the next node meets that
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   const struct graph_layout *L = &g->layout;
-  E->cm.sym_fabric = alike && L->pp == 1 && L->cp == 1 && L->ep == 1 &&
+  E->cm.sym_fabric = alike && L->pp == 1 && L->cp == 1 &&
+                     (L->ep == 1 || ep_inside_nodes(E)) &&
                      (L->tp == 1 || E->sym) &&
                      (L->shard == 0 || L->shard >= L->dp ||
                       L->shard * L->tp == c->gpus_per_node);

@@ -524,11 +524,14 @@ Test(engine, dp_reduction_exposed_on_a_slow_fabric)
                      1e-9 * r.iteration_s);
 }
 
-/* The five metrics the symmetry tests compare. */
-static void metrics(const struct engine_result *r, double out[5])
+/* The metrics the symmetry tests compare: five times, then the kernels
+ * and flows the run stands for. */
+#define NMETRICS 7
+static void metrics(const struct engine_result *r, double out[NMETRICS])
 {
-  double v[5] = {r->iteration_s, r->compute_s, r->overlapped_s,
-                 r->exposed_s, r->idle_s};
+  double v[NMETRICS] = {r->iteration_s, r->compute_s, r->overlapped_s,
+                        r->exposed_s,   r->idle_s,    (double)r->kernels,
+                        (double)r->flows};
   memcpy(out, v, sizeof v);
 }
 
@@ -538,7 +541,7 @@ static void metrics(const struct engine_result *r, double out[5])
  * four single-node leaf groups in two pods, 4:1 above the pods (job 5; job
  * 7 is job 5 spread over the pods, which moves the pod crossings from the
  * pipeline's sends to the data-parallel rings; job 8 placed at random). */
-static void oversub_job(int job, bool all_ranks, double out[5])
+static void oversub_job(int job, bool all_ranks, double out[NMETRICS])
 {
   struct cluster c =
       job == 5 ? load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
@@ -566,13 +569,39 @@ static void oversub_job(int job, bool all_ranks, double out[5])
   metrics(&r, out);
 }
 
+/* Expert parallelism on four H100 nodes: TP 1 x EP 4 x DP 32, two expert
+ * groups inside each node (job 9: replicas, the all-to-alls inside node 0
+ * standing for every node's), and TP 2 x EP 8, whose expert groups span
+ * two nodes (job 10: every rank simulated). */
+static void moe_job(int job, bool all_ranks, double out[NMETRICS])
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "32"));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "mixtral-8x7b", NULL), 0);
+  m.layers = 2;
+  struct plan p;
+  plan_init(&p);
+  p.tp = job == 9 ? 1 : 2;
+  p.ep = job == 9 ? 4 : 8;
+  p.global_batch = 32;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_ZERO, "1", "s", &err), 0, "%s", err.msg);
+  struct engine_result r = simulate(&c, &m, &p, 32, all_ranks);
+  cr_assert_eq(r.replicas, !all_ranks && job == 9);
+  metrics(&r, out);
+}
+
 /* Symmetric jobs: simulating one TP rank per group (a TP-8 job on whole
  * nodes), or one node's flows of each ring over whole nodes (ZeRO-3 over
  * 32 GPUs; TP 2 with two data-parallel rings per node; one GPU per node
  * with TP 8), must give what simulating every rank and flow gives.  Each
  * variant runs in a child process (one SimGrid engine per process). */
-static void sym_job(int job, bool all_ranks, double out[5])
+static void sym_job(int job, bool all_ranks, double out[NMETRICS])
 {
+  if (job >= 9) {
+    moe_job(job, all_ranks, out);
+    return;
+  }
   if (job >= 4) {
     oversub_job(job, all_ranks, out);
     return;
@@ -607,19 +636,20 @@ static void sym_job(int job, bool all_ranks, double out[5])
   metrics(&r, out);
 }
 
-static void in_child(int job, bool all_ranks, double out[5])
+static void in_child(int job, bool all_ranks, double out[NMETRICS])
 {
   int fd[2];
   cr_assert_eq(pipe(fd), 0);
   pid_t pid = fork();
   if (pid == 0) {
-    double v[5];
+    double v[NMETRICS];
     sym_job(job, all_ranks, v);
     ssize_t w = write(fd[1], v, sizeof v);
     _exit(w == (ssize_t)sizeof v ? 0 : 1);
   }
   close(fd[1]);
-  cr_assert_eq(read(fd[0], out, 5 * sizeof(double)), (ssize_t)(5 * sizeof(double)));
+  cr_assert_eq(read(fd[0], out, NMETRICS * sizeof(double)),
+               (ssize_t)(NMETRICS * sizeof(double)));
   close(fd[0]);
   int status;
   waitpid(pid, &status, 0);
@@ -628,12 +658,12 @@ static void in_child(int job, bool all_ranks, double out[5])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  double iter[9];
-  for (int job = 0; job < 9; job++) {
-    double a[5], b[5];
+  double iter[11];
+  for (int job = 0; job < 11; job++) {
+    double a[NMETRICS], b[NMETRICS];
     in_child(job, false, a);
     in_child(job, true, b);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < NMETRICS; i++)
       cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "job %d metric "
                          "%d: %.15g vs %.15g", job, i, a[i], b[i]);
     cr_assert_gt(a[0], 0);
