@@ -5,7 +5,9 @@
 # 1) under 30 s and 2 GiB on one core; Llama 3 405B on 16384 H100 (TP 8,
 # PP 16, DP 128, sequence 8192, global batch 2048) under 10 min and 8 GiB.
 # The Llama series keeps 16 micro-batches per pipeline (batch = 16 x DP) to
-# show how wall time grows with the number of GPUs.
+# show how wall time grows with the number of GPUs.  The Mixtral jobs show
+# expert parallelism with its groups inside nodes (replica symmetry) and
+# across two nodes (every flow simulated).
 build=${1:-build}
 runs=${2:-3}
 tmp=$(mktemp)
@@ -29,4 +31,7 @@ llama3-405b/tp8-pp16-dp1 128 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 
 llama3-405b/tp8-pp16-dp8 1024 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 128
 llama3-405b/tp8-pp16-dp32 4096 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 512
 llama3-405b/tp8-pp16-dp128 16384 --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 --global-batch 2048
+mixtral-8x7b/tp1-ep8-dp256(ep-in-node) 256 --model mixtral-8x7b --cluster dgx-h100 --tp 1 --ep 8 --global-batch 512
+mixtral-8x7b/tp1-ep8-dp4096(ep-in-node) 4096 --model mixtral-8x7b --cluster dgx-h100 --tp 1 --ep 8 --global-batch 8192
+mixtral-8x7b/tp2-ep8-dp128(ep-2-nodes) 256 --model mixtral-8x7b --cluster dgx-h100 --tp 2 --ep 8 --global-batch 512
 JOBS
