@@ -850,19 +850,19 @@ static void restore_up_links(struct engine *E)
   free(E->thin_bw);
 }
 
-/* Whether every expert-parallel group lies inside one node: its
- * all-to-alls then ride NVLink alone and leave the network to the rings. */
-static bool ep_inside_nodes(const struct engine *E)
+/* Whether every group of kind `gk` lies inside one node: its collectives
+ * then ride NVLink alone and leave the network to the rings. */
+static bool inside_nodes(const struct engine *E, enum group_kind gk)
 {
   const struct graph_layout *L = &E->g->layout;
   for (long r = 0; r < E->nranks; r++) {
     struct layout_group grp;
-    layout_group(L, GK_EP, r, &grp);
+    layout_group(L, gk, r, &grp);
     if (grp.slot != 0)
       continue;
     int node = node_of(E, r);
     for (long k = 1; k < grp.n; k++)
-      if (node_of(E, layout_member(L, GK_EP, r, k)) != node)
+      if (node_of(E, layout_member(L, gk, r, k)) != node)
         return false;
   }
   return true;
@@ -927,15 +927,16 @@ static int engine_setup(struct engine *E, const struct graph *g,
    * does not carry alike: on a symmetric fabric, no PP or CP traffic and
    * expert all-to-alls only inside nodes (on NVLinks of their own; those
    * of node 0 then stand for every node's, as its kernels do); TP 1 (data
-   * parallelism alone) or TP over whole nodes (timed in closed form);
-   * HSDP shard groups of whole nodes.  With pipelining the
+   * parallelism alone), TP groups inside nodes (like the expert groups)
+   * or over whole nodes (timed in closed form); HSDP shard groups of whole
+   * nodes.  With pipelining the
    * replicas are alike too, but a ring's edge to the next node meets that
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   const struct graph_layout *L = &g->layout;
   E->cm.sym_fabric = alike && L->pp == 1 && L->cp == 1 &&
-                     (L->ep == 1 || ep_inside_nodes(E)) &&
-                     (L->tp == 1 || E->sym) &&
+                     (L->ep == 1 || inside_nodes(E, GK_EP)) &&
+                     (L->tp == 1 || E->sym || inside_nodes(E, GK_TP)) &&
                      (L->shard == 0 || L->shard >= L->dp ||
                       L->shard * L->tp == c->gpus_per_node);
   E->rsym = E->cm.sym_fabric && !p->on_task && L->dp > 1 &&

@@ -569,20 +569,22 @@ static void oversub_job(int job, bool all_ranks, double out[NMETRICS])
   metrics(&r, out);
 }
 
-/* Expert parallelism on four H100 nodes: TP 1 x EP 4 x DP 32, two expert
- * groups inside each node (job 9: replicas, the all-to-alls inside node 0
- * standing for every node's), and TP 2 x EP 8, whose expert groups span
- * two nodes (job 10: every rank simulated). */
-static void moe_job(int job, bool all_ranks, double out[NMETRICS])
+/* Groups inside nodes or across them, on four H100 nodes: expert
+ * parallelism TP 1 x EP 4 x DP 32, two expert groups inside each node (job
+ * 9: replicas, the all-to-alls inside node 0 standing for every node's);
+ * TP 2 x EP 8, whose expert groups span two nodes (job 10), and TP 16 over
+ * two nodes (job 11): every rank simulated. */
+static void group_job(int job, bool all_ranks, double out[NMETRICS])
 {
   struct cluster c = load("dgx-h100", KV("gpus", "32"));
   struct model m;
-  cr_assert_eq(model_from_preset(&m, "mixtral-8x7b", NULL), 0);
+  cr_assert_eq(model_from_preset(&m, job == 11 ? "gpt-7.5b" : "mixtral-8x7b",
+                                 NULL), 0);
   m.layers = 2;
   struct plan p;
   plan_init(&p);
-  p.tp = job == 9 ? 1 : 2;
-  p.ep = job == 9 ? 4 : 8;
+  p.tp = job == 9 ? 1 : job == 10 ? 2 : 16;
+  p.ep = job == 9 ? 4 : job == 10 ? 8 : 1;
   p.global_batch = 32;
   struct weft_err err = {0};
   cr_assert_eq(plan_set(&p, PK_ZERO, "1", "s", &err), 0, "%s", err.msg);
@@ -599,7 +601,7 @@ static void moe_job(int job, bool all_ranks, double out[NMETRICS])
 static void sym_job(int job, bool all_ranks, double out[NMETRICS])
 {
   if (job >= 9) {
-    moe_job(job, all_ranks, out);
+    group_job(job, all_ranks, out);
     return;
   }
   if (job >= 4) {
@@ -630,9 +632,9 @@ static void sym_job(int job, bool all_ranks, double out[NMETRICS])
   }
   struct engine_result r = simulate(&c, &m, &p, job == 0 ? 64 : 32, all_ranks);
   cr_assert_eq(r.symmetric, !all_ranks && (job == 0 || job == 3));
-  /* Replicas: data parallelism alone or with TP over whole nodes; not with
-   * pipelines (job 0) or TP inside nodes (job 2). */
-  cr_assert_eq(r.replicas, !all_ranks && (job == 1 || job == 3));
+  /* Replicas: data parallelism alone or with TP inside or over whole
+   * nodes; not with pipelines (job 0). */
+  cr_assert_eq(r.replicas, !all_ranks && job >= 1);
   metrics(&r, out);
 }
 
@@ -658,8 +660,8 @@ static void in_child(int job, bool all_ranks, double out[NMETRICS])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  double iter[11];
-  for (int job = 0; job < 11; job++) {
+  double iter[12];
+  for (int job = 0; job < 12; job++) {
     double a[NMETRICS], b[NMETRICS];
     in_child(job, false, a);
     in_child(job, true, b);
