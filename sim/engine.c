@@ -924,21 +924,21 @@ static int engine_setup(struct engine *E, const struct graph *g,
   }
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
    * the links of the nodes they leave out carry nothing that the node kept
-   * does not carry alike: on a symmetric fabric, no PP or CP traffic and
-   * expert all-to-alls only inside nodes (on NVLinks of their own; those
-   * of node 0 then stand for every node's, as its kernels do); TP 1 (data
-   * parallelism alone), TP groups inside nodes (like the expert groups)
-   * or over whole nodes (timed in closed form); HSDP shard groups of whole
-   * nodes.  With pipelining the
+   * does not carry alike: on a symmetric fabric, no PP traffic; TP,
+   * context, expert and HSDP shard groups inside nodes, whose collectives
+   * ride NVLinks of their own (those of node 0 then stand for every
+   * node's, as its kernels do), or TP over whole nodes (timed in closed
+   * form).  With pipelining the
    * replicas are alike too, but a ring's edge to the next node meets that
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   const struct graph_layout *L = &g->layout;
-  E->cm.sym_fabric = alike && L->pp == 1 && L->cp == 1 &&
+  E->cm.sym_fabric = alike && L->pp == 1 &&
+                     (L->cp == 1 || inside_nodes(E, GK_CP)) &&
                      (L->ep == 1 || inside_nodes(E, GK_EP)) &&
                      (L->tp == 1 || E->sym || inside_nodes(E, GK_TP)) &&
                      (L->shard == 0 || L->shard >= L->dp ||
-                      L->shard * L->tp == c->gpus_per_node);
+                      inside_nodes(E, GK_SHARD));
   E->rsym = E->cm.sym_fabric && !p->on_task && L->dp > 1 &&
             E->nranks > c->gpus_per_node &&
             E->nranks % c->gpus_per_node == 0;

@@ -569,27 +569,37 @@ static void oversub_job(int job, bool all_ranks, double out[NMETRICS])
   metrics(&r, out);
 }
 
-/* Groups inside nodes or across them, on four H100 nodes: expert
- * parallelism TP 1 x EP 4 x DP 32, two expert groups inside each node (job
- * 9: replicas, the all-to-alls inside node 0 standing for every node's);
- * TP 2 x EP 8, whose expert groups span two nodes (job 10), and TP 16 over
- * two nodes (job 11): every rank simulated. */
+/* Groups inside nodes or across them, on four H100 nodes.  Inside, so
+ * that node 0's collectives stand for every node's (replicas): expert
+ * parallelism TP 1 x EP 4 x DP 32, two expert groups per node (job 9);
+ * context parallelism CP 2 x DP 16 (job 12); HSDP shard groups of 2 DP
+ * ranks (job 13).  Across, every rank simulated: TP 2 x EP 8, whose expert
+ * groups span two nodes (job 10); TP 16 over two nodes (job 11); TP 8 x CP
+ * 2 (job 14, TP symmetry only). */
 static void group_job(int job, bool all_ranks, double out[NMETRICS])
 {
   struct cluster c = load("dgx-h100", KV("gpus", "32"));
   struct model m;
-  cr_assert_eq(model_from_preset(&m, job == 11 ? "gpt-7.5b" : "mixtral-8x7b",
-                                 NULL), 0);
+  const char *preset = job == 9 || job == 10 ? "mixtral-8x7b"
+                       : job == 11           ? "gpt-7.5b"
+                                             : "llama3-8b";
+  cr_assert_eq(model_from_preset(&m, preset, NULL), 0);
   m.layers = 2;
   struct plan p;
   plan_init(&p);
-  p.tp = job == 9 ? 1 : job == 10 ? 2 : 16;
+  p.tp = job == 10 ? 2 : job == 11 ? 16 : job == 14 ? 8 : 1;
   p.ep = job == 9 ? 4 : job == 10 ? 8 : 1;
+  p.cp = job == 12 || job == 14 ? 2 : 1;
   p.global_batch = 32;
   struct weft_err err = {0};
-  cr_assert_eq(plan_set(&p, PK_ZERO, "1", "s", &err), 0, "%s", err.msg);
+  if (job == 13)
+    cr_assert_eq(plan_set(&p, PK_HSDP, "2", "s", &err), 0, "%s", err.msg);
+  else
+    cr_assert_eq(plan_set(&p, PK_ZERO, "1", "s", &err), 0, "%s", err.msg);
   struct engine_result r = simulate(&c, &m, &p, 32, all_ranks);
-  cr_assert_eq(r.replicas, !all_ranks && job == 9);
+  cr_assert_eq(r.replicas, !all_ranks && (job == 9 || job == 12 || job == 13),
+               "job %d", job);
+  cr_assert_eq(r.symmetric, !all_ranks && job == 14, "job %d", job);
   metrics(&r, out);
 }
 
@@ -660,8 +670,8 @@ static void in_child(int job, bool all_ranks, double out[NMETRICS])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  double iter[12];
-  for (int job = 0; job < 12; job++) {
+  double iter[15];
+  for (int job = 0; job < 15; job++) {
     double a[NMETRICS], b[NMETRICS];
     in_child(job, false, a);
     in_child(job, true, b);
