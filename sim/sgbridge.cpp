@@ -6,9 +6,14 @@
 #include "sim/sgbridge.h"
 
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,10 +33,196 @@ static std::vector<sg4::ActivityPtr> ended;
 /* Delays set and not yet over (sgb_delay). */
 static long pending;
 
+/* ---- Couriers: flows sent by actors ------------------------------------
+ *
+ * A Comm::sendto_init comm is detached into maestro's list of activities,
+ * and SimGrid 3.32 takes each finished one out of that list by a linear
+ * scan (CommImpl::finish), so a flow costs time in proportion to the flows
+ * in flight: quadratic in the concurrency of all-to-alls over thousands of
+ * GPUs.  Beyond `courier_min` flows in flight, flows are sent instead by a
+ * courier actor of the source host through the mailbox of the destination
+ * host, whose courier is its permanent receiver: such comms are not
+ * detached, and each sits only in its two couriers' short lists.  Their
+ * completion is seen by Link::on_communication_state_change, handed to the
+ * engine at the same instant by a timer, and the couriers then wait on
+ * them to take them out of their lists.  The flow itself is the same: the
+ * same hosts, bytes and start time, on the same network model. */
+struct Courier;
+struct AFlow {
+  void* tag;
+  uint64_t bytes;
+  sg4::CommPtr send, recv;
+  Courier *src, *dst;
+  const void* key; /* the comm's CommImpl, once sent */
+  bool flushed;    /* over, and handed to the engine */
+};
+struct Courier {
+  sg4::Host* host;
+  sg4::Mailbox* mbox;
+  sg4::SemaphorePtr bell;
+  bool rung, quit;
+  std::vector<AFlow*> out;        /* flows to send */
+  long incoming;                  /* flows pushed to mbox, to receive */
+  std::vector<sg4::CommPtr> reap; /* finished comms to wait on */
+};
+/* AddressSanitizer cannot follow SimGrid's switches between actor stacks
+ * (it warns that false reports may follow), so a sanitized build sends
+ * every flow detached unless told otherwise; valgrind checks couriers. */
+#if defined(__SANITIZE_ADDRESS__)
+#define COURIER_MIN_DEFAULT LONG_MAX
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COURIER_MIN_DEFAULT LONG_MAX
+#endif
+#endif
+#ifndef COURIER_MIN_DEFAULT
+#define COURIER_MIN_DEFAULT 256
+#endif
+static long courier_min = COURIER_MIN_DEFAULT;
+static std::unordered_map<sg4::Host*, Courier*> couriers;
+static std::unordered_map<const void*, AFlow*> aflows; /* by CommImpl */
+static long aflows_pending; /* asked for, not yet over */
+static long aflows_total;   /* sent by couriers, ever */
+static std::vector<AFlow*> finished;
+static bool flush_set;
+static char payload;
+static void* sink;
+
+static void ring(Courier* c)
+{
+  if (c->rung)
+    return;
+  c->rung = true;
+  c->bell->release();
+}
+
+static void courier_main(Courier* c)
+{
+  for (;;) {
+    c->bell->acquire();
+    c->rung = false;
+    /* Each simcall below lets maestro run callbacks that may queue more;
+     * the loops re-read the sizes. */
+    for (size_t i = 0; i < c->out.size(); i++) {
+      AFlow* f = c->out[i];
+      f->send = f->dst->mbox->put_init(&payload, f->bytes);
+      f->send->start();
+      f->key = f->send->get_impl();
+      aflows[f->key] = f;
+      f->dst->incoming++;
+      ring(f->dst);
+    }
+    c->out.clear();
+    while (c->incoming > 0) {
+      c->incoming--;
+      /* The oldest comm pushed to the mailbox, not necessarily the flow
+       * that rang: found again by its CommImpl. */
+      sg4::CommPtr r = c->mbox->get_init()->set_dst_data(&sink, sizeof sink);
+      r->start();
+      auto it = aflows.find(r->get_impl());
+      xbt_assert(it != aflows.end(), "weft: a courier received a comm it did not send");
+      AFlow* f = it->second;
+      if (f->flushed) { /* over before received (not seen to happen) */
+        c->reap.push_back(std::move(r));
+        aflows.erase(it);
+        delete f;
+      } else {
+        f->recv = std::move(r);
+      }
+    }
+    for (size_t i = 0; i < c->reap.size(); i++)
+      c->reap[i]->wait(); /* over: takes it out of this actor's list */
+    c->reap.clear();
+    if (c->quit && c->out.empty() && c->incoming == 0)
+      return;
+  }
+}
+
+static Courier* courier(sg4::Host* h)
+{
+  auto it = couriers.find(h);
+  if (it != couriers.end())
+    return it->second;
+  auto* c = new Courier{h, sg4::Mailbox::by_name("weft-courier-" + h->get_name()),
+                        sg4::Semaphore::create(0), false, false, {}, 0, {}};
+  sg4::ActorPtr a = sg4::Actor::create("weft-courier", h, [c] { courier_main(c); });
+  c->mbox->set_receiver(a);
+  couriers[h] = c;
+  return c;
+}
+
+static bool all_quiet();
+
+/* The flows over at this instant, in the order SimGrid ended them. */
+static void flush()
+{
+  flush_set = false;
+  std::vector<AFlow*> batch;
+  batch.swap(finished);
+  for (AFlow* f : batch) {
+    f->src->reap.push_back(std::move(f->send));
+    ring(f->src);
+    f->flushed = true;
+    void* tag = f->tag;
+    if (f->recv) {
+      f->dst->reap.push_back(std::move(f->recv));
+      ring(f->dst);
+      aflows.erase(f->key);
+      delete f;
+    } /* else its courier has not received it yet, and will */
+    aflows_pending--;
+    done_fn(done_ctx, tag);
+  }
+  if (all_quiet())
+    for (auto& [h, c] : couriers) {
+      c->quit = true;
+      ring(c);
+    }
+}
+
+static void on_flow_state(simgrid::kernel::resource::NetworkAction& na,
+                          simgrid::kernel::resource::Action::State)
+{
+  /* NetworkAction (a private header) derives from Action alone, public
+   * and first: the same object. */
+  auto& a = reinterpret_cast<simgrid::kernel::resource::Action&>(na);
+  auto st = a.get_state();
+  if (st != simgrid::kernel::resource::Action::State::FINISHED &&
+      st != simgrid::kernel::resource::Action::State::FAILED)
+    return;
+  auto it = aflows.find(a.get_activity());
+  if (it == aflows.end() || it->second->flushed)
+    return; /* a detached comm, or not ours */
+  finished.push_back(it->second);
+  if (!flush_set) {
+    flush_set = true;
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock(), [] { flush(); });
+  }
+}
+
+extern "C" void sgb_courier_threshold(long n)
+{
+  courier_min = n;
+}
+
+extern "C" long sgb_courier_flows(void)
+{
+  return aflows_total;
+}
+
 extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 {
   done_fn = fn;
   done_ctx = ctx;
+  if (const char* e = std::getenv("WEFT_COURIER_MIN")) {
+    char* end;
+    long n = std::strtol(e, &end, 10);
+    if (*e && !*end && n >= 0)
+      courier_min = n;
+    else
+      std::fprintf(stderr, "weft: warning: WEFT_COURIER_MIN=%s is not a "
+                   "count of flows; ignored\n", e);
+  }
   if (registered)
     return; /* SimGrid's signal has no disconnect: connect once */
   registered = true;
@@ -42,12 +233,28 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
     ended.push_back(std::move(it->second));
     live.erase(it);
     done_fn(done_ctx, a.get_data<void>());
+    if (!couriers.empty() && all_quiet())
+      for (auto& [h, c] : couriers) {
+        c->quit = true;
+        ring(c);
+      }
   });
   sg4::Engine::on_time_advance_cb([](double) { ended.clear(); });
+  sg4::Link::on_communication_state_change_cb(on_flow_state);
 }
 
 extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
 {
+  if ((long)live.size() >= courier_min) {
+    Courier* s = courier(src);
+    Courier* d = courier(dst);
+    auto* f = new AFlow{tag, (uint64_t)(bytes + 0.5), nullptr, nullptr, s, d, nullptr, false};
+    aflows_pending++;
+    aflows_total++;
+    s->out.push_back(f);
+    ring(s);
+    return;
+  }
   sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);
   c->set_payload_size((uint64_t)(bytes + 0.5));
   c->set_data(tag);
@@ -61,13 +268,32 @@ extern "C" void sgb_delay(double seconds, void* tag)
   simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + seconds, [tag] {
     pending--;
     done_fn(done_ctx, tag);
+    if (!couriers.empty() && all_quiet())
+      for (auto& [h, c] : couriers) {
+        c->quit = true;
+        ring(c);
+      }
   });
+}
+
+/* Nothing in flight or asked for: the replay is over (the engine only ever
+ * acts on a completion), and the couriers may leave. */
+static bool all_quiet()
+{
+  return live.empty() && pending == 0 && aflows_pending == 0;
 }
 
 extern "C" void sgb_run(void)
 {
   sg4::Engine::get_instance()->run();
   ended.clear();
+  /* The couriers have left (all_quiet); their comms are over. */
+  for (auto& [key, f] : aflows)
+    delete f;
+  aflows.clear();
+  for (auto& [h, c] : couriers)
+    delete c;
+  couriers.clear();
 }
 
 extern "C" double sgb_now(void)
@@ -77,7 +303,7 @@ extern "C" double sgb_now(void)
 
 extern "C" long sgb_live(void)
 {
-  return (long)live.size() + pending;
+  return (long)live.size() + pending + aflows_pending;
 }
 
 /* The in-memory zone (sgbridge.h).  Hosts are its only netpoints, so a
@@ -126,6 +352,7 @@ extern "C" void sgb_zone_begin(const char* name, sgb_route_fn route,
 {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("contexts/stack-size:128"); /* couriers: KiB */
   zone = new ComputedZone(name, route, ctx, max_hops);
 }
 

@@ -3,7 +3,7 @@
 # weft's code but not inside libsimgrid, where the bridge's mistakes land
 # (a completion callback that drops the last reference to an activity
 # SimGrid still reads, say).  A small run, a collective sweep and a traced
-# run must report no error.  No suppressions are needed with Debian's
+# run must report no error, and so must flows sent by courier actors.  No suppressions are needed with Debian's
 # SimGrid 3.32.  Prints "valgrind: N passed, N failed".
 weft=$1
 tmp=$(mktemp -d)
@@ -37,5 +37,13 @@ vg symmetric run --model gpt-1.7b --layers 4 --cluster selene --gpus 32 \
   --zero 3 --shard-impl deepspeed-2021 --global-batch 32
 vg pat coll allgather --cluster dgx-h100 --gpus 64 --max-bytes 1MiB \
   --collective pat
+# Every flow sent by courier actors (sgbridge.cpp): expert all-to-alls over
+# two nodes, and the rings and sends of a pipeline.
+export WEFT_COURIER_MIN=0
+vg couriers run --model mixtral-8x7b --layers 1 --gpus 32 --tp 2 --ep 8 \
+  --global-batch 32
+vg couriers-pp run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 \
+  --global-batch 16 --every-rank
+unset WEFT_COURIER_MIN
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
