@@ -106,7 +106,8 @@ struct coll_model {
   bool free_comm;     /* communication takes no time */
   bool closed_form;   /* time whole-node collectives in closed form */
   bool sym_fabric;    /* every node is wired alike (a NIC per GPU, no
-                         oversubscription) and nothing needs each flow:
+                         oversubscription, no PXN routes) and nothing
+                         needs each flow:
                          a ring over whole nodes emits the flows of its
                          first node only (coll_plan.rep) */
   bool nccl_hops;     /* steps across nodes pay NCCL's per-step latencies
@@ -164,11 +165,14 @@ struct coll_plan {
   bool rep;             /* a ring over regular nodes on a symmetric
                            fabric: only the first node's flows (its ring
                            edges inside the node and its channels to the
-                           next node and from the previous) are emitted; every other node's are
-                           the same flows on links of their own, which
-                           max-min sharing gives the same rates, so the
-                           collective takes the same time.  closed_flows
-                           counts the others. */
+                           next node and from the previous) are emitted;
+                           every other node's are the same flows on
+                           links of their own, which max-min sharing
+                           gives the same rates, so the collective takes
+                           the same time (not with PXN routes, whose
+                           channel from the previous node crosses that
+                           node's NVLinks: sym_fabric is then false).
+                           closed_flows counts the others. */
   int busiest;          /* trees under rep: the node whose place node 0
                            takes */
   /* Torus: phase k's stage, in order: -1 the reduce-scatter inside each

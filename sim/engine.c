@@ -166,6 +166,8 @@ struct engine {
    * Collectives wait for their simulated members; their rings and trees
    * emit the flows of their first node (coll.h, rep). */
   bool rsym;
+  long copies;      /* ranks each simulated rank stands for: the nodes
+                       under replica symmetry, else 1 (< INT_MAX) */
   long *sim;        /* the ranks simulated (TP rank 0 only under sym) */
   long nsim;
   /* The critical path: the task whose completion is being handled (the
@@ -549,11 +551,10 @@ static void launch_coll(struct engine *E, struct inst *in)
   long cf = in->sym_n > 1 ? plan.closed_flows / E->rank_step
                           : plan.closed_flows;
   E->flows += cf;
-  long copies = E->nranks / (E->nsim * E->rank_step);
   if (E->rsym && plan.shape == CS_CLOSED)
-    E->flows += cf * (copies - 1);
-  else if (local) /* its flows stand for every node's (expert all-to-all) */
-    in->copies = (int)copies;
+    E->flows += cf * (E->copies - 1);
+  else if (local) /* inside node 0: its flows stand for every node's */
+    in->copies = (int)E->copies;
   in->phase = 0;
   in->nphases = plan.nphases;
   if (plan.nphases > 0) {
@@ -851,7 +852,8 @@ static void restore_up_links(struct engine *E)
 }
 
 /* Whether every group of kind `gk` lies inside one node: its collectives
- * then ride NVLink alone and leave the network to the rings. */
+ * then ride that node's NVLinks alone and leave the network to the rings
+ * (which on a fabric with PXN routes cross NVLinks too: engine_setup). */
 static bool inside_nodes(const struct engine *E, enum group_kind gk)
 {
   const struct graph_layout *L = &E->g->layout;
@@ -928,12 +930,16 @@ static int engine_setup(struct engine *E, const struct graph *g,
    * context, expert and HSDP shard groups inside nodes, whose collectives
    * ride NVLinks of their own (those of node 0 then stand for every
    * node's, as its kernels do), or TP over whole nodes (timed in closed
-   * form).  With pipelining the
+   * form).  Not with PXN routes (rail fabrics): a ring's channel into
+   * node 0 then crosses the previous node's NVLinks, which carry that
+   * node's own collectives, not simulated.  With pipelining the
    * replicas are alike too, but a ring's edge to the next node meets that
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   const struct graph_layout *L = &g->layout;
-  E->cm.sym_fabric = alike && L->pp == 1 &&
+  bool pxn = (c->topology == TOPO_RAIL && c->pxn) ||
+             c->topology == TOPO_RAIL_ONLY;
+  E->cm.sym_fabric = alike && !pxn && L->pp == 1 &&
                      (L->cp == 1 || inside_nodes(E, GK_CP)) &&
                      (L->ep == 1 || inside_nodes(E, GK_EP)) &&
                      (L->tp == 1 || E->sym || inside_nodes(E, GK_TP)) &&
@@ -946,6 +952,7 @@ static int engine_setup(struct engine *E, const struct graph *g,
   for (long r = 0; r < E->nranks; r += E->rank_step)
     if (simulated(E, r))
       E->sim[E->nsim++] = r;
+  E->copies = E->nranks / (E->nsim * E->rank_step);
   E->bd = p->breakdown;
   E->cause = -1;
   for (long i = 0; i < E->nsim; i++) {

@@ -577,10 +577,16 @@ static void oversub_job(int job, bool all_ranks, double out[NMETRICS])
  * context parallelism CP 2 x DP 16 (job 12); HSDP shard groups of 2 DP
  * ranks (job 13).  Across, every rank simulated: TP 2 x EP 8, whose expert
  * groups span two nodes (job 10); TP 16 over two nodes (job 11); TP 8 x CP
- * 2 (job 14, TP symmetry only). */
+ * 2 (job 14, TP symmetry only); a rail fabric with PXN (job 15). */
 static void group_job(int job, bool all_ranks, double out[NMETRICS])
 {
-  struct cluster c = load("dgx-h100", KV("gpus", "32"));
+  /* Job 15: job 12's TP 2 x ZeRO-1 on a rail fabric with PXN, two nodes
+   * per leaf: a ring's channel into node 0 crosses the previous node's
+   * NVLinks, so every rank is simulated. */
+  struct cluster c =
+      job == 15 ? load("dgx-h100", KV("gpus", "32", "topology", "rail",
+                                      "nodes_per_leaf", "2"))
+                : load("dgx-h100", KV("gpus", "32"));
   struct model m;
   const char *preset = job == 9 || job == 10 ? "mixtral-8x7b"
                        : job == 11           ? "gpt-7.5b"
@@ -589,7 +595,7 @@ static void group_job(int job, bool all_ranks, double out[NMETRICS])
   m.layers = 2;
   struct plan p;
   plan_init(&p);
-  p.tp = job == 10 ? 2 : job == 11 ? 16 : job == 14 ? 8 : 1;
+  p.tp = job == 10 || job == 15 ? 2 : job == 11 ? 16 : job == 14 ? 8 : 1;
   p.ep = job == 9 ? 4 : job == 10 ? 8 : 1;
   p.cp = job == 12 || job == 14 ? 2 : 1;
   p.global_batch = 32;
@@ -672,8 +678,9 @@ static void in_child(int job, bool all_ranks, double out[NMETRICS])
 
 Test(engine, symmetry_is_exact, .timeout = 120)
 {
-  double iter[15];
-  for (int job = 0; job < 15; job++) {
+  enum { NJOBS = 16 };
+  double iter[NJOBS];
+  for (int job = 0; job < NJOBS; job++) {
     double a[NMETRICS], b[NMETRICS];
     in_child(job, false, a);
     in_child(job, true, b);
