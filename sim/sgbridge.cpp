@@ -39,7 +39,8 @@ static long pending;
  * and SimGrid 3.32 takes each finished one out of that list by a linear
  * scan (CommImpl::finish), so a flow costs time in proportion to the flows
  * in flight: quadratic in the concurrency of all-to-alls over thousands of
- * GPUs.  Beyond `courier_min` flows in flight, flows are sent instead by a
+ * GPUs.  Beyond `courier_min` flows in flight (512: below, the scan costs
+ * less than the couriers' simcalls), flows are sent instead by a
  * courier actor of the source host through the mailbox of the destination
  * host, whose courier is its permanent receiver: such comms are not
  * detached, and each sits only in its two couriers' short lists.  Their
@@ -76,7 +77,7 @@ struct Courier {
 #endif
 #endif
 #ifndef COURIER_MIN_DEFAULT
-#define COURIER_MIN_DEFAULT 256
+#define COURIER_MIN_DEFAULT 512
 #endif
 static long courier_min = COURIER_MIN_DEFAULT;
 static std::unordered_map<sg4::Host*, Courier*> couriers;

@@ -66,7 +66,7 @@ long sgb_live(void);
 
 /* Flows in flight beyond which new flows are sent by courier actors
  * (sgbridge.cpp): the same flows, without SimGrid 3.32's cost per flow in
- * proportion to the flows in flight.  Default 256; 0 sends every flow so,
+ * proportion to the flows in flight.  Default 512; 0 sends every flow so,
  * a huge value none. */
 void sgb_courier_threshold(long n);
 
