@@ -2,7 +2,8 @@
 # run_scaling.sh [BUILD_DIR] - how the cost of one simulated iteration grows
 # with the GPUs (issue 12's scaling table): Llama 3 405B (TP 8, PP 16, DP,
 # 16 micro-batches per pipeline) on 128 to 16384 H100 and GPT-3 175B (TP 8,
-# PP 8, DP, global batch 1.5 x GPUs) on 64 to 12288 A100; one run each.
+# PP 8, DP, global batch 1.5 x GPUs) on 64 to 12288 A100, and Mixtral 8x7B
+# cut to 4 layers (TP 2, EP 8) on 128 to 2048 H100; one run each.
 # Prints GPUs, simulated tasks (kernels) and flows, wall seconds, peak RSS,
 # and wall microseconds per activity (kernels + flows), whose constancy is
 # what linear cost means.
@@ -27,5 +28,11 @@ done
 for g in 64 128 256 512 1024 2048 4096 8192 12288; do
   run gpt3-175b "$g" --model gpt3-175b --cluster selene --tp 8 --pp 8 \
     --global-batch $((g * 3 / 2)) --recompute full --force
+done
+# Expert all-to-alls over two nodes (TP 2, EP 8), 4 layers: every flow
+# simulated, most of them sent by couriers (sim/sgbridge.cpp).
+for g in 128 256 512 1024 2048; do
+  run mixtral-4L "$g" --model mixtral-8x7b --layers 4 --cluster dgx-h100 \
+    --tp 2 --ep 8 --global-batch "$g"
 done
 rm -f "$tmp.err"
