@@ -1137,6 +1137,9 @@ int engine_run(const struct graph *g, const struct cluster *c,
   struct engine *E = xcalloc(1, sizeof *E);
   int rc = engine_setup(E, g, c, p, err);
   if (!rc) {
+    /* Couriers (sgbridge.cpp) where expert all-to-alls cross nodes: there
+     * the flows in flight number thousands. */
+    sgb_couriers_auto(g->layout.ep > 1 && !inside_nodes(E, GK_EP));
     sgb_init(on_done, E);
     for (long i = 0; i < E->nsim; i++)
       try_advance(E, E->sim[i]);

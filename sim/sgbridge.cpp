@@ -12,7 +12,9 @@
 #include <simgrid/s4u.hpp>
 #include <climits>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,15 +41,19 @@ static long pending;
  * and SimGrid 3.32 takes each finished one out of that list by a linear
  * scan (CommImpl::finish), so a flow costs time in proportion to the flows
  * in flight: quadratic in the concurrency of all-to-alls over thousands of
- * GPUs.  Beyond `courier_min` flows in flight (512: below, the scan costs
- * less than the couriers' simcalls), flows are sent instead by a
- * courier actor of the source host through the mailbox of the destination
- * host, whose courier is its permanent receiver: such comms are not
- * detached, and each sits only in its two couriers' short lists.  Their
- * completion is seen by Link::on_communication_state_change, handed to the
- * engine at the same instant by a timer, and the couriers then wait on
- * them to take them out of their lists.  The flow itself is the same: the
- * same hosts, bytes and start time, on the same network model. */
+ * GPUs.  For the jobs where that term grows large (the engine's choice,
+ * sgb_couriers_auto) every flow is sent instead by a courier actor of the
+ * source host through the mailbox of the destination host, whose courier
+ * is its permanent receiver: such comms are not detached, and each sits
+ * only in its two couriers' short lists.  Their completion is seen by
+ * Link::on_communication_state_change, handed to the engine at the same
+ * instant by a timer, and the couriers then wait on them to take them out
+ * of their lists.  The flow itself is the same: the same hosts, bytes and
+ * start time, on the same network model.  All flows or none: SimGrid's
+ * shares depend on the order in which the flows of one instant start, and
+ * mixing the two ways reorders them (review: +0.06 % on a torus job), where
+ * every flow by courier gave the same results as none on every job tried
+ * (tests/test_engine.c, couriers_are_exact). */
 struct Courier;
 struct AFlow {
   void* tag;
@@ -70,16 +76,17 @@ struct Courier {
  * (it warns that false reports may follow), so a sanitized build sends
  * every flow detached unless told otherwise; valgrind checks couriers. */
 #if defined(__SANITIZE_ADDRESS__)
-#define COURIER_MIN_DEFAULT LONG_MAX
+#define COURIERS_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define COURIER_MIN_DEFAULT LONG_MAX
+#define COURIERS_SANITIZED 1
 #endif
 #endif
-#ifndef COURIER_MIN_DEFAULT
-#define COURIER_MIN_DEFAULT 512
+#ifndef COURIERS_SANITIZED
+#define COURIERS_SANITIZED 0
 #endif
-static long courier_min = COURIER_MIN_DEFAULT;
+static int courier_force = -1; /* sgb_couriers: -1 the engine's choice */
+static bool couriers_on;
 static std::unordered_map<sg4::Host*, Courier*> couriers;
 static std::unordered_map<const void*, AFlow*> aflows; /* by CommImpl */
 static long aflows_pending; /* asked for, not yet over */
@@ -152,7 +159,7 @@ static Courier* courier(sg4::Host* h)
   return c;
 }
 
-static bool all_quiet();
+static void maybe_quit();
 
 /* The flows over at this instant, in the order SimGrid ended them. */
 static void flush()
@@ -174,11 +181,7 @@ static void flush()
     aflows_pending--;
     done_fn(done_ctx, tag);
   }
-  if (all_quiet())
-    for (auto& [h, c] : couriers) {
-      c->quit = true;
-      ring(c);
-    }
+  maybe_quit();
 }
 
 static void on_flow_state(simgrid::kernel::resource::NetworkAction& na,
@@ -201,9 +204,26 @@ static void on_flow_state(simgrid::kernel::resource::NetworkAction& na,
   }
 }
 
-extern "C" void sgb_courier_threshold(long n)
+extern "C" void sgb_couriers(int mode)
 {
-  courier_min = n;
+  courier_force = mode;
+}
+
+extern "C" void sgb_couriers_auto(bool want)
+{
+  static bool env_read;
+  if (!env_read) {
+    env_read = true;
+    if (const char* e = std::getenv("WEFT_COURIERS")) {
+      if (!std::strcmp(e, "on") || !std::strcmp(e, "off"))
+        courier_force = e[1] == 'n';
+      else if (std::strcmp(e, "auto"))
+        std::fprintf(stderr, "weft: warning: WEFT_COURIERS=%s is not on, "
+                     "off or auto; ignored\n", e);
+    }
+  }
+  couriers_on = courier_force >= 0 ? courier_force == 1
+                                    : want && !COURIERS_SANITIZED;
 }
 
 extern "C" long sgb_courier_flows(void)
@@ -215,15 +235,6 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 {
   done_fn = fn;
   done_ctx = ctx;
-  if (const char* e = std::getenv("WEFT_COURIER_MIN")) {
-    char* end;
-    long n = std::strtol(e, &end, 10);
-    if (*e && !*end && n >= 0)
-      courier_min = n;
-    else
-      std::fprintf(stderr, "weft: warning: WEFT_COURIER_MIN=%s is not a "
-                   "count of flows; ignored\n", e);
-  }
   if (registered)
     return; /* SimGrid's signal has no disconnect: connect once */
   registered = true;
@@ -234,11 +245,7 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
     ended.push_back(std::move(it->second));
     live.erase(it);
     done_fn(done_ctx, a.get_data<void>());
-    if (!couriers.empty() && all_quiet())
-      for (auto& [h, c] : couriers) {
-        c->quit = true;
-        ring(c);
-      }
+    maybe_quit();
   });
   sg4::Engine::on_time_advance_cb([](double) { ended.clear(); });
   sg4::Link::on_communication_state_change_cb(on_flow_state);
@@ -246,7 +253,7 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 
 extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
 {
-  if ((long)live.size() >= courier_min) {
+  if (couriers_on) {
     Courier* s = courier(src);
     Courier* d = courier(dst);
     auto* f = new AFlow{tag, (uint64_t)(bytes + 0.5), nullptr, nullptr, s, d, nullptr, false};
@@ -269,11 +276,7 @@ extern "C" void sgb_delay(double seconds, void* tag)
   simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + seconds, [tag] {
     pending--;
     done_fn(done_ctx, tag);
-    if (!couriers.empty() && all_quiet())
-      for (auto& [h, c] : couriers) {
-        c->quit = true;
-        ring(c);
-      }
+    maybe_quit();
   });
 }
 
@@ -282,6 +285,16 @@ extern "C" void sgb_delay(double seconds, void* tag)
 static bool all_quiet()
 {
   return live.empty() && pending == 0 && aflows_pending == 0;
+}
+
+static void maybe_quit()
+{
+  if (couriers.empty() || !all_quiet())
+    return;
+  for (auto& [h, c] : couriers) {
+    c->quit = true;
+    ring(c);
+  }
 }
 
 extern "C" void sgb_run(void)
@@ -353,7 +366,10 @@ extern "C" void sgb_zone_begin(const char* name, sgb_route_fn route,
 {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
-  sg4::Engine::set_config("contexts/stack-size:128"); /* couriers: KiB */
+  /* Couriers: small stacks, and no guard page (two memory mappings per
+   * actor exhausted vm.max_map_count at 32768 couriers). */
+  sg4::Engine::set_config("contexts/stack-size:128");
+  sg4::Engine::set_config("contexts/guard-size:0");
   zone = new ComputedZone(name, route, ctx, max_hops);
 }
 

@@ -11,6 +11,7 @@
 #define WEFT_SGBRIDGE_H
 
 #include <simgrid/forward.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -64,11 +65,14 @@ double sgb_now(void);
 /* Activities started and not yet completed (for sanity checks). */
 long sgb_live(void);
 
-/* Flows in flight beyond which new flows are sent by courier actors
- * (sgbridge.cpp): the same flows, without SimGrid 3.32's cost per flow in
- * proportion to the flows in flight.  Default 512; 0 sends every flow so,
- * a huge value none. */
-void sgb_courier_threshold(long n);
+/* Whether flows are sent by courier actors (sgbridge.cpp): the same flows,
+ * without SimGrid 3.32's cost per flow in proportion to the flows in
+ * flight.  sgb_couriers forces it (1 on, 0 off, -1 back to the engine's
+ * choice; the environment variable WEFT_COURIERS=on|off|auto, read at
+ * the first sgb_couriers_auto, does the same); sgb_couriers_auto is the engine's choice for the run
+ * about to start (never in a sanitized build). */
+void sgb_couriers(int mode);
+void sgb_couriers_auto(bool want);
 
 /* Flows sent by couriers so far. */
 long sgb_courier_flows(void);

@@ -39,11 +39,11 @@ vg pat coll allgather --cluster dgx-h100 --gpus 64 --max-bytes 1MiB \
   --collective pat
 # Every flow sent by courier actors (sgbridge.cpp): expert all-to-alls over
 # two nodes, and the rings and sends of a pipeline.
-export WEFT_COURIER_MIN=0
+export WEFT_COURIERS=on
 vg couriers run --model mixtral-8x7b --layers 1 --gpus 32 --tp 2 --ep 8 \
   --global-batch 32
 vg couriers-pp run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 \
   --global-batch 16 --every-rank
-unset WEFT_COURIER_MIN
+unset WEFT_COURIERS
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
