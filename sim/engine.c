@@ -166,6 +166,7 @@ struct engine {
    * Collectives wait for their simulated members; their rings and trees
    * emit the flows of their first node (coll.h, rep). */
   bool rsym;
+  bool ep_across;   /* expert groups span nodes (couriers, engine_run) */
   long copies;      /* ranks each simulated rank stands for: the nodes
                        under replica symmetry, else 1 (< INT_MAX) */
   long *sim;        /* the ranks simulated (TP rank 0 only under sym) */
@@ -939,9 +940,10 @@ static int engine_setup(struct engine *E, const struct graph *g,
   const struct graph_layout *L = &g->layout;
   bool pxn = (c->topology == TOPO_RAIL && c->pxn) ||
              c->topology == TOPO_RAIL_ONLY;
+  E->ep_across = L->ep > 1 && !inside_nodes(E, GK_EP);
   E->cm.sym_fabric = alike && !pxn && L->pp == 1 &&
                      (L->cp == 1 || inside_nodes(E, GK_CP)) &&
-                     (L->ep == 1 || inside_nodes(E, GK_EP)) &&
+                     !E->ep_across &&
                      (L->tp == 1 || E->sym || inside_nodes(E, GK_TP)) &&
                      (L->shard == 0 || L->shard >= L->dp ||
                       inside_nodes(E, GK_SHARD));
@@ -1139,7 +1141,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
   if (!rc) {
     /* Couriers (sgbridge.cpp) where expert all-to-alls cross nodes: there
      * the flows in flight number thousands. */
-    sgb_couriers_auto(g->layout.ep > 1 && !inside_nodes(E, GK_EP));
+    sgb_couriers_auto(E->ep_across);
     sgb_init(on_done, E);
     for (long i = 0; i < E->nsim; i++)
       try_advance(E, E->sim[i]);

@@ -10,7 +10,6 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
-#include <climits>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -64,7 +63,6 @@ struct AFlow {
   bool flushed;    /* over, and handed to the engine */
 };
 struct Courier {
-  sg4::Host* host;
   sg4::Mailbox* mbox;
   sg4::SemaphorePtr bell;
   bool rung, quit;
@@ -151,7 +149,7 @@ static Courier* courier(sg4::Host* h)
   auto it = couriers.find(h);
   if (it != couriers.end())
     return it->second;
-  auto* c = new Courier{h, sg4::Mailbox::by_name("weft-courier-" + h->get_name()),
+  auto* c = new Courier{sg4::Mailbox::by_name("weft-courier-" + h->get_name()),
                         sg4::Semaphore::create(0), false, false, {}, 0, {}};
   sg4::ActorPtr a = sg4::Actor::create("weft-courier", h, [c] { courier_main(c); });
   c->mbox->set_receiver(a);

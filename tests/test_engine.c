@@ -656,20 +656,22 @@ static void sym_job(int job, bool all_ranks, double out[NMETRICS])
   metrics(&r, out);
 }
 
-static void in_child(int job, bool all_ranks, double out[NMETRICS])
+/* Run fn(job, flag, out) in a child process (one SimGrid engine per
+ * process) and read back its n values. */
+typedef void job_fn(int job, bool flag, double *out);
+static void in_child(job_fn *fn, int job, bool flag, double *out, size_t n)
 {
   int fd[2];
   cr_assert_eq(pipe(fd), 0);
   pid_t pid = fork();
   if (pid == 0) {
-    double v[NMETRICS];
-    sym_job(job, all_ranks, v);
-    ssize_t w = write(fd[1], v, sizeof v);
-    _exit(w == (ssize_t)sizeof v ? 0 : 1);
+    double v[NMETRICS + 1];
+    fn(job, flag, v);
+    ssize_t w = write(fd[1], v, n * sizeof *v);
+    _exit(w == (ssize_t)(n * sizeof *v) ? 0 : 1);
   }
   close(fd[1]);
-  cr_assert_eq(read(fd[0], out, NMETRICS * sizeof(double)),
-               (ssize_t)(NMETRICS * sizeof(double)));
+  cr_assert_eq(read(fd[0], out, n * sizeof *out), (ssize_t)(n * sizeof *out));
   close(fd[0]);
   int status;
   waitpid(pid, &status, 0);
@@ -682,8 +684,8 @@ Test(engine, symmetry_is_exact, .timeout = 120)
   double iter[NJOBS];
   for (int job = 0; job < NJOBS; job++) {
     double a[NMETRICS], b[NMETRICS];
-    in_child(job, false, a);
-    in_child(job, true, b);
+    in_child(sym_job, job, false, a, NMETRICS);
+    in_child(sym_job, job, true, b, NMETRICS);
     for (int i = 0; i < NMETRICS; i++)
       cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1), "job %d metric "
                          "%d: %.15g vs %.15g", job, i, a[i], b[i]);
@@ -705,9 +707,9 @@ Test(engine, symmetry_is_exact, .timeout = 120)
  * detached comms: a job gives the same with every flow sent so as with
  * none.  TP 2 on 32 GPUs with every rank, and TP 2 x EP 8 (all-to-alls
  * over two nodes, where the engine chooses couriers). */
-static void courier_job(int job, int mode, double out[NMETRICS + 1])
+static void courier_job(int job, bool on, double *out)
 {
-  sgb_couriers(mode);
+  sgb_couriers(on);
   if (job == 0)
     sym_job(2, true, out);
   else
@@ -719,23 +721,8 @@ Test(engine, couriers_are_exact, .timeout = 120)
 {
   for (int job = 0; job < 2; job++) {
     double v[2][NMETRICS + 1];
-    for (int k = 0; k < 2; k++) {
-      int fd[2];
-      cr_assert_eq(pipe(fd), 0);
-      pid_t pid = fork();
-      if (pid == 0) {
-        double w[NMETRICS + 1];
-        courier_job(job, k == 0 ? 1 : 0, w);
-        ssize_t n = write(fd[1], w, sizeof w);
-        _exit(n == (ssize_t)sizeof w ? 0 : 1);
-      }
-      close(fd[1]);
-      cr_assert_eq(read(fd[0], v[k], sizeof v[k]), (ssize_t)sizeof v[k]);
-      close(fd[0]);
-      int status;
-      waitpid(pid, &status, 0);
-      cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    for (int k = 0; k < 2; k++)
+      in_child(courier_job, job, k == 0, v[k], NMETRICS + 1);
     cr_assert_gt(v[0][NMETRICS], 1000, "job %d: %g flows by couriers", job,
                  v[0][NMETRICS]);
     cr_assert_eq(v[1][NMETRICS], 0, "job %d", job);
