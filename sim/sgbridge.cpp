@@ -10,6 +10,8 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -33,6 +35,108 @@ static std::unordered_map<const sg4::Activity*, sg4::ActivityPtr> live;
 static std::vector<sg4::ActivityPtr> ended;
 /* Delays set and not yet over (sgb_delay). */
 static long pending;
+
+/* ---- The calendar: delays kept by weft -------------------------------
+ *
+ * Most of a replay's events are delays (kernels, fixed latencies), and
+ * each SimGrid timer costs an allocation and a Fibonacci-heap push and
+ * pop, and each instant a pass of SimGrid's loop (solve, the models'
+ * next events, handle_ended_actions twice).  Without couriers, delays
+ * are kept here instead, in a binary heap in (date, order set) order.
+ * While flows are in flight SimGrid runs as before, and one proxy timer
+ * at the calendar's first date stands for all of it; while none is, the
+ * calendar is replayed by sgb_run's own loop and SimGrid is not entered
+ * at all.  The clock moves exactly as SimGrid's would (solve adds
+ * date - now to now, again while short of the date), and when a flow
+ * starts after such a stretch SimGrid's clock is brought to the same
+ * value (sync_clock), so every flow starts when it did before.  What can
+ * differ is the order in which delays due at one instant are handed over
+ * (FIFO here, Fibonacci-heap order before). */
+struct Due {
+  double date;
+  uint64_t seq;
+  void* tag;
+};
+static bool due_after(const Due& a, const Due& b)
+{
+  return a.date > b.date || (a.date == b.date && a.seq > b.seq);
+}
+static std::vector<Due> cal;    /* a min-heap by due_after */
+static uint64_t cal_seq;
+static bool own_cal;            /* this run keeps delays here (no couriers) */
+static bool outside;            /* set from outside SimGrid's loop */
+static double out_now;          /* the clock there */
+static bool draining;
+static std::vector<double> armed; /* dates of proxy timers not yet fired */
+static bool cal_off;            /* sgb_calendar(false): SimGrid timers */
+static long cal_outside;        /* delays handed over by sgb_run's loop */
+
+static double clock_now()
+{
+  return outside ? out_now : sg4::Engine::get_clock();
+}
+
+/* Hand over every delay due by `t`, in order (a delay of zero set
+ * meanwhile is due too, as in Timer::execute_all). */
+static void drain(double t)
+{
+  draining = true;
+  while (!cal.empty() && cal.front().date <= t) {
+    std::pop_heap(cal.begin(), cal.end(), due_after);
+    void* tag = cal.back().tag;
+    cal.pop_back();
+    pending--;
+    cal_outside += outside;
+    done_fn(done_ctx, tag);
+  }
+  draining = false;
+}
+
+static void proxy(double date);
+
+/* Make SimGrid stop at `date` (inside its loop: a proxy timer, unless an
+ * earlier one will already stop it). */
+static void arm(double date)
+{
+  for (double a : armed)
+    if (a <= date)
+      return;
+  armed.push_back(date);
+  simgrid::kernel::timer::Timer::set(date, [date] { proxy(date); });
+}
+
+static void proxy(double date)
+{
+  for (size_t i = 0; i < armed.size(); i++)
+    if (armed[i] == date) {
+      armed[i] = armed.back();
+      armed.pop_back();
+      break;
+    }
+  drain(sg4::Engine::get_clock());
+  /* SimGrid's run goes on while flows are in flight or another proxy is
+   * set, and must then stop at the calendar's next date; with neither it
+   * ends after this instant and sgb_run's loop takes over. */
+  if (!cal.empty() && (!live.empty() || !armed.empty()))
+    arm(cal.front().date);
+}
+
+/* Bring SimGrid's clock, left behind by sgb_run's loop, to out_now:
+ * run_until(m) sets it to s + (m - s), so m is chosen (out_now or an
+ * adjacent double) for that to be out_now exactly. */
+static void sync_clock()
+{
+  double s = sg4::Engine::get_clock();
+  if (s >= out_now)
+    return;
+  double m = out_now, up = out_now, down = out_now;
+  for (int i = 0; i < 8 && s + (m - s) != out_now; i++) {
+    up = std::nextafter(up, INFINITY);
+    down = std::nextafter(down, 0.0);
+    m = s + (up - s) == out_now ? up : down;
+  }
+  sg4::Engine::get_instance()->run_until(m);
+}
 
 /* ---- Couriers: flows sent by actors ------------------------------------
  *
@@ -224,6 +328,16 @@ extern "C" void sgb_couriers_auto(bool want)
                                     : want && !COURIERS_SANITIZED;
 }
 
+extern "C" void sgb_calendar(bool on)
+{
+  cal_off = !on;
+}
+
+extern "C" long sgb_calendar_outside(void)
+{
+  return cal_outside;
+}
+
 extern "C" long sgb_courier_flows(void)
 {
   return aflows_total;
@@ -233,6 +347,11 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
 {
   done_fn = fn;
   done_ctx = ctx;
+  /* Until sgb_run enters SimGrid's loop, delays and flows are set from
+   * outside it. */
+  own_cal = !couriers_on && !cal_off;
+  outside = own_cal;
+  out_now = sg4::Engine::get_clock();
   if (registered)
     return; /* SimGrid's signal has no disconnect: connect once */
   registered = true;
@@ -261,6 +380,8 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
     ring(s);
     return;
   }
+  if (outside)
+    sync_clock();
   sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);
   c->set_payload_size((uint64_t)(bytes + 0.5));
   c->set_data(tag);
@@ -271,6 +392,14 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
 extern "C" void sgb_delay(double seconds, void* tag)
 {
   pending++;
+  if (own_cal) {
+    double date = clock_now() + seconds;
+    cal.push_back(Due{date, cal_seq++, tag});
+    std::push_heap(cal.begin(), cal.end(), due_after);
+    if (!outside && !draining)
+      arm(date);
+    return;
+  }
   simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + seconds, [tag] {
     pending--;
     done_fn(done_ctx, tag);
@@ -295,9 +424,36 @@ static void maybe_quit()
   }
 }
 
+static void run_own_calendar()
+{
+  for (;;) {
+    if (!live.empty()) { /* flows in flight: SimGrid's loop, to their end */
+      outside = false;
+      if (!cal.empty())
+        arm(cal.front().date);
+      sg4::Engine::get_instance()->run();
+      out_now = sg4::Engine::get_clock();
+      outside = true;
+      continue;
+    }
+    if (cal.empty())
+      break;
+    double d = cal.front().date;
+    while (out_now < d) /* as EngineImpl::solve moves the clock */
+      out_now += d - out_now;
+    drain(out_now);
+  }
+  sync_clock();
+  outside = false;
+}
+
 extern "C" void sgb_run(void)
 {
-  sg4::Engine::get_instance()->run();
+  if (own_cal)
+    run_own_calendar();
+  else
+    sg4::Engine::get_instance()->run();
+  own_cal = false;
   ended.clear();
   /* The couriers have left (all_quiet); their comms are over. */
   for (auto& [key, f] : aflows)
@@ -310,7 +466,7 @@ extern "C" void sgb_run(void)
 
 extern "C" double sgb_now(void)
 {
-  return sg4::Engine::get_clock();
+  return clock_now();
 }
 
 extern "C" long sgb_live(void)

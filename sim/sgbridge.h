@@ -29,11 +29,12 @@ void sgb_init(sgb_done_fn fn, void *ctx);
 /* Start a transfer of `bytes` from `src` to `dst`, now. */
 void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
 
-/* Call back with `tag` after `seconds` of simulated time: a kernel timer
- * (a heap), not an activity.  An execution or a host-to-host comm started
- * outside an actor joins maestro's list of activities, which SimGrid 3.32
- * scans whole whenever one ends (ExecImpl::post, CommImpl::finish), so
- * every activity that can be a timer is one. */
+/* Call back with `tag` after `seconds` of simulated time: a date in the
+ * bridge's calendar (sgbridge.cpp; a SimGrid kernel timer with couriers or
+ * sgb_calendar(false)), not an activity.  An execution or a host-to-host
+ * comm started outside an actor joins maestro's list of activities, which
+ * SimGrid 3.32 scans whole whenever one ends (ExecImpl::post,
+ * CommImpl::finish), so every activity that can be a delay is one. */
 void sgb_delay(double seconds, void *tag);
 
 /* An in-memory platform: one zone holding every host, whose routes a
@@ -74,6 +75,12 @@ long sgb_live(void);
 void sgb_couriers(int mode);
 void sgb_couriers_auto(bool want);
 
+/* Whether delays are kept by the bridge's own calendar (the default,
+ * where flows go without couriers) or each is a SimGrid timer (the check
+ * of the calendar: the same times either way); and how many delays the
+ * calendar has handed over outside SimGrid's loop so far. */
+void sgb_calendar(bool on);
+long sgb_calendar_outside(void);
 /* Flows sent by couriers so far. */
 long sgb_courier_flows(void);
 

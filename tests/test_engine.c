@@ -732,6 +732,51 @@ Test(engine, couriers_are_exact, .timeout = 120)
   }
 }
 
+/* The bridge's calendar (sgbridge.cpp) replays delays outside SimGrid's
+ * loop while no flow is in flight and brings SimGrid's clock along when
+ * one starts: every job gives what one SimGrid timer per delay gives, to
+ * the last bit.  A pipeline (TP 8 x PP 2, interleaved) over two nodes, a
+ * 4:1 oversubscribed one, ZeRO-3 data parallelism, expert all-to-alls
+ * over two nodes without couriers, and TP 4 x PP 2 in one node (where a
+ * first version handed some delays over late). */
+static void calendar_job(int job, bool on, double *out)
+{
+  static const int jobs[] = {0, 5, 1, 10};
+  sgb_calendar(on);
+  if (job == 3)
+    sgb_couriers(0);
+  if (job < 4) {
+    sym_job(jobs[job], false, out);
+  } else { /* TP 4 x PP 2 in one node: transfers and timers interleave */
+    struct cluster c = load("selene", KV("gpus", "8"));
+    struct model m;
+    cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+    struct plan p;
+    plan_init(&p);
+    p.tp = 4;
+    p.pp = 2;
+    p.global_batch = 8;
+    struct engine_result r = simulate(&c, &m, &p, 8, false);
+    metrics(&r, out);
+  }
+  out[NMETRICS] = (double)sgb_calendar_outside();
+}
+
+Test(engine, calendar_is_exact, .timeout = 120)
+{
+  for (int job = 0; job < 5; job++) {
+    double v[2][NMETRICS + 1];
+    for (int k = 0; k < 2; k++)
+      in_child(calendar_job, job, k == 0, v[k], NMETRICS + 1);
+    cr_assert_gt(v[0][NMETRICS], 0, "job %d: %g delays outside", job,
+                 v[0][NMETRICS]);
+    cr_assert_eq(v[1][NMETRICS], 0, "job %d", job);
+    for (int i = 0; i < NMETRICS; i++)
+      cr_assert(v[0][i] == v[1][i], "job %d metric %d: %.17g vs %.17g", job,
+                i, v[0][i], v[1][i]);
+  }
+}
+
 /* Replica symmetry needs a symmetric fabric: an oversubscribed one (or a
  * NIC shared by GPUs) keeps every rank and flow. */
 Test(engine, replicas_refused_on_asymmetric_fabrics)
