@@ -10,7 +10,7 @@
  * receiver, micro-batch, virtual stage, direction) in one hash table.
  *
  * Collectives are planned and expanded by coll.c; this file starts what
- * coll_plan_make says (phases of flows, delays as SimGrid kernel timers)
+ * coll_plan_make says (phases of flows, delays in the bridge's calendar)
  * and completes the members when the last of it ends.
  *
  * All state of a replay is in one struct engine, passed explicitly (the

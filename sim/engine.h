@@ -5,9 +5,10 @@
  * kernels take the cost model's time, collectives and pipeline transfers
  * become flows between the members' hosts.  A GPU runs one kernel at a time
  * (kernels have one stream, ST_COMPUTE), so nothing shares its compute and a
- * kernel is a SimGrid timer of its duration, not an execution on the host:
- * the same end time, without an activity in maestro's list (which SimGrid
- * 3.32 scans whole whenever an activity ends; sgbridge.h).  A task starts when it is the next of its stream, the
+ * kernel is a delay of its duration (sgb_delay: the bridge's calendar), not
+ * an execution on the host: the same end time, without an activity in
+ * maestro's list (which SimGrid 3.32 scans whole whenever an activity ends;
+ * sgbridge.h).  A task starts when it is the next of its stream, the
  * previous one of that stream has completed and its dependencies have; a
  * collective starts its flows when every member has reached it, a transfer
  * when both ends have, as NCCL does, so skew and stragglers propagate.
