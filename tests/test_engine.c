@@ -662,12 +662,12 @@ typedef void job_fn(int job, bool flag, double *out);
 #define IN_CHILD_MAX 16
 static void in_child(job_fn *fn, int job, bool flag, double *out, size_t n)
 {
+  cr_assert_leq(n, IN_CHILD_MAX);
   int fd[2];
   cr_assert_eq(pipe(fd), 0);
   pid_t pid = fork();
   if (pid == 0) {
     double v[IN_CHILD_MAX];
-    cr_assert_leq(n, IN_CHILD_MAX);
     fn(job, flag, v);
     ssize_t w = write(fd[1], v, n * sizeof *v);
     _exit(w == (ssize_t)(n * sizeof *v) ? 0 : 1);

@@ -10,8 +10,13 @@
 # what linear cost means.
 build=${1:-build}
 runs=${2:-1}
-tmp=$(mktemp)
-trap 'rm -f "$tmp" "$tmp.err" "$tmp.all" "$tmp.rss"' EXIT
+case $runs in
+  '' | *[!0-9]* | 0) echo "run_scaling.sh: RUNS must be a positive integer, not '$runs'" >&2; exit 2 ;;
+esac
+dir=$(mktemp -d)
+tmp=$dir/run
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM HUP
 printf '%-12s %6s %11s %11s %8s %8s %9s\n' job gpus kernels flows wall_s rss_MB us/activity
 run() { # NAME GPUS ARGS...
   name=$1; gpus=$2; shift 2
@@ -25,7 +30,7 @@ run() { # NAME GPUS ARGS...
   done
   # Medians over the runs of the wall time and the peak RSS.
   sed -n 's/rss_kb=\([0-9]*\)/\1/p' "$tmp.err" | sort -n >"$tmp.rss"
-  rss=$(awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' "$tmp.rss")
+  rss=$(awk '{ v[NR] = $1 } END { print (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }' "$tmp.rss")
   awk -v n="$name" -v g="$gpus" -v rss="$rss" '{
     match($0, /"kernels": [0-9]+/); k = substr($0, RSTART + 11, RLENGTH - 11)
     match($0, /"flows": [0-9]+/); f = substr($0, RSTART + 9, RLENGTH - 9)
@@ -33,7 +38,7 @@ run() { # NAME GPUS ARGS...
     END {
       for (i = 2; i <= NR; i++)
         for (j = i; j > 1 && w[j] < w[j - 1]; j--) { t = w[j]; w[j] = w[j - 1]; w[j - 1] = t }
-      m = w[int((NR + 1) / 2)]
+      m = (w[int((NR + 1) / 2)] + w[int(NR / 2) + 1]) / 2
       printf "%-12s %6d %11d %11d %8.3f %8.0f %9.4f\n", n, g, k, f, m, rss / 1024, m * 1e6 / (k + f) }' "$tmp.all"
 }
 for g in 128 256 512 1024 2048 4096 8192 16384; do
