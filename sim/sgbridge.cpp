@@ -5,14 +5,13 @@
  */
 #include "sim/sgbridge.h"
 
-#include <simgrid/kernel/Timer.hpp>
 #include <boost/heap/fibonacci_heap.hpp>
-#include <xbt/utility.hpp>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
-#include <algorithm>
+#include <xbt/utility.hpp>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>

@@ -69,9 +69,10 @@ long sgb_live(void);
 /* Whether flows are sent by courier actors (sgbridge.cpp): the same flows,
  * without SimGrid 3.32's cost per flow in proportion to the flows in
  * flight.  sgb_couriers forces it (1 on, 0 off, -1 back to the engine's
- * choice; the environment variable WEFT_COURIERS=on|off|auto, read at
- * the first sgb_couriers_auto, does the same); sgb_couriers_auto is the engine's choice for the run
- * about to start (never in a sanitized build). */
+ * choice; the environment variable WEFT_COURIERS=on|off|auto, read at the
+ * first sgb_couriers_auto, does the same); sgb_couriers_auto is the
+ * engine's choice for the run about to start (never in a sanitized
+ * build). */
 void sgb_couriers(int mode);
 void sgb_couriers_auto(bool want);
 

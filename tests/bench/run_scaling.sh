@@ -18,6 +18,11 @@ tmp=$dir/run
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 1' INT TERM HUP
 printf '%-12s %6s %11s %11s %8s %8s %9s\n' job gpus kernels flows wall_s rss_MB us/activity
+# The median of the numbers on standard input (the mean of the two middle
+# ones for an even count).
+median() {
+  sort -n | awk '{ v[NR] = $1 } END { print (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }'
+}
 run() { # NAME GPUS ARGS...
   name=$1; gpus=$2; shift 2
   : >"$tmp.err"
@@ -28,18 +33,12 @@ run() { # NAME GPUS ARGS...
     cat "$tmp" >>"$tmp.all"
     i=$((i + 1))
   done
-  # Medians over the runs of the wall time and the peak RSS.
-  sed -n 's/rss_kb=\([0-9]*\)/\1/p' "$tmp.err" | sort -n >"$tmp.rss"
-  rss=$(awk '{ v[NR] = $1 } END { print (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }' "$tmp.rss")
-  awk -v n="$name" -v g="$gpus" -v rss="$rss" '{
+  rss=$(sed -n 's/rss_kb=\([0-9]*\)/\1/p' "$tmp.err" | median)
+  wall=$(sed -n 's/.*"sim_wall_s": \([0-9.]*\).*/\1/p' "$tmp.all" | median)
+  awk -v n="$name" -v g="$gpus" -v rss="$rss" -v w="$wall" '{
     match($0, /"kernels": [0-9]+/); k = substr($0, RSTART + 11, RLENGTH - 11)
     match($0, /"flows": [0-9]+/); f = substr($0, RSTART + 9, RLENGTH - 9)
-    match($0, /"sim_wall_s": [0-9.]+/); w[NR] = substr($0, RSTART + 14, RLENGTH - 14) + 0 }
-    END {
-      for (i = 2; i <= NR; i++)
-        for (j = i; j > 1 && w[j] < w[j - 1]; j--) { t = w[j]; w[j] = w[j - 1]; w[j - 1] = t }
-      m = (w[int((NR + 1) / 2)] + w[int(NR / 2) + 1]) / 2
-      printf "%-12s %6d %11d %11d %8.3f %8.0f %9.4f\n", n, g, k, f, m, rss / 1024, m * 1e6 / (k + f) }' "$tmp.all"
+    printf "%-12s %6d %11d %11d %8.3f %8.0f %9.4f\n", n, g, k, f, w, rss / 1024, w * 1e6 / (k + f) }' "$tmp"
 }
 for g in 128 256 512 1024 2048 4096 8192 16384; do
   run llama3-405b "$g" --model llama3-405b --cluster dgx-h100 --tp 8 --pp 16 \
