@@ -18,6 +18,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -25,8 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +60,10 @@ static const struct opt sweep_opts[] = {
      "64 scenarios)"},
     {"merge", 0, OPT_FLAG, NULL, "join results files of one study (such as "
      "its chunks') into -o FILE, each scenario once, in order"},
+    {"retry", 0, OPT_FLAG, NULL, "run again the scenarios recorded as error "
+     "(crashed, timed out); their new rows replace the old"},
+    {"relative-to", 0, OPT_VALUE, "DIR", "where the study's relative file "
+     "names start (default: the study file's directory)"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -68,8 +75,13 @@ const struct opts_spec cmd_sweep_spec = {
     "weft run's JSON (README: \"Sweeps\").  Scenarios that weft run refuses\n"
     "or that do not fit in memory are recorded with the reason.  Interrupted,\n"
     "the same command resumes; finished, the file is in scenario order.\n"
-    "Progress shows on a terminal.  With --merge the arguments are results\n"
-    "files to join.",
+    "Each row records the study's identity (a hash of its scenarios and of\n"
+    "the files they name): rows of another or an edited study are refused.\n"
+    "One sweep at a time writes a results file (it is locked).  Progress\n"
+    "shows on a terminal.  With --merge the arguments are results files to\n"
+    "join.  Exit status: 0 when done; 3 when a scenario ended in error or\n"
+    "none ran (every one invalid); 1 and 2 for bad input; 130 when\n"
+    "interrupted.",
     "  weft sweep analysis/studies/strong-scaling/study.xml -o results.csv\n"
     "  weft sweep study.xml -n\n"
     "  weft sweep study.xml --emit-slurm slurm/ --chunks 16\n"
@@ -77,8 +89,17 @@ const struct opts_spec cmd_sweep_spec = {
 
 /* The fixed columns before the study's values. */
 static const char *const lead_cols[] = {"key", "index", "status", "reason",
-                                        NULL};
-enum { LEAD = 4 };
+                                        "study", NULL};
+enum { LEAD = 5 };
+
+/* The statuses a row may have. */
+static const char *const statuses[] = {"ok", "no_fit", "invalid", "error",
+                                       NULL};
+
+/* This sweep's study identity (the `study` column) and the directory its
+ * relative file names start from; set once by cmd_sweep. */
+static char study_ident[48];
+static const char *base_dir = ".";
 
 static volatile sig_atomic_t stop_signal;
 
@@ -109,10 +130,35 @@ static int classify(const char *name, enum study_use *use)
 
 /* --- a scenario's command line --------------------------------------- */
 
+/* Whether the value `v` of column `col` names a file: a workload, catalog
+ * or kernel table, or a cluster written as a file (as cluster.c tells a
+ * file from a preset: a '/' or the .xml suffix). */
+static bool names_file(const char *col, const char *v)
+{
+  static const char *const file_cols[] = {"workload", "catalog",
+                                          "kernel_table", NULL};
+  if (names_find(col, file_cols) >= 0)
+    return true;
+  size_t n = strlen(v);
+  return names_eq(col, "cluster") &&
+         (strchr(v, '/') || (n > 4 && strcmp(v + n - 4, ".xml") == 0));
+}
+
+/* A file value as weft run gets it: a relative name starts at base_dir,
+ * so a study runs the same from any directory and no value can begin with
+ * '-' and pass for an option.  Fails when it does not fit `size`. */
+static int resolve_file(const char *v, char *dst, size_t size)
+{
+  int n = v[0] == '/' ? snprintf(dst, size, "%s", v)
+                      : snprintf(dst, size, "%s/%s", base_dir, v);
+  return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
 struct scen_args {
   int argc;
   char *argv[STUDY_MAX_VARS + 4];
-  char buf[STUDY_MAX_VARS * (STUDY_MAX_NAME + STUDY_MAX_VALUE + 4)];
+  char buf[STUDY_MAX_VARS * (STUDY_MAX_NAME + STUDY_MAX_VALUE + 4) +
+           4 * PATH_MAX];
 };
 
 /* The arguments of `weft run` for scenario i; fails with a reason for a
@@ -132,7 +178,10 @@ static int scen_argv(const struct study *st, long i, struct scen_args *a,
     char *dst = a->buf + used;
     size_t room = sizeof a->buf - used;
     if (c->use == SU_POSITION) {
-      snprintf(dst, room, "%s", v);
+      /* Never an option: resolve_file gives it a directory in front. */
+      if (resolve_file(v, dst, room))
+        return weft_errf(err, WEFT_ELIMIT, "%s: the file name is too long",
+                         c->name);
     } else if (c->use == SU_FLAG) {
       int yes;
       if (names_choice(v, (const char *const[]){"false", "true", "no", "yes",
@@ -142,9 +191,14 @@ static int scen_argv(const struct study *st, long i, struct scen_args *a,
         continue;
       names_flag(c->name, NULL, dst, room);
     } else {
+      /* --name=VALUE: the value attached, so it is never an option. */
       names_flag(c->name, NULL, dst, room);
       size_t n = strlen(dst);
-      snprintf(dst + n, room - n, "=%s", v);
+      dst[n++] = '=';
+      if (names_file(c->name, v) ? resolve_file(v, dst + n, room - n)
+                                 : snprintf(dst + n, room - n, "%s", v) < 0)
+        return weft_errf(err, WEFT_ELIMIT, "%s: the file name is too long",
+                         c->name);
     }
     a->argv[a->argc++] = dst;
     used += strlen(dst) + 1;
@@ -368,6 +422,7 @@ static const char *format_row(const struct study *st, long i, int wstatus,
   csv_put(row, idx, false);
   csv_put(row, status, false);
   csv_put(row, reason, false);
+  csv_put(row, study_ident, false);
   for (int k = 0; k < st->ncols; k++)
     csv_put(row, study_value(st, i, k), false);
   for (int k = 0; k < nm; k++)
@@ -601,6 +656,185 @@ static int run_all(const struct study *st, const long *todo, long ntodo,
   return rc ? rc : stop_signal;
 }
 
+/* --- the study's identity -------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* A string with its length first, so that no two lists hash alike by
+ * moving a boundary. */
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+  size_t n = s ? strlen(s) : (size_t)-1;
+  h = fnv(h, &n, sizeof n);
+  return s ? fnv(h, s, n) : h;
+}
+
+struct file_ref {
+  const char *col, *value;
+};
+
+static int cmp_file_ref(const void *a, const void *b)
+{
+  const struct file_ref *x = a, *y = b;
+  int c = strcmp(x->col, y->col);
+  return c ? c : strcmp(x->value, y->value);
+}
+
+/* The study's identity, "HASH/N": a 64-bit FNV-1a hash of the expanded
+ * scenarios (names, values, reasons) and of the contents of every file
+ * they name (workloads, catalogs, cluster files, kernel tables; a file
+ * that cannot be read counts as such), then the number of scenarios.  An
+ * edited study, or one whose files changed, gets another identity; the
+ * same study run from elsewhere or in chunks gets the same.  Files that a
+ * workload file names in turn are not followed. */
+static void identity(const struct study *st, char out[48])
+{
+  uint64_t h = fnv_str(0xcbf29ce484222325ULL, "weft study 1");
+  h = fnv(h, &st->n, sizeof st->n);
+  for (int k = 0; k < st->ncols; k++) {
+    h = fnv_str(h, st->cols[k].name);
+    h = fnv(h, &st->cols[k].use, sizeof st->cols[k].use);
+  }
+  size_t nref = 0, cap = 16;
+  struct file_ref *refs = xcalloc(cap, sizeof *refs);
+  for (long i = 0; i < st->n; i++) {
+    for (int k = 0; k < st->ncols; k++) {
+      const char *v = study_value(st, i, k);
+      h = fnv_str(h, v);
+      if (v && names_file(st->cols[k].name, v)) {
+        if (nref == cap)
+          refs = xrealloc(refs, (cap *= 2) * sizeof *refs);
+        refs[nref++] = (struct file_ref){st->cols[k].name, v};
+      }
+    }
+    h = fnv_str(h, st->reason[i]);
+  }
+  qsort(refs, nref, sizeof *refs, cmp_file_ref);
+  for (size_t q = 0; q < nref; q++) {
+    if (q && cmp_file_ref(&refs[q], &refs[q - 1]) == 0)
+      continue;
+    char path[PATH_MAX];
+    size_t len = 0;
+    char *text = NULL;
+    if (resolve_file(refs[q].value, path, sizeof path) == 0)
+      text = csv_slurp(path, &len, NULL);
+    h = fnv_str(h, refs[q].col);
+    h = fnv_str(h, refs[q].value);
+    h = text ? fnv(fnv(h, &len, sizeof len), text, len)
+             : fnv_str(h, "(unreadable)");
+    free(text);
+  }
+  free(refs);
+  snprintf(out, 48, "%016llx/%ld", (unsigned long long)h, st->n);
+}
+
+/* The scenario count of an identity "HASH/N" (-1 when malformed). */
+static long identity_count(const char *id)
+{
+  const char *slash = strchr(id, '/');
+  char *end;
+  long n = slash && slash - id == 16 ? strtol(slash + 1, &end, 10) : -1;
+  return n >= 0 && slash[1] && !*end ? n : -1;
+}
+
+/* --- locking a results file ------------------------------------------- */
+
+/* The process holding the flock of the open file `fd`, from /proc/locks
+ * (0 when it cannot be told), and its command line in `cmd`. */
+static long lock_holder(int fd, char *cmd, size_t size)
+{
+  struct stat sb;
+  cmd[0] = '\0';
+  FILE *f = fstat(fd, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
+  if (!f)
+    return 0;
+  char line[256];
+  long pid = 0;
+  while (!pid && fgets(line, sizeof line, f)) {
+    long p;
+    unsigned maj, min;
+    unsigned long ino;
+    if (strstr(line, "->") || !strstr(line, "FLOCK") ||
+        sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%lu", &p, &maj, &min,
+               &ino) != 4)
+      continue;
+    if (ino == (unsigned long)sb.st_ino && maj == major(sb.st_dev) &&
+        min == minor(sb.st_dev))
+      pid = p;
+  }
+  fclose(f);
+  if (!pid)
+    return 0;
+  char name[64];
+  snprintf(name, sizeof name, "/proc/%ld/cmdline", pid);
+  f = fopen(name, "r");
+  if (f) {
+    size_t n = fread(cmd, 1, size - 1, f);
+    fclose(f);
+    for (size_t i = 0; i + 1 < n; i++)
+      if (!cmd[i])
+        cmd[i] = ' ';
+    cmd[n] = '\0';
+  }
+  return pid;
+}
+
+/* Open `path` for reading and appending, creating it when `create`, and
+ * take its lock: one sweep or merge at a time writes a results file.
+ * *fd is -1 when the file does not exist and `create` is false.  Refuses
+ * a file locked by another process, naming it, and anything but a regular
+ * file (a sweep reads its results back). */
+static int lock_results(const char *path, bool create, int *fd,
+                        struct weft_err *err)
+{
+  *fd = -1;
+  for (int tries = 0; tries < 100; tries++) {
+    int f = open(path, O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0),
+                 0666);
+    if (f < 0 && errno == ENOENT && !create)
+      return 0;
+    if (f < 0)
+      return weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path,
+                       strerror(errno));
+    struct stat a, b;
+    if (fstat(f, &a) != 0 || !S_ISREG(a.st_mode)) {
+      close(f);
+      return weft_errf(err, WEFT_EIO, "%s: not a regular file (a sweep "
+                       "reads its results back)", path);
+    }
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      char cmd[160];
+      long pid = e == EWOULDBLOCK ? lock_holder(f, cmd, sizeof cmd) : 0;
+      close(f);
+      if (e != EWOULDBLOCK)
+        return weft_errf(err, WEFT_EIO, "%s: cannot lock: %s", path,
+                         strerror(e));
+      if (pid)
+        return weft_errf(err, WEFT_EIO, "%s: in use by process %ld (%s); "
+                         "wait for it to finish or write to another file",
+                         path, pid, cmd[0] ? cmd : "?");
+      return weft_errf(err, WEFT_EIO, "%s: in use by another process; wait "
+                       "for it to finish or write to another file", path);
+    }
+    /* The holder before us may have replaced the file (a finished sweep
+     * rewrites it): the lock must be on the file the name holds now. */
+    if (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+      *fd = f;
+      return 0;
+    }
+    close(f);
+  }
+  return weft_errf(err, WEFT_EIO, "%s: replaced while being locked, again "
+                   "and again", path);
+}
+
 /* --- sorting a finished file ------------------------------------------ */
 
 static const struct csv *sort_csv;
@@ -641,8 +875,39 @@ static int write_rows(const char *path, const struct csv *c, const long *rows,
   return outfile_commit(&of, err);
 }
 
-/* Rewrite a complete results file in scenario order. */
-static int sort_file(const char *path, struct weft_err *err)
+/* Rows per status of a finished file. */
+struct tally {
+  long n[4]; /* by statuses[] */
+};
+
+static long tally_failed(const struct tally *t)
+{
+  return t->n[2] + t->n[3];
+}
+
+/* Keep, of the rows `rows[0..n)` sorted by (index, position), the last of
+ * each index: a scenario run again (--retry) replaces its row.  Returns
+ * the count kept, counting statuses into *t (may be NULL). */
+static long last_per_index(const struct csv *c, long *rows, long n, int status,
+                           struct tally *t)
+{
+  long kept = 0;
+  for (long q = 0; q < n; q++) {
+    if (kept && row_index(rows[kept - 1]) == row_index(rows[q]))
+      kept--;
+    rows[kept++] = rows[q];
+  }
+  for (long q = 0; t && q < kept; q++) {
+    int s = names_find(c->fields[rows[q]][status], statuses);
+    if (s >= 0)
+      t->n[s]++;
+  }
+  return kept;
+}
+
+/* Rewrite a complete results file in scenario order, one row per
+ * scenario (the last written), and count its statuses. */
+static int sort_file(const char *path, struct tally *t, struct weft_err *err)
 {
   struct csv c;
   if (csv_read(path, &c, err))
@@ -656,11 +921,42 @@ static int sort_file(const char *path, struct weft_err *err)
   int rc = 0;
   if (sort_index_col >= 0) {
     qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
+    n = last_per_index(&c, rows, n, csv_column(&c, "status"), t);
     rc = write_rows(path, &c, rows, n, err);
   }
   free(rows);
   csv_release(&c);
   return rc;
+}
+
+/* Check row `f[0..nf)` (on line `line` of `path`) of a results file of
+ * study `st` whose header has `ncols` columns: complete, of this study
+ * (its identity), the scenario its index says, a known status. */
+static int check_row(const struct study *st, int ncols, char **f, int nf,
+                     long line, const char *path, struct weft_err *err)
+{
+  if (nf != ncols)
+    return weft_errf(err, WEFT_EINVAL, "%s:%ld: %d fields, but the header "
+                     "has %d (a row cut or edited by hand?); remove the line "
+                     "or write to another file", path, line, nf, ncols);
+  if (strcmp(f[4], study_ident) != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s:%ld: a row of another study, or "
+                     "of this one before it or its files changed (study %s; "
+                     "now %s); write to another file or remove it", path,
+                     line, f[4], study_ident);
+  char *end, key[17] = "";
+  errno = 0;
+  long i = strtol(f[1], &end, 10);
+  bool idx_ok = *f[1] && !*end && !errno && i >= 0 && i < st->n;
+  if (idx_ok)
+    study_key(st, i, key);
+  if (!idx_ok || strcmp(key, f[0]) != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s:%ld: scenario '%s' is not "
+                     "scenario '%s' of this study", path, line, f[0], f[1]);
+  if (names_find(f[2], statuses) < 0)
+    return weft_errf(err, WEFT_EINVAL, "%s:%ld: status '%s' is not ok, "
+                     "no_fit, invalid or error", path, line, f[2]);
+  return 0;
 }
 
 /* Order scenario offsets by key, then by position. */
@@ -742,9 +1038,12 @@ static int emit_slurm(const char *study_path, const struct study *st,
   if (mkdir(dir, 0777) < 0 && errno != EEXIST)
     return weft_errf(err, WEFT_EIO, "%s: cannot create: %s", dir,
                      strerror(errno));
-  char absdir[PATH_MAX], self[PATH_MAX];
+  char absdir[PATH_MAX], self[PATH_MAX], absbase[PATH_MAX];
   if (!realpath(dir, absdir))
     return weft_errf(err, WEFT_EIO, "%s: %s", dir, strerror(errno));
+  /* The copy's relative file names start where the study's did. */
+  if (!realpath(base_dir, absbase))
+    return weft_errf(err, WEFT_EIO, "%s: %s", base_dir, strerror(errno));
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0)
     return weft_errf(err, WEFT_EIO, "cannot find the weft program: %s",
@@ -785,11 +1084,14 @@ static int emit_slurm(const char *study_path, const struct study *st,
             "set -euo pipefail\n", chunks, jobs, absdir);
     fputs("dir=", f);
     shell_quote(f, absdir);
+    fputs("\nbase=", f);
+    shell_quote(f, absbase);
     fputs("\nweft=${WEFT:-", f);
     shell_quote(f, self);
     fprintf(f, "}\ntask=${SLURM_ARRAY_TASK_ID:?run this with sbatch, or set "
             "SLURM_ARRAY_TASK_ID}\n"
-            "exec \"$weft\" sweep \"$dir/study.xml\" --chunk \"$task/%ld\" "
+            "exec \"$weft\" sweep \"$dir/study.xml\" --relative-to \"$base\" "
+            "--chunk \"$task/%ld\" "
             "-j \"${SLURM_CPUS_PER_TASK:-%ld}\" -o \"$dir/part-$task.csv\"\n",
             chunks, jobs);
     rc = outfile_commit(&of, err);
@@ -804,32 +1106,92 @@ static int emit_slurm(const char *study_path, const struct study *st,
   return rc;
 }
 
+/* Check the results file `c` (read from `path`) as an input of --merge:
+ * a results file of this weft, every row complete, of study `*ident`
+ * (the first file's; set from its first row when NULL). */
+static int merge_check(const struct csv *c, const char *path,
+                       const char **ident, struct weft_err *err)
+{
+  if (c->nrows == 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: empty (no header)", path);
+  if (csv_column(c, "key") != 0 || csv_column(c, "index") != 1)
+    return weft_errf(err, WEFT_EINVAL, "%s:1: not a weft sweep results file "
+                     "(its first columns are not key, index)", path);
+  if (c->nfields[0] <= 4 || strcmp(c->fields[0][4], "study") != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s:1: no column 'study' (results of "
+                     "an older weft?); run the sweep again", path);
+  for (long r = 1; r < c->nrows; r++) {
+    if (c->nfields[r] != c->nfields[0])
+      return weft_errf(err, WEFT_EINVAL, "%s:%ld: %d fields, but the header "
+                       "has %d (a row cut or edited by hand?)", path,
+                       c->line[r], c->nfields[r], c->nfields[0]);
+    if (!*ident)
+      *ident = c->fields[r][4];
+    if (strcmp(c->fields[r][4], *ident) != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s:%ld: a row of study %s, the "
+                       "others are of study %s; these files are not one "
+                       "study's", path, c->line[r], c->fields[r][4], *ident);
+  }
+  return 0;
+}
+
+/* Warn about the scenarios of study `ident` that no row of the merged
+ * `rows[0..n)` (sorted by index) gives: a chunk not run or not given. */
+static void merge_gaps(const char *out, const char *ident, const long *rows,
+                       long n)
+{
+  long total = ident ? identity_count(ident) : -1;
+  if (total < 0 || n >= total)
+    return;
+  char list[200] = "";
+  size_t len = 0;
+  long next = 0, ranges = 0;
+  for (long q = 0; q <= n; q++) {
+    long i = q < n ? row_index(rows[q]) : total;
+    if (i > next && ranges++ < 4) { /* next .. i-1 are missing */
+      const char *sep = len ? ", " : "";
+      if (i - 1 > next)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%ld-%ld",
+                                sep, next, i - 1);
+      else
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%ld", sep,
+                                next);
+    }
+    next = i + 1;
+  }
+  fprintf(stderr, "weft: warning: %s: %ld of the study's %ld scenarios; "
+          "missing: %s%s (a chunk not run or not given?)\n", out, n, total,
+          list, ranges > 4 ? ", ..." : "");
+}
+
 static int merge(const struct opts *o, const char *out, struct weft_err *err)
 {
   if (o->n_files == 0)
     return weft_errf(err, WEFT_EINVAL, "--merge: no results files to join");
+  /* The joined file is locked like a sweep's: not while one writes it. */
+  int lock_fd;
+  if (lock_results(out, false, &lock_fd, err))
+    return err->code;
   struct csv *in = xcalloc((size_t)o->n_files, sizeof *in);
   int rc = 0, nread = 0;
+  const char *ident = NULL;
   for (int f = 0; f < o->n_files && !rc; f++) {
     rc = csv_read(o->files[f], &in[f], err);
     if (rc)
       break;
     nread++;
-    if (in[f].nrows == 0)
-      rc = weft_errf(err, WEFT_EINVAL, "%s: empty (no header)", o->files[f]);
-    else if (csv_column(&in[f], "key") != 0 ||
-             csv_column(&in[f], "index") != 1)
-      rc = weft_errf(err, WEFT_EINVAL, "%s:1: not a weft sweep results file "
-                     "(its first columns are not key, index)", o->files[f]);
-    int k = rc || f == 0 ? -1
-                         : first_diff((const char *const *)in[0].fields[0],
-                                      in[0].nfields[0],
-                                      (const char *const *)in[f].fields[0],
-                                      in[f].nfields[0]);
+    int k = f == 0 || in[f].nrows == 0
+                ? -1
+                : first_diff((const char *const *)in[0].fields[0],
+                             in[0].nfields[0],
+                             (const char *const *)in[f].fields[0],
+                             in[f].nfields[0]);
     if (k >= 0)
       rc = weft_errf(err, WEFT_EINVAL, "%s:1: its columns differ from %s's "
                      "(column %d); these are not results of one study",
                      o->files[f], o->files[0], k + 1);
+    else
+      rc = merge_check(&in[f], o->files[f], &ident, err);
     if (!rc && in[f].partial)
       fprintf(stderr, "weft: warning: %s: its last row is cut; left out\n",
               o->files[f]);
@@ -869,7 +1231,8 @@ static int merge(const struct opts *o, const char *out, struct weft_err *err)
     sort_index_col = 1;
     qsort(rows, (size_t)nr, sizeof *rows, cmp_rows);
     /* Equal keys have equal indexes, so they are neighbours by key within
-     * an index; compare each row with the kept ones of its index. */
+     * an index; compare each row with the kept ones of its index.  A row
+     * in error gives way to one that is not (a chunk run with --retry). */
     for (long q = 0; q < nr && !rc; q++) {
       bool dup = false;
       for (long p = nout - 1; p >= 0 && row_index(rows[p]) == row_index(rows[q]);
@@ -877,14 +1240,18 @@ static int merge(const struct opts *o, const char *out, struct weft_err *err)
         char **a = all.fields[rows[p]], **b = all.fields[rows[q]];
         if (strcmp(a[0], b[0]) != 0)
           continue;
+        dup = true;
         bool same = all.nfields[rows[p]] == all.nfields[rows[q]];
         for (int k = 0; same && k < all.nfields[rows[p]]; k++)
           same = strcmp(a[k], b[k]) == 0;
-        if (!same)
+        bool a_err = strcmp(a[2], "error") == 0;
+        bool b_err = strcmp(b[2], "error") == 0;
+        if (!same && a_err && !b_err)
+          rows[p] = rows[q];
+        else if (!same && a_err == b_err)
           rc = weft_errf(err, WEFT_EINVAL, "scenario %s (index %ld) has two "
                          "different rows; these files are not one study's",
                          a[0], row_index(rows[q]));
-        dup = true;
       }
       if (!dup)
         rows[nout++] = rows[q];
@@ -892,9 +1259,13 @@ static int merge(const struct opts *o, const char *out, struct weft_err *err)
   }
   if (!rc)
     rc = write_rows(out, &all, rows, nout, err);
-  if (!rc)
+  if (!rc) {
+    merge_gaps(out, ident, rows, nout);
     printf("merged %ld rows of %d files into %s (%ld scenarios)\n", nr,
            o->n_files, out, nout);
+  }
+  if (lock_fd >= 0)
+    close(lock_fd);
   free(rows);
   free(refs);
   free(all.fields);
@@ -927,50 +1298,51 @@ static void dry_run(const struct study *st, long lo, long hi)
   }
 }
 
-/* Open (or resume) the results file: the rows already there are `done`
- * (sorted keys, caller frees).  A cut last row is removed. */
-static int open_results(const char *path, const struct header *h, int *fd,
+/* Open (or resume) the results file, locked against other sweeps: every
+ * row already there must be a complete row of this study, and is `done`
+ * (sorted keys, caller frees) unless it is an error and `retry` is set; a
+ * cut last row (a writer stopped mid-row) is removed.  *fd is the file,
+ * open for appending (-1 until opened; the caller closes it). */
+static int open_results(const char *path, const struct study *st,
+                        const struct header *h, bool retry, int *fd,
                         char ***done, long *ndone, struct weft_err *err)
 {
   *done = NULL;
   *ndone = 0;
+  int rc = lock_results(path, true, fd, err);
   struct stat sb;
-  bool resume = stat(path, &sb) == 0 && sb.st_size > 0;
-  if (resume) {
-    struct csv c;
-    if (csv_read(path, &c, err))
-      return err->code;
-    int rc = c.nrows == 0 ? weft_errf(err, WEFT_EINVAL, "%s: not a weft sweep "
-                                      "results file (no complete header)", path)
-                          : header_check(&c, h, path, err);
-    if (!rc && c.partial && truncate(path, (off_t)c.complete_bytes) < 0)
-      rc = weft_errf(err, WEFT_EIO, "%s: cannot drop its cut last row: %s",
-                     path, strerror(errno));
-    if (!rc) {
-      *done = xcalloc((size_t)(c.nrows > 1 ? c.nrows : 1), sizeof **done);
-      for (long r = 1; r < c.nrows; r++)
-        if (c.nfields[r] > 0)
-          (*done)[(*ndone)++] = xstrdup(c.fields[r][0]);
-      qsort(*done, (size_t)*ndone, sizeof **done, cmp_str);
-    }
-    csv_release(&c);
+  if (rc || fstat(*fd, &sb) != 0 || sb.st_size == 0) {
     if (rc)
       return rc;
-  }
-  *fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
-  if (*fd < 0)
-    return weft_errf(err, WEFT_EIO, "%s: cannot write: %s", path,
-                     strerror(errno));
-  if (!resume) {
     struct csv_buf b = {0};
     header_line(h, &b);
-    int rc = write_all(*fd, b.s, b.len);
+    rc = write_all(*fd, b.s, b.len);
     csv_buf_free(&b);
     if (rc)
       return weft_errf(err, WEFT_EIO, "%s: write error: %s", path,
                        strerror(errno));
+    return 0;
   }
-  return 0;
+  struct csv c;
+  if (csv_read(path, &c, err))
+    return err->code;
+  rc = c.nrows == 0 ? weft_errf(err, WEFT_EINVAL, "%s: not a weft sweep "
+                                "results file (no complete header)", path)
+                    : header_check(&c, h, path, err);
+  for (long r = 1; r < c.nrows && !rc; r++)
+    rc = check_row(st, h->n, c.fields[r], c.nfields[r], c.line[r], path, err);
+  if (!rc && c.partial && ftruncate(*fd, (off_t)c.complete_bytes) < 0)
+    rc = weft_errf(err, WEFT_EIO, "%s: cannot drop its cut last row: %s",
+                   path, strerror(errno));
+  if (!rc) {
+    *done = xcalloc((size_t)(c.nrows > 1 ? c.nrows : 1), sizeof **done);
+    for (long r = 1; r < c.nrows; r++)
+      if (!retry || strcmp(c.fields[r][2], "error") != 0)
+        (*done)[(*ndone)++] = xstrdup(c.fields[r][0]);
+    qsort(*done, (size_t)*ndone, sizeof **done, cmp_str);
+  }
+  csv_release(&c);
+  return rc;
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -984,7 +1356,11 @@ int cmd_sweep(int argc, char **argv)
   const char *out = opts_get(S, &o, "output");
   const char *slurm = opts_get(S, &o, "emit-slurm");
   bool dry = opts_get(S, &o, "dry-run") != NULL;
+  bool retry = opts_get(S, &o, "retry") != NULL;
   struct weft_err err = {0};
+  if (retry && (opts_get(S, &o, "merge") || slurm || dry))
+    return cli_usage("sweep: --retry goes with a sweep that runs (-o FILE), "
+                     "not with --merge, --emit-slurm or -n");
   if (opts_get(S, &o, "merge")) {
     if (!out)
       return cli_usage("sweep --merge: give the joined file with -o FILE");
@@ -997,6 +1373,10 @@ int cmd_sweep(int argc, char **argv)
   if (!out && !dry && !slurm)
     return cli_usage("sweep: give the results file with -o FILE (or -n to "
                      "list the scenarios)");
+  if (slurm && (out || opts_get(S, &o, "chunk")))
+    return cli_usage("sweep: --emit-slurm writes a job array whose tasks "
+                     "choose their own chunk and file; leave out %s",
+                     out ? "-o" : "--chunk");
   long jobs = sysconf(_SC_NPROCESSORS_ONLN);
   double timeout_s = 0;
   const char *jobs_opt = opts_get(S, &o, "jobs");
@@ -1013,9 +1393,16 @@ int cmd_sweep(int argc, char **argv)
     weft_errf(&err, WEFT_EINVAL, "--timeout: '%s' is not above zero", tmo);
     return cli_fail(&err);
   }
+  /* Relative file names in the study start at its directory. */
+  const char *rel = opts_get(S, &o, "relative-to");
+  char *study_dir = xstrdup(o.files[0]);
+  base_dir = rel ? rel : dirname(study_dir);
   struct study st;
-  if (study_load(o.files[0], classify, &st, &err))
+  if (study_load(o.files[0], classify, &st, &err)) {
+    free(study_dir);
     return cli_fail(&err);
+  }
+  identity(&st, study_ident);
   int rc = 0;
   for (int k = 0; k < st.ncols && !rc; k++)
     if (metric_col(st.cols[k].name) >= 0 ||
@@ -1047,7 +1434,7 @@ int cmd_sweep(int argc, char **argv)
   int fd = -1;
   char **done;
   long ndone;
-  rc = open_results(out, &h, &fd, &done, &ndone, &err);
+  rc = open_results(out, &st, &h, retry, &fd, &done, &ndone, &err);
   /* To do: the range's scenarios not in the file, each key once. */
   long span = hi > lo ? hi - lo : 1;
   long *todo = xcalloc((size_t)span, sizeof *todo);
@@ -1067,13 +1454,13 @@ int cmd_sweep(int argc, char **argv)
   free(by_key);
   for (long i = lo; i < hi && !rc; i++) {
     char *k = keys[i - lo];
+    if (repeat[i - lo]) { /* counted the same on a first run and resumed */
+      repeats++;
+      continue;
+    }
     if (ndone > 0 &&
         bsearch(&k, done, (size_t)ndone, sizeof *done, cmp_str)) {
       skipped++;
-      continue;
-    }
-    if (repeat[i - lo]) {
-      repeats++;
       continue;
     }
     todo[ntodo++] = i;
@@ -1094,17 +1481,19 @@ int cmd_sweep(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     rc = run_all(&st, todo, ntodo, (int)jobs, timeout_s, fd, &pg, &err);
   }
-  if (fd >= 0 && close(fd) < 0 && !rc)
-    rc = weft_errf(&err, WEFT_EIO, "%s: write error: %s", out,
-                   strerror(errno));
+  struct tally tl = {{0}};
   if (rc > 0) { /* stopped by a signal */
     fprintf(stderr, "weft: sweep stopped: %ld of %ld scenarios are in %s; "
             "the same command resumes\n", pg.done + skipped, ntodo + skipped,
             out);
     rc = 128 + rc;
   } else if (!rc) {
-    rc = sort_file(out, &err);
+    rc = sort_file(out, &tl, &err); /* still locked */
   }
+  /* The lock goes with the descriptor, once the file is in order. */
+  if (fd >= 0 && close(fd) < 0 && !rc)
+    rc = weft_errf(&err, WEFT_EIO, "%s: write error: %s", out,
+                   strerror(errno));
   if (rc < 0)
     rc = cli_fail(&err);
   else if (rc == 0) {
@@ -1112,10 +1501,23 @@ int cmd_sweep(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
                  (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+    /* "failed" counts the file's rows, those already there too. */
     printf("weft sweep: %ld scenarios (%ld run, %ld already in %s), %ld "
-           "failed, in %.1f s; %.1f ms of the sweep's own CPU per scenario "
-           "run\n", ntodo + skipped, pg.done, skipped, out, pg.failed,
+           "failed (%ld invalid, %ld error), in %.1f s; %.1f ms of the "
+           "sweep's own CPU per scenario run\n", ntodo + skipped, pg.done,
+           skipped, out, tally_failed(&tl), tl.n[2], tl.n[3],
            cli_wall_s() - t0, ntodo ? 1e3 * cpu / (double)ntodo : 0.0);
+    /* Scripts can tell a sweep that did not go through. */
+    if (tl.n[3]) {
+      fprintf(stderr, "weft: sweep: %ld scenarios ended in error (see the "
+              "reason column of %s); --retry runs them again\n", tl.n[3],
+              out);
+      rc = 3;
+    } else if (tl.n[0] + tl.n[1] == 0 && tally_failed(&tl) > 0) {
+      fprintf(stderr, "weft: sweep: no scenario ran: all %ld are invalid "
+              "(see the reason column of %s)\n", tl.n[2], out);
+      rc = 3;
+    }
   }
   for (long q = 0; q < ndone; q++)
     free(done[q]);
@@ -1128,5 +1530,6 @@ out_study:
     rc = cli_fail(&err);
 out_study_rc:
   study_release(&st);
+  free(study_dir);
   return rc;
 }

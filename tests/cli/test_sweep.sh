@@ -85,7 +85,7 @@ cp st.csv st0.csv
 if "$weft" sweep st.xml -o st.csv >out 2>&1 && cmp -s st.csv st0.csv &&
    grep -q "(0 run, 5 already in st.csv)" out
 then ok; else ko "a finished sweep resumed runs nothing"; cat out; fi
-expect 1 "weft: st.csv:1: its columns are not this study's (column 5 is 'nodes_used', expected 'model'); write to another file or remove it" sweep one.xml -o st.csv
+expect 1 "weft: st.csv:1: its columns are not this study's (column 6 is 'nodes_used', expected 'model'); write to another file or remove it" sweep one.xml -o st.csv
 
 # Kill mid-way (SIGKILL: no chance to clean up), resume, compare with an
 # uninterrupted run: identical files, and no scenario run twice.
@@ -145,7 +145,7 @@ for i in 1 2 3; do SLURM_ARRAY_TASK_ID=$i bash slurm/sweep.sbatch >/dev/null 2>&
 if "$weft" sweep --merge -o merged.csv slurm/part-3.csv slurm/part-1.csv slurm/part-2.csv slurm/part-1.csv >out 2>&1 &&
    cmp -s merged.csv full.csv && grep -q "into merged.csv (8 scenarios)" out
 then ok; else ko "merged chunks equal the whole sweep"; cat out; fi
-expect 1 "weft: st.csv:1: its columns differ from full.csv's (column 5); these are not results of one study" sweep --merge -o m.csv full.csv st.csv
+expect 1 "weft: st.csv:1: its columns differ from full.csv's (column 6); these are not results of one study" sweep --merge -o m.csv full.csv st.csv
 sed 's/^\([^,]*,0,ok,\)/\1changed/' full.csv >other.csv
 key=$(sed -n 2p full.csv | cut -d, -f1)
 expect 1 "weft: scenario $key (index 0) has two different rows; these files are not one study's" sweep --merge -o m.csv full.csv other.csv
