@@ -122,6 +122,10 @@ static struct node *parse_primary(struct parser *ps)
     double v = strtod(s, &end);
     if (isalpha((unsigned char)*end) || *end == '_')
       return fail(ps, "a number runs into a name");
+    /* strtod gives infinity for "1e999": refuse it here, as eval refuses
+     * any other result that is not finite. */
+    if (!isfinite(v))
+      return fail(ps, "a number too large");
     ps->p = end;
     struct node *n = node_new(N_NUM, 0, NULL, NULL);
     n->num = v;
@@ -459,6 +463,11 @@ void expr_format(double v, char *buf, size_t size)
 {
   if (v == floor(v) && fabs(v) < 9007199254740992.0)
     snprintf(buf, size, "%.0f", v == 0 ? 0.0 : v); /* no "-0" */
-  else
+  else {
     snprintf(buf, size, "%.10g", v);
+    /* Rounded to 10 digits, a value near DBL_MAX reads back as infinity
+     * (1.797693135e+308): write it in full. */
+    if (!isfinite(strtod(buf, NULL)))
+      snprintf(buf, size, "%.17g", v);
+  }
 }

@@ -4,6 +4,7 @@
  */
 #include "analysis/jsonflat.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,10 +75,13 @@ static int string(struct reader *r, struct csv_buf *out)
     } else if (c == 'u' && r->i + 4 <= r->len) {
       char hex[5] = {0};
       memcpy(hex, r->t + r->i, 4);
-      char *end;
-      unsigned long cp = strtoul(hex, &end, 16);
-      if (*end)
-        return bad(r, "a bad \\u escape");
+      /* Four hex digits: strtoul alone also takes blanks and a sign, and
+       * "\u-5e9" would become a code point past 0xFFFF (bytes that are
+       * not UTF-8). */
+      for (int k = 0; k < 4; k++)
+        if (!isxdigit((unsigned char)hex[k]))
+          return bad(r, "a bad \\u escape");
+      unsigned long cp = strtoul(hex, NULL, 16);
       r->i += 4;
       put_utf8(out, (unsigned)cp);
     } else {

@@ -93,6 +93,20 @@ static int col_add(struct loader *L, const struct xin_elem *e,
   return s->ncols++;
 }
 
+/* 0 if `name` can name a column, else an error. */
+static int name_check(struct loader *L, const struct xin_elem *e,
+                      const char *name)
+{
+  if (strlen(name) >= STUDY_MAX_NAME || !*name)
+    return xin_errf(L->doc, e, L->err, WEFT_EINVAL, "'%s' is not a name",
+                    name);
+  for (const char *p = name; *p; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+      return xin_errf(L->doc, e, L->err, WEFT_EINVAL, "'%s' is not a name "
+                      "(letters, digits, '_' and '-')", name);
+  return 0;
+}
+
 /* The column of `name`, added on first sight (pass 1). */
 static int col_use(struct loader *L, const struct xin_elem *e,
                    const char *name)
@@ -101,13 +115,9 @@ static int col_use(struct loader *L, const struct xin_elem *e,
   int k = col_find(s, name);
   if (k >= 0)
     return k;
-  if (strlen(name) >= STUDY_MAX_NAME || !*name)
-    return xin_errf(L->doc, e, L->err, WEFT_EINVAL, "'%s' is not a name",
-                    name);
-  for (const char *p = name; *p; p++)
-    if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
-      return xin_errf(L->doc, e, L->err, WEFT_EINVAL, "'%s' is not a name "
-                      "(letters, digits, '_' and '-')", name);
+  int rc = name_check(L, e, name);
+  if (rc)
+    return rc;
   enum study_use use;
   if (L->classify(name, &use) != 0)
     return xin_errf(L->doc, e, L->err, WEFT_ENOTFOUND, "'%s' is not a "
@@ -287,6 +297,8 @@ static int pass1(struct loader *L, const struct xin_elem *root)
     rc = xin_check_attrs(L->doc, e, var_attrs, L->err);
     if (!rc)
       rc = xin_str(L->doc, e, "name", true, name, sizeof name, L->err);
+    if (!rc) /* as any other name: it heads a column, expressions read it */
+      rc = name_check(L, e, name);
     if (!rc)
       rc = xin_str(L->doc, e, "value", false, value, sizeof value, L->err);
     if (rc)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh FUZZ_BUILD_DIR [SECONDS] - run every libFuzzer target for SECONDS
 # (default 30) on its seeds: the files in tests/fuzz/seeds/<target>/ and
-# the project's own inputs (the catalog, the cluster presets, a task graph).
+# the project's own inputs (the catalog, the cluster presets, a task graph,
+# the studies of analysis/studies).
 # New inputs found go to a scratch corpus that is thrown away.  Prints
 # "fuzz: N passed, N failed"; a crash, a sanitizer report, a leak or a
 # timeout fails the target and its reproducer is kept in FUZZ_BUILD_DIR.
@@ -13,13 +14,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
-for t in units catalog cluster workload flags graph table; do
+for t in units catalog cluster workload flags graph table study expr csv \
+    jsonflat; do
   mkdir -p "$tmp/$t"
   [ -d "$here/seeds/$t" ] && cp "$here/seeds/$t"/* "$tmp/$t/" 2>/dev/null
   case $t in
     catalog) cp "$root/platforms/catalog.xml" "$tmp/$t/" ;;
     cluster) cp "$root/platforms/clusters.xml" "$tmp/$t/" ;;
     graph) cp "$root/tests/cli/golden/graph-small.txt" "$tmp/$t/" ;;
+    study) for f in "$root"/analysis/studies/*/study.xml; do
+             cp "$f" "$tmp/$t/$(basename "$(dirname "$f")").xml"
+           done ;;
   esac
   if (cd "$build" && "./tests/fuzz/fuzz_$t" -max_total_time="$secs" \
         -timeout=20 -rss_limit_mb=2048 -print_final_stats=0 \
