@@ -46,7 +46,8 @@ int expr_eval(const struct expr *e, expr_lookup_fn lookup, void *ctx,
               double *out, struct weft_err *err) WEFT_WUR;
 
 /* Write `v` as a study value: an integer without a decimal point when it
- * is one (below 2^53), else with up to 10 significant digits. */
+ * is one (below 2^53), else with up to 10 significant digits (17 where 10
+ * would round past the largest double and read back as infinity). */
 void expr_format(double v, char *buf, size_t size);
 
 #endif
