@@ -82,6 +82,9 @@ static int string(struct reader *r, struct csv_buf *out)
         if (!isxdigit((unsigned char)hex[k]))
           return bad(r, "a bad \\u escape");
       unsigned long cp = strtoul(hex, NULL, 16);
+      /* A NUL would cut the key or value short without a word. */
+      if (cp == 0)
+        return bad(r, "a \\u0000 escape (a NUL) in a string");
       r->i += 4;
       put_utf8(out, (unsigned)cp);
     } else {

@@ -411,8 +411,10 @@ Test(jsonflat, nested_objects_arrays_and_escapes)
                            {"{\"a\": }", "expected a value at byte 6"},
                            {"{\"a\": 1", "expected ',' or '}' at byte 7"},
                            {"{\"a\": 1} x", "text after the object at byte 9"},
-                           {"{\"a\": nan}", "expected a value at byte 9"}};
-  for (int i = 0; i < 5; i++) {
+                           {"{\"a\": nan}", "expected a value at byte 9"},
+                           {"{\"a\": \"x\\u0000y\"}",
+                            "a \\u0000 escape (a NUL) in a string at byte 13"}};
+  for (int i = 0; i < 6; i++) {
     b = (struct csv_buf){0};
     cr_assert_neq(jsonflat(badj[i][0], strlen(badj[i][0]), collect, &b, &err),
                   0, "%s", badj[i][0]);
