@@ -413,7 +413,7 @@ Test(jsonflat, nested_objects_arrays_and_escapes)
                            {"{\"a\": 1} x", "text after the object at byte 9"},
                            {"{\"a\": nan}", "expected a value at byte 9"},
                            {"{\"a\": \"x\\u0000y\"}",
-                            "a \\u0000 escape (a NUL) in a string at byte 13"}};
+                            "a \\u0000 escape (a NUL) in a string at byte 10"}};
   for (int i = 0; i < 6; i++) {
     b = (struct csv_buf){0};
     cr_assert_neq(jsonflat(badj[i][0], strlen(badj[i][0]), collect, &b, &err),
