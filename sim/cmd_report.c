@@ -378,25 +378,24 @@ static bool all_numeric(const struct table *t, int col)
   return true;
 }
 
-/* Grouping rows by the values of some columns: a stable merge sort of the
- * row numbers by those values, then ids in order of first appearance. */
-struct by_cols {
+/* Grouping rows by the values of columns, one column at a time: the
+ * groups of (base group, value of col), found by a stable merge sort of
+ * the row numbers, then numbered in order of first appearance. */
+struct by_col {
   const struct table *t;
-  const int *cols;
-  int ncols;
+  const long *base; /* the groups so far, or NULL */
+  int col;
 };
 
-static int cmp_rows(const struct by_cols *b, long x, long y)
+static int cmp_rows(const struct by_col *b, long x, long y)
 {
-  for (int k = 0; k < b->ncols; k++) {
-    int c = strcmp(val(b->t, x, b->cols[k]), val(b->t, y, b->cols[k]));
-    if (c)
-      return c;
-  }
-  return (x > y) - (x < y);
+  if (b->base && b->base[x] != b->base[y])
+    return b->base[x] < b->base[y] ? -1 : 1;
+  int c = strcmp(val(b->t, x, b->col), val(b->t, y, b->col));
+  return c ? c : (x > y) - (x < y);
 }
 
-static void merge_sort(const struct by_cols *b, long *a, long *tmp, long n)
+static void merge_sort(const struct by_col *b, long *a, long *tmp, long n)
 {
   if (n < 2)
     return;
@@ -413,27 +412,26 @@ static void merge_sort(const struct by_cols *b, long *a, long *tmp, long n)
   memcpy(a, tmp, (size_t)n * sizeof *a);
 }
 
-/* Number the groups of rows with equal values in `cols` 0, 1, ... in order
- * of their first row; the id of each row in gid (nrows, caller's).  Returns
- * the number of groups. */
-static long group_rows(const struct table *t, const int *cols, int ncols,
+/* Number the groups of rows with equal (base[r], value of col) 0, 1, ...
+ * in order of their first row; each row's id in gid (nrows, caller's; not
+ * base).  Returns the number of groups. */
+static long group_rows(const struct table *t, const long *base, int col,
                        long *gid)
 {
   long n = t->nrows;
   long *a = xcalloc((size_t)n + 1, sizeof *a);
   long *tmp = xcalloc((size_t)n + 1, sizeof *tmp);
-  struct by_cols b = {t, cols, ncols};
+  struct by_col b = {t, base, col};
   for (long r = 0; r < n; r++)
     a[r] = r;
   merge_sort(&b, a, tmp, n);
-  /* Sorted, each group is a run. */
+  /* Sorted, each group is a run; provisional ids by sorted order. */
   long ng = 0;
   for (long i = 0; i < n; i++) {
-    bool same = i > 0;
-    for (int k = 0; same && k < ncols; k++)
-      same = strcmp(val(t, a[i], cols[k]), val(t, a[i - 1], cols[k])) == 0;
+    bool same = i > 0 && (!base || base[a[i]] == base[a[i - 1]]) &&
+                strcmp(val(t, a[i], col), val(t, a[i - 1], col)) == 0;
     ng += !same;
-    tmp[a[i]] = ng - 1; /* provisional id, by sorted order */
+    tmp[a[i]] = ng - 1;
   }
   /* Renumber by first appearance: walk the rows in order. */
   long *rank = xcalloc((size_t)ng + 1, sizeof *rank);
@@ -487,24 +485,36 @@ static void choose_axes(const struct table *t, int xc, int byc,
   a->xc = xc >= 0 ? xc : 1;
   long n = t->nrows;
   long *g = xcalloc((size_t)n + 1, sizeof *g);
-  int cols[65];
-  cols[0] = a->xc;
-  if (byc >= 0)
+  long *g2 = xcalloc((size_t)n + 1, sizeof *g2);
+  a->xid = xcalloc((size_t)n + 1, sizeof *a->xid);
+  a->sid = xcalloc((size_t)n + 1, sizeof *a->sid);
+  a->nx = group_rows(t, NULL, a->xc, a->xid);
+  long ng = a->nx; /* groups of x and the key so far, in g */
+  memcpy(g, a->xid, (size_t)n * sizeof *g);
+  if (byc >= 0) {
     a->key[a->nkey++] = byc;
+    ng = group_rows(t, a->xid, byc, g);
+  }
   for (int k = t->first_study; k < t->end_study; k++) {
     if (k == a->xc || k == byc || a->nkey == 64 || !varies(t, k))
       continue;
-    memcpy(cols + 1, a->key, (size_t)a->nkey * sizeof *cols);
-    long before = group_rows(t, cols, a->nkey + 1, g);
-    cols[a->nkey + 1] = k;
-    if (group_rows(t, cols, a->nkey + 2, g) != before)
-      a->key[a->nkey++] = k;
+    long n2 = group_rows(t, g, k, g2);
+    if (n2 == ng)
+      continue;
+    a->key[a->nkey++] = k;
+    ng = n2;
+    long *swap = g;
+    g = g2;
+    g2 = swap;
+  }
+  /* The series: the groups of the key alone. */
+  a->ns = 1;
+  for (int k = 0; k < a->nkey; k++) {
+    a->ns = group_rows(t, k ? a->sid : NULL, a->key[k], g2);
+    memcpy(a->sid, g2, (size_t)n * sizeof *g2);
   }
   free(g);
-  a->xid = xcalloc((size_t)n + 1, sizeof *a->xid);
-  a->sid = xcalloc((size_t)n + 1, sizeof *a->sid);
-  a->nx = group_rows(t, &a->xc, 1, a->xid);
-  a->ns = group_rows(t, a->key, a->nkey, a->sid);
+  free(g2);
   a->xrow = xcalloc((size_t)a->nx + 1, sizeof *a->xrow);
   a->srow = xcalloc((size_t)a->ns + 1, sizeof *a->srow);
   a->sstart = xcalloc((size_t)a->ns + 2, sizeof *a->sstart);
@@ -835,8 +845,7 @@ static int write_script(const char *dir, const char *name,
 }
 
 /* Run gnuplot on DIR/NAME.gp in DIR. */
-static int gnuplot(const char *dir, const char *name, bool *missing,
-                   struct weft_err *err)
+static int gnuplot(const char *dir, const char *name, struct weft_err *err)
 {
   char *script = xasprintf("%s.gp", name);
   char *argv[] = {"gnuplot", script, NULL};
@@ -851,12 +860,10 @@ static int gnuplot(const char *dir, const char *name, bool *missing,
     int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
     if (chdir(cwd) != 0 && !rc)
       rc = weft_errf(err, WEFT_EIO, "cannot return to %s", cwd);
-    if (e) {
-      *missing = true;
+    if (e)
       rc = weft_errf(err, WEFT_EIO, "gnuplot: cannot run it (%s); install "
                      "it (apt-get install gnuplot-nox) and run the scripts "
                      "written in %s: gnuplot NAME.gp there", strerror(e), dir);
-    }
     int ws = 0;
     while (!e && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
       ;
@@ -903,9 +910,8 @@ static int plots(const char *dir, const struct table *t, const struct axes *a,
   for (int p = -1; !rc && p < np; p++)
     rc = write_script(dir, p < 0 ? "shares" : line_plots[p].name, t, a, &pd,
                       xset, p, err);
-  bool missing = false;
   for (int p = -1; !rc && p < np; p++)
-    rc = gnuplot(dir, p < 0 ? "shares" : line_plots[p].name, &missing, err);
+    rc = gnuplot(dir, p < 0 ? "shares" : line_plots[p].name, err);
   free(pd.block);
   return rc;
 }
