@@ -299,9 +299,10 @@ static int filter_last(struct table *t, const struct expr *e,
 }
 
 /* Read the results file `path` into t, a row at a time, keeping the rows
- * for which `where` (NULL: all) is true. */
-static int read_table(const char *path, const char *where, struct table *t,
-                      struct weft_err *err)
+ * for which `where` (NULL: all) is true; warn of a cut last row unless
+ * `quiet`. */
+static int read_table(const char *path, const char *where, bool quiet,
+                      struct table *t, struct weft_err *err)
 {
   memset(t, 0, sizeof *t);
   t->path = path;
@@ -336,7 +337,7 @@ static int read_table(const char *path, const char *where, struct table *t,
     if (e)
       rc = filter_last(t, e, err);
   }
-  if (!rc && rd.partial)
+  if (!rc && rd.partial && !quiet)
     fprintf(stderr, "weft: warning: %s: its last row is cut; left out\n",
             path);
   if (!rc && read == 0)
@@ -927,7 +928,8 @@ int cmd_report(int argc, char **argv)
     return cli_usage("report: no results file (the CSV of weft sweep)");
   struct weft_err err = {0};
   struct table t;
-  int rc = read_table(o.positional, opts_get(S, &o, "where"), &t, &err);
+  int rc = read_table(o.positional, opts_get(S, &o, "where"), o.quiet, &t,
+                      &err);
   int xc = -1, byc = -1;
   const char *xo = opts_get(S, &o, "x"), *bo = opts_get(S, &o, "by");
   if (!rc && xo)

@@ -73,3 +73,5 @@ head -c -1 pw.csv >cut.csv
 if [ "$(cat err)" = "weft: warning: cut.csv: its last row is cut; left out" ] &&
    grep -q "^5 scenarios" out
 then ok; else ko "report: a cut last row"; cat err; fi
+"$weft" report cut.csv -q >out 2>err
+[ ! -s err ] && ok || ko "report -q: no warning of a cut row: $(cat err)"
