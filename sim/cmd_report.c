@@ -551,14 +551,33 @@ static void choose_axes(const struct table *t, int xc, int byc,
   }
 }
 
+/* Text from the results as the tables show it: control characters (a
+ * line break, an escape sequence) as spaces, on one line; s itself when
+ * it has none, else a copy of its first bytes in buf. */
+#define SHOWN_MAX 128
+static const char *shown(const char *s, char buf[SHOWN_MAX])
+{
+  const char *p = s;
+  while (*p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+    p++;
+  if (!*p)
+    return s;
+  size_t i = 0;
+  for (; s[i] && i < SHOWN_MAX - 1; i++)
+    buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
+  buf[i] = '\0';
+  return buf;
+}
+
 /* The heading of series s in the tables. */
 static void print_heading(FILE *f, const struct table *t, const struct axes *a,
                           long s)
 {
   fputc('\n', f);
+  char b1[SHOWN_MAX], b2[SHOWN_MAX];
   for (int k = 0; k < a->nkey; k++)
-    fprintf(f, "%s%s = %s", k ? ", " : "", t->head[a->key[k]],
-            val(t, a->srow[s], a->key[k]));
+    fprintf(f, "%s%s = %s", k ? ", " : "", shown(t->head[a->key[k]], b1),
+            shown(val(t, a->srow[s], a->key[k]), b2));
   fputc('\n', f);
 }
 
@@ -574,18 +593,20 @@ static void print_tables(FILE *f, const struct table *t, const struct axes *a,
   }
   fprintf(f, "%ld scenarios: %ld ok, %ld do not fit in memory, %ld invalid "
           "or failed\n", t->nrows, ok, nofit, bad);
+  char bh[SHOWN_MAX];
   for (long s = 0; s < a->ns; s++) {
     print_heading(f, t, a, s);
     fprintf(f, "  %12s %10s %9s %6s %11s %6s %6s %6s %6s %9s %9s  %s\n",
-            xset ? t->head[a->xc] : "index", "iter s", "TFLOP/s", "MFU%",
-            "tok/s/GPU", "comp%", "ovl%", "exp%", "idle%", "J/token",
+            xset ? shown(t->head[a->xc], bh) : "index", "iter s", "TFLOP/s",
+            "MFU%", "tok/s/GPU", "comp%", "ovl%", "exp%", "idle%", "J/token",
             "mem GB", "status");
     for (long i = a->sstart[s]; i < a->sstart[s + 1]; i++) {
       long r = a->order[i];
-      const char *x = val(t, r, a->xc);
+      char bx[SHOWN_MAX], bs[SHOWN_MAX], br[SHOWN_MAX];
+      const char *x = shown(val(t, r, a->xc), bx);
       if (!ok_row(t, r)) {
-        fprintf(f, "  %12s %s: %.90s\n", x, t->rows[r].status,
-                t->rows[r].reason);
+        fprintf(f, "  %12s %s: %.90s\n", x, shown(t->rows[r].status, bs),
+                shown(t->rows[r].reason, br));
         continue;
       }
       double it = num(t, r, M_IT);
@@ -609,11 +630,13 @@ static void print_closed(FILE *f, const struct table *t, const struct axes *a,
   for (int k = 0; k < O_EPT; k++)
     if (t->o[k] < 0)
       return;
+  char bh[SHOWN_MAX], bk[SHOWN_MAX];
   fprintf(f, "\nsimulated against the closed form (roofline, alpha-beta, "
           "fixed overlap); differences as %% of the simulated iteration\n");
   fprintf(f, "  %12s %20s %10s %10s %7s %9s %9s %9s  %s\n",
-          xset ? t->head[a->xc] : "index",
-          a->nkey == 1 ? t->head[a->key[0]] : a->nkey ? "series" : "",
+          xset ? shown(t->head[a->xc], bh) : "index",
+          a->nkey == 1 ? shown(t->head[a->key[0]], bk)
+                       : a->nkey ? "series" : "",
           "sim s", "closed s", "ratio", "compute", "exposed", "idle",
           "largest");
   for (long r = 0; r < t->nrows; r++) {
@@ -625,12 +648,14 @@ static void print_closed(FILE *f, const struct table *t, const struct axes *a,
                    num(t, r, M_IDLE) - opt(t, r, O_CF_BUB)};
     static const char *const why[3] = {"kernel efficiency", "communication",
                                        "bubbles and waits"};
+    char bx[SHOWN_MAX], bl[SHOWN_MAX];
     int big = 0;
     for (int k = 1; k < 3; k++)
       if (fabs(d[k]) > fabs(d[big]))
         big = k;
     fprintf(f, "  %12s %20.20s %10.4g %10.4g %7.3f %+8.1f%% %+8.1f%% "
-            "%+8.1f%%  %s\n", val(t, r, a->xc), a->label[a->sid[r]], it, cf,
+            "%+8.1f%%  %s\n", shown(val(t, r, a->xc), bx),
+            shown(a->label[a->sid[r]], bl), it, cf,
             it / cf, 100 * d[0] / it, 100 * d[1] / it, 100 * d[2] / it,
             why[big]);
   }

@@ -19,7 +19,8 @@ if "$weft" sweep pw.xml -o pw.csv >/dev/null 2>err &&
    grep -q "title 'y !touch pwned '" plots/mfu.gp &&
    grep -q "'1 y !touch pwned ' 4, " plots/shares.gp &&
    grep -q "'b' 1, 'y !touch pwned ' 2)" plots-x/mfu.gp &&
-   ! grep -q '^!' plots/*.gp plots-x/*.gp plots/*.dat
+   ! grep -q '^!' plots/*.gp plots-x/*.gp plots/*.dat out &&
+   grep -q "^lab = y !touch pwned $" out
 then ok; else ko "report -o: a study value with '!' lines runs nothing"; cat err; find . -name 'pwned*'; fi
 
 # Quotes in labels: gnuplot strings double ''; data files hold no labels.
