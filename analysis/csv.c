@@ -1,12 +1,15 @@
 /*
- * csv.c - write and read RFC 4180 CSV (csv.h).
+ * csv.c - write and read RFC 4180 CSV (csv.h): a row at a time with
+ * struct csv_reader, whole with csv_read (made of the reader).
  */
 #include "analysis/csv.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/base/xalloc.h"
 
@@ -44,13 +47,29 @@ void csv_buf_free(struct csv_buf *b)
   memset(b, 0, sizeof *b);
 }
 
-char *csv_slurp(const char *path, size_t *len, struct weft_err *err)
+/* Refuse a directory by name: fopen opens one for reading on Linux and
+ * fread then fails with a bare EISDIR. */
+static FILE *open_file(const char *path, struct weft_err *err)
 {
   FILE *f = fopen(path, "rb");
   if (!f) {
     weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
     return NULL;
   }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
+    return NULL;
+  }
+  return f;
+}
+
+char *csv_slurp(const char *path, size_t *len, struct weft_err *err)
+{
+  FILE *f = open_file(path, err);
+  if (!f)
+    return NULL;
   struct csv_buf b = {0};
   char chunk[65536];
   size_t n;
@@ -64,17 +83,203 @@ char *csv_slurp(const char *path, size_t *len, struct weft_err *err)
     }
     csv_append(&b, chunk, n);
   }
-  bool bad = ferror(f);
+  int e = ferror(f) ? errno : 0;
   fclose(f);
-  if (bad) {
+  if (e) {
     csv_buf_free(&b);
-    weft_errf(err, WEFT_EIO, "%s: read error", path);
+    weft_errf(err, WEFT_EIO, "%s: read error: %s", path, strerror(e));
     return NULL;
   }
   if (!b.s)
     csv_append(&b, "", 0);
   *len = b.len;
   return b.s;
+}
+
+/* The streaming reader.  Invariant: r->pos is the file offset of the next
+ * byte next_byte returns and r->next_line its line; a row's fields are
+ * gathered in r->text (each NUL-terminated, starts in r->starts) and the
+ * pointers in r->fields are made only once the row is complete, since
+ * r->text moves as it grows. */
+#define CSV_IN_BYTES 65536
+
+/* The next byte, or -1 at the end of the file or on a read error (then
+ * r->read_errno is set). */
+static inline int next_byte(struct csv_reader *r)
+{
+  if (r->in_pos == r->in_len) {
+    r->in_pos = 0;
+    r->in_len = fread(r->in, 1, CSV_IN_BYTES, r->f);
+    if (r->in_len == 0) {
+      if (ferror(r->f) && !r->read_errno)
+        r->read_errno = errno ? errno : EIO;
+      return -1;
+    }
+  }
+  r->pos++;
+  return r->in[r->in_pos++];
+}
+
+static inline int peek_byte(struct csv_reader *r)
+{
+  int c = next_byte(r);
+  if (c >= 0) {
+    r->in_pos--;
+    r->pos--;
+  }
+  return c;
+}
+
+static inline void put_byte(struct csv_reader *r, int c)
+{
+  if (r->text.len + 1 >= r->text.cap) {
+    r->text.cap = r->text.cap ? 2 * r->text.cap : 4096;
+    r->text.s = xrealloc(r->text.s, r->text.cap);
+  }
+  r->text.s[r->text.len++] = (char)c;
+}
+
+int csv_reader_open(struct csv_reader *r, const char *path,
+                    struct weft_err *err)
+{
+  memset(r, 0, sizeof *r);
+  FILE *f = open_file(path, err);
+  if (!f)
+    return err ? err->code : WEFT_EIO;
+  r->f = f;
+  r->path = xstrdup(path);
+  r->in = xmalloc(CSV_IN_BYTES);
+  r->next_line = 1;
+  return 0;
+}
+
+/* Fail the reader: a read error if there was one (it explains the rest),
+ * else the message given. */
+WEFT_PRINTF(4, 5)
+static int fail(struct csv_reader *r, struct weft_err *err, int code,
+                const char *fmt, ...)
+{
+  r->failed = true;
+  if (r->read_errno)
+    return weft_errf(err, WEFT_EIO, "%s: read error: %s", r->path,
+                     strerror(r->read_errno));
+  char what[WEFT_ERR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return weft_errf(err, code, "%s:%s", r->path, what);
+}
+
+int csv_reader_next(struct csv_reader *r, struct weft_err *err)
+{
+  if (r->failed || !r->f)
+    return weft_errf(err, WEFT_EINVAL, "%s: read after an error",
+                     r->path ? r->path : "csv");
+  const uint64_t start = r->pos;
+  const long row_line = r->next_line;
+  int n = 0;
+  r->text.len = 0;
+  if (peek_byte(r) < 0) {
+    if (r->read_errno)
+      return fail(r, err, WEFT_EIO, "%s", "read error");
+    r->partial = false;
+    r->complete_bytes = start;
+    return 0;
+  }
+  for (;;) { /* one field per turn */
+    if (n == CSV_MAX_FIELDS)
+      return fail(r, err, WEFT_ELIMIT, "%ld: more than %d fields", row_line,
+                  CSV_MAX_FIELDS);
+    if (n == r->cap_fields) {
+      r->cap_fields = r->cap_fields ? 2 * r->cap_fields : 64;
+      r->starts = xreallocarray(r->starts, (size_t)r->cap_fields,
+                                sizeof *r->starts);
+      r->fields = xreallocarray(r->fields, (size_t)r->cap_fields,
+                                sizeof *r->fields);
+    }
+    r->starts[n++] = r->text.len;
+    int c = next_byte(r);
+    if (c == '"') {
+      for (;;) {
+        c = next_byte(r);
+        if (c == '"' && peek_byte(r) == '"')
+          c = next_byte(r);
+        else if (c == '"')
+          break;
+        if (c < 0)
+          return fail(r, err, WEFT_EINVAL, "%ld: a quoted field does not "
+                      "end", row_line);
+        if (c == 0)
+          return fail(r, err, WEFT_EINVAL, "%ld: NUL byte: not a text file",
+                      r->next_line);
+        if (r->pos - start > (uint64_t)CSV_MAX_ROW_BYTES)
+          return fail(r, err, WEFT_ELIMIT, "%ld: a row of more than %ld "
+                      "bytes", row_line, CSV_MAX_ROW_BYTES);
+        r->next_line += c == '\n';
+        put_byte(r, c);
+      }
+      c = next_byte(r);
+      if (c >= 0 && c != ',' && c != '\n' && c != '\r')
+        return fail(r, err, WEFT_EINVAL, "%ld: text after a closing quote",
+                    r->next_line);
+    } else {
+      while (c >= 0 && c != ',' && c != '\n' && c != '\r') {
+        if (c == '"')
+          return fail(r, err, WEFT_EINVAL, "%ld: a quote inside an unquoted "
+                      "field", r->next_line);
+        if (c == 0)
+          return fail(r, err, WEFT_EINVAL, "%ld: NUL byte: not a text file",
+                      r->next_line);
+        if (r->pos - start > (uint64_t)CSV_MAX_ROW_BYTES)
+          return fail(r, err, WEFT_ELIMIT, "%ld: a row of more than %ld "
+                      "bytes", row_line, CSV_MAX_ROW_BYTES);
+        put_byte(r, c);
+        c = next_byte(r);
+      }
+    }
+    put_byte(r, '\0');
+    if (c == ',')
+      continue;
+    if (c == '\r') {
+      c = next_byte(r);
+      if (c >= 0 && c != '\n')
+        return fail(r, err, WEFT_EINVAL, "%ld: a carriage return not "
+                    "followed by a line feed", r->next_line);
+    }
+    if (c == '\n') {
+      r->next_line++;
+      break;
+    }
+    /* The end of the file inside the row: cut, unless reading failed. */
+    if (r->read_errno)
+      return fail(r, err, WEFT_EIO, "%s", "read error");
+    r->partial = true;
+    r->complete_bytes = start;
+    return 0;
+  }
+  for (int k = 0; k < n; k++)
+    r->fields[k] = r->text.s + r->starts[k];
+  r->nfields = n;
+  r->line = row_line;
+  r->offset = start;
+  r->bytes = r->pos - start;
+  r->complete_bytes = r->pos;
+  return 1;
+}
+
+void csv_reader_close(struct csv_reader *r)
+{
+  if (!r)
+    return;
+  if (r->f)
+    fclose(r->f);
+  free(r->path);
+  free(r->in);
+  free(r->text.s);
+  free(r->starts);
+  free(r->fields);
+  memset(r, 0, sizeof *r);
 }
 
 static void add_row(struct csv *c, char **fields, int n, long line)
@@ -90,93 +295,27 @@ static void add_row(struct csv *c, char **fields, int n, long line)
 
 int csv_read(const char *path, struct csv *out, struct weft_err *err)
 {
-  size_t len;
-  char *text = csv_slurp(path, &len, err);
-  if (!text)
-    return err->code;
+  struct csv_reader r;
+  int rc = csv_reader_open(&r, path, err);
+  if (rc)
+    return rc;
   struct csv c = {0};
-  long line = 1;
-  size_t i = 0;
-  int rc = 0;
-  if (len && memchr(text, '\0', len))
-    rc = weft_errf(err, WEFT_EINVAL, "%s: not a text file (a NUL byte)", path);
-  while (!rc && i < len) {
-    long row_line = line;
-    char **fields = NULL;
-    int n = 0;
-    struct csv_buf f = {0};
-    bool done = false, ended = false;
-    while (!done && !rc) {
-      csv_append(&f, "", 0);
-      if (i < len && text[i] == '"') { /* quoted field */
-        i++;
-        for (;;) {
-          if (i >= len) {
-            rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: a quoted field does "
-                           "not end", path, row_line);
-            break;
-          }
-          if (text[i] == '"' && i + 1 < len && text[i + 1] == '"') {
-            csv_append(&f, "\"", 1);
-            i += 2;
-          } else if (text[i] == '"') {
-            i++;
-            break;
-          } else {
-            line += text[i] == '\n';
-            csv_append(&f, text + i, 1);
-            i++;
-          }
-        }
-        if (!rc && i < len && text[i] != ',' && text[i] != '\n' &&
-            text[i] != '\r')
-          rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: text after a closing "
-                         "quote", path, line);
-      } else {
-        size_t s = i;
-        while (i < len && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-          i++;
-        if (memchr(text + s, '"', i - s))
-          rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: a quote inside an "
-                         "unquoted field", path, line);
-        csv_append(&f, text + s, i - s);
-      }
-      if (rc)
-        break;
-      if (n == CSV_MAX_FIELDS) {
-        rc = weft_errf(err, WEFT_ELIMIT, "%s:%ld: more than %d fields", path,
-                       row_line, CSV_MAX_FIELDS);
-        break;
-      }
-      fields = xreallocarray(fields, (size_t)n + 1, sizeof *fields);
-      fields[n++] = f.s;
-      f = (struct csv_buf){0};
-      if (i < len && text[i] == ',') {
-        i++;
-        continue;
-      }
-      if (i < len && text[i] == '\r')
-        i++;
-      if (i < len && text[i] == '\n') {
-        i++;
-        line++;
-        ended = true;
-      }
-      done = true;
-    }
-    csv_buf_free(&f);
-    if (rc || !ended) {
-      for (int k = 0; k < n; k++)
-        free(fields[k]);
-      free(fields);
-      if (!rc)
-        c.partial = true;
+  while ((rc = csv_reader_next(&r, err)) > 0) {
+    if (r.offset + r.bytes > (uint64_t)CSV_MAX_BYTES) {
+      rc = weft_errf(err, WEFT_ELIMIT, "%s: larger than %ld bytes", path,
+                     CSV_MAX_BYTES);
       break;
     }
-    add_row(&c, fields, n, row_line);
-    c.complete_bytes = i;
+    char **fields = xcalloc((size_t)r.nfields, sizeof *fields);
+    for (int k = 0; k < r.nfields; k++)
+      fields[k] = xstrdup(r.fields[k]);
+    add_row(&c, fields, r.nfields, r.line);
   }
-  free(text);
+  if (rc == 0) {
+    c.partial = r.partial;
+    c.complete_bytes = (size_t)r.complete_bytes;
+  }
+  csv_reader_close(&r);
   if (rc) {
     csv_release(&c);
     return rc;

@@ -8,10 +8,28 @@
  *
  * x and the series come from the study's own columns (those between
  * `reason` and the metrics): x is --x, else gpus when it varies, else the
- * first study column that varies; the series are the values of --by, else
- * of the first other study column that varies.  The data files and gnuplot
- * scripts stay in DIR beside the plots, so a plot can be restyled by hand.
+ * first study column that varies.  A series is one combination of the
+ * values of --by (when given) and of every other study column that still
+ * varies among the scenarios of one x and one such combination, so that no
+ * two scenarios of one series share an x (no silent mixing of a third
+ * column): with tp and pp varying beside gpus, the series are
+ * "tp=2, pp=4" and so on; a column that follows from x and the others (a
+ * derived dp) adds no series.  The data files and gnuplot scripts stay in
+ * DIR beside the plots, so a plot can be restyled by hand.
+ *
+ * The results file is read a row at a time (csv_reader) and only the
+ * columns the report uses are kept: study values as strings, metrics as
+ * doubles.
+ *
+ * Text from the results file (study values, hence series labels and x
+ * labels) reaches the gnuplot scripts only through gp_str, never raw: a
+ * newline there would start a new gnuplot command, and gnuplot runs lines
+ * starting with '!' as shell commands.  Numbers are rewritten from their
+ * parsed value.  The data files hold numbers only (gnuplot's data files
+ * have no way to quote a '"' inside a string), the labels of the shares
+ * are xtics of its script.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <spawn.h>
@@ -35,8 +53,8 @@ static const struct opt report_opts[] = {
      "data and gnuplot scripts into DIR"},
     {"x", 0, OPT_VALUE, "COLUMN", "the study column along the x axis "
      "(default: gpus if it varies, else the first that varies)"},
-    {"by", 0, OPT_VALUE, "COLUMN", "the study column whose values are the "
-     "series (default: the first other that varies)"},
+    {"by", 0, OPT_VALUE, "COLUMN", "the study column whose values name the "
+     "series first (other columns that vary at one x are added to them)"},
     {"where", 0, OPT_VALUE, "EXPR", "keep the scenarios for which EXPR, "
      "over the study's numeric columns, is true (\"seq == 8192 && layers "
      "== 64\")"},
@@ -50,7 +68,10 @@ const struct opts_spec cmd_report_spec = {
     "token and memory.  With -o DIR it also draws, with gnuplot (Debian's\n"
     "gnuplot-nox), throughput.{png,svg}, mfu, tokens, energy (each against\n"
     "x, one line per series) and shares (stacked bars of compute, overlapped\n"
-    "and exposed communication and idle per scenario).",
+    "and exposed communication and idle per scenario).  A series is a\n"
+    "combination of values of the study columns other than x that vary\n"
+    "(\"tp=2, pp=4\"): scenarios that differ in a third column are never\n"
+    "mixed in one line.  Study values are text to gnuplot, never commands.",
     "  weft report results.csv\n"
     "  weft report results.csv -o plots --x gpus --by strategy\n"};
 
@@ -70,18 +91,43 @@ static const char *const optional_cols[O_COUNT] = {
     "closed_form.exposed_comm_s", "closed_form.bubble_s",
     "energy_per_token_j"};
 
-struct table {
-  const struct csv *c;
-  int status, reason, first_study, end_study; /* study columns: [first, end) */
-  int m[M_COUNT];
-  int o[O_COUNT]; /* -1 when absent */
+#define REASON_SHOWN 90 /* bytes of a failed scenario's reason kept */
+
+/* One scenario: what the report uses of its row. */
+struct row {
+  long line;          /* in the results file */
+  char *index, *status, *reason; /* in `text`; reason "" when ok */
+  char **study;       /* the study columns' values, in `text` */
+  char *text;         /* owned */
+  double v[M_COUNT + O_COUNT]; /* NAN: empty, not a number or absent */
 };
 
-static double cell(const struct table *t, long r, int col)
+struct table {
+  const char *path;
+  char **head;        /* the header's names (owned) */
+  int nhead;
+  int first_study, end_study; /* study columns: [first, end) */
+  int m[M_COUNT];
+  int o[O_COUNT];     /* -1 when absent */
+  struct row *rows;   /* the scenarios kept, in file order */
+  long nrows, cap;
+};
+
+static void table_release(struct table *t)
 {
-  if (col < 0)
-    return NAN;
-  const char *v = t->c->fields[r][col];
+  for (int k = 0; k < t->nhead; k++)
+    free(t->head[k]);
+  free(t->head);
+  for (long r = 0; r < t->nrows; r++) {
+    free(t->rows[r].study);
+    free(t->rows[r].text);
+  }
+  free(t->rows);
+  memset(t, 0, sizeof *t);
+}
+
+static double to_num(const char *v)
+{
   char *end;
   double x = strtod(v, &end);
   return (*v && !*end) ? x : NAN;
@@ -89,70 +135,64 @@ static double cell(const struct table *t, long r, int col)
 
 static double num(const struct table *t, long r, int m)
 {
-  return cell(t, r, t->m[m]);
+  return t->rows[r].v[m];
+}
+
+static double opt(const struct table *t, long r, int k)
+{
+  return t->rows[r].v[M_COUNT + k];
 }
 
 /* Energy per token: GPUs and fabric when the file has it, else GPUs. */
 static double ept(const struct table *t, long r)
 {
-  return t->o[O_EPT] >= 0 ? cell(t, r, t->o[O_EPT]) : num(t, r, M_EPT);
+  return t->o[O_EPT] >= 0 ? opt(t, r, O_EPT) : num(t, r, M_EPT);
 }
 
 static bool ok_row(const struct table *t, long r)
 {
-  const char *s = t->c->fields[r][t->status];
+  const char *s = t->rows[r].status;
   return strcmp(s, "ok") == 0 || strcmp(s, "no_fit") == 0;
 }
 
-static bool varies(const struct csv *c, int col)
+/* The value of column `col` (index or a study column) in row r. */
+static const char *val(const struct table *t, long r, int col)
 {
-  for (long r = 2; r < c->nrows; r++)
-    if (strcmp(c->fields[r][col], c->fields[1][col]) != 0)
-      return true;
-  return false;
+  if (col >= t->first_study && col < t->end_study)
+    return t->rows[r].study[col - t->first_study];
+  return t->rows[r].index;
 }
 
-static bool all_numeric(const struct csv *c, int col)
+static int column(const struct table *t, const char *name)
 {
-  for (long r = 1; r < c->nrows; r++) {
-    char *end;
-    const char *v = c->fields[r][col];
-    strtod(v, &end);
-    if (!*v || *end)
-      return false;
-  }
-  return true;
+  for (int k = 0; k < t->nhead; k++)
+    if (strcmp(t->head[k], name) == 0)
+      return k;
+  return -1;
 }
 
-static int check_table(const struct csv *c, const char *path, struct table *t,
-                       struct weft_err *err)
+static int check_header(struct table *t, const struct csv_reader *rd,
+                        struct weft_err *err)
 {
-  t->c = c;
-  if (c->nrows == 0)
-    return weft_errf(err, WEFT_EINVAL, "%s: empty (no header)", path);
-  t->status = csv_column(c, "status");
-  t->reason = csv_column(c, "reason");
-  if (csv_column(c, "key") != 0 || t->status != 2 || t->reason != 3)
+  t->nhead = rd->nfields;
+  t->head = xcalloc((size_t)rd->nfields, sizeof *t->head);
+  for (int k = 0; k < rd->nfields; k++)
+    t->head[k] = xstrdup(rd->fields[k]);
+  if (column(t, "key") != 0 || column(t, "status") != 2 ||
+      column(t, "reason") != 3)
     return weft_errf(err, WEFT_EINVAL, "%s:1: not a weft sweep results file "
                      "(it does not start with key, index, status, reason)",
-                     path);
+                     t->path);
   for (int m = 0; m < M_COUNT; m++) {
-    t->m[m] = csv_column(c, metric_cols[m]);
+    t->m[m] = column(t, metric_cols[m]);
     if (t->m[m] < 0)
       return weft_errf(err, WEFT_EINVAL, "%s:1: no column '%s' (results of "
-                       "another weft version?)", path, metric_cols[m]);
+                       "another weft version?)", t->path, metric_cols[m]);
   }
   for (int k = 0; k < O_COUNT; k++)
-    t->o[k] = csv_column(c, optional_cols[k]);
+    t->o[k] = column(t, optional_cols[k]);
   t->first_study = 4;
-  t->end_study = t->m[M_IT];
-  for (long r = 1; r < c->nrows; r++)
-    if (c->nfields[r] != c->nfields[0])
-      return weft_errf(err, WEFT_EINVAL, "%s:%ld: %d fields, but the header "
-                       "has %d", path, c->line[r], c->nfields[r],
-                       c->nfields[0]);
-  if (c->nrows < 2)
-    return weft_errf(err, WEFT_EINVAL, "%s: no scenarios", path);
+  t->end_study = t->m[M_IT] > 4 ? t->m[M_IT] : 4;
   return 0;
 }
 
@@ -160,7 +200,7 @@ static int study_col(const struct table *t, const char *name, const char *flag,
                      struct weft_err *err)
 {
   for (int k = t->first_study; k < t->end_study; k++)
-    if (strcmp(t->c->fields[0][k], name) == 0)
+    if (strcmp(t->head[k], name) == 0)
       return k;
   if (!flag)
     return -1;
@@ -168,53 +208,405 @@ static int study_col(const struct table *t, const char *name, const char *flag,
                    "in this file", flag, name);
 }
 
-/* The distinct values of column `col` in order of first appearance. */
-static int distinct(const struct csv *c, int col, const char ***out)
+/* Keep what the report uses of the reader's current row as a new last
+ * row of t. */
+static void add_row(struct table *t, const struct csv_reader *rd)
 {
-  const char **v = xcalloc((size_t)c->nrows, sizeof *v);
-  int n = 0;
-  for (long r = 1; r < c->nrows; r++) {
-    const char *x = col < 0 ? "" : c->fields[r][col];
-    int k = 0;
-    while (k < n && strcmp(v[k], x) != 0)
-      k++;
-    if (k == n)
-      v[n++] = x;
+  if (t->nrows == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 256;
+    t->rows = xreallocarray(t->rows, (size_t)t->cap, sizeof *t->rows);
   }
-  *out = v;
-  return n;
+  struct row *w = &t->rows[t->nrows++];
+  int ns = t->end_study - t->first_study;
+  bool ok = strcmp(rd->fields[2], "ok") == 0 ||
+            strcmp(rd->fields[2], "no_fit") == 0;
+  size_t rlen = ok ? 0 : strnlen(rd->fields[3], REASON_SHOWN);
+  size_t len = strlen(rd->fields[1]) + strlen(rd->fields[2]) + rlen + 3;
+  for (int k = 0; k < ns; k++)
+    len += strlen(rd->fields[t->first_study + k]) + 1;
+  char *p = w->text = xmalloc(len);
+  w->study = xcalloc(ns > 0 ? (size_t)ns : 1, sizeof *w->study);
+  w->line = rd->line;
+  w->index = p;
+  p = stpcpy(p, rd->fields[1]) + 1;
+  w->status = p;
+  p = stpcpy(p, rd->fields[2]) + 1;
+  w->reason = p;
+  memcpy(p, rd->fields[3], rlen);
+  p[rlen] = '\0';
+  p += rlen + 1;
+  for (int k = 0; k < ns; k++) {
+    w->study[k] = p;
+    p = stpcpy(p, rd->fields[t->first_study + k]) + 1;
+  }
+  for (int m = 0; m < M_COUNT; m++)
+    w->v[m] = to_num(rd->fields[t->m[m]]);
+  for (int k = 0; k < O_COUNT; k++)
+    w->v[M_COUNT + k] = t->o[k] >= 0 ? to_num(rd->fields[t->o[k]]) : NAN;
 }
 
-static void print_tables(FILE *f, const struct table *t, int xc, int byc)
+static void drop_last_row(struct table *t)
 {
-  const struct csv *c = t->c;
+  t->nrows--;
+  free(t->rows[t->nrows].study);
+  free(t->rows[t->nrows].text);
+}
+
+struct row_ctx {
+  const struct table *t;
+  long r;
+  bool unset; /* a column the expression read is empty in this row */
+  struct weft_err *err;
+};
+
+/* A study column's value in row r (expr_lookup_fn); NULL when the
+ * scenario left it unset (an empty cell).  Names were checked before. */
+static const char *row_value(void *ctx, const char *name)
+{
+  struct row_ctx *x = ctx;
+  const char *v = val(x->t, x->r, study_col(x->t, name, NULL, NULL));
+  if (!*v) {
+    x->unset = true;
+    return NULL;
+  }
+  return v;
+}
+
+/* expr_each_var's check: non-zero (and the message) for a name that is
+ * not a study column. */
+static int is_study_col(void *ctx, const char *name)
+{
+  struct row_ctx *x = ctx;
+  return study_col(x->t, name, "--where", x->err) < 0;
+}
+
+/* --where on the last row read: drop it when false.  A scenario that
+ * leaves a column unset is not kept; any other failure (a word where a
+ * number is needed, a division by zero) is an error. */
+static int filter_last(struct table *t, const struct expr *e,
+                       struct weft_err *err)
+{
+  struct row_ctx x = {t, t->nrows - 1, false, NULL};
+  double v = 0;
+  struct weft_err e2 = {0};
+  if (expr_eval(e, row_value, &x, &v, &e2) == 0 && v != 0)
+    return 0;
+  if (e2.code && !x.unset)
+    return weft_errf(err, WEFT_EINVAL, "--where: the scenario of line %ld: "
+                     "%s", t->rows[t->nrows - 1].line, e2.msg);
+  drop_last_row(t);
+  return 0;
+}
+
+/* Read the results file `path` into t, a row at a time, keeping the rows
+ * for which `where` (NULL: all) is true; warn of a cut last row unless
+ * `quiet`. */
+static int read_table(const char *path, const char *where, bool quiet,
+                      struct table *t, struct weft_err *err)
+{
+  memset(t, 0, sizeof *t);
+  t->path = path;
+  struct csv_reader rd;
+  int rc = csv_reader_open(&rd, path, err);
+  if (rc)
+    return rc;
+  struct expr *e = NULL;
+  rc = csv_reader_next(&rd, err);
+  if (rc == 0)
+    rc = weft_errf(err, WEFT_EINVAL, "%s: empty (no header)", path);
+  else if (rc > 0)
+    rc = check_header(t, &rd, err);
+  if (!rc && where) {
+    e = expr_parse(where, "--where", err);
+    struct row_ctx chk = {t, 0, false, err};
+    if (!e)
+      rc = err->code;
+    else if (expr_each_var(e, is_study_col, &chk))
+      rc = WEFT_EINVAL;
+  }
+  long read = 0;
+  while (!rc && (rc = csv_reader_next(&rd, err)) > 0) {
+    rc = 0;
+    if (rd.nfields != t->nhead) {
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: %d fields, but the header "
+                     "has %d", path, rd.line, rd.nfields, t->nhead);
+      break;
+    }
+    add_row(t, &rd);
+    read++;
+    if (e)
+      rc = filter_last(t, e, err);
+  }
+  if (!rc && rd.partial && !quiet)
+    fprintf(stderr, "weft: warning: %s: its last row is cut; left out\n",
+            path);
+  if (!rc && read == 0)
+    rc = weft_errf(err, WEFT_EINVAL, "%s: no scenarios", path);
+  if (!rc && t->nrows == 0)
+    rc = weft_errf(err, WEFT_EINVAL, "--where: no scenario is kept");
+  expr_free(e);
+  csv_reader_close(&rd);
+  return rc;
+}
+
+static bool varies(const struct table *t, int col)
+{
+  for (long r = 1; r < t->nrows; r++)
+    if (strcmp(val(t, r, col), val(t, 0, col)) != 0)
+      return true;
+  return false;
+}
+
+/* A number as x: all of it parsed, finite, no leading blank. */
+static bool is_number(const char *v, double *out)
+{
+  char *end;
+  if (!*v || isspace((unsigned char)*v))
+    return false;
+  double x = strtod(v, &end);
+  if (*end || !isfinite(x))
+    return false;
+  *out = x;
+  return true;
+}
+
+static bool all_numeric(const struct table *t, int col)
+{
+  double x;
+  for (long r = 0; r < t->nrows; r++)
+    if (!is_number(val(t, r, col), &x))
+      return false;
+  return true;
+}
+
+/* Grouping rows by the values of columns, one column at a time: the
+ * groups of (base group, value of col), found by a stable merge sort of
+ * the row numbers, then numbered in order of first appearance. */
+struct by_col {
+  const struct table *t;
+  const long *base; /* the groups so far, or NULL */
+  int col;
+};
+
+static int cmp_rows(const struct by_col *b, long x, long y)
+{
+  if (b->base && b->base[x] != b->base[y])
+    return b->base[x] < b->base[y] ? -1 : 1;
+  int c = strcmp(val(b->t, x, b->col), val(b->t, y, b->col));
+  return c ? c : (x > y) - (x < y);
+}
+
+static void merge_sort(const struct by_col *b, long *a, long *tmp, long n)
+{
+  if (n < 2)
+    return;
+  long h = n / 2;
+  merge_sort(b, a, tmp, h);
+  merge_sort(b, a + h, tmp, n - h);
+  long i = 0, j = h, k = 0;
+  while (i < h && j < n)
+    tmp[k++] = cmp_rows(b, a[i], a[j]) <= 0 ? a[i++] : a[j++];
+  while (i < h)
+    tmp[k++] = a[i++];
+  while (j < n)
+    tmp[k++] = a[j++];
+  memcpy(a, tmp, (size_t)n * sizeof *a);
+}
+
+/* Number the groups of rows with equal (base[r], value of col) 0, 1, ...
+ * in order of their first row; each row's id in gid (nrows, caller's; not
+ * base).  Returns the number of groups. */
+static long group_rows(const struct table *t, const long *base, int col,
+                       long *gid)
+{
+  long n = t->nrows;
+  long *a = xcalloc((size_t)n + 1, sizeof *a);
+  long *tmp = xcalloc((size_t)n + 1, sizeof *tmp);
+  struct by_col b = {t, base, col};
+  for (long r = 0; r < n; r++)
+    a[r] = r;
+  merge_sort(&b, a, tmp, n);
+  /* Sorted, each group is a run; provisional ids by sorted order. */
+  long ng = 0;
+  for (long i = 0; i < n; i++) {
+    bool same = i > 0 && (!base || base[a[i]] == base[a[i - 1]]) &&
+                strcmp(val(t, a[i], col), val(t, a[i - 1], col)) == 0;
+    ng += !same;
+    tmp[a[i]] = ng - 1;
+  }
+  /* Renumber by first appearance: walk the rows in order. */
+  long *rank = xcalloc((size_t)ng + 1, sizeof *rank);
+  for (long g = 0; g < ng; g++)
+    rank[g] = -1;
+  long next = 0;
+  for (long r = 0; r < n; r++) {
+    if (rank[tmp[r]] < 0)
+      rank[tmp[r]] = next++;
+    gid[r] = rank[tmp[r]];
+  }
+  free(rank);
+  free(tmp);
+  free(a);
+  return ng;
+}
+
+/* The plot's axes: x and the series, each row's place among them. */
+struct axes {
+  int xc;             /* the x column, or 1 (index) */
+  int key[64];        /* the series' columns, --by first */
+  int nkey;
+  long *xid, *sid;    /* per row */
+  long nx, ns;
+  long *xrow, *srow;  /* the first row of each x value, of each series */
+  char **label;       /* per series: "v" for one column, "a=v, b=w" */
+  long *order;        /* rows by series, in file order within one */
+  long *sstart;       /* series s is order[sstart[s] .. sstart[s+1]) */
+};
+
+static void axes_release(struct axes *a)
+{
+  for (long s = 0; a->label && s < a->ns; s++)
+    free(a->label[s]);
+  free(a->label);
+  free(a->xid);
+  free(a->sid);
+  free(a->xrow);
+  free(a->srow);
+  free(a->order);
+  free(a->sstart);
+}
+
+/* The series' columns: --by, then each other study column that varies
+ * among the rows of one x and one combination of the columns chosen so
+ * far (a column that follows from those adds nothing). */
+static void choose_axes(const struct table *t, int xc, int byc,
+                        struct axes *a)
+{
+  memset(a, 0, sizeof *a);
+  a->xc = xc >= 0 ? xc : 1;
+  long n = t->nrows;
+  long *g = xcalloc((size_t)n + 1, sizeof *g);
+  long *g2 = xcalloc((size_t)n + 1, sizeof *g2);
+  a->xid = xcalloc((size_t)n + 1, sizeof *a->xid);
+  a->sid = xcalloc((size_t)n + 1, sizeof *a->sid);
+  a->nx = group_rows(t, NULL, a->xc, a->xid);
+  long ng = a->nx; /* groups of x and the key so far, in g */
+  memcpy(g, a->xid, (size_t)n * sizeof *g);
+  if (byc >= 0) {
+    a->key[a->nkey++] = byc;
+    ng = group_rows(t, a->xid, byc, g);
+  }
+  for (int k = t->first_study; k < t->end_study; k++) {
+    if (k == a->xc || k == byc || a->nkey == 64 || !varies(t, k))
+      continue;
+    long n2 = group_rows(t, g, k, g2);
+    if (n2 == ng)
+      continue;
+    a->key[a->nkey++] = k;
+    ng = n2;
+    long *swap = g;
+    g = g2;
+    g2 = swap;
+  }
+  /* The series: the groups of the key alone. */
+  a->ns = 1;
+  for (int k = 0; k < a->nkey; k++) {
+    a->ns = group_rows(t, k ? a->sid : NULL, a->key[k], g2);
+    memcpy(a->sid, g2, (size_t)n * sizeof *g2);
+  }
+  free(g);
+  free(g2);
+  a->xrow = xcalloc((size_t)a->nx + 1, sizeof *a->xrow);
+  a->srow = xcalloc((size_t)a->ns + 1, sizeof *a->srow);
+  a->sstart = xcalloc((size_t)a->ns + 2, sizeof *a->sstart);
+  for (long r = n - 1; r >= 0; r--) {
+    a->xrow[a->xid[r]] = r;
+    a->srow[a->sid[r]] = r;
+  }
+  for (long r = 0; r < n; r++)
+    a->sstart[a->sid[r] + 1]++;
+  for (long s = 0; s < a->ns; s++)
+    a->sstart[s + 1] += a->sstart[s];
+  a->order = xcalloc((size_t)n + 1, sizeof *a->order);
+  long *fill = xcalloc((size_t)a->ns + 1, sizeof *fill);
+  for (long r = 0; r < n; r++)
+    a->order[a->sstart[a->sid[r]] + fill[a->sid[r]]++] = r;
+  free(fill);
+  a->label = xcalloc((size_t)a->ns + 1, sizeof *a->label);
+  for (long s = 0; s < a->ns; s++) {
+    struct csv_buf b = {0};
+    csv_append(&b, "", 0);
+    for (int k = 0; k < a->nkey; k++) {
+      const char *name = t->head[a->key[k]];
+      const char *v = val(t, a->srow[s], a->key[k]);
+      if (k)
+        csv_append(&b, ", ", 2);
+      if (a->nkey > 1) {
+        csv_append(&b, name, strlen(name));
+        csv_append(&b, "=", 1);
+      }
+      csv_append(&b, v, strlen(v));
+    }
+    a->label[s] = b.s;
+  }
+}
+
+/* Text from the results as the tables show it: control characters (a
+ * line break, an escape sequence) as spaces, on one line; s itself when
+ * it has none, else a copy of its first bytes in buf. */
+#define SHOWN_MAX 128
+static const char *shown(const char *s, char buf[SHOWN_MAX])
+{
+  const char *p = s;
+  while (*p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+    p++;
+  if (!*p)
+    return s;
+  size_t i = 0;
+  for (; s[i] && i < SHOWN_MAX - 1; i++)
+    buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
+  buf[i] = '\0';
+  return buf;
+}
+
+/* The heading of series s in the tables. */
+static void print_heading(FILE *f, const struct table *t, const struct axes *a,
+                          long s)
+{
+  fputc('\n', f);
+  char b1[SHOWN_MAX], b2[SHOWN_MAX];
+  for (int k = 0; k < a->nkey; k++)
+    fprintf(f, "%s%s = %s", k ? ", " : "", shown(t->head[a->key[k]], b1),
+            shown(val(t, a->srow[s], a->key[k]), b2));
+  fputc('\n', f);
+}
+
+static void print_tables(FILE *f, const struct table *t, const struct axes *a,
+                         bool xset)
+{
   long ok = 0, nofit = 0, bad = 0;
-  for (long r = 1; r < c->nrows; r++) {
-    const char *s = c->fields[r][t->status];
+  for (long r = 0; r < t->nrows; r++) {
+    const char *s = t->rows[r].status;
     ok += strcmp(s, "ok") == 0;
     nofit += strcmp(s, "no_fit") == 0;
     bad += !ok_row(t, r);
   }
   fprintf(f, "%ld scenarios: %ld ok, %ld do not fit in memory, %ld invalid "
-          "or failed\n", c->nrows - 1, ok, nofit, bad);
-  const char **series;
-  int ns = distinct(c, byc, &series);
-  for (int s = 0; s < ns; s++) {
-    if (byc >= 0)
-      fprintf(f, "\n%s = %s\n", c->fields[0][byc], series[s]);
-    else
-      fputc('\n', f);
+          "or failed\n", t->nrows, ok, nofit, bad);
+  char bh[SHOWN_MAX];
+  for (long s = 0; s < a->ns; s++) {
+    print_heading(f, t, a, s);
     fprintf(f, "  %12s %10s %9s %6s %11s %6s %6s %6s %6s %9s %9s  %s\n",
-            xc >= 0 ? c->fields[0][xc] : "index", "iter s", "TFLOP/s", "MFU%",
-            "tok/s/GPU", "comp%", "ovl%", "exp%", "idle%", "J/token",
+            xset ? shown(t->head[a->xc], bh) : "index", "iter s", "TFLOP/s",
+            "MFU%", "tok/s/GPU", "comp%", "ovl%", "exp%", "idle%", "J/token",
             "mem GB", "status");
-    for (long r = 1; r < c->nrows; r++) {
-      if (byc >= 0 && strcmp(c->fields[r][byc], series[s]) != 0)
-        continue;
-      const char *x = xc >= 0 ? c->fields[r][xc] : c->fields[r][1];
+    for (long i = a->sstart[s]; i < a->sstart[s + 1]; i++) {
+      long r = a->order[i];
+      char bx[SHOWN_MAX], bs[SHOWN_MAX], br[SHOWN_MAX];
+      const char *x = shown(val(t, r, a->xc), bx);
       if (!ok_row(t, r)) {
-        fprintf(f, "  %12s %s: %.90s\n", x, c->fields[r][t->status],
-                c->fields[r][t->reason]);
+        fprintf(f, "  %12s %s: %.90s\n", x, shown(t->rows[r].status, bs),
+                shown(t->rows[r].reason, br));
         continue;
       }
       double it = num(t, r, M_IT);
@@ -223,96 +615,131 @@ static void print_tables(FILE *f, const struct table *t, int xc, int byc)
               100 * num(t, r, M_MFU), num(t, r, M_TOK) / num(t, r, M_GPUS),
               100 * num(t, r, M_COMP) / it, 100 * num(t, r, M_OVL) / it,
               100 * num(t, r, M_EXP) / it, 100 * num(t, r, M_IDLE) / it,
-              ept(t, r), num(t, r, M_MEM) / 1e9,
-              c->fields[r][t->status]);
+              ept(t, r), num(t, r, M_MEM) / 1e9, t->rows[r].status);
     }
   }
-  free(series);
 }
 
 /* Simulated against the closed form (workloads/closedform.h): the ratio of
  * iteration times and where they part, as shares of the simulated
  * iteration: compute (kernel efficiencies), exposed communication
  * (contention, protocols, overlap), idle against the closed form's bubble. */
-static void print_closed(FILE *f, const struct table *t, int xc, int byc)
+static void print_closed(FILE *f, const struct table *t, const struct axes *a,
+                         bool xset)
 {
-  const struct csv *c = t->c;
   for (int k = 0; k < O_EPT; k++)
     if (t->o[k] < 0)
       return;
+  char bh[SHOWN_MAX], bk[SHOWN_MAX];
   fprintf(f, "\nsimulated against the closed form (roofline, alpha-beta, "
           "fixed overlap); differences as %% of the simulated iteration\n");
   fprintf(f, "  %12s %20s %10s %10s %7s %9s %9s %9s  %s\n",
-          xc >= 0 ? c->fields[0][xc] : "index", byc >= 0 ? c->fields[0][byc]
-          : "", "sim s", "closed s", "ratio", "compute", "exposed", "idle",
+          xset ? shown(t->head[a->xc], bh) : "index",
+          a->nkey == 1 ? shown(t->head[a->key[0]], bk)
+                       : a->nkey ? "series" : "",
+          "sim s", "closed s", "ratio", "compute", "exposed", "idle",
           "largest");
-  for (long r = 1; r < c->nrows; r++) {
+  for (long r = 0; r < t->nrows; r++) {
     if (!ok_row(t, r))
       continue;
-    double it = num(t, r, M_IT), cf = cell(t, r, t->o[O_CF_IT]);
-    double d[3] = {num(t, r, M_COMP) - cell(t, r, t->o[O_CF_COMP]),
-                   num(t, r, M_EXP) - cell(t, r, t->o[O_CF_EXP]),
-                   num(t, r, M_IDLE) - cell(t, r, t->o[O_CF_BUB])};
+    double it = num(t, r, M_IT), cf = opt(t, r, O_CF_IT);
+    double d[3] = {num(t, r, M_COMP) - opt(t, r, O_CF_COMP),
+                   num(t, r, M_EXP) - opt(t, r, O_CF_EXP),
+                   num(t, r, M_IDLE) - opt(t, r, O_CF_BUB)};
     static const char *const why[3] = {"kernel efficiency", "communication",
                                        "bubbles and waits"};
+    char bx[SHOWN_MAX], bl[SHOWN_MAX];
     int big = 0;
     for (int k = 1; k < 3; k++)
       if (fabs(d[k]) > fabs(d[big]))
         big = k;
     fprintf(f, "  %12s %20.20s %10.4g %10.4g %7.3f %+8.1f%% %+8.1f%% "
-            "%+8.1f%%  %s\n", xc >= 0 ? c->fields[r][xc] : c->fields[r][1],
-            byc >= 0 ? c->fields[r][byc] : "", it, cf, it / cf,
-            100 * d[0] / it, 100 * d[1] / it, 100 * d[2] / it, why[big]);
+            "%+8.1f%%  %s\n", shown(val(t, r, a->xc), bx),
+            shown(a->label[a->sid[r]], bl), it, cf,
+            it / cf, 100 * d[0] / it, 100 * d[1] / it, 100 * d[2] / it,
+            why[big]);
   }
 }
 
-/* gnuplot strings: single-quoted, quotes doubled. */
+/* A gnuplot string literal for any text: single-quoted (gnuplot reads no
+ * escapes there and substitutes neither `backquotes` nor @macros inside
+ * quotes), a quote doubled, and every control character (newline, CR,
+ * tab, ...) written as a space, since a line break would end the command
+ * and let the rest run as one ('!' runs a shell command).  Enhanced-text
+ * markup (^ _ @ & { }) is inert: the terminals are set noenhanced. */
 static void gp_str(FILE *f, const char *s)
 {
   fputc('\'', f);
   for (; *s; s++) {
-    if (*s == '\'')
-      fputc('\'', f);
-    fputc(*s, f);
+    unsigned char c = (unsigned char)*s;
+    if (c == '\'')
+      fputs("''", f);
+    else if (c < 0x20 || c == 0x7f)
+      fputc(' ', f);
+    else
+      fputc(c, f);
   }
   fputc('\'', f);
 }
 
-/* Data: one block per series (x, tflops, mfu %, tokens/s/GPU, J/token),
- * blocks separated by two blank lines (gnuplot's `index`); shares: one
- * line per ok scenario (label, compute-only, overlapped, exposed, idle as
- * fractions of the iteration). */
-static int write_data(const char *dir, const struct table *t, int xc, int byc,
-                      bool numeric, const char **xs, int nx,
+/* Text in a comment line of a data file or script: on one line. */
+static void gp_comment(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
+  }
+}
+
+/* What is plotted: the x of each row (a number, or the rank of its value),
+ * the series with at least one ok row (their data blocks, in order). */
+struct plot_data {
+  bool numeric, logx;
+  long *block;        /* per series: its index in report.dat, or -1 */
+  long nblocks;
+  long nshares;       /* ok rows */
+};
+
+/* The x of row r in the data: the value reparsed, or its rank. */
+static void put_x(FILE *f, const struct table *t, const struct axes *a,
+                  const struct plot_data *pd, long r)
+{
+  double x;
+  if (pd->numeric && is_number(val(t, r, a->xc), &x))
+    fprintf(f, "%.17g", x);
+  else
+    fprintf(f, "%ld", a->xid[r]);
+}
+
+/* Data: one block per series with an ok row (x, tflops, mfu %,
+ * tokens/s/GPU, J/token, simulated over closed form), blocks separated by
+ * two blank lines (gnuplot's `index`); shares: one line per ok scenario
+ * (its place, compute-only, overlapped, exposed, idle as fractions of the
+ * iteration), labelled by the xtics of shares.gp. */
+static int write_data(const char *dir, const struct table *t,
+                      const struct axes *a, const struct plot_data *pd,
                       struct weft_err *err)
 {
-  const struct csv *c = t->c;
   char *path = xasprintf("%s/report.dat", dir);
   struct outfile of;
   int rc = outfile_open(&of, path, err);
-  const char **series;
-  int ns = distinct(c, byc, &series);
-  for (int s = 0; !rc && s < ns; s++) {
-    fprintf(of.f, "# series %s\n", series[s]);
-    for (long r = 1; r < c->nrows; r++) {
-      if ((byc >= 0 && strcmp(c->fields[r][byc], series[s]) != 0) ||
-          !ok_row(t, r))
+  for (long s = 0; !rc && s < a->ns; s++) {
+    if (pd->block[s] < 0)
+      continue;
+    fprintf(of.f, "# series ");
+    gp_comment(of.f, a->label[s]);
+    fputc('\n', of.f);
+    for (long i = a->sstart[s]; i < a->sstart[s + 1]; i++) {
+      long r = a->order[i];
+      if (!ok_row(t, r))
         continue;
-      const char *x = xc >= 0 ? c->fields[r][xc] : c->fields[r][1];
-      int xi = 0;
-      while (xi < nx && strcmp(xs[xi], x) != 0)
-        xi++;
-      if (numeric)
-        fprintf(of.f, "%s", x);
-      else
-        fprintf(of.f, "%d", xi);
+      put_x(of.f, t, a, pd, r);
       fprintf(of.f, " %.9g %.9g %.9g %.9g %.9g\n", num(t, r, M_TF),
               100 * num(t, r, M_MFU), num(t, r, M_TOK) / num(t, r, M_GPUS),
-              ept(t, r), num(t, r, M_IT) / cell(t, r, t->o[O_CF_IT]));
+              ept(t, r), num(t, r, M_IT) / opt(t, r, O_CF_IT));
     }
     fprintf(of.f, "\n\n");
   }
-  free(series);
   if (!rc)
     rc = outfile_commit(&of, err);
   free(path);
@@ -320,13 +747,16 @@ static int write_data(const char *dir, const struct table *t, int xc, int byc,
     return rc;
   path = xasprintf("%s/shares.dat", dir);
   rc = outfile_open(&of, path, err);
-  for (long r = 1; !rc && r < c->nrows; r++) {
+  if (!rc)
+    fprintf(of.f, "# scenario (see the xtics of shares.gp), compute only, "
+            "overlapped, exposed communication, idle: fractions of the "
+            "iteration\n");
+  long n = 0;
+  for (long r = 0; !rc && r < t->nrows; r++) {
     if (!ok_row(t, r))
       continue;
     double it = num(t, r, M_IT);
-    const char *x = xc >= 0 ? c->fields[r][xc] : c->fields[r][1];
-    fprintf(of.f, "\"%s%s%s\" %.6g %.6g %.6g %.6g\n", x, byc >= 0 ? " " : "",
-            byc >= 0 ? c->fields[r][byc] : "",
+    fprintf(of.f, "%ld %.6g %.6g %.6g %.6g\n", n++,
             (num(t, r, M_COMP) - num(t, r, M_OVL)) / it, num(t, r, M_OVL) / it,
             num(t, r, M_EXP) / it, num(t, r, M_IDLE) / it);
   }
@@ -346,9 +776,23 @@ static const struct {
                   {"closed", "simulated over closed-form iteration time", 6}};
 #define N_LINE_PLOTS (int)(sizeof line_plots / sizeof *line_plots)
 
-static int write_script(const char *dir, const char *name, const struct table *t,
-                        int xc, int byc, bool numeric, bool logx,
-                        const char **xs, int nx, int plot,
+/* The xtics: each x value's label at its place. */
+static void put_xtics(FILE *f, const struct table *t, const struct axes *a,
+                      const struct plot_data *pd)
+{
+  fprintf(f, "set xtics (");
+  for (long i = 0; i < a->nx; i++) {
+    fprintf(f, "%s", i ? ", " : "");
+    gp_str(f, val(t, a->xrow[i], a->xc));
+    fputc(' ', f);
+    put_x(f, t, a, pd, a->xrow[i]);
+  }
+  fprintf(f, ")\n");
+}
+
+static int write_script(const char *dir, const char *name,
+                        const struct table *t, const struct axes *a,
+                        const struct plot_data *pd, bool xset, int plot,
                         struct weft_err *err)
 {
   char *path = xasprintf("%s/%s.gp", dir, name);
@@ -359,22 +803,40 @@ static int write_script(const char *dir, const char *name, const struct table *t
     return rc;
   }
   FILE *f = of.f;
-  const struct csv *c = t->c;
   fprintf(f, "# gnuplot script written by weft report; run it in this "
           "folder: gnuplot %s.gp\n", name);
   fprintf(f, "set datafile missing 'nan'\nset key outside right top\n"
           "set grid ytics\n");
   for (int fmt = 0; fmt < 2; fmt++) {
-    fprintf(f, fmt == 0 ? "set terminal pngcairo size 960,540 font ',10'\n"
-                        : "set terminal svg size 960,540 font 'Sans,10'\n");
-    fprintf(f, "set output '%s.%s'\n", name, fmt == 0 ? "png" : "svg");
+    /* noenhanced: labels are the study's text, shown as they are. */
+    fprintf(f, fmt == 0 ? "set terminal pngcairo noenhanced size 960,540 "
+                          "font ',10'\n"
+                        : "set terminal svg noenhanced size 960,540 "
+                          "font 'Sans,10'\n");
+    fprintf(f, "set output ");
+    char *out = xasprintf("%s.%s", name, fmt == 0 ? "png" : "svg");
+    gp_str(f, out);
+    free(out);
+    fputc('\n', f);
     if (plot < 0) { /* shares */
       fprintf(f, "set title 'share of the iteration'\nset key below\n"
               "set style data histograms\nset style histogram rowstacked\nset style fill "
               "solid 0.8 border -1\nset boxwidth 0.8\nset yrange [0:1]\n"
               "set ylabel 'fraction of the iteration time'\n"
-              "set xtics rotate by -45 noenhanced\n");
-      fprintf(f, "plot 'shares.dat' using 2:xtic(1) title 'compute only', "
+              "set xtics (");
+      long n = 0;
+      for (long r = 0; r < t->nrows; r++) {
+        if (!ok_row(t, r))
+          continue;
+        char *label = xasprintf("%s%s%s", val(t, r, a->xc),
+                                a->nkey ? " " : "", a->label[a->sid[r]]);
+        fprintf(f, "%s", n ? ", " : "");
+        gp_str(f, label);
+        fprintf(f, " %ld", n++);
+        free(label);
+      }
+      fprintf(f, ") rotate by -45\n");
+      fprintf(f, "plot 'shares.dat' using 2 title 'compute only', "
               "'' using 3 title 'compute with communication overlapped', "
               "'' using 4 title 'exposed communication', '' using 5 title "
               "'idle (bubbles, waits)'\n");
@@ -382,41 +844,25 @@ static int write_script(const char *dir, const char *name, const struct table *t
     }
     fprintf(f, "set title ");
     gp_str(f, line_plots[plot].ylabel);
-    fprintf(f, " noenhanced\nset ylabel ");
+    fprintf(f, "\nset ylabel ");
     gp_str(f, line_plots[plot].ylabel);
     fprintf(f, "\nset xlabel ");
-    gp_str(f, xc >= 0 ? c->fields[0][xc] : "scenario");
-    fprintf(f, " noenhanced\n");
-    if (logx)
+    gp_str(f, xset ? t->head[a->xc] : "scenario");
+    fprintf(f, "\n");
+    if (pd->logx)
       fprintf(f, "set logscale x 2\n");
-    if (!numeric) {
-      fprintf(f, "set xrange [-0.5:%d.5]\nset xtics (", nx - 1);
-      for (int i = 0; i < nx; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        gp_str(f, xs[i]);
-        fprintf(f, " %d", i);
-      }
-      fprintf(f, ")\n");
-    } else {
-      fprintf(f, "set xtics (");
-      for (int i = 0; i < nx; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        gp_str(f, xs[i]);
-        fprintf(f, " %s", xs[i]);
-      }
-      fprintf(f, ")\n");
-    }
+    if (!pd->numeric)
+      fprintf(f, "set xrange [-0.5:%ld.5]\n", a->nx - 1);
+    put_xtics(f, t, a, pd);
     fprintf(f, "set yrange [0:*]\nplot ");
-    const char **series;
-    int ns = distinct(c, byc, &series);
-    for (int s = 0; s < ns; s++) {
-      fprintf(f, "%s'report.dat' index %d using 1:%d with linespoints "
-              "pointtype 7 title ", s ? ", " : "", s,
+    for (long s = 0; s < a->ns; s++) {
+      if (pd->block[s] < 0)
+        continue;
+      fprintf(f, "%s'report.dat' index %ld using 1:%d with linespoints "
+              "pointtype 7 title ", pd->block[s] ? ", " : "", pd->block[s],
               line_plots[plot].column);
-      gp_str(f, byc >= 0 ? series[s] : "");
-      fprintf(f, " noenhanced");
+      gp_str(f, a->label[s]);
     }
-    free(series);
     fprintf(f, "\n");
   }
   rc = outfile_commit(&of, err); /* of borrows path */
@@ -443,7 +889,7 @@ static int gnuplot(const char *dir, const char *name, struct weft_err *err)
     if (e)
       rc = weft_errf(err, WEFT_EIO, "gnuplot: cannot run it (%s); install "
                      "it (apt-get install gnuplot-nox) and run the scripts "
-                     "left in %s", strerror(e), dir);
+                     "written in %s: gnuplot NAME.gp there", strerror(e), dir);
     int ws = 0;
     while (!e && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
       ;
@@ -456,107 +902,43 @@ static int gnuplot(const char *dir, const char *name, struct weft_err *err)
   return rc;
 }
 
-static int plots(const char *dir, const struct table *t, int xc, int byc,
-                 struct weft_err *err)
+/* Write every data file and script, then run gnuplot on each script. */
+static int plots(const char *dir, const struct table *t, const struct axes *a,
+                 bool xset, struct weft_err *err)
 {
+  struct plot_data pd = {0};
+  for (long r = 0; r < t->nrows; r++)
+    pd.nshares += ok_row(t, r);
+  if (pd.nshares == 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: no scenario is ok or no_fit; "
+                     "nothing to plot", t->path);
   if (mkdir(dir, 0777) < 0 && errno != EEXIST)
     return weft_errf(err, WEFT_EIO, "%s: cannot create: %s", dir,
                      strerror(errno));
-  const struct csv *c = t->c;
-  bool numeric = xc >= 0 ? all_numeric(c, xc) : true;
-  const char **xs;
-  int nx = distinct(c, xc >= 0 ? xc : 1, &xs);
-  double lo = INFINITY, hi = 0;
-  for (int i = 0; numeric && i < nx; i++) {
-    double v = strtod(xs[i], NULL);
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
-  }
-  bool logx = numeric && lo > 0 && hi / lo >= 8;
-  int rc = write_data(dir, t, xc, byc, numeric, xs, nx, err);
-  int np = t->o[O_CF_IT] >= 0 ? N_LINE_PLOTS : N_LINE_PLOTS - 1;
-  for (int p = -1; !rc && p < np; p++) {
-    const char *name = p < 0 ? "shares" : line_plots[p].name;
-    rc = write_script(dir, name, t, xc, byc, numeric, logx, xs, nx, p, err);
-    if (!rc)
-      rc = gnuplot(dir, name, err);
-  }
-  free(xs);
-  return rc;
-}
-
-struct row_ctx {
-  const struct table *t;
-  long r;
-  bool unset; /* a column the expression read is empty in this row */
-  struct weft_err *err;
-};
-
-/* A study column's value in row r (expr_lookup_fn); NULL when the
- * scenario left it unset (an empty cell).  Names were checked before. */
-static const char *row_value(void *ctx, const char *name)
-{
-  struct row_ctx *x = ctx;
-  const char *v = x->t->c->fields[x->r][study_col(x->t, name, NULL, NULL)];
-  if (!*v) {
-    x->unset = true;
-    return NULL;
-  }
-  return v;
-}
-
-/* expr_each_var's check: non-zero (and the message) for a name that is
- * not a study column. */
-static int is_study_col(void *ctx, const char *name)
-{
-  struct row_ctx *x = ctx;
-  return study_col(x->t, name, "--where", x->err) < 0;
-}
-
-/* --where: drop the rows whose expression is false (rows are owned by the
- * csv; dropped ones are freed here). */
-static int filter_rows(struct table *t, struct csv *c, const char *src,
-                       struct weft_err *err)
-{
-  struct expr *e = expr_parse(src, "--where", err);
-  if (!e)
-    return err ? err->code : WEFT_EINVAL;
-  struct row_ctx chk = {t, 0, false, err};
-  int rc = expr_each_var(e, is_study_col, &chk) ? WEFT_EINVAL : 0;
-  /* Evaluate every row first: a failure frees nothing.  A scenario that
-   * leaves a column unset is not kept; any other failure (a word where a
-   * number is needed, a division by zero) is an error. */
-  bool *keep = xcalloc((size_t)c->nrows, sizeof *keep);
-  for (long r = 1; r < c->nrows && !rc; r++) {
-    struct row_ctx x = {t, r, false, NULL};
-    double v = 0;
-    struct weft_err e2 = {0};
-    if (expr_eval(e, row_value, &x, &v, &e2) == 0)
-      keep[r] = v != 0;
-    else if (!x.unset)
-      rc = weft_errf(err, WEFT_EINVAL, "--where: the scenario of line %ld: "
-                     "%s", c->line[r], e2.msg);
-  }
-  long kept = 1;
-  for (long r = 1; r < c->nrows && !rc; r++) {
-    if (!keep[r]) {
-      for (int k = 0; k < c->nfields[r]; k++)
-        free(c->fields[r][k]);
-      free(c->fields[r]);
+  pd.numeric = all_numeric(t, a->xc);
+  double lo = INFINITY, hi = 0, x;
+  for (long i = 0; pd.numeric && i < a->nx; i++) {
+    if (!is_number(val(t, a->xrow[i], a->xc), &x))
       continue;
-    }
-    c->fields[kept] = c->fields[r];
-    c->nfields[kept] = c->nfields[r];
-    c->line[kept] = c->line[r];
-    kept++;
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
   }
-  free(keep);
-  if (!rc) {
-    c->nrows = kept;
-    if (kept < 2)
-      rc = weft_errf(err, WEFT_EINVAL, "--where: no scenario is kept");
+  pd.logx = pd.numeric && lo > 0 && hi / lo >= 8;
+  pd.block = xcalloc((size_t)a->ns + 1, sizeof *pd.block);
+  for (long s = 0; s < a->ns; s++) {
+    pd.block[s] = -1;
+    for (long i = a->sstart[s]; i < a->sstart[s + 1] && pd.block[s] < 0; i++)
+      if (ok_row(t, a->order[i]))
+        pd.block[s] = pd.nblocks++;
   }
-  expr_free(e);
+  int rc = write_data(dir, t, a, &pd, err);
+  int np = t->o[O_CF_IT] >= 0 ? N_LINE_PLOTS : N_LINE_PLOTS - 1;
+  for (int p = -1; !rc && p < np; p++)
+    rc = write_script(dir, p < 0 ? "shares" : line_plots[p].name, t, a, &pd,
+                      xset, p, err);
+  for (int p = -1; !rc && p < np; p++)
+    rc = gnuplot(dir, p < 0 ? "shares" : line_plots[p].name, err);
+  free(pd.block);
   return rc;
 }
 
@@ -570,14 +952,9 @@ int cmd_report(int argc, char **argv)
   if (!o.positional)
     return cli_usage("report: no results file (the CSV of weft sweep)");
   struct weft_err err = {0};
-  struct csv c;
-  if (csv_read(o.positional, &c, &err))
-    return cli_fail(&err);
-  struct table t = {0};
-  int rc = check_table(&c, o.positional, &t, &err);
-  const char *where = opts_get(S, &o, "where");
-  if (!rc && where)
-    rc = filter_rows(&t, &c, where, &err);
+  struct table t;
+  int rc = read_table(o.positional, opts_get(S, &o, "where"), o.quiet, &t,
+                      &err);
   int xc = -1, byc = -1;
   const char *xo = opts_get(S, &o, "x"), *bo = opts_get(S, &o, "by");
   if (!rc && xo)
@@ -586,29 +963,30 @@ int cmd_report(int argc, char **argv)
     rc = (byc = study_col(&t, bo, "--by", &err)) < 0 ? byc : 0;
   if (!rc && !xo) {
     for (int k = t.first_study; k < t.end_study && xc < 0; k++)
-      if (strcmp(c.fields[0][k], "gpus") == 0 && varies(&c, k))
+      if (strcmp(t.head[k], "gpus") == 0 && varies(&t, k))
         xc = k;
     for (int k = t.first_study; k < t.end_study && xc < 0; k++)
-      if (varies(&c, k) && k != byc)
+      if (varies(&t, k) && k != byc)
         xc = k;
   }
-  if (!rc && !bo)
-    for (int k = t.first_study; k < t.end_study && byc < 0; k++)
-      if (k != xc && varies(&c, k))
-        byc = k;
   if (!rc) {
-    print_tables(stdout, &t, xc, byc);
-    print_closed(stdout, &t, xc, byc);
-    fflush(stdout); /* before gnuplot's messages */
+    struct axes a;
+    choose_axes(&t, xc, byc, &a);
+    print_tables(stdout, &t, &a, xc >= 0);
+    print_closed(stdout, &t, &a, xc >= 0);
+    rc = outfile_check_stdout(&err); /* and before gnuplot's messages */
     const char *dir = opts_get(S, &o, "output");
-    if (dir) {
-      rc = plots(dir, &t, xc, byc, &err);
+    if (!rc && dir) {
+      rc = plots(dir, &t, &a, xc >= 0, &err);
       if (!rc)
         printf("\nwrote %s/{throughput,mfu,tokens,energy,%sshares}.{png,svg} "
                "(data and gnuplot scripts beside them)\n", dir,
                t.o[O_CF_IT] >= 0 ? "closed," : "");
+      if (!rc)
+        rc = outfile_check_stdout(&err);
     }
+    axes_release(&a);
   }
-  csv_release(&c);
+  table_release(&t);
   return rc ? cli_fail(&err) : 0;
 }
