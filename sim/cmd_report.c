@@ -191,8 +191,10 @@ static int check_header(struct table *t, const struct csv_reader *rd,
   }
   for (int k = 0; k < O_COUNT; k++)
     t->o[k] = column(t, optional_cols[k]);
-  t->first_study = 4;
-  t->end_study = t->m[M_IT] > 4 ? t->m[M_IT] : 4;
+  /* The study's columns follow the lead ones: key, index, status, reason
+   * and, since sweeps record it, the study's identity. */
+  t->first_study = column(t, "study") == 4 ? 5 : 4;
+  t->end_study = t->m[M_IT] > t->first_study ? t->m[M_IT] : t->first_study;
   return 0;
 }
 

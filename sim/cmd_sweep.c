@@ -252,8 +252,6 @@ static void header_line(const struct header *h, struct csv_buf *b)
   csv_append(b, "\n", 1);
 }
 
-/* Whether row 0 of `c` is header `h`; else a message naming the first
- * column that differs. */
 /* The first index where the name lists a and b differ (one ending
  * before the other counts), or -1 when they are equal. */
 static int first_diff(const char *const *a, int na, const char *const *b,
@@ -265,17 +263,17 @@ static int first_diff(const char *const *a, int na, const char *const *b,
   return -1;
 }
 
-static int header_check(const struct csv *c, const struct header *h,
+/* Whether the header row `f[0..nf)` is header `h`; else a message naming
+ * the first column that differs. */
+static int header_check(char **f, int nf, const struct header *h,
                         const char *path, struct weft_err *err)
 {
-  int k = first_diff((const char *const *)c->fields[0], c->nfields[0],
-                     h->names, h->n);
+  int k = first_diff((const char *const *)f, nf, h->names, h->n);
   if (k < 0)
     return 0;
   return weft_errf(err, WEFT_EINVAL, "%s:1: its columns are not this study's "
                    "(column %d is '%s', expected '%s'); write to another file "
-                   "or remove it", path, k + 1,
-                   k < c->nfields[0] ? c->fields[0][k] : "(none)",
+                   "or remove it", path, k + 1, k < nf ? f[k] : "(none)",
                    k < h->n ? h->names[k] : "(none)");
 }
 
@@ -835,43 +833,93 @@ static int lock_results(const char *path, bool create, int *fd,
                    "and again", path);
 }
 
-/* --- sorting a finished file ------------------------------------------ */
+/* --- rows of results files, by reference ---------------------------- */
 
-static const struct csv *sort_csv;
-static int sort_index_col;
+/* A row of a results file, kept by where it is, not by its text: results
+ * reach hundreds of MB, and a file is read a row at a time. */
+struct rowref {
+  long index;          /* the scenario's index */
+  long seq;            /* order read: of two rows of one index, the later */
+  uint64_t offset, bytes; /* its bytes in its file */
+  int file;            /* which file (--merge's inputs) */
+  int status;          /* by statuses[] (-1: unknown) */
+  char key[17];
+};
 
-static long row_index(long r)
+struct rowset {
+  struct rowref *r;
+  long n, cap;
+  uint64_t header_bytes; /* the header row's, at offset 0 of file 0 */
+};
+
+static void rowset_add(struct rowset *rs, const struct csv_reader *rd,
+                       int file)
 {
-  return strtol(sort_csv->fields[r][sort_index_col], NULL, 10);
+  if (rs->n == rs->cap) {
+    rs->cap = rs->cap ? 2 * rs->cap : 256;
+    rs->r = xrealloc(rs->r, (size_t)rs->cap * sizeof *rs->r);
+  }
+  struct rowref *x = &rs->r[rs->n];
+  x->index = strtol(rd->fields[1], NULL, 10);
+  x->seq = rs->n++;
+  x->offset = rd->offset;
+  x->bytes = rd->bytes;
+  x->file = file;
+  x->status = names_find(rd->fields[2], statuses);
+  snprintf(x->key, sizeof x->key, "%s", rd->fields[0]);
 }
 
-static int cmp_rows(const void *a, const void *b)
+static int cmp_rowref(const void *a, const void *b)
 {
-  long ra = *(const long *)a, rb = *(const long *)b;
-  long ia = row_index(ra), ib = row_index(rb);
-  if (ia != ib)
-    return ia < ib ? -1 : 1;
-  return ra < rb ? -1 : ra > rb;
+  const struct rowref *x = a, *y = b;
+  if (x->index != y->index)
+    return x->index < y->index ? -1 : 1;
+  return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Write the rows `rows[0..n)` of `c` (plus its header) to `path`
- * atomically. */
-static int write_rows(const char *path, const struct csv *c, const long *rows,
-                      long n, struct weft_err *err)
+/* Write the header and then rows `rs` (in their order) to `path`,
+ * atomically, copying each row's bytes from its file (fds[file]); a row
+ * read with "\r\n" is written with "\n". */
+static int write_rows(const char *path, const int *fds, const struct rowset *rs,
+                      struct weft_err *err)
 {
   struct outfile of;
   if (outfile_open(&of, path, err))
     return err->code;
-  struct csv_buf b = {0};
-  for (long q = -1; q < n; q++) {
-    long r = q < 0 ? 0 : rows[q];
-    b.len = 0;
-    for (int k = 0; k < c->nfields[r]; k++)
-      csv_put(&b, c->fields[r][k], k == 0);
-    csv_append(&b, "\n", 1);
-    fwrite(b.s, 1, b.len, of.f);
+  char *buf = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  for (long q = -1; q < rs->n && !rc; q++) {
+    struct rowref hdr = {0, 0, 0, rs->header_bytes, 0, 0, ""};
+    const struct rowref *x = q < 0 ? &hdr : &rs->r[q];
+    if (x->bytes > cap)
+      buf = xrealloc(buf, cap = (size_t)x->bytes);
+    size_t got = 0;
+    while (got < x->bytes) {
+      ssize_t n = pread(fds[x->file], buf + got, (size_t)x->bytes - got,
+                        (off_t)(x->offset + got));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += (size_t)n;
+    }
+    if (got != x->bytes) {
+      rc = weft_errf(err, WEFT_EIO, "%s: read error: %s", path,
+                     got ? "the file changed while being read"
+                         : strerror(errno ? errno : EIO));
+      break;
+    }
+    size_t n = got;
+    if (n >= 2 && buf[n - 2] == '\r')
+      buf[--n - 1] = '\n';
+    fwrite(buf, 1, n, of.f);
   }
-  csv_buf_free(&b);
+  free(buf);
+  if (rc) {
+    outfile_abort(&of);
+    return rc;
+  }
   return outfile_commit(&of, err);
 }
 
@@ -885,47 +933,49 @@ static long tally_failed(const struct tally *t)
   return t->n[2] + t->n[3];
 }
 
-/* Keep, of the rows `rows[0..n)` sorted by (index, position), the last of
- * each index: a scenario run again (--retry) replaces its row.  Returns
- * the count kept, counting statuses into *t (may be NULL). */
-static long last_per_index(const struct csv *c, long *rows, long n, int status,
-                           struct tally *t)
+/* Sort `rs` by (index, order read) and keep the last row of each index: a
+ * scenario run again (--retry) replaces its row.  Counts statuses into *t
+ * (may be NULL). */
+static void last_per_index(struct rowset *rs, struct tally *t)
 {
+  qsort(rs->r, (size_t)rs->n, sizeof *rs->r, cmp_rowref);
   long kept = 0;
-  for (long q = 0; q < n; q++) {
-    if (kept && row_index(rows[kept - 1]) == row_index(rows[q]))
+  for (long q = 0; q < rs->n; q++) {
+    if (kept && rs->r[kept - 1].index == rs->r[q].index)
       kept--;
-    rows[kept++] = rows[q];
+    rs->r[kept++] = rs->r[q];
   }
-  for (long q = 0; t && q < kept; q++) {
-    int s = names_find(c->fields[rows[q]][status], statuses);
-    if (s >= 0)
-      t->n[s]++;
-  }
-  return kept;
+  rs->n = kept;
+  for (long q = 0; t && q < kept; q++)
+    if (rs->r[q].status >= 0)
+      t->n[rs->r[q].status]++;
 }
 
-/* Rewrite a complete results file in scenario order, one row per
- * scenario (the last written), and count its statuses. */
-static int sort_file(const char *path, struct tally *t, struct weft_err *err)
+/* Rewrite a complete results file (its rows checked by open_results or
+ * written by this sweep) in scenario order, one row per scenario (the last
+ * written), and count its statuses.  `fd` is the file, open. */
+static int sort_file(const char *path, int fd, struct tally *t,
+                     struct weft_err *err)
 {
-  struct csv c;
-  if (csv_read(path, &c, err))
+  struct csv_reader rd;
+  if (csv_reader_open(&rd, path, err))
     return err->code;
-  long n = c.nrows - 1;
-  long *rows = xcalloc((size_t)(n > 0 ? n : 1), sizeof *rows);
-  for (long r = 0; r < n; r++)
-    rows[r] = r + 1;
-  sort_csv = &c;
-  sort_index_col = csv_column(&c, "index");
-  int rc = 0;
-  if (sort_index_col >= 0) {
-    qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
-    n = last_per_index(&c, rows, n, csv_column(&c, "status"), t);
-    rc = write_rows(path, &c, rows, n, err);
+  struct rowset rs = {0};
+  int rc;
+  bool header = true;
+  while ((rc = csv_reader_next(&rd, err)) > 0) {
+    if (header)
+      rs.header_bytes = rd.bytes;
+    else if (rd.nfields > 2)
+      rowset_add(&rs, &rd, 0);
+    header = false;
   }
-  free(rows);
-  csv_release(&c);
+  csv_reader_close(&rd);
+  if (rc == 0) {
+    last_per_index(&rs, t);
+    rc = write_rows(path, &fd, &rs, err);
+  }
+  free(rs.r);
   return rc;
 }
 
@@ -1106,48 +1156,19 @@ static int emit_slurm(const char *study_path, const struct study *st,
   return rc;
 }
 
-/* Check the results file `c` (read from `path`) as an input of --merge:
- * a results file of this weft, every row complete, of study `*ident`
- * (the first file's; set from its first row when NULL). */
-static int merge_check(const struct csv *c, const char *path,
-                       const char **ident, struct weft_err *err)
-{
-  if (c->nrows == 0)
-    return weft_errf(err, WEFT_EINVAL, "%s: empty (no header)", path);
-  if (csv_column(c, "key") != 0 || csv_column(c, "index") != 1)
-    return weft_errf(err, WEFT_EINVAL, "%s:1: not a weft sweep results file "
-                     "(its first columns are not key, index)", path);
-  if (c->nfields[0] <= 4 || strcmp(c->fields[0][4], "study") != 0)
-    return weft_errf(err, WEFT_EINVAL, "%s:1: no column 'study' (results of "
-                     "an older weft?); run the sweep again", path);
-  for (long r = 1; r < c->nrows; r++) {
-    if (c->nfields[r] != c->nfields[0])
-      return weft_errf(err, WEFT_EINVAL, "%s:%ld: %d fields, but the header "
-                       "has %d (a row cut or edited by hand?)", path,
-                       c->line[r], c->nfields[r], c->nfields[0]);
-    if (!*ident)
-      *ident = c->fields[r][4];
-    if (strcmp(c->fields[r][4], *ident) != 0)
-      return weft_errf(err, WEFT_EINVAL, "%s:%ld: a row of study %s, the "
-                       "others are of study %s; these files are not one "
-                       "study's", path, c->line[r], c->fields[r][4], *ident);
-  }
-  return 0;
-}
-
 /* Warn about the scenarios of study `ident` that no row of the merged
- * `rows[0..n)` (sorted by index) gives: a chunk not run or not given. */
-static void merge_gaps(const char *out, const char *ident, const long *rows,
-                       long n)
+ * rows `rs` (sorted by index) gives: a chunk not run or not given. */
+static void merge_gaps(const char *out, const char *ident,
+                       const struct rowset *rs)
 {
   long total = ident ? identity_count(ident) : -1;
-  if (total < 0 || n >= total)
+  if (total < 0 || rs->n >= total)
     return;
   char list[200] = "";
   size_t len = 0;
   long next = 0, ranges = 0;
-  for (long q = 0; q <= n; q++) {
-    long i = q < n ? row_index(rows[q]) : total;
+  for (long q = 0; q <= rs->n; q++) {
+    long i = q < rs->n ? rs->r[q].index : total;
     if (i > next && ranges++ < 4) { /* next .. i-1 are missing */
       const char *sep = len ? ", " : "";
       if (i - 1 > next)
@@ -1160,8 +1181,85 @@ static void merge_gaps(const char *out, const char *ident, const long *rows,
     next = i + 1;
   }
   fprintf(stderr, "weft: warning: %s: %ld of the study's %ld scenarios; "
-          "missing: %s%s (a chunk not run or not given?)\n", out, n, total,
-          list, ranges > 4 ? ", ..." : "");
+          "missing: %s%s (a chunk not run or not given?)\n", out, rs->n,
+          total, list, ranges > 4 ? ", ..." : "");
+}
+
+/* Read the input `f` of --merge, a row at a time, into `rs`: a results
+ * file of this weft with the same columns as the first (`hdr`, copied
+ * from it), every row complete and of study `ident` (the first row's). */
+static int merge_read(const char *path, int f, char ***hdr, int *nhdr,
+                      char *ident, const char *first, struct rowset *rs,
+                      struct weft_err *err)
+{
+  struct csv_reader rd;
+  if (csv_reader_open(&rd, path, err))
+    return err->code;
+  int rc = csv_reader_next(&rd, err);
+  if (rc == 0)
+    rc = weft_errf(err, WEFT_EINVAL, "%s: empty (no header)", path);
+  if (rc > 0) {
+    rc = 0;
+    if (rd.nfields < 5 || strcmp(rd.fields[0], "key") != 0 ||
+        strcmp(rd.fields[1], "index") != 0)
+      rc = weft_errf(err, WEFT_EINVAL, "%s:1: not a weft sweep results file "
+                     "(its first columns are not key, index)", path);
+    else if (f > 0 && first_diff((const char *const *)*hdr, *nhdr,
+                                 (const char *const *)rd.fields,
+                                 rd.nfields) >= 0)
+      rc = weft_errf(err, WEFT_EINVAL, "%s:1: its columns differ from %s's "
+                     "(column %d); these are not results of one study", path,
+                     first, first_diff((const char *const *)*hdr, *nhdr,
+                                       (const char *const *)rd.fields,
+                                       rd.nfields) + 1);
+    else if (strcmp(rd.fields[4], "study") != 0)
+      rc = weft_errf(err, WEFT_EINVAL, "%s:1: no column 'study' (results of "
+                     "an older weft?); run the sweep again", path);
+    if (!rc && f == 0) {
+      rs->header_bytes = rd.bytes;
+      *nhdr = rd.nfields;
+      *hdr = xcalloc((size_t)rd.nfields, sizeof **hdr);
+      for (int k = 0; k < rd.nfields; k++)
+        (*hdr)[k] = xstrdup(rd.fields[k]);
+    }
+  }
+  while (!rc && (rc = csv_reader_next(&rd, err)) > 0) {
+    rc = 0;
+    if (rd.nfields != *nhdr)
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: %d fields, but the header "
+                     "has %d (a row cut or edited by hand?)", path, rd.line,
+                     rd.nfields, *nhdr);
+    else if (!*ident)
+      snprintf(ident, 48, "%s", rd.fields[4]);
+    if (!rc && strcmp(rd.fields[4], ident) != 0)
+      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: a row of study %s, the "
+                     "others are of study %s; these files are not one "
+                     "study's", path, rd.line, rd.fields[4], ident);
+    if (!rc)
+      rowset_add(rs, &rd, f);
+  }
+  if (rc == 0 && rd.partial)
+    fprintf(stderr, "weft: warning: %s: its last row is cut; left out\n",
+            path);
+  csv_reader_close(&rd);
+  return rc;
+}
+
+/* Whether rows x and y (of their files) have the same bytes. */
+static bool same_bytes(const int *fds, const struct rowref *x,
+                       const struct rowref *y)
+{
+  if (x->bytes != y->bytes)
+    return false;
+  char a[4096], b[4096];
+  for (uint64_t off = 0; off < x->bytes; off += sizeof a) {
+    size_t n = x->bytes - off < sizeof a ? (size_t)(x->bytes - off) : sizeof a;
+    if (pread(fds[x->file], a, n, (off_t)(x->offset + off)) != (ssize_t)n ||
+        pread(fds[y->file], b, n, (off_t)(y->offset + off)) != (ssize_t)n ||
+        memcmp(a, b, n) != 0)
+      return false;
+  }
+  return true;
 }
 
 static int merge(const struct opts *o, const char *out, struct weft_err *err)
@@ -1172,107 +1270,62 @@ static int merge(const struct opts *o, const char *out, struct weft_err *err)
   int lock_fd;
   if (lock_results(out, false, &lock_fd, err))
     return err->code;
-  struct csv *in = xcalloc((size_t)o->n_files, sizeof *in);
-  int rc = 0, nread = 0;
-  const char *ident = NULL;
+  int *fds = xcalloc((size_t)o->n_files, sizeof *fds);
+  for (int f = 0; f < o->n_files; f++)
+    fds[f] = -1;
+  struct rowset rs = {0};
+  char **hdr = NULL;
+  int nhdr = 0, rc = 0;
+  char ident[48] = "";
   for (int f = 0; f < o->n_files && !rc; f++) {
-    rc = csv_read(o->files[f], &in[f], err);
-    if (rc)
-      break;
-    nread++;
-    int k = f == 0 || in[f].nrows == 0
-                ? -1
-                : first_diff((const char *const *)in[0].fields[0],
-                             in[0].nfields[0],
-                             (const char *const *)in[f].fields[0],
-                             in[f].nfields[0]);
-    if (k >= 0)
-      rc = weft_errf(err, WEFT_EINVAL, "%s:1: its columns differ from %s's "
-                     "(column %d); these are not results of one study",
-                     o->files[f], o->files[0], k + 1);
-    else
-      rc = merge_check(&in[f], o->files[f], &ident, err);
-    if (!rc && in[f].partial)
-      fprintf(stderr, "weft: warning: %s: its last row is cut; left out\n",
-              o->files[f]);
+    rc = merge_read(o->files[f], f, &hdr, &nhdr, ident, o->files[0], &rs,
+                    err);
+    if (!rc && (fds[f] = open(o->files[f], O_RDONLY | O_CLOEXEC)) < 0)
+      rc = weft_errf(err, WEFT_EIO, "%s: cannot open: %s", o->files[f],
+                     strerror(errno));
   }
-  /* All rows into one table, sorted by (index, key); equal keys must be
-   * equal rows. */
-  struct csv all = {0};
-  long total = 0;
-  for (int f = 0; f < nread && !rc; f++)
-    total += in[f].nrows - 1;
-  struct ref {
-    int f;
-    long r;
-  } *refs = xcalloc((size_t)(total > 0 ? total : 1), sizeof *refs);
-  long nr = 0;
-  for (int f = 0; f < nread && !rc; f++)
-    for (long r = 1; r < in[f].nrows; r++)
-      refs[nr++] = (struct ref){f, r};
-  /* Build `all` by borrowing rows (freed through `in`). */
-  all.nrows = nr + 1;
-  all.fields = xcalloc((size_t)all.nrows, sizeof *all.fields);
-  all.nfields = xcalloc((size_t)all.nrows, sizeof *all.nfields);
+  long nr = rs.n;
   if (!rc) {
-    all.fields[0] = in[0].fields[0];
-    all.nfields[0] = in[0].nfields[0];
-  }
-  for (long q = 0; q < nr; q++) {
-    all.fields[q + 1] = in[refs[q].f].fields[refs[q].r];
-    all.nfields[q + 1] = in[refs[q].f].nfields[refs[q].r];
-  }
-  long *rows = xcalloc((size_t)(nr > 0 ? nr : 1), sizeof *rows);
-  long nout = 0;
-  if (!rc) {
-    for (long q = 0; q < nr; q++)
-      rows[q] = q + 1;
-    sort_csv = &all;
-    sort_index_col = 1;
-    qsort(rows, (size_t)nr, sizeof *rows, cmp_rows);
-    /* Equal keys have equal indexes, so they are neighbours by key within
-     * an index; compare each row with the kept ones of its index.  A row
-     * in error gives way to one that is not (a chunk run with --retry). */
-    for (long q = 0; q < nr && !rc; q++) {
-      bool dup = false;
-      for (long p = nout - 1; p >= 0 && row_index(rows[p]) == row_index(rows[q]);
-           p--) {
-        char **a = all.fields[rows[p]], **b = all.fields[rows[q]];
-        if (strcmp(a[0], b[0]) != 0)
-          continue;
-        dup = true;
-        bool same = all.nfields[rows[p]] == all.nfields[rows[q]];
-        for (int k = 0; same && k < all.nfields[rows[p]]; k++)
-          same = strcmp(a[k], b[k]) == 0;
-        bool a_err = strcmp(a[2], "error") == 0;
-        bool b_err = strcmp(b[2], "error") == 0;
-        if (!same && a_err && !b_err)
-          rows[p] = rows[q];
-        else if (!same && a_err == b_err)
-          rc = weft_errf(err, WEFT_EINVAL, "scenario %s (index %ld) has two "
-                         "different rows; these files are not one study's",
-                         a[0], row_index(rows[q]));
+    /* By index; rows of one index must be of one key and equal, but a
+     * row in error gives way to one that is not (a chunk run with
+     * --retry). */
+    qsort(rs.r, (size_t)rs.n, sizeof *rs.r, cmp_rowref);
+    long kept = 0;
+    for (long q = 0; q < rs.n && !rc; q++) {
+      struct rowref *x = &rs.r[q], *p = kept ? &rs.r[kept - 1] : NULL;
+      if (!p || p->index != x->index) {
+        rs.r[kept++] = *x;
+        continue;
       }
-      if (!dup)
-        rows[nout++] = rows[q];
+      bool p_err = p->status == 3, x_err = x->status == 3;
+      if (strcmp(p->key, x->key) == 0 && same_bytes(fds, p, x))
+        continue;
+      if (strcmp(p->key, x->key) == 0 && p_err && !x_err)
+        *p = *x;
+      else if (strcmp(p->key, x->key) != 0 || p_err == x_err)
+        rc = weft_errf(err, WEFT_EINVAL, "scenario %s (index %ld) has two "
+                       "different rows; these files are not one study's",
+                       p->key, p->index);
     }
+    rs.n = kept;
   }
   if (!rc)
-    rc = write_rows(out, &all, rows, nout, err);
+    rc = write_rows(out, fds, &rs, err);
   if (!rc) {
-    merge_gaps(out, ident, rows, nout);
+    merge_gaps(out, ident[0] ? ident : NULL, &rs);
     printf("merged %ld rows of %d files into %s (%ld scenarios)\n", nr,
-           o->n_files, out, nout);
+           o->n_files, out, rs.n);
   }
   if (lock_fd >= 0)
     close(lock_fd);
-  free(rows);
-  free(refs);
-  free(all.fields);
-  free(all.nfields);
-  for (int f = 0; f < nread; f++)
-    csv_release(&in[f]);
-  free(in);
+  for (int f = 0; f < o->n_files; f++)
+    if (fds[f] >= 0)
+      close(fds[f]);
+  for (int k = 0; k < nhdr; k++)
+    free(hdr[k]);
+  free(hdr);
+  free(fds);
+  free(rs.r);
   return rc;
 }
 
@@ -1323,25 +1376,32 @@ static int open_results(const char *path, const struct study *st,
                        strerror(errno));
     return 0;
   }
-  struct csv c;
-  if (csv_read(path, &c, err))
+  /* Rows a row at a time; only the keys of those done are kept. */
+  struct csv_reader rd;
+  if (csv_reader_open(&rd, path, err))
     return err->code;
-  rc = c.nrows == 0 ? weft_errf(err, WEFT_EINVAL, "%s: not a weft sweep "
-                                "results file (no complete header)", path)
-                    : header_check(&c, h, path, err);
-  for (long r = 1; r < c.nrows && !rc; r++)
-    rc = check_row(st, h->n, c.fields[r], c.nfields[r], c.line[r], path, err);
-  if (!rc && c.partial && ftruncate(*fd, (off_t)c.complete_bytes) < 0)
+  long cap = 0;
+  rc = csv_reader_next(&rd, err);
+  if (rc == 0)
+    rc = weft_errf(err, WEFT_EINVAL, "%s: not a weft sweep results file (no "
+                   "complete header)", path);
+  if (rc > 0)
+    rc = header_check(rd.fields, rd.nfields, h, path, err);
+  while (!rc && (rc = csv_reader_next(&rd, err)) > 0) {
+    rc = check_row(st, h->n, rd.fields, rd.nfields, rd.line, path, err);
+    if (rc || (retry && strcmp(rd.fields[2], "error") == 0))
+      continue;
+    if (*ndone == cap)
+      *done = xrealloc(*done, (size_t)(cap = cap ? 2 * cap : 256) *
+                                  sizeof **done);
+    (*done)[(*ndone)++] = xstrdup(rd.fields[0]);
+  }
+  if (!rc && rd.partial && ftruncate(*fd, (off_t)rd.complete_bytes) < 0)
     rc = weft_errf(err, WEFT_EIO, "%s: cannot drop its cut last row: %s",
                    path, strerror(errno));
-  if (!rc) {
-    *done = xcalloc((size_t)(c.nrows > 1 ? c.nrows : 1), sizeof **done);
-    for (long r = 1; r < c.nrows; r++)
-      if (!retry || strcmp(c.fields[r][2], "error") != 0)
-        (*done)[(*ndone)++] = xstrdup(c.fields[r][0]);
+  csv_reader_close(&rd);
+  if (!rc && *ndone)
     qsort(*done, (size_t)*ndone, sizeof **done, cmp_str);
-  }
-  csv_release(&c);
   return rc;
 }
 
@@ -1488,7 +1548,7 @@ int cmd_sweep(int argc, char **argv)
             out);
     rc = 128 + rc;
   } else if (!rc) {
-    rc = sort_file(out, &tl, &err); /* still locked */
+    rc = sort_file(out, fd, &tl, &err); /* still locked */
   }
   /* The lock goes with the descriptor, once the file is in order. */
   if (fd >= 0 && close(fd) < 0 && !rc)

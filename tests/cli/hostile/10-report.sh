@@ -24,7 +24,7 @@ if "$weft" sweep pw.xml -o pw.csv >/dev/null 2>err &&
 then ok; else ko "report -o: a study value with '!' lines runs nothing"; cat err; find . -name 'pwned*'; fi
 
 # Quotes in labels: gnuplot strings double ''; data files hold no labels.
-sed '2s/^\([^,]*,[^,]*,ok,[^,]*\),a,/\1,"say ""hi"", it'"'"'s",/' pw.csv >q.csv
+sed '2s/^\([^,]*,[^,]*,ok,[^,]*,[^,]*\),a,/\1,"say ""hi"", it'"'"'s",/' pw.csv >q.csv
 if "$weft" report q.csv -o q >out 2>err && grep -q "say \"hi\", it''s" q/shares.gp &&
    grep -q "say \"hi\", it''s" q/mfu.gp && [ -s q/shares.svg ] && ! grep -q '"' q/shares.dat
 then ok; else ko "report -o: a label with quotes"; cat err; fi
