@@ -3,7 +3,8 @@
 # weft's code but not inside libsimgrid, where the bridge's mistakes land
 # (a completion callback that drops the last reference to an activity
 # SimGrid still reads, say).  A small run, a collective sweep and a traced
-# run must report no error, and so must flows sent by courier actors.  No suppressions are needed with Debian's
+# run must report no error, and so must flows sent by courier actors and
+# the study layer (sweep, resume, merge, report, plan).  No suppressions are needed with Debian's
 # SimGrid 3.32.  Prints "valgrind: N passed, N failed".
 weft=$1
 tmp=$(mktemp -d)
@@ -45,5 +46,22 @@ vg couriers run --model mixtral-8x7b --layers 1 --gpus 32 --tp 2 --ep 8 \
 vg couriers-pp run --model gpt-1.7b --layers 4 --gpus 16 --tp 2 --pp 2 \
   --global-batch 16 --every-rank
 unset WEFT_COURIERS
+# The study layer (issue 35): a sweep (its parent: the pool, the locked
+# results file, resume checks, the streaming sort), a resume with --retry,
+# a merge, the report's tables and gnuplot scripts, and a plan search.
+cat >"$tmp/s.xml" <<'XML'
+<study name="vg">
+  <set model="gpt-1.7b" layers="4" cluster="dgx-a100" gpus="8" global_batch="8"/>
+  <var name="lab"/>
+  <cross><axis name="tp" values="1 2"/><axis name="lab" values="a b"/></cross>
+</study>
+XML
+vg sweep sweep "$tmp/s.xml" -o "$tmp/r.csv" -j 2
+vg resume sweep "$tmp/s.xml" -o "$tmp/r.csv" --retry
+vg sweep-chunk sweep "$tmp/s.xml" --chunk 1/2 -o "$tmp/c1.csv" -j 2
+vg merge sweep --merge -o "$tmp/m.csv" "$tmp/c1.csv" "$tmp/r.csv"
+vg report report "$tmp/r.csv" -o "$tmp/plots"
+vg plan plan --model gpt-1.7b --layers 4 --cluster dgx-a100 --gpus 8 \
+  --global-batch 8 --top 2 -j 2
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
