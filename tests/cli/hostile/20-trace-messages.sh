@@ -1,0 +1,32 @@
+# 20-trace-messages.sh - issue 35: traces that keep no event, and messages
+# that named the wrong problem (short options with attached values, study
+# times, torus sizes, one-GPU collectives, catalog overrides, plan's cut
+# first choice, directories given as files).  Sourced by test_hostile.sh.
+
+# json_ok FILE WHAT: FILE (gzipped if it ends in .gz) parses as JSON.
+json_ok() {
+  if python3 -c 'import gzip, json, sys
+f = sys.argv[1]
+json.load(gzip.open(f, "rt") if f.endswith(".gz") else open(f))' "$1" 2>"$tmp/err"
+  then ok
+  else ko "$2: $1 is not valid JSON"; tail -2 "$tmp/err"
+  fi
+}
+
+# Chrome traces with no event: a window past the end of the iteration, and
+# one GPU traced at level comm (no collective); plain and gzipped.
+one="--model gpt-1.7b --gpus 1 --gpus-per-node 1 --tp 1 --pp 1 --schedule 1f1b --global-batch 8"
+for f in w.json w.json.gz; do
+  expect 0 "" run --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 8 \
+    --trace-window 1000s:1001s --chrome $f --paje w.paje -q
+  json_ok $f "--trace-window past the end"
+done
+for f in c.json c.json.gz; do
+  expect 0 "" run $one --trace-level comm --chrome $f --paje c.paje -q
+  json_ok $f "--trace-level comm on one GPU"
+done
+# The Paje traces of no event: definitions, one container created and
+# destroyed at time 0 per kept rank, nothing else.
+if [ "$(grep -c '^2 0 gpu' w.paje)" -eq 8 ] && [ "$(grep -c '^3 0.000000000 GPU gpu' w.paje)" -eq 8 ] &&
+   ! grep -q '^[46] ' w.paje && [ "$(grep -c '^[23] ' c.paje)" -eq 2 ] && ! grep -q '^[46] ' c.paje
+then ok; else ko "Paje trace of no event"; tail -3 w.paje c.paje; fi
