@@ -165,6 +165,7 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
   }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    int k;
     if (strcmp(a, "-h") == 0 && own_short(s, 'h') < 0)
       return 1;
     if ((strcmp(a, "-q") == 0 && own_short(s, 'q') < 0) ||
@@ -173,7 +174,7 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
       continue;
     }
     if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
-      int k = own_short(s, a[1]);
+      k = own_short(s, a[1]);
       if (k < 0)
         return USAGE_ERR("%s: unknown option '%s'", s->cmd, a);
       if (s->own[k].type == OPT_FLAG) {
@@ -183,6 +184,15 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
       if (i + 1 >= argc)
         return USAGE_ERR("%s: missing %s", a, s->own[k].arg);
       out->own[k] = argv[++i];
+      continue;
+    }
+    /* -j4: a short option's value attached, as getopt takes it.  Only for
+     * this command's own letters, so that other words stay positional. */
+    if (a[0] == '-' && a[1] && a[1] != '-' && (k = own_short(s, a[1])) >= 0) {
+      if (s->own[k].type == OPT_FLAG)
+        return USAGE_ERR("-%c: takes no value (in '%s'; give flags one "
+                         "at a time)", a[1], a);
+      out->own[k] = a + 2;
       continue;
     }
     if (strncmp(a, "--", 2) != 0) {
@@ -200,7 +210,7 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
       len = sizeof name - 1;
     memcpy(name, a + 2, len);
     name[len] = '\0';
-    int k = own_index(s, name);
+    k = own_index(s, name);
     if (k < 0 && !is_setting(s->groups, name)) {
       char hint[96];
       suggest(s, name, hint, sizeof hint);

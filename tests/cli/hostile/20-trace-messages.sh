@@ -30,3 +30,14 @@ done
 if [ "$(grep -c '^2 0 gpu' w.paje)" -eq 8 ] && [ "$(grep -c '^3 0.000000000 GPU gpu' w.paje)" -eq 8 ] &&
    ! grep -q '^[46] ' w.paje && [ "$(grep -c '^[23] ' c.paje)" -eq 2 ] && ! grep -q '^[46] ' c.paje
 then ok; else ko "Paje trace of no event"; tail -3 w.paje c.paje; fi
+
+# A short option's value attached (-j1, -oFILE), as getopt takes it; flags
+# given together are refused by name; other words stay positional.
+small="--model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 8"
+expect 0 "" plan $small -j1 --top 1 -q
+expect 2 "weft: --jobs: '0' is below the minimum of 1" plan $small -j0
+expect 1 "weft: --jobs: 'x' is not an integer" sweep -jx -n nonexistent.xml
+expect 2 "weft: -n: takes no value (in '-nq'; give flags one at a time)" sweep -nq study.xml
+expect 1 "weft: nonexistent.xml: cannot open: No such file or directory" sweep -j1 -n nonexistent.xml
+if "$weft" platform dgx-h100 -oplat.xml 2>/dev/null && [ -s plat.xml ]; then ok
+else ko "platform -oplat.xml"; fi
