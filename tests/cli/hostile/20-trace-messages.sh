@@ -41,3 +41,8 @@ expect 2 "weft: -n: takes no value (in '-nq'; give flags one at a time)" sweep -
 expect 1 "weft: nonexistent.xml: cannot open: No such file or directory" sweep -j1 -n nonexistent.xml
 if "$weft" platform dgx-h100 -oplat.xml 2>/dev/null && [ -s plat.xml ]; then ok
 else ko "platform -oplat.xml"; fi
+
+# A study range with times="1" never grows: say so, not "below the minimum
+# of 1".
+printf '<study name="t">\n<set model="gpt-1.7b" global_batch="8"/>\n<cross>\n<axis name="gpus" from="8" to="64" times="%s"/>\n</cross>\n</study>\n' 1 >times1.xml
+expect 1 "weft: times1.xml:4: <axis>: attribute 'times': 1 is not above 1 (each value is the one before times it, up to 'to')" sweep -n times1.xml
