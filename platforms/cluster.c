@@ -558,7 +558,11 @@ static int parse_torus(const struct cluster_desc *d, struct cluster *c,
                        "dimensions", where(d, CK_TORUS), d->text[CK_TORUS]);
     char *end;
     long v = strtol(s, &end, 10);
-    if (end == s || v < 2 || v > WEFT_MAX_NODES || (*end && *end != 'x'))
+    if (end != s && v > WEFT_MAX_NODES && (!*end || *end == 'x'))
+      return weft_errf(err, WEFT_ELIMIT, "%s: '%s': a dimension of %.*s "
+                       "nodes exceeds the limit of %d", where(d, CK_TORUS),
+                       d->text[CK_TORUS], (int)(end - s), s, WEFT_MAX_NODES);
+    if (end == s || v < 2 || (*end && *end != 'x'))
       return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not AxB or AxBxC "
                        "(whole numbers of nodes, at least 2)",
                        where(d, CK_TORUS), d->text[CK_TORUS]);

@@ -46,3 +46,8 @@ else ko "platform -oplat.xml"; fi
 # of 1".
 printf '<study name="t">\n<set model="gpt-1.7b" global_batch="8"/>\n<cross>\n<axis name="gpus" from="8" to="64" times="%s"/>\n</cross>\n</study>\n' 1 >times1.xml
 expect 1 "weft: times1.xml:4: <axis>: attribute 'times': 1 is not above 1 (each value is the one before times it, up to 'to')" sweep -n times1.xml
+
+# A torus dimension too large is too large, not "not whole numbers".
+expect 1 "weft: --torus: '2147483647x2': a dimension of 2147483647 nodes exceeds the limit of 65536" platform dgx-h100 --topology torus --torus 2147483647x2
+expect 1 "weft: --torus: '2x99999999999999999999x2': a dimension of 99999999999999999999 nodes exceeds the limit of 65536" run --topology torus --torus 2x99999999999999999999x2
+expect 1 "weft: --torus: '1x2' is not AxB or AxBxC (whole numbers of nodes, at least 2)" platform dgx-h100 --topology torus --torus 1x2
