@@ -51,3 +51,15 @@ expect 1 "weft: times1.xml:4: <axis>: attribute 'times': 1 is not above 1 (each 
 expect 1 "weft: --torus: '2147483647x2': a dimension of 2147483647 nodes exceeds the limit of 65536" platform dgx-h100 --topology torus --torus 2147483647x2
 expect 1 "weft: --torus: '2x99999999999999999999x2': a dimension of 99999999999999999999 nodes exceeds the limit of 65536" run --topology torus --torus 2x99999999999999999999x2
 expect 1 "weft: --torus: '1x2' is not AxB or AxBxC (whole numbers of nodes, at least 2)" platform dgx-h100 --topology torus --torus 1x2
+
+# A collective on one GPU moves nothing: "-" for its bandwidths in the table
+# and null in JSON, never inf or nan.
+"$weft" coll allreduce --gpus 1 --gpus-per-node 1 --max-bytes 2MiB >coll1.txt 2>&1
+if [ "$(grep -c '^ *[0-9]* *0.00 *- *-$' coll1.txt)" -eq 2 ] && ! grep -qi 'inf\|nan' coll1.txt
+then ok; else ko "coll on one GPU: table"; cat coll1.txt; fi
+"$weft" coll allreduce --gpus 1 --gpus-per-node 1 --json >coll1.json
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]), parse_constant=lambda c: sys.exit("bare " + c))
+assert d["gpus"] == 1 and d["results"]
+assert all(r["time_s"] == 0 and r["algbw_GBps"] is None and r["busbw_GBps"] is None for r in d["results"])' coll1.json
+then ok; else ko "coll on one GPU: JSON"; cat coll1.json; fi
