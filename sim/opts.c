@@ -267,6 +267,19 @@ void opts_prepend(struct opts *o, const char *name, const char *value)
   o->n_set++;
 }
 
+/* A user's entry that replaced a built-in one is allowed (it corrects a
+ * value without renaming) but said, lest a typo-free name clash go
+ * unnoticed: the overrides of cat from the `from`-th on. */
+static void warn_overrides(const struct opts *o, const struct catalog *cat,
+                           int from)
+{
+  for (int i = from; i < cat->n_overrides && !o->quiet; i++) {
+    const struct catalog_override *v = &cat->overrides[i];
+    fprintf(stderr, "weft: warning: %s:%d: <%s> '%s' replaces the built-in "
+            "entry of that name\n", v->file, v->line, v->elem, v->name);
+  }
+}
+
 int opts_catalog(const struct opts *o, struct catalog **out_cat,
                  struct weft_err *err)
 {
@@ -280,6 +293,7 @@ int opts_catalog(const struct opts *o, struct catalog **out_cat,
       return rc;
     }
   }
+  warn_overrides(o, cat, 0);
   *out_cat = cat;
   return 0;
 }
@@ -292,10 +306,13 @@ int opts_cluster(const struct opts *o, const char *default_cluster,
   int rc = opts_catalog(o, &cat, err);
   if (rc)
     return rc;
+  int said = cat->n_overrides;
   struct cluster_desc d;
   cluster_desc_init(&d);
   rc = cluster_desc_load(&d, cat, o->cluster ? o->cluster : default_cluster,
                          err);
+  if (!rc)
+    warn_overrides(o, cat, said); /* a cluster file's inline hardware */
   if (rc && o->cluster && rc != WEFT_EIO && !strchr(err->msg, ':'))
     weft_err_prefix(err, "--cluster");
   for (int i = 0; i < o->n_set && !rc; i++) {
@@ -367,6 +384,7 @@ static int load_workload(const struct opts *o, const char *default_cluster,
   int rc = opts_catalog(o, &cat, err);
   if (rc)
     return rc;
+  int said = cat->n_overrides;
   workload_init(w);
   if (o->positional)
     rc = workload_read_file(w, cat, o->positional, err);
@@ -377,6 +395,8 @@ static int load_workload(const struct opts *o, const char *default_cluster,
       weft_err_prefix(err, "--cluster");
     w->have_cluster = true;
   }
+  if (!rc)
+    warn_overrides(o, cat, said); /* the workload's or cluster's hardware */
   /* --model first, so that --layers and friends apply on top of it. */
   for (int i = 0; i < o->n_set && !rc; i++)
     if (strcmp(o->set[i].name, "model") == 0)

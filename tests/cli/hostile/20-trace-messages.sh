@@ -63,3 +63,14 @@ d = json.load(open(sys.argv[1]), parse_constant=lambda c: sys.exit("bare " + c))
 assert d["gpus"] == 1 and d["results"]
 assert all(r["time_s"] == 0 and r["algbw_GBps"] is None and r["busbw_GBps"] is None for r in d["results"])' coll1.json
 then ok; else ko "coll on one GPU: JSON"; cat coll1.json; fi
+
+# A --catalog entry with a built-in's name replaces it, with a warning that
+# names the file, the line and the entry (-q silences it); a new name or a
+# second user file's entry of the same name says nothing.
+gpu='fp32="67Tf" tf32="495Tf" bf16="2000Tf" fp16="990Tf" fp8="1979Tf" hbm="80GB" hbm_bw="3350GBps" nvlink_bw="450GBps" idle_power="70W" max_power="700W"'
+printf '<catalog>\n<!-- a faster H100 -->\n<gpu name="h100-sxm" %s/>\n<gpu name="Z100" %s/>\n</catalog>\n' "$gpu" "$gpu" >over.xml
+printf '<catalog>\n<gpu name="Z100" %s/>\n</catalog>\n' "$gpu" >new.xml
+expect 0 "weft: warning: over.xml:3: <gpu> 'h100-sxm' replaces the built-in entry of that name" list gpus --catalog over.xml
+expect 0 "" list gpus --catalog over.xml -q
+expect 0 "" list gpus --catalog new.xml --catalog new.xml
+expect 0 "weft: warning: over.xml:3: <gpu> 'h100-sxm' replaces the built-in entry of that name" list nodes --catalog new.xml --catalog over.xml
