@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "sim/base/names.h"
 #include "sim/base/units.h"
@@ -427,7 +428,12 @@ int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
   size_t n = strlen(spec);
   if (strchr(spec, '/') || (n > 4 && strcmp(spec + n - 4, ".xml") == 0))
     return cluster_desc_read_file(d, cat, spec, err);
-  return cluster_desc_preset(d, spec, err);
+  int rc = cluster_desc_preset(d, spec, err);
+  /* No preset of that name, but a directory: the user meant a path. */
+  struct stat st;
+  if (rc == WEFT_ENOTFOUND && stat(spec, &st) == 0 && S_ISDIR(st.st_mode))
+    rc = weft_errf(err, WEFT_EIO, "%s: is a directory", spec);
+  return rc;
 }
 
 /* The location of a setting, or a generic one when it was never set. */

@@ -74,3 +74,15 @@ expect 0 "weft: warning: over.xml:3: <gpu> 'h100-sxm' replaces the built-in entr
 expect 0 "" list gpus --catalog over.xml -q
 expect 0 "" list gpus --catalog new.xml --catalog new.xml
 expect 0 "weft: warning: over.xml:3: <gpu> 'h100-sxm' replaces the built-in entry of that name" list nodes --catalog new.xml --catalog over.xml
+
+# A directory where a file is read: "PATH: is a directory", for every file
+# argument and option of run, graph, platform, plan, sweep and list.
+mkdir -p dir
+for args in "run dir" "graph dir" "plan dir" "sweep -n dir" "run --catalog dir" \
+            "list gpus --catalog dir" "run --cluster dir" "platform dir" \
+            "coll allreduce --cluster dir" \
+            "run --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 8 --kernel-table dir"; do
+  # shellcheck disable=SC2086
+  expect 1 "weft: dir: is a directory" $args
+done
+expect 1 "weft: dir/: is a directory" run --cluster dir/
