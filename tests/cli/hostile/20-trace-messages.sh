@@ -1,7 +1,10 @@
 # 20-trace-messages.sh - issue 35: traces that keep no event, and messages
 # that named the wrong problem (short options with attached values, study
 # times, torus sizes, one-GPU collectives, catalog overrides, plan's cut
-# first choice, directories given as files).  Sourced by test_hostile.sh.
+# first choice, directories given as files).  Sourced by test_hostile.sh,
+# which sets weft, dir and tmp; argument lists in variables are split on
+# purpose.
+# shellcheck disable=SC2086,SC2154
 
 # json_ok FILE WHAT: FILE (gzipped if it ends in .gz) parses as JSON.
 json_ok() {
@@ -82,7 +85,6 @@ for args in "run dir" "graph dir" "plan dir" "sweep -n dir" "run --catalog dir" 
             "list gpus --catalog dir" "run --cluster dir" "platform dir" \
             "coll allreduce --cluster dir" \
             "run --model gpt-1.7b --cluster dgx-h100 --gpus 8 --global-batch 8 --kernel-table dir"; do
-  # shellcheck disable=SC2086
   expect 1 "weft: dir: is a directory" $args
 done
 expect 1 "weft: dir/: is a directory" run --cluster dir/
