@@ -412,7 +412,14 @@ static int axis_values(struct loader *L, const struct xin_elem *e,
   if (!rc)
     rc = xin_real(L->doc, e, "to", true, -1e300, 1e300, &to, L->err);
   if (!rc && mul)
-    rc = xin_real(L->doc, e, "times", true, 1.0 + 1e-9, 1e300, &times, L->err);
+    rc = xin_real(L->doc, e, "times", true, -1e300, 1e300, &times, L->err);
+  /* Checked here, not as xin_real's bound: a minimum of 1 + 1e-9 printed
+   * as "below the minimum of 1" for times="1".  A factor just above 1 is
+   * stopped by MAX_AXIS_VALUES below. */
+  if (!rc && mul && times <= 1)
+    rc = xin_errf(L->doc, e, L->err, WEFT_EINVAL, "attribute 'times': %g "
+                  "is not above 1 (each value is the one before times it, up "
+                  "to 'to')", times);
   if (!rc && !mul)
     rc = xin_real(L->doc, e, "step", true, 1e-300, 1e300, &step, L->err);
   if (!rc && to < from)

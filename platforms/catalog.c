@@ -67,6 +67,7 @@ void catalog_free(struct catalog *cat)
   free(cat->nodes);
   free(cat->switches);
   free(cat->trends);
+  free(cat->overrides);
   free(cat);
 }
 
@@ -114,13 +115,29 @@ const struct switch_spec *catalog_switch_for(const struct catalog *cat,
 }
 
 /* Return the slot for `name` in a growable array: the existing entry of that
- * name, or a new zeroed one at the end.  NULL when the array is full. */
-static void *slot(void **arr, int *n, size_t size, const char *name)
+ * name, or a new zeroed one at the end.  NULL when the array is full.  The
+ * first `builtin` entries are the built-in catalog's: replacing one is
+ * allowed (a user file corrects a value) but recorded in cat->overrides
+ * with element e's file and line, for the command to warn about. */
+static void *slot(struct catalog *cat, const struct xin_doc *doc,
+                  const struct xin_elem *e, void **arr, int *n, int builtin,
+                  size_t size, const char *name)
 {
   char *base = *arr;
   for (int i = 0; i < *n; i++)
-    if (strcasecmp(base + (size_t)i * size, name) == 0)
+    if (strcasecmp(base + (size_t)i * size, name) == 0) {
+      if (i < builtin && cat->n_overrides < WEFT_MAX_CATALOG_ENTRIES) {
+        cat->overrides = xreallocarray(cat->overrides,
+                                       (size_t)cat->n_overrides + 1,
+                                       sizeof *cat->overrides);
+        struct catalog_override *o = &cat->overrides[cat->n_overrides++];
+        snprintf(o->file, sizeof o->file, "%s", xin_doc_name(doc));
+        o->line = xin_line_in(doc, e);
+        snprintf(o->elem, sizeof o->elem, "%s", xin_name(e));
+        snprintf(o->name, sizeof o->name, "%s", name);
+      }
       return base + (size_t)i * size;
+    }
   if (*n >= WEFT_MAX_CATALOG_ENTRIES)
     return NULL;
   base = xreallocarray(base, (size_t)*n + 1, size);
@@ -319,7 +336,8 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
   g.sms = (int)sms;
   if ((rc = gpu_spec_check(&g, err)))
     return xin_errf(doc, e, err, rc, "%s", err ? err->msg : "");
-  struct gpu_spec *s = slot((void **)&cat->gpus, &cat->n_gpus, sizeof g,
+  struct gpu_spec *s = slot(cat, doc, e, (void **)&cat->gpus, &cat->n_gpus,
+                            cat->builtin[CATALOG_GPUS], sizeof g,
                             g.name);
   if (!s)
     return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d GPU entries",
@@ -371,7 +389,8 @@ static int read_future(struct catalog *cat, const struct xin_doc *doc,
     snprintf(g.source, sizeof g.source, "%s scaled: compute x%g, HBM bw x%g, "
              "HBM capacity x%g, NVLink x%g", b->name, f.compute, f.hbm_bw,
              f.hbm_cap, f.nvlink);
-  struct gpu_spec *s = slot((void **)&cat->gpus, &cat->n_gpus, sizeof g,
+  struct gpu_spec *s = slot(cat, doc, e, (void **)&cat->gpus, &cat->n_gpus,
+                            cat->builtin[CATALOG_GPUS], sizeof g,
                             g.name);
   if (!s)
     return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d GPU entries",
@@ -425,7 +444,8 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
     rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
   if (rc)
     return rc;
-  struct nic_spec *s = slot((void **)&cat->nics, &cat->n_nics, sizeof n,
+  struct nic_spec *s = slot(cat, doc, e, (void **)&cat->nics, &cat->n_nics,
+                            cat->builtin[CATALOG_NICS], sizeof n,
                             n.name);
   if (!s)
     return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d NIC entries",
@@ -518,7 +538,8 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   if (n.gpus % n.nics != 0)
     return xin_errf(doc, e, err, WEFT_EINVAL, "%d NICs do not divide %d GPUs",
                     n.nics, n.gpus);
-  struct node_spec *s = slot((void **)&cat->nodes, &cat->n_nodes, sizeof n,
+  struct node_spec *s = slot(cat, doc, e, (void **)&cat->nodes, &cat->n_nodes,
+                             cat->builtin[CATALOG_NODES], sizeof n,
                              n.name);
   if (!s)
     return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d node entries",
@@ -561,8 +582,9 @@ static int read_switch(struct catalog *cat, const struct xin_doc *doc,
   if (!catalog_nic(cat, w.nic))
     return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown NIC '%s'", w.nic);
   w.ports = (int)ports;
-  struct switch_spec *s = slot((void **)&cat->switches, &cat->n_switches,
-                               sizeof w, w.name);
+  struct switch_spec *s = slot(cat, doc, e, (void **)&cat->switches,
+                               &cat->n_switches,
+                               cat->builtin[CATALOG_SWITCHES], sizeof w, w.name);
   if (!s)
     return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d switch entries",
                     WEFT_MAX_CATALOG_ENTRIES);
@@ -639,7 +661,8 @@ static int read_trend(struct catalog *cat, const struct xin_doc *doc,
                       "for %s", t.name, growth_names[k]);
   if (rc)
     return rc;
-  struct trend *s = slot((void **)&cat->trends, &cat->n_trends, sizeof t,
+  struct trend *s = slot(cat, doc, e, (void **)&cat->trends, &cat->n_trends,
+                         cat->builtin[CATALOG_TRENDS], sizeof t,
                          t.name);
   if (!s)
     return xin_errf(doc, e, err, WEFT_ELIMIT, "more than %d trend entries",
@@ -707,5 +730,10 @@ struct catalog *catalog_builtin(struct weft_err *err)
     catalog_free(cat);
     return NULL;
   }
+  cat->builtin[CATALOG_GPUS] = cat->n_gpus;
+  cat->builtin[CATALOG_NICS] = cat->n_nics;
+  cat->builtin[CATALOG_NODES] = cat->n_nodes;
+  cat->builtin[CATALOG_SWITCHES] = cat->n_switches;
+  cat->builtin[CATALOG_TRENDS] = cat->n_trends;
   return cat;
 }

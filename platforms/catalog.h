@@ -183,6 +183,20 @@ struct hw_scale {
 
 extern const struct hw_scale hw_scale_none;
 
+/* A user's entry (a --catalog file, a cluster file's inline hardware) that
+ * replaced the built-in entry of its name: where it is and what. */
+struct catalog_override {
+  char file[WEFT_MAX_SOURCE];
+  int line;
+  char elem[16];            /* "gpu", "future", "nic", "node", ... */
+  char name[WEFT_MAX_NAME];
+};
+
+enum {
+  CATALOG_GPUS, CATALOG_NICS, CATALOG_NODES, CATALOG_SWITCHES,
+  CATALOG_TRENDS, CATALOG_KINDS
+};
+
 struct catalog {
   struct gpu_spec *gpus;
   int n_gpus;
@@ -194,6 +208,13 @@ struct catalog {
   int n_switches;
   struct trend *trends; /* the first is the default */
   int n_trends;
+  /* Entries of each kind (CATALOG_GPUS...) that are built in: the first
+   * ones of each array, set by catalog_builtin (0 in catalog_new's). */
+  int builtin[CATALOG_KINDS];
+  /* Built-in entries replaced since, in order (at most
+   * WEFT_MAX_CATALOG_ENTRIES recorded); the commands warn about them. */
+  struct catalog_override *overrides;
+  int n_overrides;
 };
 
 /* A new catalog holding the built-in entries.  Caller frees with
@@ -206,7 +227,7 @@ struct catalog *catalog_new(void);
 void catalog_free(struct catalog *cat);
 
 /* Add the entries of a catalog file; an entry whose name exists replaces
- * the old one.  On error the catalog may hold the entries read before the
+ * the old one (recorded in cat->overrides when the old one is built in).  On error the catalog may hold the entries read before the
  * bad one. */
 int catalog_load_file(struct catalog *cat, const char *path,
                       struct weft_err *err) WEFT_WUR;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "sim/base/names.h"
 #include "sim/base/units.h"
@@ -427,7 +428,12 @@ int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
   size_t n = strlen(spec);
   if (strchr(spec, '/') || (n > 4 && strcmp(spec + n - 4, ".xml") == 0))
     return cluster_desc_read_file(d, cat, spec, err);
-  return cluster_desc_preset(d, spec, err);
+  int rc = cluster_desc_preset(d, spec, err);
+  /* No preset of that name, but a directory: the user meant a path. */
+  struct stat st;
+  if (rc == WEFT_ENOTFOUND && stat(spec, &st) == 0 && S_ISDIR(st.st_mode))
+    rc = weft_errf(err, WEFT_EIO, "%s: is a directory", spec);
+  return rc;
 }
 
 /* The location of a setting, or a generic one when it was never set. */
@@ -558,7 +564,11 @@ static int parse_torus(const struct cluster_desc *d, struct cluster *c,
                        "dimensions", where(d, CK_TORUS), d->text[CK_TORUS]);
     char *end;
     long v = strtol(s, &end, 10);
-    if (end == s || v < 2 || v > WEFT_MAX_NODES || (*end && *end != 'x'))
+    if (end != s && v > WEFT_MAX_NODES && (!*end || *end == 'x'))
+      return weft_errf(err, WEFT_ELIMIT, "%s: '%s': a dimension of %.*s "
+                       "nodes exceeds the limit of %d", where(d, CK_TORUS),
+                       d->text[CK_TORUS], (int)(end - s), s, WEFT_MAX_NODES);
+    if (end == s || v < 2 || (*end && *end != 'x'))
       return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not AxB or AxBxC "
                        "(whole numbers of nodes, at least 2)",
                        where(d, CK_TORUS), d->text[CK_TORUS]);

@@ -7,6 +7,7 @@
  * All sizes run in one simulation, one after the other, over all the GPUs
  * of the cluster (ranks in GPU order, as nccl-tests places them).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,7 @@ static void coll_print(const struct coll_job *j, const struct cluster *c,
            c->nodes);
   for (long i = 0; i < sizes; i++) {
     double S = g->prog[0].tasks[i].bytes, t = tm->end[i] - tm->start[i];
-    double alg = S / t / 1e9;
+    double alg = t > 0 ? S / t / 1e9 : NAN;
     if (j->json) {
       printf("%s{\"bytes\": %.0f", i ? ", " : "", S);
       report_json_num(stdout, ", ", "time_s", "%.9g", t);
@@ -156,7 +157,12 @@ static void coll_print(const struct coll_job *j, const struct cluster *c,
              "%10s\n", coll_op_name((enum coll_op)op),
              coll_algo_name((enum coll_algo)j->algo), n, c->gpu.name, c->name,
              c->nodes, "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
-    printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
+    /* One GPU moves nothing in no time: no bandwidth to print (JSON's
+     * null above), rather than inf and nan. */
+    if (t > 0)
+      printf("%14.0f %12.2f %10.2f %10.2f\n", S, t * 1e6, alg, alg * f);
+    else
+      printf("%14.0f %12.2f %10s %10s\n", S, t * 1e6, "-", "-");
   }
   if (j->json)
     printf("]}\n");

@@ -598,13 +598,24 @@ static void print_text(const struct search *s, long show,
   if (rows < s->n)
     printf("  ... %ld more (--show 0 lists them all)\n", s->n - rows);
   printf("\n");
-  if (a->n >= 2)
+  if (a->n >= 2) {
+    /* The first choice was not simulated (cut by the budget, failed, too
+     * big): say so, rather than "came #0". */
+    char first[64] = "";
+    for (long i = 0; i < s->n && a->first_sim_rank == 0; i++)
+      if (s->k[i].est_rank == 1)
+        snprintf(first, sizeof first, "its first choice was not simulated "
+                 "(%s)", s->k[i].sim == SIM_CUT ? "cut by the budget"
+                 : status_name(s->k[i].sim));
+    if (!first[0])
+      snprintf(first, sizeof first, "its first choice came #%ld",
+               a->first_sim_rank);
     printf("closed form against simulation over the %ld simulated plans: "
-           "Spearman rank correlation %.3f; its first choice came #%ld, the "
-           "simulated best was #%ld by estimate; estimate error median "
-           "%+.1f %%, from %+.1f to %+.1f %%\n", a->n, a->spearman,
-           a->first_sim_rank, a->best_est_rank, 100 * a->err_med,
-           100 * a->err_min, 100 * a->err_max);
+           "Spearman rank correlation %.3f; %s, the simulated best was #%ld "
+           "by estimate; estimate error median %+.1f %%, from %+.1f to "
+           "%+.1f %%\n", a->n, a->spearman, first, a->best_est_rank,
+           100 * a->err_med, 100 * a->err_min, 100 * a->err_max);
+  }
   const struct cand *b = &s->k[0];
   if (b->t3[0])
     printf("best: --tensor3d %ld,%ld,%ld --overdecompose %ld --pp %ld "

@@ -165,6 +165,7 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
   }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    int k;
     if (strcmp(a, "-h") == 0 && own_short(s, 'h') < 0)
       return 1;
     if ((strcmp(a, "-q") == 0 && own_short(s, 'q') < 0) ||
@@ -173,7 +174,7 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
       continue;
     }
     if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -o FILE */
-      int k = own_short(s, a[1]);
+      k = own_short(s, a[1]);
       if (k < 0)
         return USAGE_ERR("%s: unknown option '%s'", s->cmd, a);
       if (s->own[k].type == OPT_FLAG) {
@@ -183,6 +184,15 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
       if (i + 1 >= argc)
         return USAGE_ERR("%s: missing %s", a, s->own[k].arg);
       out->own[k] = argv[++i];
+      continue;
+    }
+    /* -j4: a short option's value attached, as getopt takes it.  Only for
+     * this command's own letters, so that other words stay positional. */
+    if (a[0] == '-' && a[1] && a[1] != '-' && (k = own_short(s, a[1])) >= 0) {
+      if (s->own[k].type == OPT_FLAG)
+        return USAGE_ERR("-%c: takes no value (in '%s'; give flags one "
+                         "at a time)", a[1], a);
+      out->own[k] = a + 2;
       continue;
     }
     if (strncmp(a, "--", 2) != 0) {
@@ -200,7 +210,7 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
       len = sizeof name - 1;
     memcpy(name, a + 2, len);
     name[len] = '\0';
-    int k = own_index(s, name);
+    k = own_index(s, name);
     if (k < 0 && !is_setting(s->groups, name)) {
       char hint[96];
       suggest(s, name, hint, sizeof hint);
@@ -257,6 +267,19 @@ void opts_prepend(struct opts *o, const char *name, const char *value)
   o->n_set++;
 }
 
+/* A user's entry that replaced a built-in one is allowed (it corrects a
+ * value without renaming) but said, lest a typo-free name clash go
+ * unnoticed: the overrides of cat from the `from`-th on. */
+static void warn_overrides(const struct opts *o, const struct catalog *cat,
+                           int from)
+{
+  for (int i = from; i < cat->n_overrides && !o->quiet; i++) {
+    const struct catalog_override *v = &cat->overrides[i];
+    fprintf(stderr, "weft: warning: %s:%d: <%s> '%s' replaces the built-in "
+            "entry of that name\n", v->file, v->line, v->elem, v->name);
+  }
+}
+
 int opts_catalog(const struct opts *o, struct catalog **out_cat,
                  struct weft_err *err)
 {
@@ -270,6 +293,7 @@ int opts_catalog(const struct opts *o, struct catalog **out_cat,
       return rc;
     }
   }
+  warn_overrides(o, cat, 0);
   *out_cat = cat;
   return 0;
 }
@@ -282,10 +306,13 @@ int opts_cluster(const struct opts *o, const char *default_cluster,
   int rc = opts_catalog(o, &cat, err);
   if (rc)
     return rc;
+  int said = cat->n_overrides;
   struct cluster_desc d;
   cluster_desc_init(&d);
   rc = cluster_desc_load(&d, cat, o->cluster ? o->cluster : default_cluster,
                          err);
+  if (!rc)
+    warn_overrides(o, cat, said); /* a cluster file's inline hardware */
   if (rc && o->cluster && rc != WEFT_EIO && !strchr(err->msg, ':'))
     weft_err_prefix(err, "--cluster");
   for (int i = 0; i < o->n_set && !rc; i++) {
@@ -357,6 +384,7 @@ static int load_workload(const struct opts *o, const char *default_cluster,
   int rc = opts_catalog(o, &cat, err);
   if (rc)
     return rc;
+  int said = cat->n_overrides;
   workload_init(w);
   if (o->positional)
     rc = workload_read_file(w, cat, o->positional, err);
@@ -367,6 +395,8 @@ static int load_workload(const struct opts *o, const char *default_cluster,
       weft_err_prefix(err, "--cluster");
     w->have_cluster = true;
   }
+  if (!rc)
+    warn_overrides(o, cat, said); /* the workload's or cluster's hardware */
   /* --model first, so that --layers and friends apply on top of it. */
   for (int i = 0; i < o->n_set && !rc; i++)
     if (strcmp(o->set[i].name, "model") == 0)

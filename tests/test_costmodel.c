@@ -222,6 +222,14 @@ Test(costmodel, endless_input_refused)
   cr_assert_str_eq(err.msg, "/dev/zero:1: NUL byte: not a text file");
 }
 
+/* A directory opens for reading; its read fails: say what it is. */
+Test(costmodel, directory_refused)
+{
+  struct weft_err err = {0};
+  cr_assert_null(cost_table_read("/", &err));
+  cr_assert_str_eq(err.msg, "/: is a directory");
+}
+
 /* Memory-bound families at their share of HBM bandwidth where the catalog
  * gives one (measured on Hopper, the same fractions assumed elsewhere),
  * mem_eff otherwise. */

@@ -70,3 +70,10 @@ Test(graph_fault, missing_file)
   cr_assert_str_eq(err.msg, "/nonexistent/g.txt: cannot open: No such file or "
                    "directory");
 }
+
+Test(graph_fault, directory)
+{
+  struct weft_err err = {0};
+  cr_assert_null(graph_read("/", &err));
+  cr_assert_str_eq(err.msg, "/: is a directory");
+}

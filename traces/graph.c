@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/base/bounds.h"
 #include "sim/base/outfile.h"
@@ -322,6 +323,13 @@ struct graph *graph_read(const char *path, struct weft_err *err)
   r.f = fopen(path, "r");
   if (!r.f) {
     weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  /* A directory opens for reading; say what it is, not "read error". */
+  struct stat st;
+  if (fstat(fileno(r.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(r.f);
+    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
     return NULL;
   }
   struct graph *g = NULL;

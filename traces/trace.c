@@ -665,25 +665,31 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
   char *p = tw_begin(w);
   p = PUT(p, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
   tw_end(w, p);
+  /* Separators go before each record, not after: a window or level that
+   * keeps no event (or no rank) must still end in valid JSON. */
+  bool any = false;
   for (long r = 0; r < t->ranks; r++) {
     if (!kept_rank(t, r))
       continue;
     p = tw_begin(w);
+    if (any)
+      p = PUT(p, ",\n");
+    any = true;
     p = PUT(p, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
     p = put_long(p, r);
     p = PUT(p, ", \"args\": {\"name\": \"gpu");
     p = put_long(p, r);
-    p = PUT(p, "\"}},\n");
+    p = PUT(p, "\"}}");
     tw_end(w, p);
     for (int s = 0; s < ST_COUNT; s++) {
       p = tw_begin(w);
-      p = PUT(p, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
+      p = PUT(p, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
       p = put_long(p, r);
       p = PUT(p, ", \"tid\": ");
       p = put_long(p, s);
       p = PUT(p, ", \"args\": {\"name\": \"");
       p = put_str(p, stream_name((enum stream)s));
-      p = PUT(p, "\"}},\n");
+      p = PUT(p, "\"}}");
       tw_end(w, p);
     }
   }
@@ -693,6 +699,9 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     size_t len;
     const char *name = name_at(t, e->rank, e->task, &len);
     p = tw_begin(w);
+    if (any)
+      p = PUT(p, ",\n");
+    any = true;
     p = PUT(p, "{\"ph\": \"X\", \"name\": \"");
     p = put(p, name, len);
     p = PUT(p, "\", \"pid\": ");
@@ -709,10 +718,12 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     p = put_fixed(p, tk->bytes, 0);
     p = PUT(p, ", \"flops\": ");
     p = put_fixed(p, tk->flops, 0);
-    p = i + 1 < t->n ? PUT(p, "}},\n") : PUT(p, "}}\n");
+    p = PUT(p, "}}");
     tw_end(w, p);
   }
   p = tw_begin(w);
+  if (any)
+    p = PUT(p, "\n");
   p = PUT(p, "]}\n");
   tw_end(w, p);
   bool ok = tw_close(w);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
@@ -263,6 +264,14 @@ struct cost_table *cost_table_read(const char *path, struct weft_err *err)
   FILE *f = fopen(path, "r");
   if (!f) {
     weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  /* fopen opens a directory for reading; its read fails with EISDIR,
+   * which "read error" would hide. */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
     return NULL;
   }
   struct cost_table *t = xcalloc(1, sizeof *t);
