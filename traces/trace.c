@@ -924,20 +924,23 @@ struct writer {
   bool (*write)(const struct trace *, struct outfile *);
   struct outfile out;
   bool ok;
+  int errno_; /* of a failed write, read on the writer's own thread */
 };
 
 static void *run_writer(void *arg)
 {
   struct writer *w = arg;
+  errno = 0;
   w->ok = w->write(w->t, &w->out);
+  w->errno_ = errno;
   return NULL;
 }
 
 int trace_write(struct trace *t, const char *paje, const char *chrome,
                 struct weft_err *err)
 {
-  struct writer w[2] = {{t, write_paje, {0}, false},
-                        {t, write_chrome, {0}, false}};
+  struct writer w[2] = {{t, write_paje, {0}, false, 0},
+                        {t, write_chrome, {0}, false, 0}};
   const char *path[2] = {paje, chrome};
   make_names(t);
   for (int i = 0; i < 2; i++) {
@@ -965,7 +968,8 @@ int trace_write(struct trace *t, const char *paje, const char *chrome,
   int rc = 0;
   for (int i = 0; i < 2 && !rc; i++)
     if (path[i] && !w[i].ok)
-      rc = weft_errf(err, WEFT_EIO, "%s: write error", path[i]);
+      rc = weft_errf(err, WEFT_EIO, "%s: write error: %s", path[i],
+                     strerror(w[i].errno_ ? w[i].errno_ : EIO));
   for (int i = 0; i < 2; i++) {
     if (!path[i])
       continue;

@@ -12,7 +12,7 @@ if mknod null c 1 3 2>/dev/null && mknod full c 1 7 2>/dev/null; then
   if [ $rc -eq 0 ] && [ -c null ]; then ok; else ko "--paje to a null device: exit $rc, $(stat -c %F null)"; fi
   "$weft" $job --chrome full --json >/dev/null 2>"$tmp/err"
   rc=$?
-  if [ $rc -eq 1 ] && [ -c full ] && grep -q "^weft: full: write error" "$tmp/err"; then ok
+  if [ $rc -eq 1 ] && [ -c full ] && grep -qx "weft: full: write error: No space left on device" "$tmp/err"; then ok
   else ko "--chrome to a full device: exit $rc, $(stat -c %F full): $(cat "$tmp/err")"; fi
   "$weft" $job --paje full >/dev/null 2>"$tmp/err"
   if [ $? -eq 1 ] && [ -c full ]; then ok; else ko "--paje to a full device"; fi
