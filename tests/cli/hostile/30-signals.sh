@@ -91,3 +91,39 @@ EOF
   signal_case "sweep, SIGTERM to the parent" parent 143 \
     'sweep stopped: .* the same command resumes$' sweep long.xml -o long.csv -j 2
 fi
+
+# The runner's own messages.  A timeout under a second is reported as
+# configured (it said "timed out after 0 s" or "1 s", from the elapsed time
+# rounded); scenarios of seconds each.
+cat >slow.xml <<'EOF'
+<study name="slow">
+  <set model="gpt-7.5b" cluster="dgx-a100" gpus="256" global_batch="2048" pp="8"/>
+  <cross>
+    <axis name="tp" values="4 8"/>
+  </cross>
+</study>
+EOF
+rm -f slow.csv
+"$weft" sweep slow.xml -o slow.csv -j 2 --timeout 0.5s >/dev/null 2>&1
+if [ "$(cut -d, -f3,4 slow.csv | tail -n +2)" = "error,timed out after 0.5 s
+error,timed out after 0.5 s" ]; then ok; else ko "sweep --timeout 0.5s:"; cut -d, -f1-4 slow.csv; fi
+
+# A row that cannot be written names the results file (it said "write
+# error: File too large").  The file may hold the header and a few bytes
+# (prlimit, in bytes); SIGXFSZ ignored, so that write() fails instead.
+if command -v prlimit >/dev/null 2>&1; then
+  cat >fast.xml <<'EOF'
+<study name="fast">
+  <set model="gpt-1.7b" cluster="dgx-a100" gpus="8" global_batch="16"/>
+</study>
+EOF
+  rm -f full.csv small.csv
+  "$weft" sweep fast.xml -o full.csv >/dev/null 2>&1
+  size=$(($(head -1 full.csv | wc -c) + 10))
+  (trap '' XFSZ; prlimit --fsize=$size:$size "$weft" sweep fast.xml -o small.csv >/dev/null 2>err)
+  code=$?
+  if [ $code -eq 1 ] && [ "$(cat err)" = "weft: small.csv: write error: File too large" ]
+  then ok; else ko "row write error (exit $code): $(cat err)"; fi
+else
+  echo "SKIP: the row write error needs prlimit (util-linux)"
+fi
