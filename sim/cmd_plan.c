@@ -356,6 +356,7 @@ static int child_main(void *task)
       msg.exposed_s = res.exposed_s;
       engine_result_free(&res);
     }
+    graph_free(g);
   }
   if (!msg.ok)
     snprintf(msg.err, sizeof msg.err, "%s", err.msg);
@@ -770,7 +771,14 @@ int cmd_plan(int argc, char **argv)
   }
   double t1 = cli_wall_s();
   if (s.n && top > 0 && budget > 0) {
+    /* SimGrid sets a SIGINT handler of its own when it starts, one that
+     * exits through its cleanup; this process keeps its own disposition
+     * (the pool catches SIGINT while children run, and the default kills
+     * quietly before and after). */
+    struct sigaction old_int;
+    sigaction(SIGINT, NULL, &old_int);
     platload_boot(0);
+    sigaction(SIGINT, &old_int, NULL);
     if (platload_cluster(&c, &err)) {
       free(s.k);
       catalog_free(cat);
