@@ -63,7 +63,8 @@ struct pool_ops {
   /* Task `task` ended as `r` says; the caller takes the task back.  Returns
    * 0, or a negative error code with `err` set (the pool stops).  Called
    * for every task `next` gave, POOL_STOPPED ones included (their return
-   * value is ignored). */
+   * value is ignored; a task whose pipe or fork failed comes back so, with
+   * status 0 and no output). */
   int (*done)(void *ctx, void *task, const struct pool_result *r,
               struct weft_err *err);
   /* Optional (NULL): called after every wake-up of the pool (at least
@@ -84,10 +85,11 @@ struct pool_opts {
 enum { POOL_MAX_JOBS = 1024 };
 
 /* Run tasks from ops->next until there are none (or the budget is spent),
+ * one pool at a time in a process (the signal flag is the process's),
  * up to o->jobs at once, handing each to ops->done.  Catches SIGINT and
  * SIGTERM while it runs (their previous handlers are restored on return).
  * Returns 0 when every task given was handed back, the signal number (a
- * positive value) when stopped by SIGINT or SIGTERM, or a negative error
+ * positive value) when SIGINT or SIGTERM came while it ran, or a negative error
  * code with `err` set: `next` or `done` failed, or a pipe, fork or poll
  * did.  Stopping, it kills every running child with SIGKILL, reaps it and
  * hands its task back as POOL_STOPPED; no child is left behind. */
