@@ -10,20 +10,19 @@
  * as a flag or in the workload file fixes that dimension.
  *
  * Simulations run in children forked after the platform is loaded (one
- * load, SimGrid's one engine per process in each child), up to -j at once;
- * each sends its result back through a pipe.  The table lists the
+ * load, SimGrid's one engine per process in each child), up to -j at once
+ * through the process pool (sim/pool.h); each sends its result back on its
+ * standard output.  Interrupted (SIGINT, SIGTERM), it kills and reaps the
+ * children and prints no table.  The table lists the
  * simulated plans by simulated time, then the others by estimate, and says
  * how far the closed-form ranking departed from the simulated one
  * (Spearman's rank correlation over the simulated plans).
  */
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/base/units.h"
@@ -31,6 +30,7 @@
 #include "sim/commands.h"
 #include "sim/engine.h"
 #include "sim/platload.h"
+#include "sim/pool.h"
 #include "sim/report.h"
 #include "workloads/accounting.h"
 #include "workloads/builder.h"
@@ -325,10 +325,19 @@ static void cand_text(const struct cand *k, long dp, char *buf, size_t size)
     snprintf(buf + n, size - n, " %s%s", rc[k->recompute], sh[k->shard]);
 }
 
-/* Simulate job `wk` in this (forked) process and send the result. */
-static void child_main(const struct workload *wk, const struct cluster *c,
-                       int fd)
+/* One simulation given to the pool; freed when the pool hands it back. */
+struct job {
+  long cand;
+  struct workload wk; /* the job the child simulates */
+  const struct cluster *c;
+};
+
+/* In the child (sim/pool.h): simulate the job and send the result on
+ * standard output; returns the exit status. */
+static int child_main(void *task)
 {
+  const struct job *j = task;
+  const struct workload *wk = &j->wk;
   struct sim_msg msg = {0};
   struct weft_err err = {0};
   struct graph *g = build_graph(&wk->model, &wk->plan, &err);
@@ -338,137 +347,115 @@ static void child_main(const struct workload *wk, const struct cluster *c,
     ep.dtype = wk->model.dtype;
     ep.attn_kernel = wk->plan.attn_kernel;
     struct engine_result res = {0};
-    if (!engine_run(g, c, &ep, &res, &err)) {
+    if (!engine_run(g, j->c, &ep, &res, &err)) {
       struct report r;
-      report_fill(&r, wk, c, g, &res, ep.dtype, 0);
+      report_fill(&r, wk, j->c, g, &res, ep.dtype, 0);
       msg.ok = 1;
       msg.iteration_s = r.iteration_s;
       msg.tflops = r.hw_flops_per_gpu / 1e12;
       msg.exposed_s = res.exposed_s;
       engine_result_free(&res);
     }
+    graph_free(g);
   }
   if (!msg.ok)
     snprintf(msg.err, sizeof msg.err, "%s", err.msg);
-  ssize_t put = write(fd, &msg, sizeof msg);
-  _exit(put == (ssize_t)sizeof msg ? 0 : 1);
+  ssize_t put = write(STDOUT_FILENO, &msg, sizeof msg);
+  return put == (ssize_t)sizeof msg ? 0 : 1;
 }
 
-struct child {
-  pid_t pid;
-  int fd;
-  long cand;
+/* What simulate_all's pool callbacks share. */
+struct sims {
+  struct search *s;
+  long next, want, done;
+  double t0, budget_s;
+  bool tty;
 };
 
+/* The pool's next task: the next candidate that can be simulated; those
+ * that cannot are marked on the way. */
+static int next_sim(void *ctx, pool_child_fn **out_run, void **out_task,
+                    struct weft_err *unused)
+{
+  struct sims *m = ctx;
+  struct search *s = m->s;
+  while (m->next < m->want) {
+    struct cand *k = &s->k[m->next];
+    struct job *j = xmalloc(sizeof *j);
+    j->cand = m->next++;
+    j->wk = *s->w;
+    j->c = s->c;
+    struct weft_err err = {0};
+    int bad = cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus,
+                        k, &j->wk.plan, &err);
+    if (!bad && !cli_check_size(&j->wk, false, &err)) {
+      *out_run = child_main;
+      *out_task = j;
+      return 1;
+    }
+    free(j);
+    k->sim = bad ? SIM_FAILED : SIM_TOO_BIG;
+    snprintf(k->why, sizeof k->why, "%s", err.msg);
+  }
+  return 0;
+}
+
+static int done_sim(void *ctx, void *task, const struct pool_result *r,
+                    struct weft_err *unused)
+{
+  struct sims *m = ctx;
+  struct job *j = task;
+  struct cand *k = &m->s->k[j->cand];
+  free(j);
+  if (r->err_len) /* what the simulation said, as if it had said it here */
+    fwrite(r->err, 1, r->err_len, stderr);
+  if (r->end == POOL_CUT || r->end == POOL_STOPPED) {
+    k->sim = SIM_CUT;
+    return 0;
+  }
+  struct sim_msg msg = {0};
+  bool whole = r->end == POOL_EXITED && r->out_len == sizeof msg;
+  if (whole)
+    memcpy(&msg, r->out, sizeof msg);
+  if (whole && msg.ok) {
+    k->sim = SIM_OK;
+    k->sim_s = msg.iteration_s;
+    k->tflops = msg.tflops;
+    k->sim_exposed = msg.exposed_s;
+  } else {
+    k->sim = SIM_FAILED;
+    snprintf(k->why, sizeof k->why, "%s",
+             whole ? msg.err : "the simulation died");
+  }
+  m->done++;
+  return 0;
+}
+
+static void tick_sim(void *ctx, int running)
+{
+  struct sims *m = ctx;
+  if (m->tty)
+    fprintf(stderr, "\rweft: %ld of %ld plans simulated, %.0f s of the "
+            "%.0f s budget\033[K", m->done, m->want, cli_wall_s() - m->t0,
+            m->budget_s);
+}
+
 /* Simulate the candidates in order (best estimate first) until `top` are
- * done or `budget_s` is spent; `jobs` at once. */
-static void simulate_all(struct search *s, long top, double budget_s,
-                         long jobs, bool tty)
+ * done or `budget_s` is spent; `jobs` at once.  Returns 0, the signal that
+ * stopped it (positive), or an error. */
+static int simulate_all(struct search *s, long top, double budget_s,
+                        long jobs, bool tty, struct weft_err *err)
 {
   if (top <= 0 || budget_s <= 0)
-    return;
-  double t0 = cli_wall_s();
-  struct child *ch = xcalloc((size_t)jobs, sizeof *ch);
-  long next = 0, running = 0, done = 0, want = top < s->n ? top : s->n;
-  for (;;) {
-    double now = cli_wall_s() - t0;
-    while (running < jobs && next < want && now < budget_s) {
-      struct cand *k = &s->k[next];
-      struct workload wk = *s->w; /* the job the child simulates */
-      struct weft_err err = {0};
-      int bad = cand_plan(&s->w->plan, &s->w->model, s->c->gpus,
-                          s->node_gpus, k, &wk.plan, &err);
-      if (bad || cli_check_size(&wk, false, &err)) {
-        k->sim = bad ? SIM_FAILED : SIM_TOO_BIG;
-        snprintf(k->why, sizeof k->why, "%s", err.msg);
-        next++;
-        continue;
-      }
-      int fds[2];
-      if (pipe(fds) != 0)
-        break;
-      fflush(NULL);
-      pid_t pid = fork();
-      if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        break;
-      }
-      if (pid == 0) {
-        close(fds[0]);
-        child_main(&wk, s->c, fds[1]);
-      }
-      close(fds[1]);
-      for (long j = 0; j < jobs; j++)
-        if (!ch[j].pid) {
-          ch[j] = (struct child){pid, fds[0], next};
-          break;
-        }
-      running++;
-      next++;
-    }
-    if (!running)
-      break;
-    struct pollfd pf[64];
-    long idx[64], np = 0;
-    for (long j = 0; j < jobs && np < 64; j++)
-      if (ch[j].pid) {
-        pf[np] = (struct pollfd){.fd = ch[j].fd, .events = POLLIN};
-        idx[np++] = j;
-      }
-    double left = budget_s - (cli_wall_s() - t0);
-    int ms = left <= 0 ? 0 : left > 1 ? 1000 : (int)(left * 1000) + 1;
-    int r = poll(pf, (nfds_t)np, ms);
-    if (r < 0 && errno != EINTR)
-      break; /* the children are killed and reaped below */
-    if (r < 0)
-      continue;
-    for (long i = 0; i < np; i++) {
-      if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      struct child *x = &ch[idx[i]];
-      struct cand *k = &s->k[x->cand];
-      struct sim_msg msg = {0};
-      ssize_t got = read(x->fd, &msg, sizeof msg);
-      if (got == (ssize_t)sizeof msg && msg.ok) {
-        k->sim = SIM_OK;
-        k->sim_s = msg.iteration_s;
-        k->tflops = msg.tflops;
-        k->sim_exposed = msg.exposed_s;
-      } else {
-        k->sim = SIM_FAILED;
-        snprintf(k->why, sizeof k->why, "%s",
-                 got == (ssize_t)sizeof msg ? msg.err : "the simulation died");
-      }
-      close(x->fd);
-      while (waitpid(x->pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-      x->pid = 0;
-      running--;
-      done++;
-    }
-    if (cli_wall_s() - t0 >= budget_s && next >= want)
-      break; /* what still runs is cut below */
-    if (cli_wall_s() - t0 >= budget_s) {
-      next = want; /* start nothing more; a last look at the pipes first */
-      continue;
-    }
-    if (tty)
-      fprintf(stderr, "\rweft: %ld of %ld plans simulated, %.0f s of the "
-              "%.0f s budget\033[K", done, want, cli_wall_s() - t0, budget_s);
-  }
-  for (long j = 0; j < jobs; j++) /* cut by the budget (or a failed poll) */
-    if (ch[j].pid) {
-      kill(ch[j].pid, SIGKILL);
-      while (waitpid(ch[j].pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-      close(ch[j].fd);
-      s->k[ch[j].cand].sim = SIM_CUT;
-      ch[j].pid = 0;
-    }
+    return 0;
+  struct sims m = {s, 0, top < s->n ? top : s->n, 0, cli_wall_s(), budget_s,
+                   tty};
+  struct pool_opts po = {(int)jobs, 0, budget_s, 1 << 20};
+  struct pool_ops ops = {next_sim, done_sim, tick_sim};
+  int rc = pool_run(&po, &ops, &m, err);
   if (tty)
     fprintf(stderr, "\r\033[K");
-  free(ch);
+  return rc;
 }
 
 /* Best estimate first; ties by the plan's dimensions, so that the order
@@ -795,13 +782,33 @@ int cmd_plan(int argc, char **argv)
   }
   double t1 = cli_wall_s();
   if (s.n && top > 0 && budget > 0) {
+    /* SimGrid sets a SIGINT handler of its own when it starts, one that
+     * exits through its cleanup; this process keeps its own disposition
+     * (the pool catches SIGINT while children run, and the default kills
+     * quietly before and after). */
+    struct sigaction old_int;
+    sigaction(SIGINT, NULL, &old_int);
     platload_boot(0);
+    sigaction(SIGINT, &old_int, NULL);
     if (platload_cluster(&c, &err)) {
       free(s.k);
       catalog_free(cat);
       return cli_fail(&err);
     }
-    simulate_all(&s, top, budget, jobs, isatty(STDERR_FILENO));
+    int stop = simulate_all(&s, top, budget, jobs, isatty(STDERR_FILENO),
+                            &err);
+    if (stop) {
+      long simulated = 0;
+      for (long i = 0; i < s.n; i++)
+        simulated += s.k[i].sim == SIM_OK;
+      free(s.k);
+      catalog_free(cat);
+      if (stop < 0)
+        return cli_fail(&err);
+      fprintf(stderr, "weft: plan stopped by %s after %ld plans simulated\n",
+              stop == SIGINT ? "SIGINT" : "SIGTERM", simulated);
+      return 128 + stop;
+    }
   }
   double sim_wall = cli_wall_s() - t1;
   if (s.n)

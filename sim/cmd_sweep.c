@@ -435,76 +435,25 @@ static const char *format_row(const struct study *st, long i, int wstatus,
 
 /* --- the runner ------------------------------------------------------- */
 
+#include "sim/pool.h" /* here, where it is used: the runner is its own section */
+
 #define MAX_CHILD_OUTPUT (4 << 20)
 
-struct child {
-  pid_t pid;
+/* One scenario given to the pool; freed when the pool hands it back. */
+struct job {
   long scen;
-  int fd[2];        /* stdout, stderr; -1 once at end of file */
-  struct csv_buf text[2];
-  double t0;
-  bool killed;      /* by us: timeout or too much output */
-  const char *why_killed;
+  struct scen_args a;
 };
 
-/* In the child: run the scenario and leave. */
-static void child_main(struct scen_args *a, int out_fd, int err_fd)
+/* In the child (sim/pool.h): run the scenario; returns the exit status. */
+static int child_main(void *task)
 {
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGPIPE, SIG_DFL);
-  if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
-    _exit(3);
-  close(out_fd);
-  close(err_fd);
-  int rc = cmd_run(a->argc, a->argv);
+  struct job *j = task;
+  int rc = cmd_run(j->a.argc, j->a.argv);
   struct weft_err err = {0};
   if (rc == 0 && outfile_check_stdout(&err))
     rc = cli_fail(&err);
-  fflush(stderr);
-  _exit(rc);
-}
-
-static int spawn(const struct study *st, long i, struct child *c,
-                 struct weft_err *err)
-{
-  struct scen_args a;
-  if (scen_argv(st, i, &a, err))
-    return 1; /* recorded as invalid by the caller */
-  int po[2], pe[2];
-  if (pipe(po) < 0)
-    return weft_errf(err, WEFT_EIO, "cannot create a pipe: %s",
-                     strerror(errno));
-  if (pipe(pe) < 0) {
-    close(po[0]);
-    close(po[1]);
-    return weft_errf(err, WEFT_EIO, "cannot create a pipe: %s",
-                     strerror(errno));
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
-    return weft_errf(err, WEFT_EIO, "cannot start a scenario: %s",
-                     strerror(e));
-  }
-  if (pid == 0) {
-    close(po[0]);
-    close(pe[0]);
-    child_main(&a, po[1], pe[1]);
-  }
-  close(po[1]);
-  close(pe[1]);
-  memset(c, 0, sizeof *c);
-  c->pid = pid;
-  c->scen = i;
-  c->fd[0] = po[0];
-  c->fd[1] = pe[0];
-  c->t0 = cli_wall_s();
-  csv_append(&c->text[0], "", 0);
-  csv_append(&c->text[1], "", 0);
-  return 0;
+  return rc;
 }
 
 struct progress {
@@ -527,131 +476,112 @@ static void show(const struct progress *p, int running)
   fprintf(stderr, "\033[K");
 }
 
-/* Run scenarios todo[0..ntodo) with up to `jobs` children, appending a row
- * per finished scenario to fd.  Returns 0, a signal number when stopped,
- * or an error. */
-static int run_all(const struct study *st, const long *todo, long ntodo,
-                   int jobs, double timeout_s, int fd, struct progress *pg,
+/* What run_all's pool callbacks share. */
+struct runner {
+  const struct study *st;
+  const long *todo;
+  long ntodo, next;
+  double timeout_s;
+  int fd;
+  const char *path; /* of fd, for messages */
+  struct progress *pg;
+  double last_show;
+};
+
+static int put_row(struct runner *r, const struct csv_buf *row,
                    struct weft_err *err)
 {
-  struct child *ch = xcalloc((size_t)jobs, sizeof *ch);
-  int running = 0, rc = 0;
-  long next = 0;
-  double last_show = 0;
-  while ((next < ntodo || running) && !rc) {
-    while (running < jobs && next < ntodo && !stop_signal) {
-      long i = todo[next++];
-      struct weft_err why = {0};
-      int s = st->reason[i] ? 1 : spawn(st, i, &ch[running], &why);
-      if (s < 0) {
-        rc = weft_errf(err, s, "%s", why.msg);
-        break;
-      }
-      if (s > 0) { /* cannot run: recorded as is */
-        struct csv_buf row = {0};
-        format_row(st, i, 0, "", "", st->reason[i] ? st->reason[i] : why.msg,
-                   NULL, &row);
-        if (write_all(fd, row.s, row.len))
-          rc = weft_errf(err, WEFT_EIO, "write error: %s", strerror(errno));
-        csv_buf_free(&row);
-        pg->done++;
-        pg->failed++;
-        continue;
-      }
-      running++;
+  if (write_all(r->fd, row->s, row->len))
+    return weft_errf(err, WEFT_EIO, "%s: write error: %s", r->path,
+                     strerror(errno));
+  return 0;
+}
+
+/* The pool's next task: the next scenario that can run; those that cannot
+ * are recorded as they are on the way. */
+static int next_scen(void *ctx, pool_child_fn **out_run, void **out_task,
+                     struct weft_err *err)
+{
+  struct runner *r = ctx;
+  while (r->next < r->ntodo) {
+    long i = r->todo[r->next++];
+    struct job *j = xmalloc(sizeof *j);
+    struct weft_err why = {0};
+    if (!r->st->reason[i] && !scen_argv(r->st, i, &j->a, &why)) {
+      j->scen = i;
+      *out_run = child_main;
+      *out_task = j;
+      return 1;
     }
-    if (rc || stop_signal)
-      break;
-    if (!running)
-      continue;
-    struct pollfd pf[2 * 64];
-    int map[2 * 64], np = 0;
-    for (int c = 0; c < running; c++)
-      for (int k = 0; k < 2; k++)
-        if (ch[c].fd[k] >= 0) {
-          pf[np] = (struct pollfd){ch[c].fd[k], POLLIN, 0};
-          map[np++] = 2 * c + k;
-        }
-    int pr = poll(pf, (nfds_t)np, 250);
-    if (pr < 0 && errno != EINTR) {
-      rc = weft_errf(err, WEFT_EIO, "poll: %s", strerror(errno));
-      break;
-    }
-    for (int q = 0; q < np && pr > 0; q++) {
-      if (!(pf[q].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      struct child *c = &ch[map[q] / 2];
-      int k = map[q] % 2;
-      char buf[65536];
-      ssize_t n = read(c->fd[k], buf, sizeof buf);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        close(c->fd[k]);
-        c->fd[k] = -1;
-      } else if (c->text[k].len + (size_t)n > MAX_CHILD_OUTPUT) {
-        if (!c->killed) {
-          kill(c->pid, SIGKILL);
-          c->killed = true;
-          c->why_killed = "more than 4 MiB of output";
-        }
-      } else {
-        csv_append(&c->text[k], buf, (size_t)n);
-      }
-    }
-    double t = cli_wall_s();
-    for (int c = 0; c < running; c++) {
-      struct child *x = &ch[c];
-      if (timeout_s > 0 && !x->killed && t - x->t0 > timeout_s) {
-        kill(x->pid, SIGKILL);
-        x->killed = true;
-        x->why_killed = "timed out";
-      }
-      if (x->fd[0] >= 0 || x->fd[1] >= 0)
-        continue;
-      int ws = 0;
-      while (waitpid(x->pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-      struct csv_buf row = {0};
-      char *killed = x->killed ? xasprintf("%s after %.0f s", x->why_killed,
-                                           t - x->t0)
-                               : NULL;
-      const char *status = format_row(st, x->scen, ws, x->text[0].s,
-                                      x->text[1].s, NULL, killed, &row);
-      free(killed);
-      if (strcmp(status, "ok") != 0 && strcmp(status, "no_fit") != 0)
-        pg->failed++;
-      if (write_all(fd, row.s, row.len))
-        rc = weft_errf(err, WEFT_EIO, "write error: %s", strerror(errno));
-      csv_buf_free(&row);
-      csv_buf_free(&x->text[0]);
-      csv_buf_free(&x->text[1]);
-      pg->done++;
-      ch[c] = ch[--running];
-      c--;
-    }
-    if (pg->tty && t - last_show > 0.5) {
-      show(pg, running);
-      last_show = t;
-    }
+    free(j);
+    struct csv_buf row = {0};
+    format_row(r->st, i, 0, "", "",
+               r->st->reason[i] ? r->st->reason[i] : why.msg, NULL, &row);
+    int rc = put_row(r, &row, err);
+    csv_buf_free(&row);
+    r->pg->done++;
+    r->pg->failed++;
+    if (rc)
+      return rc;
   }
-  /* Stopped (a signal or an error): the unfinished scenarios leave no row. */
-  for (int c = 0; c < running; c++) {
-    kill(ch[c].pid, SIGKILL);
-    for (int k = 0; k < 2; k++)
-      if (ch[c].fd[k] >= 0)
-        close(ch[c].fd[k]);
-    while (waitpid(ch[c].pid, NULL, 0) < 0 && errno == EINTR)
-      ;
-    csv_buf_free(&ch[c].text[0]);
-    csv_buf_free(&ch[c].text[1]);
+  return 0;
+}
+
+/* A scenario ended: its row.  Stopped ones leave none. */
+static int done_scen(void *ctx, void *task, const struct pool_result *res,
+                     struct weft_err *err)
+{
+  struct runner *r = ctx;
+  struct job *j = task;
+  long i = j->scen;
+  free(j);
+  if (res->end == POOL_STOPPED)
+    return 0;
+  char *killed = NULL;
+  if (res->end == POOL_TIMED_OUT) /* the configured time, as given */
+    killed = xasprintf("timed out after %.9g s", r->timeout_s);
+  else if (res->end != POOL_EXITED)
+    killed = xasprintf("more than 4 MiB of output after %.0f s", res->wall_s);
+  struct csv_buf row = {0};
+  const char *status = format_row(r->st, i, res->status, res->out, res->err,
+                                  NULL, killed, &row);
+  free(killed);
+  if (strcmp(status, "ok") != 0 && strcmp(status, "no_fit") != 0)
+    r->pg->failed++;
+  int rc = put_row(r, &row, err);
+  csv_buf_free(&row);
+  r->pg->done++;
+  return rc;
+}
+
+static void tick(void *ctx, int running)
+{
+  struct runner *r = ctx;
+  double t = cli_wall_s();
+  if (r->pg->tty && t - r->last_show > 0.5) {
+    show(r->pg, running);
+    r->last_show = t;
   }
-  free(ch);
+}
+
+/* Run scenarios todo[0..ntodo) with up to `jobs` children, appending a row
+ * per finished scenario to fd (the file `path`).  Returns 0, a signal
+ * number when stopped, or an error. */
+static int run_all(const struct study *st, const long *todo, long ntodo,
+                   int jobs, double timeout_s, int fd, const char *path,
+                   struct progress *pg, struct weft_err *err)
+{
+  if (stop_signal) /* caught before the pool took over the signals */
+    return stop_signal;
+  struct runner r = {st, todo, ntodo, 0, timeout_s, fd, path, pg, 0};
+  struct pool_opts po = {jobs, timeout_s, 0, MAX_CHILD_OUTPUT};
+  struct pool_ops ops = {next_scen, done_scen, tick};
+  int rc = pool_run(&po, &ops, &r, err);
   if (pg->tty) {
     show(pg, 0);
     fprintf(stderr, "\r\033[K");
   }
-  return rc ? rc : stop_signal;
+  return rc;
 }
 
 /* --- the study's identity -------------------------------------------- */
@@ -1539,7 +1469,7 @@ int cmd_sweep(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    rc = run_all(&st, todo, ntodo, (int)jobs, timeout_s, fd, &pg, &err);
+    rc = run_all(&st, todo, ntodo, (int)jobs, timeout_s, fd, out, &pg, &err);
   }
   struct tally tl = {{0}};
   if (rc > 0) { /* stopped by a signal */
