@@ -21,7 +21,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +40,7 @@
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
 #include "sim/commands.h"
+#include "sim/pool.h"
 #include "sim/report.h"
 
 static const struct opt sweep_opts[] = {
@@ -100,13 +100,6 @@ static const char *const statuses[] = {"ok", "no_fit", "invalid", "error",
  * relative file names start from; set once by cmd_sweep. */
 static char study_ident[48];
 static const char *base_dir = ".";
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-  stop_signal = sig;
-}
 
 /* How the study may name weft run's settings and options. */
 static int classify(const char *name, enum study_use *use)
@@ -435,8 +428,6 @@ static const char *format_row(const struct study *st, long i, int wstatus,
 
 /* --- the runner ------------------------------------------------------- */
 
-#include "sim/pool.h" /* here, where it is used: the runner is its own section */
-
 #define MAX_CHILD_OUTPUT (4 << 20)
 
 /* One scenario given to the pool; freed when the pool hands it back. */
@@ -571,8 +562,6 @@ static int run_all(const struct study *st, const long *todo, long ntodo,
                    int jobs, double timeout_s, int fd, const char *path,
                    struct progress *pg, struct weft_err *err)
 {
-  if (stop_signal) /* caught before the pool took over the signals */
-    return stop_signal;
   struct runner r = {st, todo, ntodo, 0, timeout_s, fd, path, pg, 0};
   struct pool_opts po = {jobs, timeout_s, 0, MAX_CHILD_OUTPUT};
   struct pool_ops ops = {next_scen, done_scen, tick};
@@ -1462,12 +1451,8 @@ int cmd_sweep(int argc, char **argv)
   struct progress pg = {isatty(STDERR_FILENO), ntodo + skipped, 0, 0, skipped,
                         t0};
   if (!rc) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* The pool catches SIGINT and SIGTERM while it runs (pool.h); before
+     * it, a signal stops the sweep with its rows whole all the same. */
     signal(SIGPIPE, SIG_IGN);
     rc = run_all(&st, todo, ntodo, (int)jobs, timeout_s, fd, out, &pg, &err);
   }
