@@ -40,8 +40,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis/csv.h"
-#include "analysis/expr.h"
+#include "sim/base/csv.h"
+#include "sim/base/expr.h"
 #include "sim/base/outfile.h"
 #include "sim/base/xalloc.h"
 #include "sim/commands.h"

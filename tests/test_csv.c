@@ -1,5 +1,5 @@
 /*
- * test_csv.c - the streaming CSV reader (analysis/csv.h): rows, line
+ * test_csv.c - the streaming CSV reader (sim/base/csv.h): rows, line
  * numbers, byte offsets and lengths that copy rows verbatim, a cut last
  * row, CRLF, buffers reused between rows, and each error with its line;
  * csv_read made of it (its round trip is in test_study.c).
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/csv.h"
+#include "sim/base/csv.h"
 
 /* A temporary file holding `text` (len bytes); the caller unlinks it. */
 static char *temp_file(const char *text, size_t len)

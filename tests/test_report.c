@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/jsonflat.h"
+#include "sim/base/jsonflat.h"
 #include "sim/report.h"
 
 static char *json_of(const struct report *r)

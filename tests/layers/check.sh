@@ -4,7 +4,7 @@
 #   traces       sim/base, traces
 #   platforms    sim/base, platforms
 #   workloads    sim/base, platforms, traces, workloads
-#   analysis     sim/base, analysis (study files, expressions, CSV, JSON)
+#   analysis     sim/base, analysis (study files)
 #   sim          everything above (the engine, the commands)
 # SimGrid headers only in the engine and the platform loader (sim/engine.c,
 # sim/platload.c, sim/sgbridge.*); libxml2 only in the XML reader

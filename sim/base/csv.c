@@ -2,7 +2,7 @@
  * csv.c - write and read RFC 4180 CSV (csv.h): a row at a time with
  * struct csv_reader, whole with csv_read (made of the reader).
  */
-#include "analysis/csv.h"
+#include "sim/base/csv.h"
 
 #include <errno.h>
 #include <stdarg.h>
