@@ -185,3 +185,27 @@ Test(csv_reader, empty_file_directory_and_missing_file)
   cr_assert_null(csv_slurp("/tmp", &len, &err));
   cr_assert_str_eq(err.msg, "/tmp: is a directory");
 }
+
+/* Files written by hand (kernel tables): '#' comments skipped raw, quotes
+ * and commas in them included, and a last row without its newline. */
+Test(csv_reader, comments_and_last_row_whole)
+{
+  static const char text[] = "# a \"comment\", with commas\na,b\n#x\n1,2";
+  const char *path = temp_file(text, sizeof text - 1);
+  struct csv_reader r;
+  struct weft_err err = {0};
+  cr_assert_eq(csv_reader_open(&r, path, &err), 0);
+  r.comments = true;
+  r.last_row_whole = true;
+  cr_assert_eq(csv_reader_next(&r, &err), 1);
+  cr_assert_eq(r.nfields, 2);
+  cr_assert_str_eq(r.fields[0], "a");
+  cr_assert_eq(r.line, 2);
+  cr_assert_eq(csv_reader_next(&r, &err), 1);
+  cr_assert_str_eq(r.fields[1], "2");
+  cr_assert_eq(r.line, 4);
+  cr_assert_eq(csv_reader_next(&r, &err), 0);
+  cr_assert_not(r.partial);
+  csv_reader_close(&r);
+  unlink(path);
+}
