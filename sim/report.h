@@ -13,8 +13,8 @@
 
 #include "platforms/cluster.h"
 #include "sim/engine.h"
+#include "sim/graph/graph.h"
 #include "sim/report_fields.h"
-#include "traces/graph.h"
 #include "workloads/accounting.h"
 #include "workloads/closedform.h"
 #include "workloads/workload.h"

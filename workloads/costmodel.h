@@ -61,7 +61,7 @@
 
 #include "platforms/catalog.h"
 #include "sim/base/err.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 struct cost_table;
 
