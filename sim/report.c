@@ -1,6 +1,8 @@
 /*
  * report.c - derived metrics of an iteration and their two printed forms
- * (report.h).  JSON field names are stable (DESIGN, section 4).
+ * (report.h).  JSON field names are stable: they are the rows of
+ * sim/report_fields.h, documented in the README's table, and a change of
+ * the layout bumps REPORT_JSON_SCHEMA.
  */
 #include "sim/report.h"
 
