@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/expr.h"
 #include "sim/base/bounds.h"
+#include "sim/base/expr.h"
 #include "sim/base/xalloc.h"
 #include "sim/base/xin.h"
 

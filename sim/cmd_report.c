@@ -40,11 +40,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis/csv.h"
-#include "analysis/expr.h"
+#include "sim/base/csv.h"
+#include "sim/base/expr.h"
 #include "sim/base/outfile.h"
 #include "sim/base/xalloc.h"
 #include "sim/commands.h"
+#include "sim/report.h"
 
 extern char **environ;
 
@@ -75,21 +76,21 @@ const struct opts_spec cmd_report_spec = {
     "  weft report results.csv\n"
     "  weft report results.csv -o plots --x gpus --by strategy\n"};
 
-/* Metric columns the report reads. */
+/* Metric columns the report reads, by their rows of the JSON field table
+ * (sim/report_fields.h), whose names are the results' column names. */
 enum { M_IT, M_COMP, M_OVL, M_EXP, M_IDLE, M_TF, M_MFU, M_TOK, M_EPT, M_GPUS,
        M_MEM, M_COUNT };
-static const char *const metric_cols[M_COUNT] = {
-    "iteration_time_s", "compute_s", "overlapped_comm_s", "exposed_comm_s",
-    "idle_s", "tflops_per_gpu", "mfu", "tokens_per_s",
-    "gpu_energy_per_token_j", "inputs.cluster.gpus", "memory.total_bytes"};
+static const enum report_field metric_fields[M_COUNT] = {
+    RF_ITERATION_TIME_S, RF_COMPUTE_S, RF_OVERLAPPED_COMM_S, RF_EXPOSED_COMM_S,
+    RF_IDLE_S, RF_TFLOPS_PER_GPU, RF_MFU, RF_TOKENS_PER_S,
+    RF_GPU_ENERGY_PER_TOKEN_J, RF_CLUSTER_GPUS, RF_MEM_TOTAL_BYTES};
 
 /* Columns of newer results, used when present: the closed form and the
  * energy of GPUs and fabric together. */
 enum { O_CF_IT, O_CF_COMP, O_CF_EXP, O_CF_BUB, O_EPT, O_COUNT };
-static const char *const optional_cols[O_COUNT] = {
-    "closed_form.iteration_s", "closed_form.compute_s",
-    "closed_form.exposed_comm_s", "closed_form.bubble_s",
-    "energy_per_token_j"};
+static const enum report_field optional_fields[O_COUNT] = {
+    RF_CF_ITERATION_S, RF_CF_COMPUTE_S, RF_CF_EXPOSED_COMM_S, RF_CF_BUBBLE_S,
+    RF_ENERGY_PER_TOKEN_J};
 
 #define REASON_SHOWN 90 /* bytes of a failed scenario's reason kept */
 
@@ -184,13 +185,14 @@ static int check_header(struct table *t, const struct csv_reader *rd,
                      "(it does not start with key, index, status, reason)",
                      t->path);
   for (int m = 0; m < M_COUNT; m++) {
-    t->m[m] = column(t, metric_cols[m]);
+    const char *name = report_fields[metric_fields[m]].name;
+    t->m[m] = column(t, name);
     if (t->m[m] < 0)
       return weft_errf(err, WEFT_EINVAL, "%s:1: no column '%s' (results of "
-                       "another weft version?)", t->path, metric_cols[m]);
+                       "another weft version?)", t->path, name);
   }
   for (int k = 0; k < O_COUNT; k++)
-    t->o[k] = column(t, optional_cols[k]);
+    t->o[k] = column(t, report_fields[optional_fields[k]].name);
   /* The study's columns follow the lead ones: key, index, status, reason
    * and, since sweeps record it, the study's identity. */
   t->first_study = column(t, "study") == 4 ? 5 : 4;

@@ -32,9 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis/csv.h"
-#include "analysis/jsonflat.h"
 #include "analysis/study.h"
+#include "sim/base/csv.h"
+#include "sim/base/jsonflat.h"
 #include "sim/base/names.h"
 #include "sim/base/outfile.h"
 #include "sim/base/units.h"

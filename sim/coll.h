@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "platforms/cluster.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 /* Collective algorithms (the table behind `weft list collectives`). */
 enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,

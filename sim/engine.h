@@ -26,7 +26,7 @@
 #include "platforms/cluster.h"
 #include "sim/base/err.h"
 #include "sim/coll.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 #include "workloads/costmodel.h"
 
 struct engine_params {

@@ -1,6 +1,8 @@
 /*
  * report.c - derived metrics of an iteration and their two printed forms
- * (report.h).  JSON field names are stable (DESIGN, section 4).
+ * (report.h).  JSON field names are stable: they are the rows of
+ * sim/report_fields.h, documented in the README's table, and a change of
+ * the layout bumps REPORT_JSON_SCHEMA.
  */
 #include "sim/report.h"
 
@@ -175,9 +177,9 @@ void report_json_num(FILE *f, const char *sep, const char *key,
 /* A JSON string: names and descriptions here hold no quotes or
  * backslashes (the catalog and settings refuse control characters), but
  * escape them anyway. */
-static void json_str(FILE *f, const char *key, const char *v)
+static void json_value_str(FILE *f, const char *v)
 {
-  fprintf(f, "\"%s\": \"", key);
+  fputc('"', f);
   for (const char *c = v; *c; c++) {
     if (*c == '"' || *c == '\\')
       fputc('\\', f);
@@ -189,86 +191,18 @@ static void json_str(FILE *f, const char *key, const char *v)
 
 /* A setting's value as JSON: yes/no as a boolean, a number as a number,
  * any other word as a string. */
-static void json_setting(FILE *f, const char *key, const char *v)
+static void json_setting(FILE *f, const char *v)
 {
   char *end;
   if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
-    fprintf(f, "\"%s\": %s", key, v[0] == 'y' ? "true" : "false");
+    fputs(v[0] == 'y' ? "true" : "false", f);
     return;
   }
   (void)strtod(v, &end);
   if (v[0] && !*end)
-    fprintf(f, "\"%s\": %s", key, v);
+    fputs(v, f);
   else
-    json_str(f, key, v);
-}
-
-/* Everything that shaped the result: the model as resolved, every plan
- * setting, the cluster and its hardware, and the version of weft. */
-static void json_inputs(FILE *f, const struct report *r)
-{
-  const struct model *md = &r->w->model;
-  const struct plan *p = &r->w->plan;
-  const struct cluster *c = r->c;
-  fprintf(f, ", \"schema\": %d, ", REPORT_JSON_SCHEMA);
-  json_str(f, "weft_version", WEFT_VERSION);
-  fprintf(f, ", \"inputs\": {\"model\": {");
-  json_str(f, "name", md->name);
-  fprintf(f, ", \"layers\": %ld, \"hidden\": %ld, \"heads\": %ld, "
-          "\"kv_heads\": %ld, \"ffn\": %ld, \"ffn_kind\": \"%s\", "
-          "\"vocab\": %ld, \"seq\": %ld, \"dtype\": \"%s\", "
-          "\"experts\": %ld, \"topk\": %ld, \"style\": \"%s\"}",
-          md->layers, md->hidden, md->heads, md->kv_heads, md->ffn,
-          md->ffn_kind == FFN_SWIGLU ? "swiglu" : "gelu", md->vocab, md->seq,
-          dtype_name(md->dtype), md->experts, md->topk,
-          md->gpt_style ? "gpt" : "llama");
-  fprintf(f, ", \"plan\": {");
-  for (int k = 0; k < PK_COUNT; k++) {
-    char v[64];
-    plan_value_text(p, (enum plan_key)k, v, sizeof v);
-    fprintf(f, "%s", k ? ", " : "");
-    json_setting(f, plan_key_name((enum plan_key)k), v);
-  }
-  fprintf(f, "}, \"cluster\": {");
-  json_str(f, "name", c->name);
-  fprintf(f, ", ");
-  json_str(f, "node", c->node_type);
-  fprintf(f, ", ");
-  json_str(f, "gpu", c->gpu.name);
-  fprintf(f, ", ");
-  json_str(f, "nic", c->nic.name);
-  fprintf(f, ", \"gpus\": %d, \"nodes\": %d, \"gpus_per_node\": %d, "
-          "\"nics_per_node\": %d, \"nodes_per_leaf\": %d, "
-          "\"leaves_per_pod\": %d",
-          c->gpus, c->nodes, c->gpus_per_node, c->nics_per_node,
-          c->nodes_per_leaf, c->leaves_per_pod);
-  report_json_num(f, ", ", "oversubscription", "%.6g", c->oversub);
-  report_json_num(f, ", ", "pod_oversubscription", "%.6g", c->pod_oversub);
-  fprintf(f, ", ");
-  char pl[32];
-  if (c->random_seed)
-    snprintf(pl, sizeof pl, "random:%lu", c->random_seed);
-  else
-    snprintf(pl, sizeof pl, "%s", c->spread ? "spread" : "packed");
-  json_str(f, "placement", pl);
-  report_json_num(f, ", ", "gpu_peak_tflops", "%.6g",
-                  r->peak_flops / 1e12);
-  report_json_num(f, ", ", "hbm_bytes", "%.0f", c->gpu.hbm_bytes);
-  report_json_num(f, ", ", "hbm_bw_GBps", "%.6g", c->gpu.hbm_bw_Bps / 1e9);
-  report_json_num(f, ", ", "nic_GBps", "%.6g", c->nic.bw_Bps / 1e9);
-  fprintf(f, ", ");
-  json_str(f, "trend", c->trend);
-  report_json_num(f, ", ", "gpu_years_ahead", "%.6g", c->proj_gpu_years);
-  report_json_num(f, ", ", "nic_years_ahead", "%.6g", c->proj_nic_years);
-  report_json_num(f, ", ", "clock", "%.6g", c->clock);
-  report_json_num(f, ", ", "gpu_active_w", "%.6g", c->active_w);
-  report_json_num(f, ", ", "gpu_hour_price", "%.6g", c->gpu_hour_price);
-  fprintf(f, "}, \"engine\": {");
-  json_str(f, "collective", r->collective ? r->collective : "auto");
-  fprintf(f, ", ");
-  json_str(f, "fidelity", r->fidelity ? r->fidelity : "auto");
-  fprintf(f, ", \"every_rank\": %s, \"kernel_table\": %s}}",
-          r->every_rank ? "true" : "false", r->kernel_table ? "true" : "false");
+    json_value_str(f, v);
 }
 
 /* {"tp": x, "pp": y, ...}: seconds by kind of communication. */
@@ -315,183 +249,127 @@ static void json_breakdown(FILE *f, const struct engine_result *res)
   fprintf(f, "]}}");
 }
 
-const char *const report_columns[] = {
-    "iteration_time_s", "tflops_per_gpu", "model_tflops_per_gpu", "mfu",
-    "tokens_per_s", "compute_s", "compute_gemm_s", "compute_attention_s",
-    "compute_memory_bound_s", "compute_optimizer_s", "overlapped_comm_s",
-    "exposed_comm_s", "idle_s", "memory_per_gpu_bytes", "fits_in_memory",
-    "memory.stage", "memory.microbatches_in_flight",
-    "memory.nccl_communicators", "memory.pipeline_peers", "memory.shard",
-    "memory.expert_shard", "memory.weights_bytes", "memory.gradients_bytes",
-    "memory.optimizer_bytes", "memory.activations_bytes",
-    "memory.transient_bytes", "memory.buffers_bytes", "memory.total_bytes",
-    "memory.capacity_bytes", "memory.fit_hint", "memory.fit_hint_bytes",
-    "gpu_energy_j", "gpu_energy_per_token_j", "nic_energy_j",
-    "switch_energy_j", "energy_j", "energy_per_token_j", "network_bytes",
-    "cost_per_mtoken", "network.topology", "network.nic_ports",
-    "network.switches", "network.switch_ports", "network.cables",
-    "network.power_w", "network.cost_usd",
-    "closed_form.iteration_s", "closed_form.compute_s",
-    "closed_form.comm_s", "closed_form.exposed_comm_s",
-    "closed_form.bubble_s", "closed_form.sim_over_closed",
-    "compression.method", "compression.codec_s", "compression.dp_bytes",
-    "compression.model_iteration_s", "compression.baseline_iteration_s",
-    "compression.baseline_dp_bytes", "compression.model_baseline_s",
-    "compression.speedup", "compression.model_speedup", "kernels",
-    "flows", "schema",
-    "weft_version", "inputs.model.name", "inputs.model.layers",
-    "inputs.model.hidden", "inputs.model.heads", "inputs.model.kv_heads",
-    "inputs.model.ffn", "inputs.model.ffn_kind", "inputs.model.vocab",
-    "inputs.model.seq", "inputs.model.dtype", "inputs.model.experts",
-    "inputs.model.topk", "inputs.model.style", "inputs.plan.tp",
-    "inputs.plan.pp", "inputs.plan.dp", "inputs.plan.cp", "inputs.plan.ep",
-    "inputs.plan.sp", "inputs.plan.micro_batch", "inputs.plan.global_batch",
-    "inputs.plan.schedule", "inputs.plan.recompute", "inputs.plan.bucket",
-    "inputs.plan.overlap_grad", "inputs.plan.order", "inputs.plan.attention",
-    "inputs.plan.p2p", "inputs.plan.grad_dtype", "inputs.plan.zero",
-    "inputs.plan.fsdp", "inputs.plan.hsdp", "inputs.plan.moe_imbalance",
-    "inputs.plan.first_stage_layers", "inputs.plan.last_stage_layers",
-    "inputs.plan.account_embedding_loss", "inputs.plan.shard_impl",
-    "inputs.plan.cross_entropy", "inputs.plan.fp8_recipe",
-    "inputs.plan.tensor3d", "inputs.plan.overdecompose", "inputs.plan.compress",
-    "inputs.plan.overlap_param_gather", "inputs.plan.grad_accum",
-    "inputs.cluster.name", "inputs.cluster.node",
-    "inputs.cluster.gpu", "inputs.cluster.nic", "inputs.cluster.gpus",
-    "inputs.cluster.nodes", "inputs.cluster.gpus_per_node",
-    "inputs.cluster.nics_per_node", "inputs.cluster.nodes_per_leaf",
-    "inputs.cluster.leaves_per_pod", "inputs.cluster.oversubscription",
-    "inputs.cluster.pod_oversubscription", "inputs.cluster.placement",
-    "inputs.cluster.gpu_peak_tflops",
-    "inputs.cluster.hbm_bytes", "inputs.cluster.hbm_bw_GBps",
-    "inputs.cluster.nic_GBps", "inputs.cluster.trend",
-    "inputs.cluster.gpu_years_ahead", "inputs.cluster.nic_years_ahead",
-    "inputs.cluster.clock", "inputs.cluster.gpu_active_w",
-    "inputs.cluster.gpu_hour_price", "inputs.engine.collective",
-    "inputs.engine.fidelity", "inputs.engine.every_rank",
-    "inputs.engine.kernel_table",
-    NULL};
+#define FIELD_INFO(id, name, type, fmt, kind, when, value) \
+  [RF_##id] = {name, RT_##type, fmt, RK_##kind},
+const struct report_field_info report_fields[RF_COUNT] = {
+    REPORT_FIELDS(FIELD_INFO)};
+#undef FIELD_INFO
+
+/* The columns: the names of the RK_COL rows, chosen by token pasting. */
+#define COLUMN_COL(name) name,
+#define COLUMN_LEAD(name)
+#define COLUMN_NOCOL(name)
+#define COLUMN(id, name, type, fmt, kind, when, value) COLUMN_##kind(name)
+const char *const report_columns[] = {REPORT_FIELDS(COLUMN) NULL};
+#undef COLUMN
+
+/* The JSON writer's nesting: the objects open around the last member
+ * written, as the prefix of its dotted name ("inputs.model."), and whether
+ * the innermost one has a member yet. */
+struct jw {
+  FILE *f;
+  char open[64];   /* "" at the top level */
+  bool first;      /* no member yet in the innermost object */
+};
+
+/* Close and open objects so that the member `name` (dotted) can follow,
+ * then print its separator and key. */
+static void jw_key(struct jw *w, const char *name)
+{
+  const char *leaf = strrchr(name, '.');
+  size_t plen = leaf ? (size_t)(leaf - name) + 1 : 0; /* with its '.' */
+  leaf = leaf ? leaf + 1 : name;
+  /* keep the longest prefix of open objects that is also name's */
+  size_t keep = 0;
+  for (size_t i = 0; w->open[i] && i < plen && w->open[i] == name[i]; i++)
+    if (name[i] == '.')
+      keep = i + 1;
+  for (size_t i = strlen(w->open); i > keep; i--)
+    if (w->open[i - 1] == '.') {
+      fputc('}', w->f);
+      w->first = false;
+    }
+  for (size_t i = keep, start = keep; i < plen; i++)
+    if (name[i] == '.') {
+      fprintf(w->f, "%s\"%.*s\": {", w->first ? "" : ", ", (int)(i - start),
+              name + start);
+      w->first = true;
+      start = i + 1;
+    }
+  snprintf(w->open, sizeof w->open, "%.*s", (int)plen, name);
+  fprintf(w->f, "%s\"%s\": ", w->first ? "" : ", ", leaf);
+  w->first = false;
+}
+
+/* Close every open object. */
+static void jw_close(struct jw *w)
+{
+  for (const char *c = w->open; *c; c++)
+    if (*c == '.')
+      fputc('}', w->f);
+  w->open[0] = '\0';
+  w->first = false;
+}
+
+static void jw_num(struct jw *w, const char *fmt, double v)
+{
+  if (isfinite(v))
+    fprintf(w->f, fmt, v);
+  else
+    fputs("null", w->f);
+}
+
+static void jw_setting(struct jw *w, const struct plan *p, enum plan_key k)
+{
+  char v[64];
+  plan_value_text(p, k, v, sizeof v);
+  json_setting(w->f, v);
+}
+
+/* One member per type (report_fields.h); a HOOK prints its own. */
+#define PUT_NUM(w, fmt, v) jw_num(w, fmt, v)
+#define PUT_LONG(w, fmt, v) fprintf((w)->f, "%ld", (long)(v))
+#define PUT_BOOL(w, fmt, v) fputs((v) ? "true" : "false", (w)->f)
+#define PUT_STR(w, fmt, v) json_value_str((w)->f, v)
+#define PUT_WORD(w, fmt, v) fprintf((w)->f, "\"%s\"", v)
+#define PUT_SETTING(w, fmt, v) jw_setting(w, p, v)
+#define KEY_HOOK(w, name) jw_close(w)
+#define KEY_NUM(w, name) jw_key(w, name)
+#define KEY_LONG KEY_NUM
+#define KEY_BOOL KEY_NUM
+#define KEY_STR KEY_NUM
+#define KEY_WORD KEY_NUM
+#define KEY_SETTING KEY_NUM
+#define PUT_HOOK(w, fmt, v) v
+#define MEMBER(id, name, type, fmt, kind, when, value) \
+  if (when) {                                          \
+    KEY_##type(&w, name);                              \
+    PUT_##type(&w, fmt, value);                        \
+  }
 
 void report_print_json(FILE *f, const struct report *r)
 {
   const struct plan *p = &r->w->plan;
-  const struct engine_result *res = &r->res;
-  fprintf(f, "{\"model\": \"%s\", \"gpus\": %ld, \"tp\": %ld, \"pp\": %ld, "
-          "\"dp\": %ld, \"cp\": %ld, \"ep\": %ld, \"zero\": %d",
-          r->w->model.name, p->gpus, p->tp, p->pp, p->dp, p->cp, p->ep,
-          p->zero);
-  if (p->zero == 3 || p->shard_impl == SI_MEGATRON)
-    fprintf(f, ", \"shard_impl\": \"%s\"", shard_impl_name(p->shard_impl));
-  const struct {
-    const char *key, *fmt;
-    double v;
-  } nums[] = {
-      {"iteration_time_s", "%.9g", r->iteration_s},
-      {"tflops_per_gpu", "%.6g", r->hw_flops_per_gpu / 1e12},
-      {"model_tflops_per_gpu", "%.6g", r->model_flops_per_gpu / 1e12},
-      {"mfu", "%.6g", r->model_flops_per_gpu / r->peak_flops},
-      {"tokens_per_s", "%.6g", r->tokens_per_s},
-      {"compute_s", "%.9g", res->compute_s},
-      {"compute_gemm_s", "%.9g", r->gemm_s},
-      {"compute_attention_s", "%.9g", r->attention_s},
-      {"compute_memory_bound_s", "%.9g", r->memory_bound_s},
-      {"compute_optimizer_s", "%.9g", r->optimizer_s},
-      {"overlapped_comm_s", "%.9g", res->overlapped_s},
-      {"exposed_comm_s", "%.9g", res->exposed_s},
-      {"idle_s", "%.9g", res->idle_s},
-      {"memory_per_gpu_bytes", "%.0f", r->mem.total},
-  };
-  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
-    report_json_num(f, ", ", nums[i].key, nums[i].fmt, nums[i].v);
-  fprintf(f, ", \"fits_in_memory\": %s", r->mem.fits ? "true" : "false");
+  const struct model *md = &r->w->model;
   const struct memory *m = &r->mem;
-  fprintf(f, ", \"memory\": {\"stage\": %ld, \"microbatches_in_flight\": %ld"
-          ", \"nccl_communicators\": %ld, \"pipeline_peers\": %ld",
-          m->stage, m->peak_inflight, m->communicators, m->p2p_peers);
-  report_json_num(f, ", ", "shard", "%.6g", m->shard);
-  report_json_num(f, ", ", "expert_shard", "%.6g", m->expert_shard);
-  const struct {
-    const char *key;
-    double v;
-  } mem[] = {{"weights_bytes", m->weights},
-             {"gradients_bytes", m->grads},
-             {"optimizer_bytes", m->optimizer},
-             {"activations_bytes", m->activations},
-             {"transient_bytes", m->transient},
-             {"buffers_bytes", m->buffers},
-             {"total_bytes", m->total},
-             {"capacity_bytes", m->capacity}};
-  for (size_t i = 0; i < sizeof mem / sizeof *mem; i++)
-    report_json_num(f, ", ", mem[i].key, "%.0f", mem[i].v);
-  if (r->fit_hint[0]) {
-    fprintf(f, ", \"fit_hint\": \"%s\"", r->fit_hint);
-    report_json_num(f, ", ", "fit_hint_bytes", "%.0f", r->fit_hint_bytes);
-  }
-  fprintf(f, "}");
-  report_json_num(f, ", ", "gpu_energy_j", "%.6g", r->energy_j);
-  report_json_num(f, ", ", "gpu_energy_per_token_j", "%.6g",
-                  r->energy_j / r->tokens);
-  double total = r->energy_j + r->nic_energy_j + r->switch_energy_j;
-  /* null where the fabric is there but the catalog has no figure */
-  report_json_num(f, ", ", "nic_energy_j", "%.6g",
-                  r->nic_ports && !r->have_nic_power ? NAN : r->nic_energy_j);
-  report_json_num(f, ", ", "switch_energy_j", "%.6g",
-                  r->nic_ports && !r->have_switch ? NAN : r->switch_energy_j);
-  report_json_num(f, ", ", "energy_j", "%.6g", total);
-  report_json_num(f, ", ", "energy_per_token_j", "%.6g", total / r->tokens);
-  report_json_num(f, ", ", "network_bytes", "%.6g", r->cf.nic_bytes);
-  report_json_num(f, ", ", "cost_per_mtoken", "%.6g",
-                  r->cost_per_mtoken > 0 ? r->cost_per_mtoken : NAN);
+  const struct engine_result *res = &r->res;
+  const struct cluster *c = r->c;
   /* The fabric's parts (platforms/topo.h): power at full traffic and
    * cost, null where the catalog lacks the figures. */
   struct topo_parts tp;
-  topo_parts(r->c, &tp);
-  fprintf(f, ", \"network\": {");
-  json_str(f, "topology", topology_name(r->c->topology));
-  fprintf(f, ", \"nic_ports\": %ld, \"switches\": %ld, \"switch_ports\": "
-          "%ld, \"cables\": %ld", tp.nic_ports, tp.switches_all, tp.ports_all,
-          tp.cables);
-  report_json_num(f, ", ", "power_w", "%.6g",
-                  tp.have_switch_power && r->c->nic.max_w > 0 ? tp.power_w
-                                                              : NAN);
-  report_json_num(f, ", ", "cost_usd", "%.6g",
-                  tp.have_prices ? tp.cost_usd : NAN);
-  fprintf(f, "}");
-  fprintf(f, ", \"closed_form\": {");
-  report_json_num(f, "", "iteration_s", "%.9g", r->cf.iteration_s);
-  report_json_num(f, ", ", "compute_s", "%.9g", r->cf.compute_s);
-  report_json_num(f, ", ", "comm_s", "%.9g", r->cf.comm_s);
-  report_json_num(f, ", ", "exposed_comm_s", "%.9g", r->cf.exposed_s);
-  report_json_num(f, ", ", "bubble_s", "%.9g", r->cf.bubble_s);
-  report_json_num(f, ", ", "sim_over_closed", "%.6g",
-                  r->iteration_s / r->cf.iteration_s);
-  fprintf(f, "}");
-  /* Gradient compression against the same run without it. */
-  const struct plan *pl = &r->w->plan;
-  bool base = r->base_iteration_s > 0;
-  char method[48];
-  plan_value_text(pl, PK_COMPRESS, method, sizeof method);
-  fprintf(f, ", \"compression\": {");
-  json_str(f, "method", method);
-  report_json_num(f, ", ", "codec_s", "%.9g", r->codec_s);
-  report_json_num(f, ", ", "dp_bytes", "%.6g", r->ddp.dp_bytes);
-  report_json_num(f, ", ", "model_iteration_s", "%.9g", r->ddp.iteration_s);
-  report_json_num(f, ", ", "baseline_iteration_s", "%.9g",
-                  base ? r->base_iteration_s : NAN);
-  report_json_num(f, ", ", "baseline_dp_bytes", "%.6g",
-                  base ? r->base_ddp.dp_bytes : NAN);
-  report_json_num(f, ", ", "model_baseline_s", "%.9g",
-                  base ? r->base_ddp.iteration_s : NAN);
-  report_json_num(f, ", ", "speedup", "%.6g",
-                  base ? r->base_iteration_s / r->iteration_s : NAN);
-  report_json_num(f, ", ", "model_speedup", "%.6g",
-                  base ? r->base_ddp.iteration_s / r->ddp.iteration_s : NAN);
-  fprintf(f, "}");
-  fprintf(f, ", \"kernels\": %ld, \"flows\": %ld", res->kernels, res->flows);
-  if (res->stages)
-    json_breakdown(f, res);
-  report_json_num(f, ", ", "sim_wall_s", "%.3f", r->sim_wall_s);
-  json_inputs(f, r);
-  fprintf(f, "}\n");
+  topo_parts(c, &tp);
+  char method[48], placement[32];
+  plan_value_text(p, PK_COMPRESS, method, sizeof method);
+  if (c->random_seed)
+    snprintf(placement, sizeof placement, "random:%lu", c->random_seed);
+  else
+    snprintf(placement, sizeof placement, "%s",
+             c->spread ? "spread" : "packed");
+  struct jw w = {f, "", true};
+  fputc('{', f);
+  REPORT_FIELDS(MEMBER)
+  jw_close(&w);
+  fputs("}\n", f);
 }
 
 /* ", CP 2, EP 8, HSDP 8, SP": the plan's dimensions beyond TP, PP, DP. */

@@ -1,8 +1,9 @@
 /*
  * report.h - the results of one simulated iteration, derived once from the
  * replay and the workload (throughput, MFU, energy, memory) and printed as
- * the text summary or the JSON object of `weft run`.  Text, JSON and a
- * future sweep read the same numbers.  Part of the command layer: it
+ * the text summary or the JSON object of `weft run`.  Text, JSON and the
+ * results columns of `weft sweep` read the same numbers; the JSON's fields
+ * are the one table of sim/report_fields.h.  Part of the command layer: it
  * prints.
  */
 #ifndef WEFT_REPORT_H
@@ -12,7 +13,8 @@
 
 #include "platforms/cluster.h"
 #include "sim/engine.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
+#include "sim/report_fields.h"
 #include "workloads/accounting.h"
 #include "workloads/closedform.h"
 #include "workloads/workload.h"
@@ -67,8 +69,25 @@ struct report {
   bool every_rank, kernel_table;
 };
 
-/* The version of --json's layout (docs/json.md). */
+/* The version of --json's layout (the README's table of its fields). */
 #define REPORT_JSON_SCHEMA 2
+
+/* The fields of the JSON object, from the one table of them
+ * (sim/report_fields.h): RF_<ID> indexes report_fields. */
+enum report_type { RT_NUM, RT_LONG, RT_BOOL, RT_STR, RT_WORD, RT_SETTING,
+                   RT_HOOK };
+enum report_kind { RK_COL, RK_LEAD, RK_NOCOL };
+#define REPORT_FIELD_ID(id, name, type, fmt, kind, when, value) RF_##id,
+enum report_field { REPORT_FIELDS(REPORT_FIELD_ID) RF_COUNT };
+#undef REPORT_FIELD_ID
+
+struct report_field_info {
+  const char *name;       /* dotted: "memory.total_bytes" */
+  enum report_type type;  /* how it is printed (report_fields.h) */
+  const char *fmt;        /* printf format of RT_NUM, else NULL */
+  enum report_kind kind;  /* RK_COL: a column of report_columns */
+};
+extern const struct report_field_info report_fields[RF_COUNT];
 
 /* Derive the metrics of a replay of `g` (built from w) on `c`, computing
  * in `dtype`.  w and c stay borrowed by *out. */
@@ -85,11 +104,12 @@ void report_json_num(FILE *f, const char *sep, const char *key,
 /* The columns of a sweep's results (weft sweep): every scalar of the JSON
  * object without --breakdown, by its flattened key ("memory.total_bytes",
  * "inputs.plan.tp"), in the object's order, the conditional ones
- * (memory.fit_hint, memory.fit_hint_bytes) included.  Left out: the wall
- * time (sim_wall_s), which differs from run to run, and the leading
- * model, gpus, tp, pp, dp, cp, ep, zero and shard_impl, which repeat
- * inputs.* (and would clash with a study's own columns).
- * NULL-terminated; the CLI test checks it against the JSON both ways. */
+ * (memory.fit_hint, memory.fit_hint_bytes) included: the RK_COL rows of
+ * the field table.  Left out: the wall time (sim_wall_s), which differs
+ * from run to run, and the leading model, gpus, tp, pp, dp, cp, ep, zero
+ * and shard_impl, which repeat inputs.* (and would clash with a study's
+ * own columns).  NULL-terminated; test_report checks it against the JSON
+ * both ways. */
 extern const char *const report_columns[];
 
 /* The summary of `weft run`, and its JSON object (one line). */

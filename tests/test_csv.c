@@ -1,5 +1,5 @@
 /*
- * test_csv.c - the streaming CSV reader (analysis/csv.h): rows, line
+ * test_csv.c - the streaming CSV reader (sim/base/csv.h): rows, line
  * numbers, byte offsets and lengths that copy rows verbatim, a cut last
  * row, CRLF, buffers reused between rows, and each error with its line;
  * csv_read made of it (its round trip is in test_study.c).
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/csv.h"
+#include "sim/base/csv.h"
 
 /* A temporary file holding `text` (len bytes); the caller unlinks it. */
 static char *temp_file(const char *text, size_t len)
@@ -184,4 +184,28 @@ Test(csv_reader, empty_file_directory_and_missing_file)
   size_t len;
   cr_assert_null(csv_slurp("/tmp", &len, &err));
   cr_assert_str_eq(err.msg, "/tmp: is a directory");
+}
+
+/* Files written by hand (kernel tables): '#' comments skipped raw, quotes
+ * and commas in them included, and a last row without its newline. */
+Test(csv_reader, comments_and_last_row_whole)
+{
+  static const char text[] = "# a \"comment\", with commas\na,b\n#x\n1,2";
+  const char *path = temp_file(text, sizeof text - 1);
+  struct csv_reader r;
+  struct weft_err err = {0};
+  cr_assert_eq(csv_reader_open(&r, path, &err), 0);
+  r.comments = true;
+  r.last_row_whole = true;
+  cr_assert_eq(csv_reader_next(&r, &err), 1);
+  cr_assert_eq(r.nfields, 2);
+  cr_assert_str_eq(r.fields[0], "a");
+  cr_assert_eq(r.line, 2);
+  cr_assert_eq(csv_reader_next(&r, &err), 1);
+  cr_assert_str_eq(r.fields[1], "2");
+  cr_assert_eq(r.line, 4);
+  cr_assert_eq(csv_reader_next(&r, &err), 0);
+  cr_assert_not(r.partial);
+  csv_reader_close(&r);
+  unlink(path);
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 static void bad(const char *text, const char *msg_after_path)
 {

@@ -4,7 +4,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "traces/layout.h"
+#include "sim/graph/layout.h"
 
 static const struct graph_layout layouts[] = {
     {4, 2, 8, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0, 0, 0}},

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/jsonflat.h"
+#include "sim/base/jsonflat.h"
 #include "sim/report.h"
 
 static char *json_of(const struct report *r)
@@ -120,4 +120,69 @@ Test(report, sweep_columns_are_the_json_fields)
   r.fit_hint_bytes = 1e9;
   w.plan.zero = 3;
   check_columns(&r, NULL);
+}
+
+/* The field table has a row for every plan setting, in the plan's order
+ * (inputs.plan.*): a setting added to plan.h needs its row. */
+Test(report, field_table_has_every_plan_setting)
+{
+  int k = 0;
+  for (int i = 0; i < RF_COUNT; i++) {
+    if (report_fields[i].type != RT_SETTING)
+      continue;
+    char want[128];
+    snprintf(want, sizeof want, "inputs.plan.%s",
+             plan_key_name((enum plan_key)k));
+    cr_assert_str_eq(report_fields[i].name, want);
+    k++;
+  }
+  cr_assert_eq(k, PK_COUNT);
+}
+
+/* The README's table of the JSON's fields (section "weft run --json")
+ * names exactly the field table's rows: the names in backquotes in each
+ * row's first cell; those under breakdown. are the --breakdown hook's. */
+Test(report, readme_table_is_the_field_table)
+{
+  FILE *f = fopen(WEFT_SOURCE_ROOT "/README.md", "r");
+  cr_assert(f);
+  static char doc[1 << 20];
+  size_t len = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[len] = '\0';
+  char *sec = strstr(doc, "### `weft run --json`");
+  cr_assert(sec);
+  char *end = strstr(sec, "\n## ");
+  if (end)
+    *end = '\0';
+  bool seen[RF_COUNT] = {false};
+  int documented = 0;
+  for (char *line = sec; line; line = strchr(line, '\n')) {
+    line += *line == '\n';
+    if (strncmp(line, "| `", 3) != 0)
+      continue;
+    char *cell_end = strstr(line, " | ");
+    cr_assert(cell_end);
+    for (char *q = strchr(line, '`'); q && q < cell_end;
+         q = strchr(q + 1, '`')) {
+      char *close = strchr(q + 1, '`');
+      cr_assert(close && close < cell_end);
+      char name[128];
+      snprintf(name, sizeof name, "%.*s", (int)(close - q - 1), q + 1);
+      if (strncmp(name, "breakdown.", 10) == 0)
+        name[9] = '\0';
+      int i = 0;
+      while (i < RF_COUNT && strcmp(report_fields[i].name, name) != 0)
+        i++;
+      cr_assert(i < RF_COUNT, "README documents %s, which is not a field",
+                name);
+      documented += !seen[i];
+      seen[i] = true;
+      q = close;
+    }
+  }
+  for (int i = 0; i < RF_COUNT; i++)
+    cr_assert(seen[i], "field %s is not in the README's table",
+              report_fields[i].name);
+  cr_assert_eq(documented, RF_COUNT);
 }

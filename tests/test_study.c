@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/csv.h"
-#include "analysis/expr.h"
-#include "analysis/jsonflat.h"
 #include "analysis/study.h"
+#include "sim/base/csv.h"
+#include "sim/base/expr.h"
+#include "sim/base/jsonflat.h"
 
 /* A stand-in for weft run's names: a few settings and one flag. */
 static int classify(const char *name, enum study_use *use)

@@ -10,7 +10,7 @@
 #define WEFT_TRACE_H
 
 #include "sim/base/err.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 struct trace;
 

@@ -25,7 +25,7 @@
 #ifndef WEFT_BUILDER_H
 #define WEFT_BUILDER_H
 
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 #include "workloads/model.h"
 #include "workloads/plan.h"
 

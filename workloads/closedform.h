@@ -48,7 +48,7 @@
 #define WEFT_CLOSEDFORM_H
 
 #include "platforms/cluster.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 struct closed_form {
   double iteration_s;

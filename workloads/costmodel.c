@@ -5,14 +5,13 @@
 #define _GNU_SOURCE
 #include "workloads/costmodel.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
+#include "sim/base/csv.h"
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
 
@@ -238,78 +237,49 @@ double cost_kernel(const struct gpu_spec *g, enum dtype dt, int attn,
 #define MAX_TABLE_LINE 1024             /* bytes in one line */
 #define MAX_TABLE_BYTES (64L << 20)     /* bytes in the whole file */
 
-/* One line into buf (at most size - 1 bytes, without its newline): 0, -1
- * at the end of the file, 1 when the line is too long, 2 on a NUL byte. */
-static int read_line(FILE *f, char *buf, size_t size, long *total)
-{
-  size_t n = 0;
-  int c;
-  while ((c = getc(f)) != EOF) {
-    if (++*total > MAX_TABLE_BYTES)
-      return 1;
-    if (c == '\n')
-      break;
-    if (c == '\0')
-      return 2;
-    if (n + 1 >= size)
-      return 1;
-    buf[n++] = (char)c;
-  }
-  buf[n] = '\0';
-  return c == EOF && n == 0 ? -1 : 0;
-}
+static const char *const table_head[5] = {"kernel", "shape", "dtype", "gpu",
+                                          "time"};
 
+/* The file is CSV read by csv.h's reader, with '#' comments and a last row
+ * that may lack its newline (tables are written by hand); the limits on a
+ * line and on the file are the table's own. */
 struct cost_table *cost_table_read(const char *path, struct weft_err *err)
 {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct csv_reader rd;
+  if (csv_reader_open(&rd, path, err))
     return NULL;
-  }
-  /* fopen opens a directory for reading; its read fails with EISDIR,
-   * which "read error" would hide. */
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
-    return NULL;
-  }
+  rd.comments = true;
+  rd.last_row_whole = true;
   struct cost_table *t = xcalloc(1, sizeof *t);
-  long cap = 0, line = 0, total = 0;
-  char buf[MAX_TABLE_LINE];
+  long cap = 0, line = 0;
   int rc = 0, got;
   bool header = true;
-  while (!rc && (got = read_line(f, buf, sizeof buf, &total)) >= 0) {
-    line++;
-    if (got == 1) {
-      rc = total > MAX_TABLE_BYTES
-               ? weft_errf(err, WEFT_ELIMIT, "%s:%ld: larger than the limit "
-                           "of %ld bytes", path, line, MAX_TABLE_BYTES)
-               : weft_errf(err, WEFT_ELIMIT, "%s:%ld: line longer than %d "
-                           "bytes", path, line, MAX_TABLE_LINE - 1);
+  while (!rc && (got = csv_reader_next(&rd, err)) > 0) {
+    line = rd.line;
+    if (rd.offset + rd.bytes > (uint64_t)MAX_TABLE_BYTES) {
+      rc = weft_errf(err, WEFT_ELIMIT, "%s:%ld: larger than the limit of %ld "
+                     "bytes", path, line, MAX_TABLE_BYTES);
       break;
     }
-    if (got == 2) {
-      rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: NUL byte: not a text file",
-                     path, line);
+    if (rd.bytes > MAX_TABLE_LINE) { /* its newline included */
+      rc = weft_errf(err, WEFT_ELIMIT, "%s:%ld: line longer than %d bytes",
+                     path, line, MAX_TABLE_LINE - 1);
       break;
     }
-    buf[strcspn(buf, "\r")] = '\0';
-    if (!buf[0] || buf[0] == '#')
-      continue;
+    char **fields = rd.fields;
+    int nf = rd.nfields;
+    if (nf == 1 && !fields[0][0])
+      continue; /* an empty line */
     if (header) {
       header = false;
-      if (strcmp(buf, "kernel,shape,dtype,gpu,time") != 0)
+      bool ok = nf == 5;
+      for (int k = 0; ok && k < 5; k++)
+        ok = strcmp(fields[k], table_head[k]) == 0;
+      if (!ok)
         rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: expected the header "
                        "'kernel,shape,dtype,gpu,time'", path, line);
       continue;
     }
-    char *fields[5];
-    int nf = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok && nf < 6;
-         tok = strtok_r(NULL, ",", &save))
-      fields[nf < 5 ? nf : 4] = tok, nf++;
     if (nf != 5) {
       rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: expected 5 fields, got %d",
                      path, line, nf);
@@ -372,11 +342,12 @@ struct cost_table *cost_table_read(const char *path, struct weft_err *err)
     }
     t->rows[t->n++] = r;
   }
-  if (!rc && ferror(f))
-    rc = weft_errf(err, WEFT_EIO, "%s: read error", path);
+  if (!rc && got < 0)
+    rc = got;
   if (!rc && header)
-    rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: empty table", path, line);
-  fclose(f);
+    rc = weft_errf(err, WEFT_EINVAL, "%s:%ld: empty table", path,
+                   rd.next_line - 1);
+  csv_reader_close(&rd);
   if (rc) {
     cost_table_free(t);
     return NULL;

@@ -49,8 +49,9 @@
  * FP8 GEMMs reach the GPU's gemm_eff_fp8 ceiling), while attention, the
  * embedding and output layer and every memory-bound kernel stay in BF16.
  *
- * A measured table overrides the model where it has data: a CSV with the
- * columns kernel,shape,dtype,gpu,time (shape "MxNxK" for GEMMs, "BxSxD" for
+ * A measured table overrides the model where it has data: a CSV (csv.h's
+ * rules; lines starting with '#' are comments) with the columns
+ * kernel,shape,dtype,gpu,time (shape "MxNxK" for GEMMs, "BxSxD" for
  * attention: batch*heads, sequence, head dim; time with a unit, "812us").
  * A kernel of a measured shape gets the measured time; between measured
  * shapes of the same kernel, dtype and GPU the achieved FLOP/s is
@@ -61,7 +62,7 @@
 
 #include "platforms/catalog.h"
 #include "sim/base/err.h"
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 struct cost_table;
 

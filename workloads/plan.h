@@ -20,7 +20,7 @@
 
 #include "sim/base/bounds.h"
 #include "sim/base/err.h"
-#include "traces/layout.h"
+#include "sim/graph/layout.h"
 #include "workloads/model.h"
 
 enum sched_kind { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
@@ -240,7 +240,7 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err) WEFT_WUR;
 
 /* The rank layout of a resolved plan (degrees, rank order, shard group):
- * where each rank sits and who its peers are (traces/layout.h). */
+ * where each rank sits and who its peers are (sim/graph/layout.h). */
 void plan_layout(const struct plan *p, struct graph_layout *out);
 
 /* Layers held by pipeline stage `stage`, model chunk `chunk` (chunk c of

@@ -4,7 +4,7 @@
  * (the writer and the reader agree on any list of fields). */
 #include "tests/fuzz/fuzz_common.h"
 
-#include "analysis/csv.h"
+#include "sim/base/csv.h"
 
 static int read_text(const char *text, size_t len, struct csv *out)
 {

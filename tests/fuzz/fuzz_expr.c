@@ -8,7 +8,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "analysis/expr.h"
+#include "sim/base/expr.h"
 
 /* A variable's value from its name: numbers, and the cases a study can
  * hand over (unset, not a number, empty, too large). */

@@ -2,7 +2,7 @@
  * reads back must write and read again to an equal graph. */
 #include "tests/fuzz/fuzz_common.h"
 
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "analysis/jsonflat.h"
+#include "sim/base/jsonflat.h"
 
 struct pairs {
   long n;

@@ -2,7 +2,7 @@
  * jsonflat.c - a recursive-descent JSON reader that emits scalars with
  * their key paths (jsonflat.h); recursion is bounded by the depth limit.
  */
-#include "analysis/jsonflat.h"
+#include "sim/base/jsonflat.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/csv.h"
+#include "sim/base/csv.h"
 
 struct reader {
   const char *t;

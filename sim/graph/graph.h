@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "sim/base/err.h"
-#include "traces/layout.h"
+#include "sim/graph/layout.h"
 
 enum task_kind { TK_KERNEL, TK_COLL, TK_SEND, TK_RECV, TK_COUNT };
 

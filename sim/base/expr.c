@@ -3,7 +3,7 @@
  * evaluator.  The depth limit bounds the recursion of both, so no input
  * can exhaust the stack.
  */
-#include "analysis/expr.h"
+#include "sim/base/expr.h"
 
 #include <ctype.h>
 #include <math.h>

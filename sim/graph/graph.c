@@ -6,7 +6,7 @@
  * rejects forward references.
  */
 #define _GNU_SOURCE
-#include "traces/graph.h"
+#include "sim/graph/graph.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,9 +1,11 @@
 /*
- * csv.h - the results files of studies: RFC 4180 CSV (comma-separated,
- * fields with a comma, a quote or a line break in double quotes, quotes
- * doubled, lines ending in "\n" or "\r\n"), written a row at a time and
- * read a row at a time (struct csv_reader, for files of any size: results
- * reach hundreds of MB) or whole (struct csv, for small files).
+ * csv.h - RFC 4180 CSV (comma-separated, fields with a comma, a quote or a
+ * line break in double quotes, quotes doubled, lines ending in "\n" or
+ * "\r\n"), written a row at a time and read a row at a time (struct
+ * csv_reader, for files of any size: results reach hundreds of MB) or
+ * whole (struct csv, for small files).  The one CSV reader of weft: the
+ * results files of studies and the measured kernel tables
+ * (workloads/costmodel.h) both go through it.
  */
 #ifndef WEFT_CSV_H
 #define WEFT_CSV_H
@@ -64,6 +66,13 @@ char *csv_slurp(const char *path, size_t *len, struct weft_err *err);
  * and `complete_bytes` is the length of the file up to the end of the last
  * complete row (where to truncate it before appending).
  *
+ * Two settings, false after csv_reader_open, change this for files
+ * written by hand (kernel tables): with `comments`, a line that starts
+ * with '#' where a row would start is skipped as it is (quotes and commas
+ * in it mean nothing; a NUL byte in it is still an error); with
+ * `last_row_whole`, a last row without its line ending is a row, not a
+ * cut one.
+ *
  * Errors, each "PATH:LINE: what" with the line the row starts on (the
  * line of the fault for text after a quote and quotes inside a field):
  * a quoted field that does not end before the end of the file, text after
@@ -82,6 +91,9 @@ struct csv_reader {
   /* At the end of the file (csv_reader_next returned 0). */
   bool partial;           /* the file ends inside a row */
   uint64_t complete_bytes; /* bytes up to the end of the last complete row */
+  /* Settings (see above), set before the first csv_reader_next. */
+  bool comments;          /* skip lines starting with '#' */
+  bool last_row_whole;    /* a last row without its line ending is a row */
   /* Private. */
   FILE *f;
   char *path;             /* owned copy, for messages */

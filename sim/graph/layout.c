@@ -1,7 +1,7 @@
 /*
  * layout.c - rank arithmetic of a parallel plan (layout.h).
  */
-#include "traces/layout.h"
+#include "sim/graph/layout.h"
 
 long layout_degree(const struct graph_layout *l, enum pdim d)
 {

@@ -2,7 +2,7 @@
  * csv.c - write and read RFC 4180 CSV (csv.h): a row at a time with
  * struct csv_reader, whole with csv_read (made of the reader).
  */
-#include "analysis/csv.h"
+#include "sim/base/csv.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -171,11 +171,32 @@ static int fail(struct csv_reader *r, struct weft_err *err, int code,
   return weft_errf(err, code, "%s:%s", r->path, what);
 }
 
+/* With r->comments: skip the lines that start with '#' here, raw. */
+static int skip_comments(struct csv_reader *r, struct weft_err *err)
+{
+  while (peek_byte(r) == '#') {
+    int c;
+    while ((c = next_byte(r)) >= 0 && c != '\n')
+      if (c == 0)
+        return fail(r, err, WEFT_EINVAL, "%ld: NUL byte: not a text file",
+                    r->next_line);
+    if (c < 0)
+      break;
+    r->next_line++;
+  }
+  return 0;
+}
+
 int csv_reader_next(struct csv_reader *r, struct weft_err *err)
 {
   if (r->failed || !r->f)
     return weft_errf(err, WEFT_EINVAL, "%s: read after an error",
                      r->path ? r->path : "csv");
+  if (r->comments) {
+    int rc = skip_comments(r, err);
+    if (rc)
+      return rc;
+  }
   const uint64_t start = r->pos;
   const long row_line = r->next_line;
   int n = 0;
@@ -251,9 +272,12 @@ int csv_reader_next(struct csv_reader *r, struct weft_err *err)
       r->next_line++;
       break;
     }
-    /* The end of the file inside the row: cut, unless reading failed. */
+    /* The end of the file inside the row: cut, unless reading failed or
+     * the file is one written by hand. */
     if (r->read_errno)
       return fail(r, err, WEFT_EIO, "%s", "read error");
+    if (r->last_row_whole)
+      break;
     r->partial = true;
     r->complete_bytes = start;
     return 0;
