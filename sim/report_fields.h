@@ -12,8 +12,8 @@
  *           the object "memory"; rows of one object are consecutive
  *   TYPE    how the value is printed: NUM a double by FORMAT, null when not
  *           finite; LONG an integer; BOOL true or false; STR a string,
- *           escaped; WORD a string printed as it is (names that hold no
- *           quotes); SETTING the plan setting VALUE (enum plan_key) as
+ *           escaped; WORD a string printed as it is (words of weft's own
+ *           that hold no quotes); SETTING the plan setting VALUE (enum plan_key) as
  *           numbers, booleans (yes/no) or strings; HOOK a statement that
  *           prints a whole member itself, separator included (--breakdown)
  *   FORMAT  printf format of NUM, else NULL
@@ -36,7 +36,7 @@
 
 /* clang-format off */
 #define REPORT_FIELDS(X) \
-  X(MODEL, "model", WORD, NULL, LEAD, true, md->name)                         \
+  X(MODEL, "model", STR, NULL, LEAD, true, md->name)                          \
   X(GPUS, "gpus", LONG, NULL, LEAD, true, p->gpus)                            \
   X(TP, "tp", LONG, NULL, LEAD, true, p->tp)                                  \
   X(PP, "pp", LONG, NULL, LEAD, true, p->pp)                                  \
@@ -97,7 +97,7 @@
   X(MEM_CAPACITY_BYTES, "memory.capacity_bytes",                              \
     NUM, "%.0f", COL, true, m->capacity)                                      \
   X(MEM_FIT_HINT, "memory.fit_hint",                                          \
-    WORD, NULL, COL, r->fit_hint[0], r->fit_hint)                             \
+    STR, NULL, COL, r->fit_hint[0], r->fit_hint)                              \
   X(MEM_FIT_HINT_BYTES, "memory.fit_hint_bytes",                              \
     NUM, "%.0f", COL, r->fit_hint[0], r->fit_hint_bytes)                      \
   X(GPU_ENERGY_J, "gpu_energy_j", NUM, "%.6g", COL, true, r->energy_j)        \
