@@ -13,9 +13,10 @@
  *   TYPE    how the value is printed: NUM a double by FORMAT, null when not
  *           finite; LONG an integer; BOOL true or false; STR a string,
  *           escaped; WORD a string printed as it is (words of weft's own
- *           that hold no quotes); SETTING the plan setting VALUE (enum plan_key) as
- *           numbers, booleans (yes/no) or strings; HOOK a statement that
- *           prints a whole member itself, separator included (--breakdown)
+ *           that hold no quotes); SETTING the plan setting VALUE (enum
+ *           plan_key) as numbers, booleans (yes/no) or strings; HOOK a
+ *           statement that prints a whole member itself, separator
+ *           included (--breakdown)
  *   FORMAT  printf format of NUM, else NULL
  *   KIND    COL a results column of weft sweep; LEAD a leading field that
  *           repeats inputs.* (not a column: it would clash with a study's
