@@ -16,7 +16,28 @@
 #include "workloads/accounting.h"
 #include "workloads/schedule.h"
 
+struct ctx;
+
+/* The passes of one kind of tensor parallelism over a layer, the embedding
+ * and the loss, chosen once per stage (ctx_init): Megatron's 1D TP or
+ * Tensor3D.  A backward returns the task its weight gradients are final
+ * after. */
+struct layer_ops {
+  void (*layer_fwd)(struct ctx *c, long layer, int phase);
+  long (*layer_bwd)(struct ctx *c, long layer);
+  void (*embed_fwd)(struct ctx *c);
+  long (*embed_bwd)(struct ctx *c);
+  void (*loss_fwd)(struct ctx *c);
+  long (*loss_bwd)(struct ctx *c);
+  bool p2p_scatter_gather; /* with TP > 1 and no SP, a received tensor is
+                              all-gathered over TP (Megatron's scatter/
+                              gather of pipeline transfers) */
+  bool accumulate;         /* weight gradients take an accumulation pass
+                              over micro-batches (build_accum_bytes) */
+};
+
 struct ctx {
+  const struct layer_ops *ops;
   struct graph *g;
   const struct model *m;
   const struct plan *p;
@@ -320,20 +341,8 @@ static void fp8_grad_cast(struct ctx *c, long l, double elements)
     kernel(c, KK_ELEMWISE, PH_BWD, l, 0, (2 + fp8_both(c)) * elements);
 }
 
-static bool t3(const struct ctx *c);
-static void t3_layer_fwd(struct ctx *c, long l, int phase);
-static long t3_layer_bwd(struct ctx *c, long l);
-static void t3_embed_fwd(struct ctx *c);
-static long t3_embed_bwd(struct ctx *c);
-static void t3_loss_fwd(struct ctx *c);
-static long t3_loss_bwd(struct ctx *c);
-
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
-  if (t3(c)) {
-    t3_layer_fwd(c, l, phase);
-    return;
-  }
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
   double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
   fp8_fwd_casts(c, phase, l);
@@ -362,8 +371,6 @@ static void layer_fwd(struct ctx *c, long l, int phase)
 /* Returns the index of the layer's last weight-gradient GEMM. */
 static long layer_bwd(struct ctx *c, long l)
 {
-  if (t3(c))
-    return t3_layer_bwd(c, l);
   const int B = PH_BWD;
   double e = c->e, Tl = c->T_local, h = c->h, T = c->T, t = c->t;
   double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
@@ -410,10 +417,6 @@ static long layer_bwd(struct ctx *c, long l)
 
 static void embed_fwd(struct ctx *c)
 {
-  if (t3(c)) {
-    t3_embed_fwd(c);
-    return;
-  }
   double e = c->e;
   kernel(c, KK_EMBED, PH_FWD, -1, 0, e * c->T * c->h * (c->m->gpt_style ? 3 : 1));
   /* Vocabulary-parallel embedding: partial lookups summed over TP. */
@@ -423,8 +426,6 @@ static void embed_fwd(struct ctx *c)
 
 static long embed_bwd(struct ctx *c)
 {
-  if (t3(c))
-    return t3_embed_bwd(c);
   sp_gather(c, PH_BWD, -1);
   return kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * c->h);
 }
@@ -457,10 +458,6 @@ static void loss_kernel(struct ctx *c, enum phase ph)
 
 static void loss_fwd(struct ctx *c)
 {
-  if (t3(c)) {
-    t3_loss_fwd(c);
-    return;
-  }
   double e = c->e, V = (double)c->m->vocab, t = c->t;
   kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T_local * c->h);
   sp_gather(c, PH_FWD, -1);
@@ -474,8 +471,6 @@ static void loss_fwd(struct ctx *c)
 /* Returns the output layer's weight-gradient GEMM. */
 static long loss_bwd(struct ctx *c)
 {
-  if (t3(c))
-    return t3_loss_bwd(c);
   double e = c->e, V = (double)c->m->vocab, t = c->t;
   loss_kernel(c, PH_BWD);
   gemm(c, PH_BWD, -1, c->T, c->h, V / t);
@@ -484,6 +479,13 @@ static long loss_bwd(struct ctx *c)
   kernel(c, KK_NORM, PH_BWD, -1, 0, e * 3 * c->T_local * c->h);
   return w;
 }
+
+static const struct layer_ops megatron_ops = {
+  .layer_fwd = layer_fwd, .layer_bwd = layer_bwd,
+  .embed_fwd = embed_fwd, .embed_bwd = embed_bwd,
+  .loss_fwd = loss_fwd, .loss_bwd = loss_bwd,
+  .p2p_scatter_gather = true, .accumulate = true,
+};
 
 /* ---- Tensor3D (plan.h) ----------------------------------------------
  * The tensor-parallel block is a GX x GY x GZ grid.  A linear layer of
@@ -503,8 +505,6 @@ static long loss_bwd(struct ctx *c)
  * micro-batch are over-decomposed: each operation runs piece by piece,
  * each piece's all-reduce on the t3 stream while the next piece computes,
  * and a piece's next operation waits for its own all-reduce only. */
-static bool t3(const struct ctx *c) { return c->p->t3[0] > 0; }
-
 struct t3s {
   double gx, gy, gz, k, R; /* grid, pieces, rows per piece */
   long ready[64];          /* per piece: what its next computation awaits */
@@ -767,6 +767,16 @@ static long t3_loss_bwd(struct ctx *c)
   return w;
 }
 
+/* Tensor3D's pipeline transfers carry each rank's own h/GX channels (no
+ * scatter/gather), and its weight gradients are reduce-scattered over Z
+ * after every backward, with no accumulation pass. */
+static const struct layer_ops t3_ops = {
+  .layer_fwd = t3_layer_fwd, .layer_bwd = t3_layer_bwd,
+  .embed_fwd = t3_embed_fwd, .embed_bwd = t3_embed_bwd,
+  .loss_fwd = t3_loss_fwd, .loss_bwd = t3_loss_bwd,
+  .p2p_scatter_gather = false, .accumulate = false,
+};
+
 /* Pipeline transfer of one micro-batch's activations (or their gradient). */
 double build_p2p_bytes(const struct model *m, const struct plan *p)
 {
@@ -790,7 +800,7 @@ static void recv(struct ctx *c, int peer, int phase)
                    .phase = (uint8_t)phase, .peer = (int8_t)peer,
                    .layer = -1, .bytes = p2p_bytes(c)};
   long r = add(c, &t);
-  if (c->t > 1 && !c->p->sp && !t3(c)) {
+  if (c->t > 1 && !c->p->sp && c->ops->p2p_scatter_gather) {
     /* Scatter/gather: rebuild the full tensor over NVLink. */
     c->pending[c->npending++] = r;
     coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, -1, c->e * c->T * c->h);
@@ -1285,15 +1295,15 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
       kernel(c, KK_ELEMWISE, phase, unit_layer(un), 0, 2 * un->params * c->e);
     if (fwd) {
       if (un->kind == UNIT_EMBED)
-        embed_fwd(c);
+        c->ops->embed_fwd(c);
       else if (un->kind == UNIT_LAYER)
-        layer_fwd(c, un->layer, PH_FWD);
+        c->ops->layer_fwd(c, un->layer, PH_FWD);
       else
-        loss_fwd(c);
+        c->ops->loss_fwd(c);
     } else {
-      w = un->kind == UNIT_EMBED ? embed_bwd(c)
-          : un->kind == UNIT_LAYER ? layer_bwd(c, un->layer)
-                          : loss_bwd(c);
+      w = un->kind == UNIT_EMBED ? c->ops->embed_bwd(c)
+          : un->kind == UNIT_LAYER ? c->ops->layer_bwd(c, un->layer)
+                          : c->ops->loss_bwd(c);
       if (shard > 1)
         reduce_grads(c, &red, un, w, gk, false);
       long nx;
@@ -1337,6 +1347,7 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   c->topk = (double)m->topk;
   c->T_local = p->sp ? c->T / c->t : c->T;
   c->vlast = p->pp * p->vchunks - 1;
+  c->ops = p->t3[0] > 0 ? &t3_ops : &megatron_ops;
   long max_dp = 4 * (m->layers + 4) + 16;
   if (p->zero == 3)
     max_dp += 4 * (m->layers + 4) * p->microbatches;
@@ -1423,17 +1434,17 @@ static void forward_op(struct ctx *c, long vs, long first, long count)
   if (vs == 0) {
     if (ag)
       wait_for(c, ag[k++]);
-    embed_fwd(c);
+    c->ops->embed_fwd(c);
   }
   for (long l = first; l < first + count; l++) {
     if (ag)
       wait_for(c, ag[k++]);
-    layer_fwd(c, l, PH_FWD);
+    c->ops->layer_fwd(c, l, PH_FWD);
   }
   if (vs == c->vlast) {
     if (ag)
       wait_for(c, ag[k++]);
-    loss_fwd(c);
+    c->ops->loss_fwd(c);
   } else {
     send(c, +1, PH_FWD);
   }
@@ -1462,7 +1473,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
     recv(c, +1, PH_BWD);
   double acc = 0, lim = bucket_limit(c, c->chunk);
   if (vs == c->vlast) {
-    long w = accumulate(c, accum, -1, c->head, loss_bwd(c));
+    long w = accumulate(c, accum, -1, c->head, c->ops->loss_bwd(c));
     bucket_add(c, &acc, BU_HEAD);
     if (overlap && acc >= lim)
       flush_bucket(c, &acc, w);
@@ -1470,7 +1481,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
   long nx;
   enum group_kind xg = expert_group(p, &nx);
   for (long l = first + count - 1; l >= first; l--) {
-    long w = accumulate(c, accum, l, c->lp + c->lx, layer_bwd(c, l));
+    long w = accumulate(c, accum, l, c->lp + c->lx, c->ops->layer_bwd(c, l));
     bucket_add(c, &acc, BU_LAYER);
     if (overlap && acc >= lim)
       flush_bucket(c, &acc, w);
@@ -1482,7 +1493,7 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
     }
   }
   if (vs == 0) {
-    long w = accumulate(c, accum, -1, c->emb, embed_bwd(c));
+    long w = accumulate(c, accum, -1, c->emb, c->ops->embed_bwd(c));
     bucket_add(c, &acc, BU_EMB);
     if (overlap)
       flush_bucket(c, &acc, w);
@@ -1617,7 +1628,7 @@ static int build_stage(struct graph *g, const struct model *m,
       forward_op(&c, vs, first, count);
     else
       backward_op(&c, vs, first, count, last, p->overlap_grad && last,
-                  !t3(&c) && (c.accum_every || i != first_bwd[op->chunk]));
+                  c.ops->accumulate && (c.accum_every || i != first_bwd[op->chunk]));
     if (g->prog[stage].n > WEFT_MAX_TASKS)
       rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
                      "use fewer micro-batches or layers per stage", stage,
