@@ -6,6 +6,7 @@
  */
 #include "workloads/builder.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,11 @@ struct layer_ops {
                               over micro-batches (build_accum_bytes) */
 };
 
+/* The most tasks one compute task waits for besides the compute stream's
+ * order: at most a blocking send, a receive, a ring-attention block, a
+ * DeepSpeed 2021 bucket and a parameter gather, with room to spare. */
+enum { PENDING_MAX = 8 };
+
 struct ctx {
   const struct layer_ops *ops;
   struct graph *g;
@@ -47,7 +53,8 @@ struct ctx {
   double e;           /* bytes per activation element */
   double b, S, T, h, t, kv, f, gates, a, d, topk;
   double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
-  long pending[8];    /* tasks the next compute task must wait for */
+  long pending[PENDING_MAX]; /* tasks the next compute task waits for
+                                (wait_for) */
   int npending;
   long last_compute;  /* the last task on the compute stream */
   /* The stage's parameters per rank (build_stage): */
@@ -90,6 +97,16 @@ static long add(struct ctx *c, struct task *t)
     c->last_compute = i;
   }
   return i;
+}
+
+/* Make the next compute task wait for `task` (none when -1).  The only
+ * writer of c->pending. */
+static void wait_for(struct ctx *c, long task)
+{
+  if (task < 0)
+    return;
+  assert(c->npending < PENDING_MAX);
+  c->pending[c->npending++] = task;
 }
 
 static long kernel(struct ctx *c, enum kernel_kind kk, int phase, long layer,
@@ -200,10 +217,10 @@ static long attention_cp(struct ctx *c, int phase, long layer, bool bwd)
       if (c->last_compute >= 0)
         graph_dep(c->g, c->s, c->last_compute);
       if (j > 0)
-        c->pending[c->npending++] = prev;
+        wait_for(c, prev);
       prev = x;
     } else if (j > 0) {
-      c->pending[c->npending++] = prev;
+      wait_for(c, prev);
     }
     w = attention_block(c, phase, layer, bwd);
   }
@@ -257,14 +274,6 @@ static long grad_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
     graph_dep(c->g, c->s, after);
   c->dp_tasks[c->n_dp++] = i;
   return i;
-}
-
-/* Make the next compute task wait for `task` (none when -1). */
-static void wait_for(struct ctx *c, long task)
-{
-  if (task >= 0 &&
-      c->npending < (int)(sizeof c->pending / sizeof *c->pending))
-    c->pending[c->npending++] = task;
 }
 
 /* The tensor-parallel exchange after a row-parallel GEMM (forward) or a
@@ -799,14 +808,10 @@ static void recv(struct ctx *c, int peer, int phase)
   struct task t = {.kind = TK_RECV, .stream = ST_PP_RECV,
                    .phase = (uint8_t)phase, .peer = (int8_t)peer,
                    .layer = -1, .bytes = p2p_bytes(c)};
-  long r = add(c, &t);
-  if (c->t > 1 && !c->p->sp && c->ops->p2p_scatter_gather) {
-    /* Scatter/gather: rebuild the full tensor over NVLink. */
-    c->pending[c->npending++] = r;
+  wait_for(c, add(c, &t));
+  /* Scatter/gather: rebuild the full tensor over NVLink. */
+  if (c->t > 1 && !c->p->sp && c->ops->p2p_scatter_gather)
     coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, -1, c->e * c->T * c->h);
-  } else {
-    c->pending[c->npending++] = r;
-  }
 }
 
 static void send(struct ctx *c, int peer, int phase)
@@ -819,7 +824,7 @@ static void send(struct ctx *c, int peer, int phase)
   /* Blocking: the next computation waits until the transfer is done, as
    * Megatron-LM 2021 waited on its batched send/recv. */
   if (c->p->blocking_p2p)
-    c->pending[c->npending++] = i;
+    wait_for(c, i);
 }
 
 /* ---- Gradient compression (plan.h, enum compress) --------------------
@@ -1257,8 +1262,8 @@ static void reduce_grads(struct ctx *c, struct reducer *r, const struct unit *un
   bool old = si == SI_DEEPSPEED_2021;
   /* 2021: the host waits for the previous bucket's reduction before it
    * reduces this one, so the computation it issues next waits too. */
-  if (old && r->last >= 0 && c->npending < 4)
-    c->pending[c->npending++] = r->last;
+  if (old)
+    wait_for(c, r->last);
   r->last = grad_coll(c, old ? CO_ALLREDUCE : CO_REDUCE_SCATTER, gk, layer,
                       r->acc * c->grad_e, w);
   r->acc = 0;
@@ -1289,8 +1294,7 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
     const struct unit *un = &u[u_i];
     if (!ahead)
       ag[k % 3] = shard > 1 ? gather(c, un, phase, gk, -1) : -1;
-    if (ag[k % 3] >= 0 && c->npending < 4)
-      c->pending[c->npending++] = ag[k % 3];
+    wait_for(c, ag[k % 3]);
     if (p->shard_impl == SI_FSDP2 && shard > 1) /* copy-out of the gather */
       kernel(c, KK_ELEMWISE, phase, unit_layer(un), 0, 2 * un->params * c->e);
     if (fwd) {
