@@ -1394,47 +1394,61 @@ double build_accum_bytes(const struct model *m, const struct plan *p,
                                         : 0;
 }
 
-/* ZeRO-3 / FSDP: one pass of a chunk over its units. */
-static void zero3_op(struct ctx *c, bool fwd, long vs, long first,
-                     long count)
+/* One op of a stage's schedule: a pass of a chunk, as the chunk driver
+ * (chunk_pass) runs it. */
+struct pass {
+  bool fwd;
+  long vs;           /* the chunk's virtual stage */
+  long first, count; /* its layers */
+  bool last;         /* backward: the chunk's last backward pass */
+  bool overlap;      /* backward: buckets reduced as they fill */
+  bool accum;        /* backward: weight gradients take an accumulation
+                        pass */
+  long *ag;          /* forward: per unit, the parameter gather it waits
+                        for (-1: none), or NULL (param_gathers) */
+};
+
+/* What a pass runs between its receive and its send. */
+typedef void pass_body(struct ctx *c, const struct pass *ps);
+
+/* ZeRO-3 / FSDP: either pass of a chunk over its units. */
+static void zero3_body(struct ctx *c, const struct pass *ps)
 {
   /* The units of this chunk, in forward order. */
-  struct unit *u = xcalloc((size_t)count + 2, sizeof *u);
+  struct unit *u = xcalloc((size_t)ps->count + 2, sizeof *u);
   int n = 0;
-  if (vs == 0)
+  if (ps->vs == 0)
     u[n++] = (struct unit){UNIT_EMBED, -1, c->emb, 0};
-  for (long l = first; l < first + count; l++)
+  for (long l = ps->first; l < ps->first + ps->count; l++)
     u[n++] = (struct unit){UNIT_LAYER, l, c->lp, c->lx};
-  if (vs == c->vlast)
+  if (ps->vs == c->vlast)
     u[n++] = (struct unit){UNIT_LOSS, -1, c->head, 0};
-  if (fwd && vs > 0)
-    recv(c, -1, PH_FWD);
-  if (!fwd && vs < c->vlast)
-    recv(c, +1, PH_BWD);
-  zero3_pass(c, u, n, fwd);
-  if (fwd && vs < c->vlast)
-    send(c, +1, PH_FWD);
-  if (!fwd && vs > 0)
-    send(c, -1, PH_BWD);
+  zero3_pass(c, u, n, ps->fwd);
   free(u);
 }
 
-/* The forward pass of a chunk: receive, embed, layers, loss or send.
- * With overlap_param_gather, the chunk's first forward pass gathers the
- * parameters the last optimizer step updated, bucket by bucket on the
- * gather stream, each bucket's first unit waiting for its gather (the
- * host runs ahead, so the gathers follow one another from the start). */
-static void forward_op(struct ctx *c, long vs, long first, long count)
+/* With overlap_param_gather (ZeRO 1 and 2 only, plan.c), the chunk's first
+ * forward pass gathers the parameters the last optimizer step updated,
+ * bucket by bucket on the gather stream, before its receive; each
+ * bucket's first unit waits for its gather (the host runs ahead, so the
+ * gathers follow one another from the start).  Returns the gathers per
+ * unit (caller frees), or NULL. */
+static long *param_gathers(struct ctx *c, long count)
 {
-  long *ag = NULL;
+  if (!c->gathered || c->gathered[c->chunk])
+    return NULL;
+  c->gathered[c->chunk] = true;
+  long *ag = xcalloc((size_t)count + 2, sizeof *ag);
+  gather_buckets(c, c->chunk, PH_FWD, -1, ag);
+  return ag;
+}
+
+/* The forward pass of a chunk: embed, layers, and the loss on the last
+ * virtual stage. */
+static void forward_body(struct ctx *c, const struct pass *ps)
+{
+  long *ag = ps->ag, vs = ps->vs, first = ps->first, count = ps->count;
   int k = 0;
-  if (c->gathered && !c->gathered[c->chunk]) {
-    c->gathered[c->chunk] = true;
-    ag = xcalloc((size_t)count + 2, sizeof *ag);
-    gather_buckets(c, c->chunk, PH_FWD, -1, ag);
-  }
-  if (vs > 0)
-    recv(c, -1, PH_FWD);
   if (vs == 0) {
     if (ag)
       wait_for(c, ag[k++]);
@@ -1449,15 +1463,9 @@ static void forward_op(struct ctx *c, long vs, long first, long count)
     if (ag)
       wait_for(c, ag[k++]);
     c->ops->loss_fwd(c);
-  } else {
-    send(c, +1, PH_FWD);
   }
-  free(ag);
 }
 
-/* The backward pass of a chunk.  On its chunk's last backward (`last`),
- * gradients go into buckets reduced as they fill when overlapped
- * (`overlap`), and expert gradients are reduced layer by layer. */
 /* Gradient accumulation after a unit's weight gradients (plan.h, enum
  * grad_accum): an in-place pass over its `params` when `accum`; returns
  * what the unit's gradients are final after. */
@@ -1469,12 +1477,15 @@ static long accumulate(struct ctx *c, bool accum, long layer, double params,
   return kernel(c, KK_ELEMWISE, PH_BWD, layer, 0, c->accum_b * params);
 }
 
-static void backward_op(struct ctx *c, long vs, long first, long count,
-                        bool last, bool overlap, bool accum)
+/* The backward pass of a chunk: the loss on the last virtual stage,
+ * layers, embedding.  On its chunk's last backward (`last`), gradients go
+ * into buckets reduced as they fill when overlapped (`overlap`), and
+ * expert gradients are reduced layer by layer. */
+static void backward_body(struct ctx *c, const struct pass *ps)
 {
   const struct plan *p = c->p;
-  if (vs < c->vlast)
-    recv(c, +1, PH_BWD);
+  long vs = ps->vs, first = ps->first, count = ps->count;
+  bool last = ps->last, overlap = ps->overlap, accum = ps->accum;
   double acc = 0, lim = bucket_limit(c, c->chunk);
   if (vs == c->vlast) {
     long w = accumulate(c, accum, -1, c->head, c->ops->loss_bwd(c));
@@ -1504,8 +1515,24 @@ static void backward_op(struct ctx *c, long vs, long first, long count,
   }
   if (overlap)
     flush_bucket(c, &acc, c->last_compute);
-  if (vs > 0)
-    send(c, -1, PH_BWD);
+}
+
+/* The chunk driver: one pass of a chunk between its pipeline transfers.
+ * A forward pass receives from the previous virtual stage and sends to
+ * the next, a backward pass the other way; the first and last virtual
+ * stages have no neighbour on one side. */
+static void chunk_pass(struct ctx *c, struct pass *ps, pass_body *body)
+{
+  int phase = ps->fwd ? PH_FWD : PH_BWD, from = ps->fwd ? -1 : +1;
+  bool has_prev = ps->vs > 0, has_next = ps->vs < c->vlast;
+  ps->ag = ps->fwd ? param_gathers(c, ps->count) : NULL;
+  if (ps->fwd ? has_prev : has_next)
+    recv(c, from, phase);
+  body(c, ps);
+  if (ps->fwd ? has_next : has_prev)
+    send(c, -from, phase);
+  free(ps->ag);
+  ps->ag = NULL;
 }
 
 /* Without overlap: all buckets after the whole backward pass, in backward
@@ -1619,20 +1646,19 @@ static int build_stage(struct graph *g, const struct model *m,
   int rc = 0;
   if (p->overlap_param_gather && p->dp * p->cp > 1)
     c.gathered = xcalloc((size_t)p->vchunks, sizeof *c.gathered);
+  pass_body *fwd_body = p->zero == 3 ? zero3_body : forward_body;
+  pass_body *bwd_body = p->zero == 3 ? zero3_body : backward_body;
   for (long i = 0; i < n_ops && !rc; i++) {
     const struct sched_op *op = &ops[i];
     c.chunk = op->chunk;
     c.mb = op->mb;
-    long vs = op->chunk * p->pp + stage, first, count;
-    plan_chunk_layers(p, m, stage, op->chunk, &first, &count);
-    bool last = i == last_bwd[op->chunk];
-    if (p->zero == 3)
-      zero3_op(&c, op->fwd, vs, first, count);
-    else if (op->fwd)
-      forward_op(&c, vs, first, count);
-    else
-      backward_op(&c, vs, first, count, last, p->overlap_grad && last,
-                  c.ops->accumulate && (c.accum_every || i != first_bwd[op->chunk]));
+    struct pass ps = {.fwd = op->fwd, .vs = op->chunk * p->pp + stage};
+    plan_chunk_layers(p, m, stage, op->chunk, &ps.first, &ps.count);
+    ps.last = i == last_bwd[op->chunk];
+    ps.overlap = p->overlap_grad && ps.last;
+    ps.accum = c.ops->accumulate &&
+               (c.accum_every || i != first_bwd[op->chunk]);
+    chunk_pass(&c, &ps, op->fwd ? fwd_body : bwd_body);
     if (g->prog[stage].n > WEFT_MAX_TASKS)
       rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
                      "use fewer micro-batches or layers per stage", stage,
