@@ -1,7 +1,7 @@
 /*
- * builder.c - the core of the builder (see builder.h): the
- * stage program of one pipeline stage, the primitives that add its tasks,
- * the optimizer step, and the size estimate.  The features live in files
+ * builder.c - the core of the builder (see builder.h): the stage program
+ * of one pipeline stage, the primitives that add its tasks, the optimizer
+ * step, and the size estimate.  The features live in files
  * of their own, sharing the context through builder_int.h: the Megatron
  * layer (builder_layer.c), Tensor3D (builder_t3.c), the pipeline passes
  * and their transfers (builder_pipe.c), data-parallel gradient buckets and
@@ -11,6 +11,7 @@
  * Invariant: every dependency added names a task added earlier to the same
  * program (graph.h), so the graph is acyclic by construction.
  */
+#include "workloads/builder.h"
 #include "workloads/builder_int.h"
 
 #include <assert.h>

@@ -1,17 +1,18 @@
 /*
- * builder_compress.c - data-parallel gradient buckets (ZeRO 0 to
- * 2): what a bucket holds, when it is reduced (as it fills, or all after
- * the backward), and its compression (plan.h, enum compress).
+ * builder_compress.c - data-parallel gradient buckets (ZeRO 0 to 2):
+ * what a bucket holds, when it is reduced (as it fills, or all after the
+ * backward), and its compression (plan.h, enum compress).
  *
- * As PyTorch DDP runs a communication hook: per bucket, when its last
- * gradient is ready, the encoding kernels on the compute stream (they
- * take their turn with the backward's kernels), the collective on the
- * data-parallel stream; the hook's continuation (decoding, and PowerSGD's
- * second half: orthogonalize P, Q = M^T P, all-reduce Q, then M = P Q^T)
- * runs when the collective is done, which the graph places at the next
- * bucket's turn (and after the backward for the last ones), on the
- * compute stream and waiting for the collective.  Byte counts per method
- * (n elements of e bytes in the bucket, N ranks, k = F n kept):
+ * Compression runs as PyTorch DDP runs a communication hook: per bucket,
+ * when its last gradient is ready, the encoding kernels on the compute
+ * stream (they take their turn with the backward's kernels), the
+ * collective on the data-parallel stream; the hook's continuation
+ * (decoding, and PowerSGD's second half: orthogonalize P, Q = M^T P,
+ * all-reduce Q, then M = P Q^T) runs when the collective is done, which
+ * the graph places at the next bucket's turn (and after the backward for
+ * the last ones), on the compute stream and waiting for the collective.
+ * Byte counts per method (n elements of e bytes in the bucket, N ranks,
+ * k = F n kept):
  *   fp16      encode n (e + 2), all-reduce 2n, decode n (2 + e);
  *   powersgd  error feedback 3 e M (M matrix elements), P = M Q reads M,
  *             all-reduce e R rows, orthogonalize e R^2 rows, Q = M^T P
@@ -192,7 +193,10 @@ double bld_bucket_limit(const struct ctx *c, long chunk)
   return p->bucket_bytes;
 }
 
-/* Gradient buckets of one chunk: layers in backward order. */
+/* A chunk's gradient buckets fill with its units in backward order (loss
+ * and output layer, layers, embedding).  Reduce the open one: compressed,
+ * reduce-scattered under ZeRO 1 and 2, else all-reduced; nothing without
+ * data parallelism. */
 void bld_flush_bucket(struct ctx *c, double *acc, long after)
 {
   if (*acc <= 0 || c->p->dp * c->p->cp < 2)

@@ -36,18 +36,31 @@ struct layer_ops {
 enum { PENDING_MAX = 8 };
 
 /* The stage program being built (builder.c, ctx_init): where tasks go,
- * the shapes of the model as one rank sees them, and the bookkeeping the
- * features share.  The one-letter shapes are Megatron-LM's notation. */
+ * the shapes of the model as one rank sees them (one-letter names, as in
+ * Megatron-LM's papers), and the bookkeeping the features share. */
 struct ctx {
   const struct layer_ops *ops;
   struct graph *g;
   const struct model *m;
   const struct plan *p;
   long s;             /* stage */
-  int16_t chunk;
-  int32_t mb;
+  int16_t chunk;      /* the model chunk of the pass being built (-1:
+                         after the passes) */
+  int32_t mb;         /* its micro-batch (-1: after the passes) */
   double e;           /* bytes per activation element */
-  double b, S, T, h, t, kv, f, gates, a, d, topk;
+  /* Shapes on one rank (Tensor3D's passes change b, T and t for a while,
+   * builder_t3.c): */
+  double b;           /* sequences of a micro-batch */
+  double S;           /* tokens of a sequence on a rank (seq / CP) */
+  double T;           /* tokens of a micro-batch on a rank: b S */
+  double h;           /* hidden size */
+  double t;           /* ranks splitting heads, FFN and vocabulary (TP) */
+  double kv;          /* width of K or of V (key/value heads x d) */
+  double f;           /* FFN hidden size */
+  double gates;       /* FFN input projections: 2 (SwiGLU) or 1 (GELU) */
+  double a;           /* attention heads */
+  double d;           /* head dimension */
+  double topk;        /* experts per token (1 when dense) */
   double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
   long pending[PENDING_MAX]; /* tasks the next compute task waits for
                                 (bld_wait_for) */
