@@ -15,7 +15,6 @@
 #include "workloads/builder_int.h"
 
 #include <assert.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,7 +48,7 @@ void bld_wait_for(struct ctx *c, long task)
 }
 
 long bld_kernel(struct ctx *c, enum kernel_kind kk, int phase, long layer,
-                   double flops, double bytes)
+                double flops, double bytes)
 {
   struct task t = {.kind = TK_KERNEL, .op = (uint8_t)kk, .stream = ST_COMPUTE,
                    .phase = (uint8_t)phase, .layer = (int32_t)layer,
@@ -59,7 +58,7 @@ long bld_kernel(struct ctx *c, enum kernel_kind kk, int phase, long layer,
 
 /* C[M x N] = A[M x K] @ B[K x N]. */
 long bld_gemm(struct ctx *c, int phase, long layer, double M, double N,
-                 double K)
+              double K)
 {
   struct task t = {.kind = TK_KERNEL, .op = KK_GEMM, .stream = ST_COMPUTE,
                    .phase = (uint8_t)phase, .layer = (int32_t)layer,
@@ -71,7 +70,7 @@ long bld_gemm(struct ctx *c, int phase, long layer, double M, double N,
 }
 
 long bld_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
-                 enum stream st, int phase, long layer, double bytes)
+              enum stream st, int phase, long layer, double bytes)
 {
   struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = (uint8_t)st,
                    .phase = (uint8_t)phase, .group = (uint8_t)gk,
@@ -82,7 +81,7 @@ long bld_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
 /* A gradient reduction on the data-parallel stream, issued after task
  * `after`, that the optimizer step waits for. */
 long bld_grad_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
-                      long layer, double bytes, long after)
+                   long layer, double bytes, long after)
 {
   long i = bld_coll(c, op, gk, ST_DP, PH_BWD, layer, bytes);
   if (after >= 0)
@@ -205,7 +204,7 @@ static void optimizer_step(struct ctx *c)
    * iteration. */
   if ((p->zero == 1 || p->zero == 2) && p->dp * p->cp > 1) {
     if (p->overlap_param_gather) {
-      /* gathered at the next forward pass (forward_op) */
+      /* gathered at the next forward pass (param_gathers, builder_pipe.c) */
     } else if (p->shard_impl == SI_MEGATRON) {
       for (long ch = 0; ch < p->vchunks; ch++)
         bld_gather_buckets(c, ch, PH_OPT, opt, NULL);

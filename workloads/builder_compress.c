@@ -35,9 +35,7 @@
 #include "workloads/builder_int.h"
 
 #include <math.h>
-#include <stdlib.h>
 
-#include "sim/base/xalloc.h"
 #include "workloads/accounting.h"
 
 static bool compressing(const struct ctx *c)

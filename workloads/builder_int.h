@@ -66,7 +66,7 @@ struct ctx {
                                 (bld_wait_for) */
   int npending;
   long last_compute;  /* the last task on the compute stream */
-  /* The stage's parameters per rank (build_stage): */
+  /* The stage's parameters per rank (ctx_init): */
   double lp, lx;      /* dense and expert parameters of a layer */
   double emb;         /* embedding (and GPT's position embedding) */
   double head;        /* output layer and final norm, on the last stage */

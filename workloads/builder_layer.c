@@ -8,12 +8,6 @@
  */
 #include "workloads/builder_int.h"
 
-#include <math.h>
-#include <stdlib.h>
-
-#include "sim/base/xalloc.h"
-#include "workloads/accounting.h"
-
 /* batch x ([M x K] @ [K x N]). */
 static long bmm(struct ctx *c, int phase, long layer, double batch, double M,
                 double N, double K)

@@ -8,11 +8,9 @@
  */
 #include "workloads/builder_int.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #include "sim/base/xalloc.h"
-#include "workloads/accounting.h"
 
 /* Pipeline transfer of one micro-batch's activations (or their gradient). */
 double build_p2p_bytes(const struct model *m, const struct plan *p)
@@ -31,6 +29,8 @@ static double p2p_bytes(const struct ctx *c)
   return build_p2p_bytes(c->m, c->p);
 }
 
+/* Receive a pass's input from virtual stage vs + `peer` (-1: the previous,
+ * +1: the next); the next computation waits for it. */
 static void recv(struct ctx *c, int peer, int phase)
 {
   struct task t = {.kind = TK_RECV, .stream = ST_PP_RECV,
@@ -42,6 +42,8 @@ static void recv(struct ctx *c, int peer, int phase)
     bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, -1, c->e * c->T * c->h);
 }
 
+/* Send a pass's output to virtual stage vs + `peer`, once the computation
+ * issued so far is done. */
 static void send(struct ctx *c, int peer, int phase)
 {
   struct task t = {.kind = TK_SEND, .stream = ST_PP_SEND,

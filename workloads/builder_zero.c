@@ -7,11 +7,9 @@
  */
 #include "workloads/builder_int.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #include "sim/base/xalloc.h"
-#include "workloads/accounting.h"
 
 /* ZeRO-1/2's parameter buckets of chunk `ch` (the gradient buckets): the
  * chunk's units in forward order (embedding, layers, output layer) with
@@ -59,7 +57,7 @@ static struct punit *param_buckets(const struct ctx *c, long ch, int *nunits)
  * unit i waits for when it is its bucket's first unit, else -1.  Each
  * gather waits for `after` (>= 0). */
 void bld_gather_buckets(struct ctx *c, long ch, int phase, long after,
-                           long *gather)
+                        long *gather)
 {
   int n;
   struct punit *u = param_buckets(c, ch, &n);
