@@ -11,16 +11,17 @@
 
 #include "sim/base/xalloc.h"
 
-/* ZeRO-1/2's parameter buckets of chunk `ch` (the gradient buckets): the
- * chunk's units in forward order (embedding, layers, output layer) with
- * their dense parameters and the bucket they fall in, numbered in forward
- * order; *n units (the caller frees the array). */
+/* A unit of a ZeRO-1/2 parameter bucket. */
 struct punit {
   long layer;      /* -1: embedding, -2: output layer and final norm */
   double params;
   int bucket;
 };
 
+/* ZeRO-1/2's parameter buckets of chunk `ch` (the gradient buckets): the
+ * chunk's units in forward order (embedding, layers, output layer) with
+ * their dense parameters and the bucket they fall in, numbered in forward
+ * order; *nunits units (the caller frees the array). */
 static struct punit *param_buckets(const struct ctx *c, long ch, int *nunits)
 {
   const struct plan *p = c->p;
@@ -217,14 +218,15 @@ static long gather(struct ctx *c, const struct unit *u, int phase,
   return i;
 }
 
-/* Reduce a unit's gradients: one reduce-scatter per unit (ideal, FSDP;
- * FSDP2 first copies them into its reduce-scatter buffer), or DeepSpeed's
- * buckets of reduce_bucket_size elements (flush: the pass is over). */
+/* DeepSpeed's open gradient bucket over a pass. */
 struct reducer {
   double acc;       /* elements waiting in the bucket */
   long last;        /* the previous bucket's reduction */
 };
 
+/* Reduce a unit's gradients: one reduce-scatter per unit (ideal, FSDP;
+ * FSDP2 first copies them into its reduce-scatter buffer), or DeepSpeed's
+ * buckets of reduce_bucket_size elements (flush: the pass is over). */
 static void reduce_grads(struct ctx *c, struct reducer *r,
                          const struct unit *un, long w, enum group_kind gk,
                          bool flush)
