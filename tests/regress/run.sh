@@ -53,6 +53,21 @@ graph g-fsdp --model llama3-8b --cluster dgx-h100 --gpus 16 --fsdp yes --recompu
 graph g-moe --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --ep 8 --pp 4 --global-batch 64
 graph g-t3d --model gpt-7.5b --cluster perlmutter --gpus 64 --tensor3d 2,2,2 --global-batch 64
 graph g-powersgd --model gpt-1.7b $g8 --compress powersgd:4 --global-batch 64
+# The builder's less travelled paths: the other compression methods, loss
+# and accumulation variants, DeepSpeed's and FSDP1's ZeRO-3, blocking and
+# scatter/gather transfers with unfused attention, MXFP8, Tensor3D pieces.
+g16="--cluster dgx-a100 --gpus 16 --global-batch 16"
+graph g-fp16 --model gpt-1.7b $g16 --compress fp16
+graph g-randomk --model gpt-1.7b $g16 --compress randomk:0.01 --cross-entropy 16bit
+graph g-sign --model gpt-1.7b $g16 --compress sign --grad-accum buffer
+graph g-efsign --model gpt-1.7b $g16 --compress efsign --cross-entropy fused
+graph g-qsgd --model gpt-1.7b --cluster dgx-a100 --gpus 16 --compress qsgd:4 --pp 2 --global-batch 32
+graph g-deepspeed --model llama3-8b --cluster dgx-h100 --gpus 16 --zero 3 --shard-impl deepspeed --global-batch 16
+graph g-ds2021 --model gpt-7.5b $g16 --zero 3 --shard-impl deepspeed-2021
+graph g-fsdp1-moe --model mixtral-8x7b --cluster dgx-h100 --gpus 32 --ep 8 --fsdp yes --shard-impl fsdp1 --global-batch 32
+graph g-blocking --model gpt-1.7b --cluster dgx-a100 --gpus 16 --tp 2 --pp 2 --p2p blocking --attention unfused --recompute selective --global-batch 32
+graph g-mxfp8 --model llama3-8b --cluster gb200-nvl72 --gpus 72 --tp 2 --pp 2 --dtype fp8 --fp8-recipe mxfp8 --global-batch 36
+graph g-t3d-pieces --model gpt-1.7b --cluster perlmutter --gpus 32 --tensor3d 2,2,2 --overdecompose 2 --micro-batch 2 --recompute full --pp 2 --global-batch 32
 "$w" run --model gpt-1.7b --cluster dgx-a100 --gpus 16 --tp 2 --pp 2 --global-batch 16 --chrome "$out/trace.json" -q >/dev/null 2>&1
 "$w" coll allreduce --cluster dgx-h100 --gpus 64 >"$out/coll.txt" 2>&1
 "$w" plan --model llama3-8b --cluster dgx-h100 --gpus 64 --global-batch 64 -j 2 2>&1 | sed "s/ in [0-9.]* s/ in (wall) s/g" >"$out/plan.txt"

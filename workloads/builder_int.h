@@ -1,0 +1,200 @@
+/*
+ * builder_int.h - what the builder's files share (builder.c and the
+ * builder_*.c files of its features), included by them only: the context
+ * of the stage program being built, the task primitives of the core, and
+ * each feature's entry points.  builder.c opens with the tour of the
+ * files.
+ */
+#ifndef WEFT_BUILDER_INT_H
+#define WEFT_BUILDER_INT_H
+
+#include "workloads/builder.h"
+
+struct ctx;
+
+/* The passes of one kind of tensor parallelism over a layer, the embedding
+ * and the loss, chosen once per stage (ctx_init): Megatron's 1D TP or
+ * Tensor3D.  A backward returns the task its weight gradients are final
+ * after. */
+struct layer_ops {
+  void (*layer_fwd)(struct ctx *c, long layer, int phase);
+  long (*layer_bwd)(struct ctx *c, long layer);
+  void (*embed_fwd)(struct ctx *c);
+  long (*embed_bwd)(struct ctx *c);
+  void (*loss_fwd)(struct ctx *c);
+  long (*loss_bwd)(struct ctx *c);
+  bool p2p_scatter_gather; /* with TP > 1 and no SP, a received tensor is
+                              all-gathered over TP (Megatron's scatter/
+                              gather of pipeline transfers) */
+  bool accumulate;         /* weight gradients take an accumulation pass
+                              over micro-batches (build_accum_bytes) */
+};
+
+/* The most tasks one compute task waits for besides the compute stream's
+ * order: at most a blocking send, a receive, a ring-attention block, a
+ * DeepSpeed 2021 bucket and a parameter gather, with room to spare. */
+enum { PENDING_MAX = 8 };
+
+/* The stage program being built (builder.c, ctx_init): where tasks go,
+ * the shapes of the model as one rank sees them (one-letter names, as in
+ * Megatron-LM's papers), and the bookkeeping the features share. */
+struct ctx {
+  const struct layer_ops *ops;
+  struct graph *g;
+  const struct model *m;
+  const struct plan *p;
+  long s;             /* stage */
+  int16_t chunk;      /* the model chunk of the pass being built (-1:
+                         after the passes) */
+  int32_t mb;         /* its micro-batch (-1: after the passes) */
+  double e;           /* bytes per activation element */
+  /* Shapes on one rank (Tensor3D's passes change b, T and t for a while,
+   * builder_t3.c): */
+  double b;           /* sequences of a micro-batch */
+  double S;           /* tokens of a sequence on a rank (seq / CP) */
+  double T;           /* tokens of a micro-batch on a rank: b S */
+  double h;           /* hidden size */
+  double t;           /* ranks splitting heads, FFN and vocabulary (TP) */
+  double kv;          /* width of K or of V (key/value heads x d) */
+  double f;           /* FFN hidden size */
+  double gates;       /* FFN input projections: 2 (SwiGLU) or 1 (GELU) */
+  double a;           /* attention heads */
+  double d;           /* head dimension */
+  double topk;        /* experts per token (1 when dense) */
+  double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
+  long pending[PENDING_MAX]; /* tasks the next compute task waits for
+                                (bld_wait_for) */
+  int npending;
+  long last_compute;  /* the last task on the compute stream */
+  /* The stage's parameters per rank (ctx_init): */
+  double lp, lx;      /* dense and expert parameters of a layer */
+  double emb;         /* embedding (and GPT's position embedding) */
+  double head;        /* output layer and final norm, on the last stage */
+  double grad_e;      /* bytes per gradient element */
+  long vlast;         /* the last virtual stage */
+  long *dp_tasks;     /* gradient reductions the optimizer waits for */
+  long n_dp;
+  bool *gathered;     /* overlap_param_gather: chunks whose parameters are
+                         gathered (build_stage) */
+  double accum_b;     /* bytes per parameter of a gradient accumulation
+                         pass (0: none), after every micro-batch of a
+                         chunk when accum_every, else after the first */
+  bool accum_every;
+  /* Gradient compression: the open bucket's matrices (sum of rows + cols)
+   * and vector elements, and the compressed buckets whose hook is still
+   * to finish. */
+  double bk_rc, bk_vec;
+  struct cbucket {
+    long wait;           /* the collective its next step waits for */
+    double mid_bytes;    /* PowerSGD's middle step (0: none or done) */
+    double coll2_bytes;  /* and its second all-reduce */
+    double dec_bytes;    /* the decoding */
+    bool done;
+  } *cq;
+  long n_cq, cq_cap;
+};
+
+/* ---- The core (builder.c) ----
+ * Tasks are added to stage c->s, labelled with c->chunk and c->mb; a
+ * compute task first takes the dependencies bld_wait_for collected.  Each
+ * returns the task's index. */
+
+/* Add task `t` (copied). */
+long bld_add(struct ctx *c, struct task *t);
+
+/* Make the next compute task wait for `task` (none when -1). */
+void bld_wait_for(struct ctx *c, long task);
+
+/* A kernel of kind `kk` on the compute stream, of `flops` and `bytes`. */
+long bld_kernel(struct ctx *c, enum kernel_kind kk, int phase, long layer,
+                double flops, double bytes);
+
+/* C[M x N] = A[M x K] @ B[K x N] on the compute stream. */
+long bld_gemm(struct ctx *c, int phase, long layer, double M, double N,
+              double K);
+
+/* A collective `op` over group `gk` on stream `st`, of `bytes` per rank. */
+long bld_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
+              enum stream st, int phase, long layer, double bytes);
+
+/* A gradient reduction on the data-parallel stream, issued after task
+ * `after` (none when -1), that the optimizer step waits for. */
+long bld_grad_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
+                   long layer, double bytes, long after);
+
+/* ---- The Megatron layer (builder_layer.c) and Tensor3D (builder_t3.c) */
+
+/* The passes of Megatron-LM's 1D tensor parallelism and of Tensor3D. */
+extern const struct layer_ops bld_megatron_ops, bld_t3_ops;
+
+/* Attention of layer `layer` on the rank's heads (c->t splits them): ring
+ * attention over the CP group when CP > 1.  Returns its last task. */
+long bld_attention(struct ctx *c, int phase, long layer, bool bwd);
+
+/* The loss's kernels over the rank's logits (T x V/t) in `ph`. */
+void bld_loss_kernel(struct ctx *c, enum phase ph);
+
+/* ---- Pipeline passes and transfers (builder_pipe.c) ---- */
+
+/* One op of a stage's schedule: a pass of a chunk, as the chunk driver
+ * (bld_chunk_pass) runs it. */
+struct pass {
+  bool fwd;
+  long vs;           /* the chunk's virtual stage */
+  long first, count; /* its layers */
+  bool last;         /* backward: the chunk's last backward pass */
+  bool overlap;      /* backward: buckets reduced as they fill */
+  bool accum;        /* backward: weight gradients take an accumulation
+                        pass */
+  long *ag;          /* forward: per unit, the parameter gather it waits
+                        for (-1: none), or NULL (param_gathers) */
+};
+
+/* What a pass runs between its receive and its send. */
+typedef void pass_body(struct ctx *c, const struct pass *ps);
+
+/* The bodies of Megatron's forward and backward passes of a chunk. */
+void bld_forward_body(struct ctx *c, const struct pass *ps);
+void bld_backward_body(struct ctx *c, const struct pass *ps);
+
+/* Run pass `ps` of a chunk: receive its input, run `body`, send its
+ * output. */
+void bld_chunk_pass(struct ctx *c, struct pass *ps, pass_body *body);
+
+/* ---- Gradient buckets and their compression (builder_compress.c) ---- */
+
+/* What a bucket's gradients are, by unit: matrices' rows + cols and
+ * elements, vectors' elements (per rank: TP splits as the builder's). */
+enum bucket_unit { BU_HEAD, BU_LAYER, BU_EMB };
+
+/* Add unit `u`'s gradient bytes to the open bucket `*acc`. */
+void bld_bucket_add(struct ctx *c, double *acc, enum bucket_unit u);
+
+/* Reduce the open bucket `*acc` (compressed or not) after task `after`,
+ * and empty it. */
+void bld_flush_bucket(struct ctx *c, double *acc, long after);
+
+/* The bucket size, in bytes, of chunk `chunk`'s gradients. */
+double bld_bucket_limit(const struct ctx *c, long chunk);
+
+/* Without overlap: every chunk's buckets after the whole backward. */
+void bld_late_buckets(struct ctx *c);
+
+/* Finish the compressed buckets whose hook is still running. */
+void bld_compress_drain(struct ctx *c);
+
+/* ---- ZeRO, FSDP and DeepSpeed (builder_zero.c) ---- */
+
+/* All-gather chunk `ch`'s updated parameters by bucket, each gather after
+ * task `after` (none when -1); gather (NULL, or room for the chunk's
+ * layers + 2) receives per unit the gather it waits for, or -1. */
+void bld_gather_buckets(struct ctx *c, long ch, int phase, long after,
+                        long *gather);
+
+/* The group holding the same experts, and its size (*n). */
+enum group_kind bld_expert_group(const struct plan *p, long *n);
+
+/* ZeRO-3 / FSDP: either pass of a chunk over its units. */
+void bld_zero3_body(struct ctx *c, const struct pass *ps);
+
+#endif

@@ -1,0 +1,338 @@
+/*
+ * builder_zero.c - sharded data parallelism: ZeRO-1/2's parameter
+ * buckets and their all-gathers after the optimizer step, and ZeRO-3 as
+ * the ideal implementation, PyTorch FSDP (1 and 2, HSDP) and DeepSpeed
+ * (now and 2021) issue it: a pass over units whose parameters are gathered
+ * ahead and whose gradients are reduced right after their backward.
+ */
+#include "workloads/builder_int.h"
+
+#include <stdlib.h>
+
+#include "sim/base/xalloc.h"
+
+/* A unit of a ZeRO-1/2 parameter bucket. */
+struct punit {
+  long layer;      /* -1: embedding, -2: output layer and final norm */
+  double params;
+  int bucket;
+};
+
+/* ZeRO-1/2's parameter buckets of chunk `ch` (the gradient buckets): the
+ * chunk's units in forward order (embedding, layers, output layer) with
+ * their dense parameters and the bucket they fall in, numbered in forward
+ * order; *nunits units (the caller frees the array). */
+static struct punit *param_buckets(const struct ctx *c, long ch, int *nunits)
+{
+  const struct plan *p = c->p;
+  long first, count;
+  plan_chunk_layers(p, c->m, c->s, ch, &first, &count);
+  struct punit *u = xcalloc((size_t)count + 2, sizeof *u);
+  long vs = ch * p->pp + c->s;
+  int n = 0;
+  if (vs == 0)
+    u[n++] = (struct punit){-1, c->emb, 0};
+  for (long l = first; l < first + count; l++)
+    u[n++] = (struct punit){l, c->lp, 0};
+  if (vs == c->vlast)
+    u[n++] = (struct punit){-2, c->head, 0};
+  /* Filled in backward order, as the gradients arrive. */
+  double lim = bld_bucket_limit(c, ch), acc = 0;
+  int b = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    u[i].bucket = b;
+    acc += u[i].params * c->grad_e;
+    if (acc >= lim && i > 0) {
+      b++;
+      acc = 0;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    u[i].bucket = b - u[i].bucket;
+  *nunits = n;
+  return u;
+}
+
+/* All-gather chunk `ch`'s updated parameters by bucket (forward order);
+ * gather[i] (when not NULL: room for the chunk's layers + 2) = the gather
+ * unit i waits for when it is its bucket's first unit, else -1.  Each
+ * gather waits for `after` (>= 0). */
+void bld_gather_buckets(struct ctx *c, long ch, int phase, long after,
+                        long *gather)
+{
+  int n;
+  struct punit *u = param_buckets(c, ch, &n);
+  for (int i = 0; i < n; i++) {
+    if (gather)
+      gather[i] = -1;
+    if (i > 0 && u[i].bucket == u[i - 1].bucket)
+      continue;
+    double params = 0;
+    for (int j = i; j < n && u[j].bucket == u[i].bucket; j++)
+      params += u[j].params;
+    long x = bld_coll(c, CO_ALLGATHER, layout_grad_group(&c->g->layout), ST_AG,
+                      phase, u[i].layer >= 0 ? u[i].layer : -1, params * c->e);
+    if (gather)
+      gather[i] = x;
+    if (after >= 0)
+      graph_dep(c->g, c->s, after);
+  }
+  free(u);
+}
+
+/* ZeRO-3 / FSDP: a chunk's pass is a list of units (embedding, layers,
+ * loss), each with its own parameters: all-gathered before the unit runs
+ * (one unit ahead: prefetching, at most two gathered at once), its
+ * gradients reduce-scattered right after its backward (and, with HSDP,
+ * all-reduced across the replicas of its shard). */
+enum unit_kind { UNIT_EMBED, UNIT_LAYER, UNIT_LOSS /* and output layer */ };
+struct unit {
+  enum unit_kind kind;
+  long layer;
+  double params;  /* sharded over the shard group */
+  double xparams; /* experts: sharded over the ranks holding them */
+};
+
+/* The layer a unit's tasks belong to: its own, or -1 (embedding, loss). */
+static long unit_layer(const struct unit *u)
+{
+  return u->kind == UNIT_LAYER ? u->layer : -1;
+}
+
+/* DeepSpeed's ZeRO-3, as run now or in 2021 (plan.h). */
+static bool deepspeed(enum shard_impl si)
+{
+  return si == SI_DEEPSPEED || si == SI_DEEPSPEED_2021;
+}
+
+/* The group holding the same experts, and its size. */
+enum group_kind bld_expert_group(const struct plan *p, long *n)
+{
+  *n = p->dp / p->ep * p->cp;
+  return p->cp > 1 ? GK_EDPCP : GK_EDP;
+}
+
+/* The tensors of a unit's dense parameters per rank, in module order, in
+ * elements: a layer's norms, attention and MLP as Megatron-LM lays them
+ * out (fused QKV; SwiGLU's gate and up projections apart, as Hugging Face
+ * models hold them); what an MoE layer holds beyond its attention (router,
+ * shared biases; experts outside EP) as one tensor; the embedding and the
+ * output layer as one each.  The sum is the unit's params. */
+enum { UNIT_TENSORS_MAX = 16 };
+static int unit_tensors(const struct ctx *c, const struct unit *u,
+                        double *out)
+{
+  if (u->kind != UNIT_LAYER) {
+    out[0] = u->params;
+    return 1;
+  }
+  double h = c->h, t = c->t, qkv = h + 2 * c->kv, f = c->f;
+  bool gpt = c->m->gpt_style, moe = model_is_moe(c->m);
+  int n = 0;
+  out[n++] = h;                 /* first norm (weight) */
+  if (gpt)
+    out[n++] = h;               /* its bias */
+  out[n++] = h * qkv / t;       /* QKV */
+  if (gpt)
+    out[n++] = qkv / t;
+  out[n++] = h * h / t;         /* output projection */
+  if (gpt)
+    out[n++] = h;
+  out[n++] = h;                 /* second norm */
+  if (gpt)
+    out[n++] = h;
+  if (!moe) {
+    for (int k = 0; k < (int)c->gates; k++)
+      out[n++] = h * f / t;     /* FC1 (gate, up) */
+    if (gpt)
+      out[n++] = f * c->gates / t;
+    out[n++] = f * h / t;       /* FC2 */
+    if (gpt)
+      out[n++] = h;
+  }
+  double sum = 0;
+  for (int k = 0; k < n; k++)
+    sum += out[k];
+  if (u->params - sum > 0.5)
+    out[n++] = u->params - sum; /* MoE: router, biases, local experts */
+  return n;
+}
+
+/* The all-gathers of a unit, in elements: the whole unit (ideal, FSDP),
+ * or DeepSpeed's: tensors below the persistence threshold stay whole on
+ * every rank; the others one per gather (2021) or coalesced in module
+ * order up to the prefetch bucket (a larger tensor alone). */
+static int gather_batches(const struct ctx *c, const struct unit *u,
+                          double *out)
+{
+  enum shard_impl si = c->p->shard_impl;
+  if (!deepspeed(si)) {
+    out[0] = u->params;
+    return u->params > 0;
+  }
+  double ten[UNIT_TENSORS_MAX];
+  int nt = unit_tensors(c, u, ten), n = 0;
+  double acc = 0;
+  for (int k = 0; k < nt; k++) {
+    if (ten[k] < SHARD_PERSIST_ELEMS)
+      continue;
+    if (si == SI_DEEPSPEED_2021) {
+      out[n++] = ten[k];
+      continue;
+    }
+    if (acc > 0 && acc + ten[k] > SHARD_PREFETCH_ELEMS) {
+      out[n++] = acc;
+      acc = 0;
+    }
+    acc += ten[k];
+  }
+  if (acc > 0)
+    out[n++] = acc;
+  return n;
+}
+
+/* Gather a unit's parameters; returns the last gather issued (the stream is
+ * in order, so waiting for it waits for all), -1 when nothing is gathered.
+ * DeepSpeed 2021 launched each gather after torch.cuda.synchronize(): it
+ * waits for the computation issued before it. */
+static long gather(struct ctx *c, const struct unit *u, int phase,
+                   enum group_kind gk, long after)
+{
+  long layer = unit_layer(u), nx, i = -1;
+  double b[UNIT_TENSORS_MAX];
+  int nb = gather_batches(c, u, b);
+  bool sync = c->p->shard_impl == SI_DEEPSPEED_2021;
+  for (int k = 0; k < nb; k++) {
+    i = bld_coll(c, CO_ALLGATHER, gk, ST_AG, phase, layer, b[k] * c->e);
+    if (after >= 0)
+      graph_dep(c->g, c->s, after);
+    if (sync && c->last_compute >= 0)
+      graph_dep(c->g, c->s, c->last_compute);
+  }
+  enum group_kind xg = bld_expert_group(c->p, &nx);
+  if (u->xparams > 0 && nx > 1) {
+    i = bld_coll(c, CO_ALLGATHER, xg, ST_AG, phase, layer, u->xparams * c->e);
+    if (after >= 0)
+      graph_dep(c->g, c->s, after);
+  }
+  return i;
+}
+
+/* DeepSpeed's open gradient bucket over a pass. */
+struct reducer {
+  double acc;       /* elements waiting in the bucket */
+  long last;        /* the previous bucket's reduction */
+};
+
+/* Reduce a unit's gradients: one reduce-scatter per unit (ideal, FSDP;
+ * FSDP2 first copies them into its reduce-scatter buffer), or DeepSpeed's
+ * buckets of reduce_bucket_size elements (flush: the pass is over). */
+static void reduce_grads(struct ctx *c, struct reducer *r,
+                         const struct unit *un, long w, enum group_kind gk,
+                         bool flush)
+{
+  enum shard_impl si = c->p->shard_impl;
+  long layer = un ? unit_layer(un) : -1;
+  if (!deepspeed(si)) {
+    if (!un)
+      return;
+    long after = w;
+    if (si == SI_FSDP2) /* _chunk_cat into the reduce-scatter input */
+      after = bld_kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
+                         2 * un->params * c->grad_e);
+    bld_grad_coll(c, CO_REDUCE_SCATTER, gk, layer, un->params * c->grad_e,
+                  after);
+    return;
+  }
+  if (un)
+    r->acc += un->params;
+  if (r->acc <= 0 || (!flush && r->acc < SHARD_REDUCE_ELEMS))
+    return;
+  bool old = si == SI_DEEPSPEED_2021;
+  /* 2021: the host waits for the previous bucket's reduction before it
+   * reduces this one, so the computation it issues next waits too. */
+  if (old)
+    bld_wait_for(c, r->last);
+  r->last = bld_grad_coll(c, old ? CO_ALLREDUCE : CO_REDUCE_SCATTER, gk, layer,
+                          r->acc * c->grad_e, w);
+  r->acc = 0;
+}
+
+static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
+{
+  const struct plan *p = c->p;
+  bool hsdp = p->hsdp && p->hsdp < p->dp;
+  /* Without HSDP parameters are sharded over data and context parallel
+   * ranks together (they hold the same weights). */
+  long shard = layout_shard(&c->g->layout) * p->cp;
+  enum group_kind gk = hsdp ? GK_SHARD : layout_grad_group(&c->g->layout);
+  double grad_e = dtype_bytes(p->grad_dtype);
+  int phase = fwd ? PH_FWD : PH_BWD;
+  /* Units gathered ahead of the computation: two (prefetch), none when
+   * each gather waits for the computation before it (DeepSpeed 2021). */
+  int ahead = p->shard_impl == SI_DEEPSPEED_2021 ? 0 : 2;
+  long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
+  struct reducer red = {0, -1};
+  long w = -1;
+  for (int k = 0; k < n && k < ahead; k++) {
+    int u_i = fwd ? k : n - 1 - k;
+    ag[k % 3] = shard > 1 ? gather(c, &u[u_i], phase, gk, -1) : -1;
+  }
+  for (int k = 0; k < n; k++) {
+    int u_i = fwd ? k : n - 1 - k;
+    const struct unit *un = &u[u_i];
+    if (!ahead)
+      ag[k % 3] = shard > 1 ? gather(c, un, phase, gk, -1) : -1;
+    bld_wait_for(c, ag[k % 3]);
+    if (p->shard_impl == SI_FSDP2 && shard > 1) /* copy-out of the gather */
+      bld_kernel(c, KK_ELEMWISE, phase, unit_layer(un), 0,
+                 2 * un->params * c->e);
+    if (fwd) {
+      if (un->kind == UNIT_EMBED)
+        c->ops->embed_fwd(c);
+      else if (un->kind == UNIT_LAYER)
+        c->ops->layer_fwd(c, un->layer, PH_FWD);
+      else
+        c->ops->loss_fwd(c);
+    } else {
+      w = un->kind == UNIT_EMBED ? c->ops->embed_bwd(c)
+          : un->kind == UNIT_LAYER ? c->ops->layer_bwd(c, un->layer)
+                          : c->ops->loss_bwd(c);
+      if (shard > 1)
+        reduce_grads(c, &red, un, w, gk, false);
+      long nx;
+      enum group_kind xg = bld_expert_group(p, &nx);
+      if (un->xparams > 0 && nx > 1) {
+        bld_grad_coll(c, CO_REDUCE_SCATTER, xg, un->layer,
+                      un->xparams * grad_e, w);
+      }
+      if (hsdp) {
+        bld_grad_coll(c, CO_ALLREDUCE, GK_REPL, unit_layer(un),
+                      un->params * grad_e / (double)shard, w);
+      }
+    }
+    if (ahead && k + ahead < n) {
+      int nx = fwd ? k + ahead : n - 1 - k - ahead;
+      ag[(k + ahead) % 3] = shard > 1 ? gather(c, &u[nx], phase, gk,
+                                               c->last_compute) : -1;
+    }
+  }
+  if (!fwd && shard > 1)
+    reduce_grads(c, &red, NULL, w, gk, true);
+}
+
+/* ZeRO-3 / FSDP: either pass of a chunk over its units. */
+void bld_zero3_body(struct ctx *c, const struct pass *ps)
+{
+  /* The units of this chunk, in forward order. */
+  struct unit *u = xcalloc((size_t)ps->count + 2, sizeof *u);
+  int n = 0;
+  if (ps->vs == 0)
+    u[n++] = (struct unit){UNIT_EMBED, -1, c->emb, 0};
+  for (long l = ps->first; l < ps->first + ps->count; l++)
+    u[n++] = (struct unit){UNIT_LAYER, l, c->lp, c->lx};
+  if (ps->vs == c->vlast)
+    u[n++] = (struct unit){UNIT_LOSS, -1, c->head, 0};
+  zero3_pass(c, u, n, ps->fwd);
+  free(u);
+}
