@@ -161,7 +161,7 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
   double per_token;
   if (p->t3[0] > 0) {
     /* Tensor3D: the residual stream's tensors hold h/GX channels, the
-     * attention's and the FFN's those split over Y (builder.c). */
+     * attention's and the FFN's those split over Y (builder_t3.c). */
     double gx = (double)p->t3[0], gy = (double)p->t3[1];
     per_token = p->recompute == RECOMP_FULL ? 2 * h / gx
                 : p->recompute == RECOMP_SELECTIVE ? repl / gx + split / gy

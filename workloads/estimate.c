@@ -98,7 +98,7 @@ static double grad_reduction(const struct model *m, const struct plan *p,
     d += closed_form_coll_s(c, l, rank, xg, op, xp * ge);
   double exposed = d;
   /* Megatron's distributed optimizer keeps one bucket beyond the first
-   * stage (builder.c, bucket_limit). */
+   * stage (builder_compress.c, bld_bucket_limit). */
   double bucket = p->shard_impl == SI_MEGATRON && s > 0 ? INFINITY
                                                         : p->bucket_bytes;
   if (p->overlap_grad) {

@@ -36,7 +36,7 @@ enum plan_key {
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
- * implementation issues its collectives (builder.c, zero3_pass):
+ * implementation issues its collectives (builder_zero.c, zero3_pass):
  *   ideal: one all-gather per unit (embedding, layer, loss), two units
  *     ahead of the computation, one reduce-scatter per unit right after
  *     its backward (weft's model before 2026-11; it is FSDP1's pattern);
@@ -69,7 +69,7 @@ enum plan_key {
  *     or, with overlap_param_gather (--overlap-param-gather), at the next
  *     forward pass, each bucket's first layer waiting for its gather
  *     (forward pre-hooks, param_and_grad_buffer.py finish_param_sync). */
-/* How the loss is computed over the logits (builder.c, loss_fwd):
+/* How the loss is computed over the logits (builder_layer.c, loss_fwd):
  *   fp32: Megatron-LM's default (v2.5 gpt_model.py and Megatron Core's
  *     tensor_parallel/cross_entropy.py): the 16-bit logits cast to FP32,
  *     then max, subtract, exp, sum and divide as separate kernels, the
@@ -82,7 +82,7 @@ enum plan_key {
 enum cross_entropy { XENT_FP32, XENT_16BIT, XENT_FUSED };
 
 /* How a model in FP8 scales its tensors (Transformer Engine's recipes;
- * builder.c, fp8_fwd_casts):
+ * builder_layer.c, fp8_fwd_casts):
  *   delayed: DelayedScaling, the default: one scale per tensor from an
  *     amax history, FP8 copies and transposes written by cast kernels,
  *     and an amax reduction per layer;
@@ -94,8 +94,8 @@ enum cross_entropy { XENT_FP32, XENT_16BIT, XENT_FUSED };
 enum fp8_recipe { FP8_DELAYED, FP8_MXFP8 };
 
 /* Gradient compression of data-parallel buckets, as PyTorch DDP
- * communication hooks run it (builder.c, compress_bucket; Agarwal et al.,
- * MLSys 2022, compare these methods against optimized DDP):
+ * communication hooks run it (builder_compress.c, compress_bucket;
+ * Agarwal et al., MLSys 2022, compare these methods against optimized DDP):
  *   fp16: cast to 16 bits, all-reduce, cast back (fp16_compress_hook);
  *   powersgd:R: PowerSGD of rank R (default 1, as powerSGD_hook): per
  *     matrix P = M Q, all-reduce P, orthogonalize P, Q = M^T P,
@@ -113,7 +113,7 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
                 CM_EFSIGN, CM_QSGD };
 
 /* How gradients accumulate over the micro-batches of an iteration
- * (builder.c, accumulate), each a memory-bound pass over a layer's
+ * (builder_pipe.c, accumulate), each a memory-bound pass over a layer's
  * parameters after its weight gradients:
  *   autograd: PyTorch's AccumulateGrad: the first micro-batch's gradient
  *     becomes .grad, each later one is added in place (grad += new: three
@@ -190,7 +190,7 @@ struct plan {
    * consecutive linear layers swap the roles of X and Y, so activations
    * need no re-layout; the batch splits over Z and DP.  `pieces`: each
    * micro-batch is over-decomposed into that many pieces, whose
-   * collectives overlap the next piece's computation (builder.c). */
+   * collectives overlap the next piece's computation (builder_t3.c). */
   long t3[3];
   long pieces;
   enum compress compress; /* gradient compression (above) */
