@@ -20,8 +20,11 @@ n=0
 fabric() {
   name=$1
   shift
-  "$w" platform "$@" -o "$out/$name.xml" -q 2>"$out/$name.xerr"
-  echo "exit $?" >>"$out/$name.xerr"
+  "$w" platform "$@" -o "$out/$name.xml" -q 2>"$out/$name.xe"
+  echo "exit $?" >>"$out/$name.xe"
+  # the message names the output file: OUTDIR stands for the folder
+  sed "s|$out/|OUTDIR/|g" "$out/$name.xe" >"$out/$name.xerr"
+  rm -f "$out/$name.xe"
   "$w" platform "$@" --parts -q >"$out/$name.parts" 2>&1
   echo "exit $?" >>"$out/$name.parts"
   n=$((n + 1))
