@@ -25,8 +25,10 @@
  *   rail:      su<s>-rail<k>-up (rail k's leaf of scalable unit s to the
  *              spines), pod<p>-up (spines to the core, all rails)
  *   rail-only: su<s>-rail<k>-up, pod<p>-rail<k>-up (rail k's own tiers)
- *   dragonfly: g<g>-r<x>-r<y> (routers x < y of group g), g<i>-g<j> (the
- *              global links between groups i < j, as one link)
+ *   dragonfly: g<g>-r<x>-r<y> (routers x < y of group g: their
+ *              local_links as one link), g<i>-g<j>-<k> (global link k of
+ *              the routers x global_links / (groups - 1) between groups
+ *              i < j, each a NIC's bandwidth)
  *   torus:     t<v>-d<d> (node v to its + neighbour along dimension d)
  * Up-links of switch tiers are on routes only where they can bind (their
  * ratio above 1; platgen.h says why).  Switch hops add latency to routes

@@ -102,10 +102,10 @@ struct rank_state {
   struct ktag ktag;
   /* The critical path (breakdown only), by task: when its segment began
    * (its start; a collective's or transfer's: the last member's arrival),
-   * when it ended, and the task whose end let it begin (cp_pack, -1 for
+   * when it ended, and the task whose end let it begin (crit_pack, -1 for
    * none). */
-  double *cp_s0, *cp_end;
-  int64_t *cp_pred;
+  double *crit_s0, *crit_end;
+  int64_t *crit_pred;
   int32_t last_task;          /* the last task to complete */
 };
 
@@ -123,8 +123,8 @@ struct inst {
   double extra_s; /* delay after the last phase */
   struct coll_plan *plan; /* collectives with phases of flows, else NULL */
   uint64_t k0, k1, k2;
-  double cp_s0;    /* the last member's arrival */
-  int64_t cp_pred; /* what let that member start */
+  double crit_s0;    /* the last member's arrival */
+  int64_t crit_pred;  /* what let that member start */
   int32_t *ranks, *tasks;
   struct inst *hnext;
 };
@@ -149,10 +149,12 @@ struct engine {
   double wall0, wall_next;
   /* Symmetry: the TP ranks of a group run the same program on the same
    * time line when TP groups fill whole nodes (their collectives have the
-   * node's NVLinks to themselves) and every GPU has its own NIC on a
-   * non-blocking fabric (their DP and PP flows use disjoint NICs and never
-   * contend in the fabric).  Then only TP rank 0 of each group is
-   * simulated: the same results with TP times fewer activities. */
+   * node's NVLinks to themselves) and every GPU has its own NIC (their DP
+   * and PP flows use disjoint NICs).  Then only TP rank 0 of each group is
+   * simulated: the same results with TP times fewer activities.  Where
+   * the fabric's links are shared by a node's GPUs (oversubscribed tiers,
+   * dragonfly, torus), those links carry 1/TP of their bandwidth for the
+   * replay (the thinning below). */
   bool sym;
   long rank_step; /* 1, or TP under symmetry */
   /* Up-links thinned for symmetry on an oversubscribed fabric (engine_setup):
@@ -177,7 +179,7 @@ struct engine {
   int64_t cause;
 };
 
-static int64_t cp_pack(long rank, long task)
+static int64_t crit_pack(long rank, long task)
 {
   return (int64_t)rank << 32 | (int64_t)(uint32_t)task;
 }
@@ -350,7 +352,7 @@ static void complete(struct engine *E, long rank, long task)
     progress(E);
   if (E->bd) {
     r->last_task = (int32_t)task;
-    r->cp_end[task] = r->end;
+    r->crit_end[task] = r->end;
   }
   if (t->kind == TK_KERNEL && r->merged > 1 && (E->bd || E->p.on_task)) {
     /* Kernels run as one execution on a host nothing else computes on:
@@ -363,11 +365,11 @@ static void complete(struct engine *E, long rank, long task)
       double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
       if (E->bd) {
         if (k > 0) {
-          r->cp_s0[tk] = s;
-          r->cp_pred[tk] =
-              cp_pack(rank, si->list[ST_COMPUTE][first_pos + k - 1]);
+          r->crit_s0[tk] = s;
+          r->crit_pred[tk] =
+              crit_pack(rank, si->list[ST_COMPUTE][first_pos + k - 1]);
         }
-        r->cp_end[tk] = e;
+        r->crit_end[tk] = e;
       }
       if (E->p.on_task)
         E->p.on_task(E->p.ctx, rank, tk, s, e);
@@ -377,7 +379,7 @@ static void complete(struct engine *E, long rank, long task)
     E->p.on_task(E->p.ctx, rank, task, r->started[t->stream], r->end);
   }
   int64_t cause = E->cause;
-  E->cause = cp_pack(rank, task);
+  E->cause = crit_pack(rank, task);
   try_advance(E, rank);
   E->cause = cause;
 }
@@ -391,13 +393,13 @@ static void inst_complete(struct engine *E, struct inst *in)
       continue;
     struct rank_state *r = &E->rs[ranks[k]];
     if (E->bd) { /* every member's segment began with the last arrival */
-      r->cp_s0[tasks[k]] = in->cp_s0;
-      r->cp_pred[tasks[k]] = in->cp_pred;
+      r->crit_s0[tasks[k]] = in->crit_s0;
+      r->crit_pred[tasks[k]] = in->crit_pred;
     }
     /* A receive was posted long before: what it did began when its
      * transfer did. */
     if (task_of(E, ranks[k], tasks[k])->kind == TK_RECV)
-      r->started[ST_PP_RECV] = in->cp_s0;
+      r->started[ST_PP_RECV] = in->crit_s0;
   }
   /* Out of the table first: the members' next tasks may start new
    * instances; `in` itself is freed once they have. */
@@ -524,9 +526,9 @@ static void start_phase(struct engine *E, struct inst *in)
 static void last_arrival(struct engine *E, struct inst *in, long rank,
                          long task)
 {
-  in->cp_s0 = now(E);
+  in->crit_s0 = now(E);
   if (E->bd)
-    in->cp_pred = E->rs[rank].cp_pred[task];
+    in->crit_pred = E->rs[rank].crit_pred[task];
 }
 
 /* Every member of a collective has arrived: plan it and start it. */
@@ -691,8 +693,8 @@ static void start(struct engine *E, long rank, long task)
   r->started[t->stream] = now(E);
   r->next[t->stream]++;
   if (E->bd) {
-    r->cp_s0[task] = r->started[t->stream];
-    r->cp_pred[task] = E->cause;
+    r->crit_s0[task] = r->started[t->stream];
+    r->crit_pred[task] = E->cause;
   }
   switch (t->kind) {
   case TK_KERNEL:
@@ -962,9 +964,9 @@ static int engine_setup(struct engine *E, const struct graph *g,
     long n = E->st[rs->stage].n;
     E->tasks_total += n;
     if (E->bd) {
-      rs->cp_s0 = xcalloc((size_t)n + 1, sizeof *rs->cp_s0);
-      rs->cp_end = xcalloc((size_t)n + 1, sizeof *rs->cp_end);
-      rs->cp_pred = xcalloc((size_t)n + 1, sizeof *rs->cp_pred);
+      rs->crit_s0 = xcalloc((size_t)n + 1, sizeof *rs->crit_s0);
+      rs->crit_end = xcalloc((size_t)n + 1, sizeof *rs->crit_end);
+      rs->crit_pred = xcalloc((size_t)n + 1, sizeof *rs->crit_pred);
       rs->last_task = -1;
     }
   }
@@ -1024,12 +1026,12 @@ static void collect_path(const struct engine *E, struct engine_result *out)
     if (r->last_task >= 0 && (last < 0 || r->end > E->rs[last].end))
       last = E->sim[i];
   }
-  int64_t cur = last < 0 ? -1 : cp_pack(last, E->rs[last].last_task);
+  int64_t cur = last < 0 ? -1 : crit_pack(last, E->rs[last].last_task);
   for (long guard = E->tasks_total; cur >= 0 && guard > 0; guard--) {
     long rank = (long)(cur >> 32), task = (long)(uint32_t)cur;
     const struct rank_state *r = &E->rs[rank];
     const struct task *t = task_of(E, rank, task);
-    double seg = r->cp_end[task] - r->cp_s0[task];
+    double seg = r->crit_end[task] - r->crit_s0[task];
     if (t->kind == TK_KERNEL)
       P->compute_by_kind_s[t->op] += seg;
     else
@@ -1037,7 +1039,7 @@ static void collect_path(const struct engine *E, struct engine_result *out)
     P->stage_s[r->stage] += seg;
     P->total_s += seg;
     P->tasks++;
-    cur = r->cp_pred[task];
+    cur = r->crit_pred[task];
   }
 }
 
@@ -1111,9 +1113,9 @@ static void engine_release(struct engine *E)
   free(E->sim);
   for (long r = 0; E->rs && r < E->nranks; r++) {
     free(E->rs[r].rdone);
-    free(E->rs[r].cp_s0);
-    free(E->rs[r].cp_end);
-    free(E->rs[r].cp_pred);
+    free(E->rs[r].crit_s0);
+    free(E->rs[r].crit_end);
+    free(E->rs[r].crit_pred);
   }
   free(E->rs);
   free(E->hosts);
