@@ -89,4 +89,16 @@ job e-pxn $m $a --gpus 64 --pxn 0
 job e-torus $m $a --gpus 64 --topology torus
 job e-torus-random $m $a --gpus 64 --topology torus --torus 4x2 --placement random
 job e-valiant $m $a --gpus 64 --topology dragonfly --dragonfly-routing valiant
+job e-unknown $m $a --gpus 64 --topology hypercube
+job e-torus-dims $m $a --gpus 64 --topology torus --torus 2x2x2x1
+job e-torus-1d $m $a --gpus 64 --topology torus --torus 8
+job e-torus-size $m $a --gpus 64 --topology torus --torus 4x4
+job e-torus-x $m $a --gpus 64 --topology torus --torus 4x2x
+job e-torus-spread $m $a --gpus 64 --topology torus --torus 4x2 --placement spread
+job e-routing $m $a --gpus 64 --topology dragonfly --dragonfly-routing adaptive
+job e-global $m $a --gpus 128 --topology dragonfly --routers-per-group 2 --global-links 2 --nodes-per-leaf 1
+job e-planes $m $h --gpus 64 --topology rail --planes 2
+job e-oversub $m $a --gpus 64 --topology torus --torus 4x2 --oversubscription 2
+job e-nvl $m $h --gpus 64 --nvl-oversubscription 2
+job e-nvl-rack $m $h --gpus 64 --nvl-rack 3
 echo "topologies: $n platforms and runs in $out"
