@@ -22,7 +22,6 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
-#include <simgrid/link.h>
 #include <xbt/sysdep.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,10 +31,9 @@
 
 #include "platforms/catalog.h"
 #include "platforms/platgen.h"
-#include "platforms/topo.h"
-#include "sim/platload.h"
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
+#include "sim/symmetry.h"
 
 void engine_params_default(struct engine_params *p)
 {
@@ -147,21 +145,18 @@ struct engine {
   /* Progress: tasks completed of all the simulated ranks', wall clock. */
   long tasks_done, tasks_total;
   double wall0, wall_next;
-  /* Symmetry: the TP ranks of a group run the same program on the same
-   * time line when TP groups fill whole nodes (their collectives have the
-   * node's NVLinks to themselves) and every GPU has its own NIC (their DP
-   * and PP flows use disjoint NICs).  Then only TP rank 0 of each group is
-   * simulated: the same results with TP times fewer activities.  Where
-   * the fabric's links are shared by a node's GPUs (oversubscribed tiers,
-   * dragonfly, torus), those links carry 1/TP of their bandwidth for the
-   * replay (the thinning below). */
+  /* TP symmetry (symmetry.h): the TP ranks of a group run the same
+   * program on the same time line when TP groups fill whole nodes (their
+   * collectives have the node's NVLinks to themselves) and every GPU has
+   * its own NIC (their DP and PP flows use disjoint NICs).  Then only TP
+   * rank 0 of each group is simulated: the same results with TP times
+   * fewer activities.  Links a node's GPUs share carry 1/TP of their
+   * bandwidth meanwhile (symmetry_thin). */
   bool sym;
   long rank_step; /* 1, or TP under symmetry */
-  /* Up-links thinned for symmetry on an oversubscribed fabric (engine_setup):
-   * their SimGrid links and bandwidths before, to restore. */
-  long nthin;
-  sg_link_t *thin;
-  double *thin_bw;
+  /* Links thinned for TP symmetry (symmetry_thin), to restore; NULL when
+   * none. */
+  struct platload_thinned *thinned;
   /* Replica symmetry: the data-parallel replicas run the same program on
    * alike nodes of a symmetric fabric (the conditions of
    * coll_model.sym_fabric), so only node 0's ranks are simulated.
@@ -809,80 +804,6 @@ static int find_hosts(struct engine *E, struct weft_err *err)
   return rc;
 }
 
-/* TP symmetry simulates TP rank 0 of every node and no other: the other
- * ranks' flows are the same flows through their own NICs.  On an
- * oversubscribed fabric they would also share the leaf and pod up-links,
- * tp copies of every flow at once, so each up-link gets 1/tp of its
- * bandwidth: progressive filling raises the tp copies together, so an
- * up-link saturates at the same rates either way and max-min sharing is
- * exact.  (The replica shortcuts, which leave whole nodes out, stay off.)
- * The bandwidths are restored after the replay. */
-static void thin_link(struct engine *E, const char *id, long tp)
-{
-  sg_link_t l = sg_link_by_name(id);
-  if (!l)
-    return;
-  E->thin[E->nthin] = l;
-  E->thin_bw[E->nthin++] = sg_link_get_bandwidth(l);
-  sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)tp);
-}
-
-/* The links thinned are those a node's GPUs share on their way out
- * (platforms/topo.h): the leaf and pod up-links of a fat tree, the core of
- * a rail fabric, a dragonfly's or a torus's links, whose routes depend on
- * the two nodes only. */
-static void thin_up_links(struct engine *E, const struct topo *t, long tp)
-{
-  static const char *const dir[2] = {"UP", "DOWN"};
-  E->thin = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin);
-  E->thin_bw = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin_bw);
-  char name[64], id[80];
-  for (long i = 0; i < t->nlinks; i++)
-    if (topo_link_node_shared(t, i))
-      for (int d = 0; d < 2; d++) {
-        topo_link_name(t, i, name, sizeof name);
-        snprintf(id, sizeof id, "%s_%s", name, dir[d]);
-        thin_link(E, id, tp);
-      }
-}
-
-static void restore_up_links(struct engine *E)
-{
-  for (long i = 0; i < E->nthin; i++)
-    sg_link_set_bandwidth(E->thin[i], E->thin_bw[i]);
-  free(E->thin);
-  free(E->thin_bw);
-}
-
-/* Whether every group of kind `gk` lies inside one node: its collectives
- * then ride that node's NVLinks alone and leave the network to the rings
- * (which on a fabric with PXN routes cross NVLinks too: engine_setup). */
-static bool inside_nodes(const struct engine *E, enum group_kind gk)
-{
-  const struct graph_layout *L = &E->g->layout;
-  for (long r = 0; r < E->nranks; r++) {
-    struct layout_group grp;
-    layout_group(L, gk, r, &grp);
-    if (grp.slot != 0)
-      continue;
-    int node = node_of(E, r);
-    for (long k = 1; k < grp.n; k++)
-      if (node_of(E, layout_member(L, gk, r, k)) != node)
-        return false;
-  }
-  return true;
-}
-
-/* Whether, at ratios of 1, a node's flows cross no link that another
- * node's flows cross: true of the fat tree and the rail fabrics (whose
- * only binding links then are NICs and NVLink), not of a dragonfly or a
- * torus, nor of an oversubscribed second NVLink tier. */
-static bool fabric_alike(const struct cluster *c)
-{
-  return c->topology != TOPO_DRAGONFLY && c->topology != TOPO_TORUS &&
-         c->nvl_oversub == 1;
-}
-
 static int engine_setup(struct engine *E, const struct graph *g,
                         const struct cluster *c, const struct engine_params *p,
                         struct weft_err *err)
@@ -910,48 +831,20 @@ static int engine_setup(struct engine *E, const struct graph *g,
     rs->ktag.rank = (int32_t)r;
     rs->rdone = xcalloc((size_t)E->st[rs->stage].len[ST_PP_RECV] + 1, 1);
   }
-  /* Nodes wired alike (a NIC per GPU) and nothing that needs every flow:
-   * the condition of every symmetric shortcut; with no oversubscription,
-   * that of the replica shortcuts below. */
-  bool wired = c->nics_per_node == c->gpus_per_node && !p->force_flows &&
-               !p->on_flow && !p->no_symmetry;
-  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
-               fabric_alike(c);
-  E->sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
-           g->layout.order[0] == PD_TP && wired && !p->on_task;
-  E->rank_step = E->sym ? g->layout.tp : 1;
-  if (E->sym && !alike) {
-    const struct topo *t = platload_topo();
-    if (!t)
-      return weft_errf(err, WEFT_EINVAL, "TP symmetry on this fabric needs "
-                       "the platform built by platload_cluster");
-    thin_up_links(E, t, g->layout.tp);
-  }
-  /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
-   * the links of the nodes they leave out carry nothing that the node kept
-   * does not carry alike: on a symmetric fabric, no PP traffic; TP,
-   * context, expert and HSDP shard groups inside nodes, whose collectives
-   * ride NVLinks of their own (those of node 0 then stand for every
-   * node's, as its kernels do), or TP over whole nodes (timed in closed
-   * form).  Not with PXN routes (rail fabrics): a ring's channel into
-   * node 0 then crosses the previous node's NVLinks, which carry that
-   * node's own collectives, not simulated.  With pipelining the
-   * replicas are alike too, but a ring's edge to the next node meets that
-   * node's pipeline transfers, which are not simulated: Megatron Table 1
-   * row 6 moved by 0.23 %, so pipelines keep every flow. */
-  const struct graph_layout *L = &g->layout;
-  bool pxn = (c->topology == TOPO_RAIL && c->pxn) ||
-             c->topology == TOPO_RAIL_ONLY;
-  E->ep_across = L->ep > 1 && !inside_nodes(E, GK_EP);
-  E->cm.sym_fabric = alike && !pxn && L->pp == 1 &&
-                     (L->cp == 1 || inside_nodes(E, GK_CP)) &&
-                     !E->ep_across &&
-                     (L->tp == 1 || E->sym || inside_nodes(E, GK_TP)) &&
-                     (L->shard == 0 || L->shard >= L->dp ||
-                      inside_nodes(E, GK_SHARD));
-  E->rsym = E->cm.sym_fabric && !p->on_task && L->dp > 1 &&
-            E->nranks > c->gpus_per_node &&
-            E->nranks % c->gpus_per_node == 0;
+  /* The symmetric shortcuts (symmetry.h); TP symmetry thins the links a
+   * node's GPUs share for the replay. */
+  struct symmetry sy;
+  symmetry_decide(&g->layout, c, p->force_flows || p->on_flow ||
+                                     p->no_symmetry,
+                  p->on_task != NULL, &sy);
+  E->sym = sy.tp;
+  E->rank_step = sy.rank_step;
+  rc = symmetry_thin(&sy, g->layout.tp, &E->thinned, err);
+  if (rc)
+    return rc;
+  E->ep_across = sy.ep_across;
+  E->cm.sym_fabric = sy.fabric;
+  E->rsym = sy.replicas;
   E->sim = xcalloc((size_t)E->nranks, sizeof *E->sim);
   for (long r = 0; r < E->nranks; r += E->rank_step)
     if (simulated(E, r))
@@ -1119,7 +1012,7 @@ static void engine_release(struct engine *E)
   }
   free(E->rs);
   free(E->hosts);
-  restore_up_links(E);
+  symmetry_restore(E->thinned);
   for (unsigned h = 0; E->table && h < HSIZE; h++)
     while (E->table[h])
       inst_free(E, E->table[h]);
