@@ -101,4 +101,6 @@ job e-planes $m $h --gpus 64 --topology rail --planes 2
 job e-oversub $m $a --gpus 64 --topology torus --torus 4x2 --oversubscription 2
 job e-nvl $m $h --gpus 64 --nvl-oversubscription 2
 job e-nvl-rack $m $h --gpus 64 --nvl-rack 3
+job r-torus-coll $m $a --gpus 64 --topology torus --torus 4x2 --collective torus
+job e-coll-torus $m $a --gpus 64 --collective torus
 echo "topologies: $n platforms and runs in $out"
