@@ -902,9 +902,12 @@ static const struct topo_ops fabrics[TOPO_COUNT] = {
                         .span_hops = fat_tree_span_hops,
                         .span_bw_Bps = df_span_bw_Bps},
     [TOPO_TORUS] = {.name = "torus", .settings = BIT(CK_TORUS),
+                    .node_torus = true,
                     .no_spread = "a torus has no pods or groups to spread "
                                  "over (placement spread is for fat trees, "
                                  "rail fabrics and dragonflies)",
+                    /* The torus collectives read the torus from the
+                     * job's node order. */
                     .no_random = "a random placement on a torus is not "
                                  "modelled (its collectives follow the "
                                  "torus from the job's node order)",

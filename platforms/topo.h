@@ -117,6 +117,9 @@ struct topo_ops {
    * flows cross (only NICs and NVLink bind): the replica shortcuts are
    * exact on it (sim/symmetry.h). */
   bool alike;
+  /* Nodes joined in a torus of torus_ndims dimensions: the torus
+   * collectives (sim/coll.c, --collective torus) run on it. */
+  bool node_torus;
   /* Why placement spread, or random, is refused on it; NULL: taken. */
   const char *no_spread, *no_random;
   /* Its own settings and shape, from `d`, into c's fabric fields (after

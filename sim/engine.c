@@ -31,6 +31,7 @@
 
 #include "platforms/catalog.h"
 #include "platforms/platgen.h"
+#include "platforms/topo.h"
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
 #include "sim/symmetry.h"
@@ -1027,7 +1028,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
   if (ranks > c->gpus)
     return weft_errf(err, WEFT_EINVAL, "the graph needs %ld GPUs, the "
                      "cluster has %d", ranks, c->gpus);
-  if (p->algo == CA_TORUS && c->topology != TOPO_TORUS)
+  if (p->algo == CA_TORUS && !topo_fabric(c->topology)->node_torus)
     return weft_errf(err, WEFT_EINVAL, "--collective: torus collectives run "
                      "on a torus fabric, and this cluster's is %s",
                      topology_name(c->topology));
