@@ -610,13 +610,12 @@ int cluster_place(const struct cluster *c, int i)
   return (j % (U - 1)) * S + L + j / (U - 1);
 }
 
-/* The settings only some fabrics take (topo_ops.settings), in the order
- * they are checked. */
+/* The settings only some fabrics take, in the order they are checked: a
+ * fabric's entry lists those it takes (topo_ops.settings). */
 static const enum cluster_key fabric_keys[] = {
-    CK_PXN,          CK_PLANES,       CK_ROUTERS_PER_GROUP,
-    CK_GLOBAL_LINKS, CK_LOCAL_LINKS,  CK_ROUTING,
-    CK_TORUS,        CK_LEAVES_PER_POD, CK_OVERSUB,
-    CK_POD_OVERSUB,
+    CK_PXN,         CK_PLANES,         CK_ROUTERS_PER_GROUP, CK_GLOBAL_LINKS,
+    CK_LOCAL_LINKS, CK_ROUTING,        CK_TORUS,             CK_LEAVES_PER_POD,
+    CK_OVERSUB,     CK_POD_OVERSUB,
 };
 
 /* The fabric's entry (topo.h), from topology= (fat-tree by default). */

@@ -438,10 +438,10 @@ static void rail_describe(FILE *f, const struct cluster *c, const char *hop)
 
 /* Rail-only: each rail its own Clos, sized by the switch's radix unless
  * the file or the flags size its units (Wang et al., 2023). */
-static bool always(const struct cluster *c)
+static bool rail_only_forwards(const struct cluster *c)
 {
   (void)c;
-  return true;
+  return true; /* no spine joins the rails */
 }
 
 /* A rail-only fabric's rail switch takes as many nodes as it has ports
@@ -882,7 +882,8 @@ static const struct topo_ops fabrics[TOPO_COUNT] = {
     [TOPO_RAIL_ONLY] = {.name = "rail-only", .settings = TIERED_SETTINGS,
                         .rails = true, .rail_tiers = true, .alike = true,
                         TIERED_OPS, .resolve = rail_only_resolve,
-                        .forwards = always, .describe = rail_only_describe,
+                        .forwards = rail_only_forwards,
+                        .describe = rail_only_describe,
                         .span_hops = fat_tree_span_hops},
     [TOPO_MULTI_PLANE] = {.name = "multi-plane",
                           .settings = TIERED_SETTINGS | BIT(CK_PLANES),

@@ -106,7 +106,8 @@ struct topo_rb; /* a route being built (topo.c) */
 struct topo_ops {
   const char *name;     /* as topology= and --topology take it */
   /* The fabric-only settings it takes: bits 1 << CK_* (cluster.c refuses
-   * the others of cluster_fabric_keys). */
+   * the other settings of its list fabric_keys when a file or flag gives
+   * them). */
   uint64_t settings;
   bool rails;           /* tiered: a leaf switch per rail (NIC index) */
   bool rail_tiers;      /* tiered: each rail its own spines and core */
