@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "platforms/topo.h"
 #include "sim/base/names.h"
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
@@ -539,65 +540,25 @@ static int clock_power(const struct cluster_desc *d, struct cluster *c,
   return 0;
 }
 
-static const char *const topo_names[TOPO_COUNT] = {
-    "fat-tree", "rail", "rail-only", "multi-plane", "dragonfly", "torus"};
+const char *topology_name(enum topology t) { return topo_fabric(t)->name; }
 
-const char *topology_name(enum topology t) { return topo_names[t]; }
-
-int topology_from_name(const char *name)
-{
-  for (int t = 0; t < TOPO_COUNT; t++)
-    if (strcasecmp(name, topo_names[t]) == 0)
-      return t;
-  return -1;
-}
-
-/* Parse "AxB" or "AxBxC" into c->torus_dim. */
-static int parse_torus(const struct cluster_desc *d, struct cluster *c,
-                       struct weft_err *err)
-{
-  const char *s = d->text[CK_TORUS];
-  int n = 0;
-  while (*s) {
-    if (n == 3)
-      return weft_errf(err, WEFT_EINVAL, "%s: '%s' has more than 3 "
-                       "dimensions", where(d, CK_TORUS), d->text[CK_TORUS]);
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end != s && v > WEFT_MAX_NODES && (!*end || *end == 'x'))
-      return weft_errf(err, WEFT_ELIMIT, "%s: '%s': a dimension of %.*s "
-                       "nodes exceeds the limit of %d", where(d, CK_TORUS),
-                       d->text[CK_TORUS], (int)(end - s), s, WEFT_MAX_NODES);
-    if (end == s || v < 2 || (*end && *end != 'x'))
-      return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not AxB or AxBxC "
-                       "(whole numbers of nodes, at least 2)",
-                       where(d, CK_TORUS), d->text[CK_TORUS]);
-    c->torus_dim[n++] = (int)v;
-    s = *end ? end + 1 : end;
-    if (*end && !*s)
-      return weft_errf(err, WEFT_EINVAL, "%s: '%s' ends with 'x'",
-                       where(d, CK_TORUS), d->text[CK_TORUS]);
-  }
-  c->torus_ndims = n;
-  long prod = 1;
-  for (int i = 0; i < n; i++)
-    prod *= c->torus_dim[i];
-  if (n < 2)
-    return weft_errf(err, WEFT_EINVAL, "%s: '%s' has one dimension; a torus "
-                     "has 2 or 3 (AxB or AxBxC)", where(d, CK_TORUS),
-                     d->text[CK_TORUS]);
-  if (prod != c->nodes)
-    return weft_errf(err, WEFT_EINVAL, "%s: %s is %ld nodes, but the "
-                     "cluster has %d (%d GPUs of %d per node)",
-                     where(d, CK_TORUS), d->text[CK_TORUS], prod, c->nodes,
-                     c->gpus, c->gpus_per_node);
-  return 0;
-}
+int topology_from_name(const char *name) { return topo_fabric_named(name); }
 
 /* Whether a file or a flag (not a preset) gave setting k. */
 static bool by_user(const struct cluster_desc *d, enum cluster_key k)
 {
   return d->set[k] && d->layer[k] > 0;
+}
+
+const char *cluster_desc_where(const struct cluster_desc *d,
+                               enum cluster_key k)
+{
+  return where(d, k);
+}
+
+bool cluster_desc_by_user(const struct cluster_desc *d, enum cluster_key k)
+{
+  return by_user(d, k);
 }
 
 /* A keyed round function of the placement's Feistel network: splitmix64
@@ -649,111 +610,55 @@ int cluster_place(const struct cluster *c, int i)
   return (j % (U - 1)) * S + L + j / (U - 1);
 }
 
-/* The fabric's shape: its topology and the settings only it takes. */
-static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
-                            struct weft_err *err)
+/* The settings only some fabrics take, in the order they are checked: a
+ * fabric's entry lists those it takes (topo_ops.settings). */
+static const enum cluster_key fabric_keys[] = {
+    CK_PXN,         CK_PLANES,         CK_ROUTERS_PER_GROUP, CK_GLOBAL_LINKS,
+    CK_LOCAL_LINKS, CK_ROUTING,        CK_TORUS,             CK_LEAVES_PER_POD,
+    CK_OVERSUB,     CK_POD_OVERSUB,
+};
+
+/* The fabric's entry (topo.h), from topology= (fat-tree by default). */
+static int resolve_fabric(const struct cluster_desc *d, struct cluster *c,
+                          struct weft_err *err)
 {
   c->topology = TOPO_FAT_TREE;
   if (d->set[CK_TOPOLOGY]) {
-    int t = topology_from_name(d->text[CK_TOPOLOGY]);
-    if (t < 0)
+    int t = topo_fabric_named(d->text[CK_TOPOLOGY]);
+    if (t < 0) {
+      char names[256];
+      size_t n = 0;
+      for (int i = 0; i < TOPO_COUNT; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
+                              i == 0                ? ""
+                              : i == TOPO_COUNT - 1 ? " or "
+                                                    : ", ",
+                              topology_name((enum topology)i));
       return weft_errf(err, WEFT_EINVAL, "%s: unknown topology '%s'; "
-                       "expected fat-tree, rail, rail-only, multi-plane, "
-                       "dragonfly or torus", where(d, CK_TOPOLOGY),
-                       d->text[CK_TOPOLOGY]);
+                       "expected %s", where(d, CK_TOPOLOGY),
+                       d->text[CK_TOPOLOGY], names);
+    }
     c->topology = (enum topology)t;
   }
-  /* Settings that only one topology takes. */
-  static const struct {
-    enum cluster_key k;
-    unsigned mask;
-  } only[] = {
-      {CK_PXN, 1u << TOPO_RAIL},
-      {CK_PLANES, 1u << TOPO_MULTI_PLANE},
-      {CK_ROUTERS_PER_GROUP, 1u << TOPO_DRAGONFLY},
-      {CK_GLOBAL_LINKS, 1u << TOPO_DRAGONFLY},
-      {CK_LOCAL_LINKS, 1u << TOPO_DRAGONFLY},
-      {CK_ROUTING, 1u << TOPO_DRAGONFLY},
-      {CK_TORUS, 1u << TOPO_TORUS},
-      {CK_LEAVES_PER_POD, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
-      {CK_OVERSUB, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
-      {CK_POD_OVERSUB, ~(1u << TOPO_DRAGONFLY | 1u << TOPO_TORUS)},
-  };
-  for (size_t i = 0; i < sizeof only / sizeof *only; i++)
-    if (by_user(d, only[i].k) && !(only[i].mask & 1u << c->topology))
+  const struct topo_ops *f = topo_fabric(c->topology);
+  for (size_t i = 0; i < sizeof fabric_keys / sizeof *fabric_keys; i++) {
+    enum cluster_key k = fabric_keys[i];
+    if (by_user(d, k) && !(f->settings & UINT64_C(1) << k))
       return weft_errf(err, WEFT_EINVAL, "%s: not a setting of topology %s "
-                       "(%s)", where(d, only[i].k), topo_names[c->topology],
+                       "(%s)", where(d, k), f->name,
                        d->set[CK_TOPOLOGY] ? where(d, CK_TOPOLOGY)
                                            : "the default");
+  }
   c->pxn = d->set[CK_PXN] ? d->num[CK_PXN] != 0 : true;
-  c->planes = c->topology != TOPO_MULTI_PLANE ? 1
-              : d->set[CK_PLANES]           ? (int)d->num[CK_PLANES]
-                                            : 2;
-  if (c->topology == TOPO_DRAGONFLY || c->topology == TOPO_TORUS)
-    c->oversub = c->pod_oversub = 1;
-  /* A rail-only fabric's rail switch takes as many nodes as it has ports
-   * while the rail fits in one switch, else half (the rest go up), and a
-   * rail's spines a leaf per port (R x R / 2 nodes in two tiers), unless
-   * the file or the flags size its units (Wang et al.: each rail its own
-   * Clos). */
-  if (c->topology == TOPO_RAIL_ONLY) {
-    int R = c->sw.ports > 0 ? c->sw.ports : 64;
-    if (!by_user(d, CK_NODES_PER_LEAF))
-      c->nodes_per_leaf = c->nodes <= R ? R : R / 2;
-    if (!by_user(d, CK_LEAVES_PER_POD))
-      c->leaves_per_pod = R;
-    c->leaves = (c->nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
-    c->pods = (c->leaves + c->leaves_per_pod - 1) / c->leaves_per_pod;
-  }
-  if (c->topology == TOPO_DRAGONFLY) {
-    /* A router's endpoint ports: 16 on Slingshot's 64-port Rosetta (the
-     * rest: 31 to the group, 17 global; De Sensi et al., SC20).  A
-     * preset's leaf size is a fat tree's and does not carry over. */
-    if (!by_user(d, CK_NODES_PER_LEAF)) {
-      c->nodes_per_leaf = 16 / c->nics_per_node;
-      if (c->nodes_per_leaf < 1)
-        c->nodes_per_leaf = 1;
-    }
-    c->leaves = (c->nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
-    c->pods = 1;
-    c->routers_per_group = d->set[CK_ROUTERS_PER_GROUP]
-                               ? (int)d->num[CK_ROUTERS_PER_GROUP] : 32;
-    c->global_links = d->set[CK_GLOBAL_LINKS] ? (int)d->num[CK_GLOBAL_LINKS]
-                                              : 17;
-    c->local_links = d->set[CK_LOCAL_LINKS] ? (int)d->num[CK_LOCAL_LINKS]
-                                            : 1;
-    c->valiant = false;
-    if (d->set[CK_ROUTING]) {
-      if (strcasecmp(d->text[CK_ROUTING], "valiant") == 0)
-        c->valiant = true;
-      else if (strcasecmp(d->text[CK_ROUTING], "minimal") != 0)
-        return weft_errf(err, WEFT_EINVAL, "%s: unknown routing '%s'; "
-                         "expected minimal or valiant", where(d, CK_ROUTING),
-                         d->text[CK_ROUTING]);
-    }
-    /* Routers are the leaf switches; a group is routers_per_group. */
-    c->groups = (c->leaves + c->routers_per_group - 1) / c->routers_per_group;
-    long ports = (long)c->routers_per_group * c->global_links;
-    if (c->groups > 1 && ports < c->groups - 1)
-      return weft_errf(err, WEFT_EINVAL, "%s: %d groups need %d global links "
-                       "per group to reach each other, and %d routers x %d "
-                       "global links give %ld", where(d, CK_GLOBAL_LINKS),
-                       c->groups, c->groups - 1, c->routers_per_group,
-                       c->global_links, ports);
-    if (c->valiant && c->groups < 3)
-      return weft_errf(err, WEFT_EINVAL, "%s: valiant routing needs 3 groups "
-                       "or more (there are %d)", where(d, CK_ROUTING),
-                       c->groups);
-  }
-  if (c->topology == TOPO_TORUS) {
-    if (!d->set[CK_TORUS])
-      return weft_errf(err, WEFT_EINVAL, "%s: topology torus needs its "
-                       "dimensions (torus=AxB or AxBxC, or --torus)",
-                       where(d, CK_TOPOLOGY));
-    int rc = parse_torus(d, c, err);
-    if (rc)
-      return rc;
-  }
+  c->planes = 1;
+  return f->resolve ? f->resolve(d, c, err) : 0;
+}
+
+/* The NVLink tiers: GPUs per first-tier switch domain, the second tier's
+ * oversubscription. */
+static int resolve_nvlink(const struct cluster_desc *d, struct cluster *c,
+                          struct weft_err *err)
+{
   c->nvl_rack = d->set[CK_NVL_RACK] ? (int)d->num[CK_NVL_RACK]
                                     : c->gpus_per_node;
   if (c->gpus_per_node % c->nvl_rack != 0)
@@ -761,6 +666,14 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                      "divide %d GPUs per node", where(d, CK_NVL_RACK),
                      c->nvl_rack, c->gpus_per_node);
   c->nvl_oversub = d->set[CK_NVL_OVERSUB] ? d->num[CK_NVL_OVERSUB] : 1;
+  return 0;
+}
+
+/* The job's nodes on the fabric: packed, spread or random[:SEED]. */
+static int resolve_placement(const struct cluster_desc *d, struct cluster *c,
+                             struct weft_err *err)
+{
+  const struct topo_ops *f = topo_fabric(c->topology);
   c->spread_units = c->spread_size = 0;
   c->random_seed = 0;
   c->spread = false;
@@ -775,25 +688,21 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
       return weft_errf(err, WEFT_EINVAL, "%s: '%s': the seed of a random "
                        "placement is an integer from 1 to 4294967295",
                        where(d, CK_PLACEMENT), pl);
-    /* The torus collectives (sim/coll.c) read the torus from the job's
-     * node order. */
-    if (c->topology == TOPO_TORUS)
-      return weft_errf(err, WEFT_EINVAL, "%s: a random placement on a torus "
-                       "is not modelled (its collectives follow the torus "
-                       "from the job's node order)", where(d, CK_PLACEMENT));
+    if (f->no_random)
+      return weft_errf(err, WEFT_EINVAL, "%s: %s", where(d, CK_PLACEMENT),
+                       f->no_random);
     c->random_seed = (unsigned long)seed;
   } else if (strcasecmp(pl, "packed") != 0) {
     if (strcasecmp(pl, "spread") != 0)
       return weft_errf(err, WEFT_EINVAL, "%s: unknown placement '%s'; "
                        "expected packed, spread or random[:SEED]",
                        where(d, CK_PLACEMENT), d->text[CK_PLACEMENT]);
-    if (c->topology == TOPO_TORUS)
-      return weft_errf(err, WEFT_EINVAL, "%s: a torus has no pods or groups "
-                       "to spread over (placement spread is for fat trees, "
-                       "rail fabrics and dragonflies)", where(d, CK_PLACEMENT));
-    /* Blocks of leaves: a dragonfly's groups, else pods, else leaves. */
-    int per = c->topology == TOPO_DRAGONFLY ? c->routers_per_group
-                                            : c->leaves_per_pod;
+    if (f->no_spread)
+      return weft_errf(err, WEFT_EINVAL, "%s: %s", where(d, CK_PLACEMENT),
+                       f->no_spread);
+    /* Blocks of leaves: the fabric's (pods, a dragonfly's groups), else
+     * leaves. */
+    int per = f->spread_block(c);
     int blocks = (c->leaves + per - 1) / per;
     if (blocks <= 1)
       per = 1, blocks = c->leaves;
@@ -801,6 +710,20 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
     c->spread_size = per * c->nodes_per_leaf;
     c->spread_units = (c->nodes + c->spread_size - 1) / c->spread_size;
   }
+  return 0;
+}
+
+/* The fabric, its NVLink tiers and the job's place on it. */
+static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
+                            struct weft_err *err)
+{
+  int rc = resolve_fabric(d, c, err);
+  if (!rc)
+    rc = resolve_nvlink(d, c, err);
+  if (!rc)
+    rc = resolve_placement(d, c, err);
+  if (rc)
+    return rc;
   if (d->set[CK_NVL_OVERSUB] && c->nvl_rack == c->gpus_per_node &&
       c->nvl_oversub > 1)
     return weft_errf(err, WEFT_EINVAL, "%s: there is no second NVLink tier "

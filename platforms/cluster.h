@@ -69,10 +69,11 @@ enum cluster_key {
 
 #define WEFT_MAX_DESC 256
 
-/* Shapes of the scale-out fabric (platforms/topo.h says what each is). */
+/* Shapes of the scale-out fabric: each one entry of platforms/topo.c's
+ * table (topo_fabric), which says what it is. */
 enum topology { TOPO_FAT_TREE, TOPO_RAIL, TOPO_RAIL_ONLY, TOPO_MULTI_PLANE,
                 TOPO_DRAGONFLY, TOPO_TORUS, TOPO_COUNT };
-const char *topology_name(enum topology t);
+const char *topology_name(enum topology t); /* its entry's name */
 int topology_from_name(const char *name); /* -1 when unknown */
 
 struct cluster_desc {
@@ -192,6 +193,15 @@ int cluster_desc_load(struct cluster_desc *d, struct catalog *cat,
  * derived sizes.  *out is written only on success. */
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
                     struct cluster *out, struct weft_err *err) WEFT_WUR;
+
+/* Where setting k of `d` was given ("--gpus", "FILE:LINE: <cluster>
+ * attribute 'gpus'"), or d's source when it was not: for the messages of
+ * the fabrics' own settings (platforms/topo.c). */
+const char *cluster_desc_where(const struct cluster_desc *d,
+                               enum cluster_key k);
+
+/* Whether a file or a flag, not a preset, gave setting k of `d`. */
+bool cluster_desc_by_user(const struct cluster_desc *d, enum cluster_key k);
 
 /* The presets, in file order: count, and the i-th as a description. */
 int cluster_preset_count(void);

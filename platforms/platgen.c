@@ -301,71 +301,6 @@ static void write_pod(struct out *o, const struct cluster *c, int p)
   fprintf(f, "  </zone>\n");
 }
 
-/* The fabric's lines of the header: its topology and parameters. */
-static void write_fabric(FILE *f, const struct cluster *c)
-{
-  char b[48];
-  const char *hop = units_fmt_human(c->switch_lat_s, UNIT_TIME, b, sizeof b);
-  switch (c->topology) {
-  case TOPO_FAT_TREE:
-  case TOPO_MULTI_PLANE:
-  case TOPO_RAIL:
-  case TOPO_RAIL_ONLY:
-    fprintf(f, "  Fabric: %s; %d %s of up to %d nodes, %d pod(s) of up to "
-            "%d;\n  oversubscription %g (leaf) and %g (pod); switch hop "
-            "%s.\n", topology_name(c->topology), c->leaves,
-            c->topology == TOPO_RAIL || c->topology == TOPO_RAIL_ONLY
-                ? "scalable unit(s) (a leaf switch per rail)"
-                : "leaf group(s)",
-            c->nodes_per_leaf, c->pods, c->leaves_per_pod, c->oversub,
-            c->pod_oversub, hop);
-    if (c->topology == TOPO_MULTI_PLANE)
-      fprintf(f, "  %d planes: each NIC port on its own plane at 1/%d of the "
-              "NIC's bandwidth;\n  traffic striped evenly over the planes "
-              "loads each alike, so max-min\n  sharing over them equals one "
-              "plane of their summed bandwidth (written here).\n",
-              c->planes, c->planes);
-    if (c->topology == TOPO_RAIL)
-      fprintf(f, "  Rails: NIC k of every node of a unit on leaf k; spines "
-              "join the rails.\n  PXN %s: off-rail traffic %s.\n",
-              c->pxn ? "on" : "off",
-              c->pxn ? "crosses NVLink to the GPU on the destination's rail "
-                       "first"
-                     : "goes leaf, spine, leaf");
-    if (c->topology == TOPO_RAIL_ONLY)
-      fprintf(f, "  Rails only: no spine joins the rails; off-rail traffic "
-              "crosses NVLink to\n  the GPU on the destination's rail "
-              "(Wang et al., 2023).\n");
-    break;
-  case TOPO_DRAGONFLY:
-    fprintf(f, "  Fabric: dragonfly; %d router(s) of up to %d nodes, %d "
-            "group(s) of %d routers;\n  %d link(s) between two routers of "
-            "a group, %d global links per router\n  (%d between two "
-            "groups), %s routing; switch hop %s.\n", c->leaves,
-            c->nodes_per_leaf, c->groups, c->routers_per_group,
-            c->local_links, c->global_links,
-            c->groups > 1 ? c->routers_per_group * c->global_links /
-                                (c->groups - 1)
-                          : 0,
-            c->valiant ? "valiant" : "minimal", hop);
-    break;
-  case TOPO_TORUS:
-    fprintf(f, "  Fabric: torus of nodes, %d", c->torus_dim[0]);
-    for (int d = 1; d < c->torus_ndims; d++)
-      fprintf(f, "x%d", c->torus_dim[d]);
-    fprintf(f, " with wrap-around links; each node's NICs feed its %d "
-            "ports;\n  dimension-ordered routes, the shorter way round; "
-            "switch hop %s.\n", 2 * c->torus_ndims, hop);
-    break;
-  case TOPO_COUNT:
-    break;
-  }
-  if (c->nvl_rack < c->gpus_per_node)
-    fprintf(f, "  NVLink: two tiers, %d GPUs per first-tier switch domain, "
-            "oversubscription %g\n  above it.\n", c->nvl_rack,
-            c->nvl_oversub);
-}
-
 static void write_header(struct out *o, const struct cluster *c)
 {
   FILE *f = o->f;
@@ -388,7 +323,7 @@ static void write_header(struct out *o, const struct cluster *c)
           units_fmt_human(c->nic.bw_Bps, UNIT_BW, b1, sizeof b1),
           units_fmt_human(c->nic.lat_s, UNIT_TIME, b2, sizeof b2),
           c->gpus_per_node / c->nics_per_node);
-  write_fabric(f, c);
+  topo_describe(f, c);
   if (c->scale.compute != 1 || c->scale.hbm_bw != 1 || c->scale.hbm_cap != 1 ||
       c->scale.nvlink != 1 || c->scale.nic != 1)
     fprintf(f, "  What-if scaling: compute x%g, HBM bw x%g, HBM capacity "

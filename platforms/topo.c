@@ -1,5 +1,14 @@
 /*
- * topo.c - links and routes of every fabric (topo.h).
+ * topo.c - the table of fabrics and the links and routes they build
+ * (topo.h).
+ *
+ * One entry per topology in `fabrics` at the end of this file; the
+ * sections before it are the entries' functions, fabric by fabric (the
+ * tiered fabrics, fat tree, rail, rail-only and multi-plane, share
+ * theirs, told apart by the entry's rails and rail_tiers).  What every
+ * fabric shares is here first: the NVLink tiers and the NICs, routes
+ * inside a node and PXN forwarding onto the destination's rail, the
+ * parts' radix, power and price.
  */
 #include "platforms/topo.h"
 
@@ -7,24 +16,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "sim/base/units.h"
 #include "sim/base/xalloc.h"
+
+static const struct topo_ops fabrics[TOPO_COUNT];
+
+const struct topo_ops *topo_fabric(enum topology t) { return &fabrics[t]; }
+
+int topo_fabric_named(const char *name)
+{
+  for (int t = 0; t < TOPO_COUNT; t++)
+    if (strcasecmp(name, fabrics[t].name) == 0)
+      return t;
+  return -1;
+}
+
+static const struct topo_ops *fab(const struct cluster *c)
+{
+  return &fabrics[c->topology];
+}
 
 bool topo_xml_hierarchical(const struct cluster *c)
 {
-  return (c->topology == TOPO_FAT_TREE || c->topology == TOPO_MULTI_PLANE) &&
-         c->nvl_rack == c->gpus_per_node;
+  return fab(c)->xml_hierarchical && c->nvl_rack == c->gpus_per_node;
 }
 
-static bool rails(const struct cluster *c)
+bool topo_forwards(const struct cluster *c)
 {
-  return c->topology == TOPO_RAIL || c->topology == TOPO_RAIL_ONLY;
-}
-
-static bool tiered(const struct cluster *c)
-{
-  return c->topology == TOPO_FAT_TREE || c->topology == TOPO_MULTI_PLANE ||
-         rails(c);
+  return fab(c)->forwards && fab(c)->forwards(c);
 }
 
 /* Index of the pair x < y among n: 0 .. n(n-1)/2 - 1. */
@@ -47,10 +68,9 @@ static void pair_of(long p, long n, long *x, long *y)
   *y = i + 1 + p;
 }
 
-static long torus_nodes_links(const struct cluster *c)
-{
-  return (long)c->nodes * c->torus_ndims;
-}
+static long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+/* ---- common: NVLink tiers, NICs, routes inside a node ------------------ */
 
 int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
 {
@@ -66,26 +86,8 @@ int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
     n += (long)c->nodes * t->racks;
   t->b_nic = n;
   n += (long)c->nodes * c->nics_per_node;
-  t->b_leaf = n;
-  int k_rails = rails(c) ? c->nics_per_node : 1;
-  if (tiered(c))
-    n += (long)c->leaves * k_rails;
-  t->b_pod = n;
-  if (tiered(c))
-    n += (long)c->pods * (c->topology == TOPO_RAIL_ONLY ? k_rails : 1);
-  t->b_local = n;
-  if (c->topology == TOPO_DRAGONFLY) {
-    n += (long)c->groups * pairs(c->routers_per_group);
-    t->per_pair = c->groups > 1 ? c->routers_per_group * c->global_links /
-                                      (c->groups - 1)
-                                : 0;
-  }
-  t->b_global = n;
-  if (c->topology == TOPO_DRAGONFLY)
-    n += pairs(c->groups) * t->per_pair;
-  t->b_torus = n;
-  if (c->topology == TOPO_TORUS)
-    n += torus_nodes_links(c);
+  t->b_leaf = t->b_pod = t->b_local = t->b_global = t->b_torus = n;
+  n = fab(c)->size(t, n);
   t->nlinks = n;
   t->link = xcalloc((size_t)n, sizeof *t->link);
 
@@ -97,35 +99,7 @@ int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
         c->nvl_rack * c->gpu.nvlink_bw_Bps / c->nvl_oversub, 0, TL_RACK_UP};
   for (long i = t->b_nic; i < t->b_leaf; i++)
     t->link[i] = (struct topo_link){c->nic.bw_Bps, c->nic.lat_s, TL_NIC};
-  /* A leaf's up-link: what its down-links carry over the ratio; a rail
-   * leaf's, its rail's NICs of the unit. */
-  for (long i = t->b_leaf; i < t->b_pod; i++) {
-    int leaf = (int)((i - t->b_leaf) / k_rails);
-    int per = rails(c) ? 1 : c->nics_per_node;
-    t->link[i] = (struct topo_link){
-        cluster_nodes_in_leaf(c, leaf) * per * c->nic.bw_Bps / c->oversub, 0,
-        TL_FABRIC};
-  }
-  int pod_rails = c->topology == TOPO_RAIL_ONLY ? k_rails : 1;
-  for (long i = t->b_pod; i < t->b_local; i++) {
-    int pod = (int)((i - t->b_pod) / pod_rails);
-    double bw = 0;
-    for (int l = pod * c->leaves_per_pod;
-         l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++)
-      bw += t->link[t->b_leaf + (long)l * k_rails].bw *
-            (rails(c) && pod_rails == 1 ? k_rails : 1);
-    t->link[i] = (struct topo_link){bw / c->pod_oversub, 0, TL_FABRIC};
-  }
-  for (long i = t->b_local; i < t->b_global; i++)
-    t->link[i] = (struct topo_link){c->local_links * c->nic.bw_Bps, 0,
-                                    TL_FABRIC};
-  for (long i = t->b_global; i < t->b_torus; i++)
-    t->link[i] = (struct topo_link){c->nic.bw_Bps, 0, TL_FABRIC};
-  /* A torus node's NICs feed its 2d ports: each port gets 1/2d of them. */
-  for (long i = t->b_torus; i < t->nlinks; i++)
-    t->link[i] = (struct topo_link){
-        c->nics_per_node * c->nic.bw_Bps / (2.0 * c->torus_ndims), 0,
-        TL_FABRIC};
+  fab(c)->fill(t);
   return 0;
 }
 
@@ -146,7 +120,6 @@ int topo_max_hops(const struct topo *t)
 void topo_link_name(const struct topo *t, long i, char *buf, size_t size)
 {
   const struct cluster *c = &t->c;
-  int kr = rails(c) ? c->nics_per_node : 1;
   if (i < t->b_rack) {
     snprintf(buf, size, "gpu%ld-nvl", i - t->b_nvl);
   } else if (i < t->b_nic) {
@@ -156,29 +129,8 @@ void topo_link_name(const struct topo *t, long i, char *buf, size_t size)
     long j = i - t->b_nic;
     snprintf(buf, size, "node%ld-nic%ld", j / c->nics_per_node,
              j % c->nics_per_node);
-  } else if (i < t->b_pod) {
-    long j = i - t->b_leaf;
-    if (rails(c))
-      snprintf(buf, size, "su%ld-rail%ld-up", j / kr, j % kr);
-    else
-      snprintf(buf, size, "leaf%ld-up", j);
-  } else if (i < t->b_local) {
-    long j = i - t->b_pod;
-    if (c->topology == TOPO_RAIL_ONLY)
-      snprintf(buf, size, "pod%ld-rail%ld-up", j / kr, j % kr);
-    else
-      snprintf(buf, size, "pod%ld-up", j);
-  } else if (i < t->b_global) {
-    long j = i - t->b_local, a = c->routers_per_group, x, y;
-    pair_of(j % pairs(a), a, &x, &y);
-    snprintf(buf, size, "g%ld-r%ld-r%ld", j / pairs(a), x, y);
-  } else if (i < t->b_torus) {
-    long j = i - t->b_global, x, y;
-    pair_of(j / t->per_pair, c->groups, &x, &y);
-    snprintf(buf, size, "g%ld-g%ld-%ld", x, y, j % t->per_pair);
   } else {
-    long j = i - t->b_torus;
-    snprintf(buf, size, "t%ld-d%ld", j / c->torus_ndims, j % c->torus_ndims);
+    fab(c)->link_name(t, i, buf, size);
   }
 }
 
@@ -186,22 +138,18 @@ bool topo_link_node_shared(const struct topo *t, long i)
 {
   if (t->link[i].kind != TL_FABRIC)
     return false;
-  if (t->c.topology == TOPO_RAIL_ONLY)
-    return false; /* every tier is per rail */
-  if (t->c.topology == TOPO_RAIL)
-    return i >= t->b_pod; /* the rails share the core */
-  return true;
+  return !fab(&t->c)->node_shared || fab(&t->c)->node_shared(t, i);
 }
 
-/* Route building. */
-struct rb {
+/* A route being built. */
+struct topo_rb {
   const struct topo *t;
   struct topo_hop *h;
   int n;
   double lat; /* switch hops */
 };
 
-static void hop(struct rb *r, long link, int down)
+static void hop(struct topo_rb *r, long link, int down)
 {
   r->h[r->n++] = (struct topo_hop){(int32_t)link, down};
 }
@@ -217,7 +165,7 @@ static int nic_of(const struct cluster *c, long rank)
 }
 
 /* GPU a to GPU b of the same node. */
-static void intra(struct rb *r, long a, long b)
+static void intra(struct topo_rb *r, long a, long b)
 {
   const struct topo *t = r->t;
   const struct cluster *c = &t->c;
@@ -241,14 +189,163 @@ static long nic_link(const struct topo *t, long node, int k)
   return t->b_nic + node * t->c.nics_per_node + k;
 }
 
+int topo_route(const struct topo *t, long a, long b, struct topo_hop *hops,
+               double *switch_lat)
+{
+  const struct cluster *c = &t->c;
+  struct topo_rb r = {t, hops, 0, 0};
+  long na = a / c->gpus_per_node, nb = b / c->gpus_per_node;
+  if (na == nb) {
+    intra(&r, a, b);
+    *switch_lat = r.lat;
+    return r.n;
+  }
+  int ka = nic_of(c, a), kb = nic_of(c, b);
+  if (ka != kb && topo_forwards(c)) {
+    /* To the GPU of a's node on b's rail, over NVLink (PXN). */
+    int per = c->gpus_per_node / c->nics_per_node;
+    long p = na * c->gpus_per_node + (long)kb * per + local_of(c, a) % per;
+    intra(&r, a, p);
+    ka = kb;
+  }
+  hop(&r, nic_link(t, na, ka), 0);
+  fab(c)->route(&r, na, ka, nb, kb);
+  hop(&r, nic_link(t, nb, kb), 1);
+  *switch_lat = r.lat;
+  return r.n;
+}
+
+void topo_parts(const struct cluster *c, struct topo_parts *p)
+{
+  memset(p, 0, sizeof *p);
+  int P = c->planes > 0 ? c->planes : 1;
+  int R = (c->sw.ports > 0 ? c->sw.ports : 64) * P;
+  p->radix = R;
+  long nics = (long)c->nodes * c->nics_per_node;
+  p->nic_ports = nics * P;
+  double links = fab(c)->parts(c, p);
+  for (int t = 0; t < TOPO_TIERS; t++) {
+    p->switches_all += p->switches[t];
+    p->ports_all += p->ports[t];
+  }
+  p->have_switch_power = c->sw.ports > 0 || p->switches_all == 0;
+  p->power_w = (double)nics * c->nic.max_w +
+               (c->sw.ports > 0 ? (double)p->switches_all * c->sw.max_w : 0);
+  /* A torus's links join NICs and take the link price of the NIC's
+   * switch generation (its optics and cable). */
+  p->have_prices = c->nic.price > 0 && c->sw.ports > 0 &&
+                   c->sw.link_price > 0 &&
+                   (p->switches_all == 0 || c->sw.price > 0);
+  p->cost_usd = p->have_prices
+                    ? (double)nics * c->nic.price +
+                          (double)p->switches_all * c->sw.price +
+                          links * c->sw.link_price
+                    : 0;
+}
+
+void topo_describe(FILE *f, const struct cluster *c)
+{
+  char b[48];
+  fab(c)->describe(f, c,
+                   units_fmt_human(c->switch_lat_s, UNIT_TIME, b, sizeof b));
+  if (c->nvl_rack < c->gpus_per_node)
+    fprintf(f, "  NVLink: two tiers, %d GPUs per first-tier switch domain, "
+            "oversubscription %g\n  above it.\n", c->nvl_rack,
+            c->nvl_oversub);
+}
+
+/* Switch hops of a ring step in the closed form: 1 in a leaf, 3 across
+ * leaves, 5 across pods. */
+static int fat_tree_span_hops(long leaves, long pods)
+{
+  return pods > 1 ? 5 : leaves > 1 ? 3 : 1;
+}
+
+/* ---- tiered: fat tree, rail, rail-only, multi-plane --------------------- */
+
+/* Leaves per switch position: a rail fabric has one per rail. */
+static int tier_rails(const struct cluster *c)
+{
+  return fab(c)->rails ? c->nics_per_node : 1;
+}
+
+static long tiered_size(struct topo *t, long n)
+{
+  const struct cluster *c = &t->c;
+  int k_rails = tier_rails(c);
+  t->b_leaf = n;
+  n += (long)c->leaves * k_rails;
+  t->b_pod = n;
+  n += (long)c->pods * (fab(c)->rail_tiers ? k_rails : 1);
+  return n;
+}
+
+static void tiered_fill(struct topo *t)
+{
+  const struct cluster *c = &t->c;
+  int k_rails = tier_rails(c);
+  bool rl = fab(c)->rails;
+  /* A leaf's up-link: what its down-links carry over the ratio; a rail
+   * leaf's, its rail's NICs of the unit. */
+  for (long i = t->b_leaf; i < t->b_pod; i++) {
+    int leaf = (int)((i - t->b_leaf) / k_rails);
+    int per = rl ? 1 : c->nics_per_node;
+    t->link[i] = (struct topo_link){
+        cluster_nodes_in_leaf(c, leaf) * per * c->nic.bw_Bps / c->oversub, 0,
+        TL_FABRIC};
+  }
+  int pod_rails = fab(c)->rail_tiers ? k_rails : 1;
+  for (long i = t->b_pod; i < t->nlinks; i++) {
+    int pod = (int)((i - t->b_pod) / pod_rails);
+    double bw = 0;
+    for (int l = pod * c->leaves_per_pod;
+         l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++)
+      bw += t->link[t->b_leaf + (long)l * k_rails].bw *
+            (rl && pod_rails == 1 ? k_rails : 1);
+    t->link[i] = (struct topo_link){bw / c->pod_oversub, 0, TL_FABRIC};
+  }
+}
+
+static void tiered_link_name(const struct topo *t, long i, char *buf,
+                             size_t size)
+{
+  const struct cluster *c = &t->c;
+  int kr = tier_rails(c);
+  if (i < t->b_pod) {
+    long j = i - t->b_leaf;
+    if (fab(c)->rails)
+      snprintf(buf, size, "su%ld-rail%ld-up", j / kr, j % kr);
+    else
+      snprintf(buf, size, "leaf%ld-up", j);
+  } else {
+    long j = i - t->b_pod;
+    if (fab(c)->rail_tiers)
+      snprintf(buf, size, "pod%ld-rail%ld-up", j / kr, j % kr);
+    else
+      snprintf(buf, size, "pod%ld-up", j);
+  }
+}
+
+/* A rail fabric's rails share the core only; a rail-only fabric's every
+ * tier is per rail; a fat tree's tiers are the nodes'. */
+static bool tiered_node_shared(const struct topo *t, long i)
+{
+  if (fab(&t->c)->rail_tiers)
+    return false;
+  if (fab(&t->c)->rails)
+    return i >= t->b_pod;
+  return true;
+}
+
 /* Leaf/pod tiers between NIC (na, ka) and NIC (nb, kb), excluding the
- * NICs: fat tree and the rail kinds.  ka, kb index the rail leaves (0
- * unless rails). */
-static void tiers(struct rb *r, long na, int ka, long nb, int kb)
+ * NICs.  ka, kb index the rail leaves (0 unless rails). */
+static void tiered_route(struct topo_rb *r, long na, int ka, long nb, int kb)
 {
   const struct topo *t = r->t;
   const struct cluster *c = &t->c;
-  int kr = rails(c) ? c->nics_per_node : 1;
+  int kr = tier_rails(c);
+  if (!fab(c)->rails)
+    ka = kb = 0;
   long la = na / c->nodes_per_leaf, lb = nb / c->nodes_per_leaf;
   long pa = la / c->leaves_per_pod, pb = lb / c->leaves_per_pod;
   double sw = c->switch_lat_s;
@@ -261,8 +358,8 @@ static void tiers(struct rb *r, long na, int ka, long nb, int kb)
   if (up)
     hop(r, t->b_leaf + la * kr + ka, 0);
   if (pod_up) {
-    long pr = c->topology == TOPO_RAIL_ONLY ? kr : 1;
-    long k = c->topology == TOPO_RAIL_ONLY ? ka : 0;
+    long pr = fab(c)->rail_tiers ? kr : 1;
+    long k = fab(c)->rail_tiers ? ka : 0;
     hop(r, t->b_pod + pa * pr + k, 0);
     hop(r, t->b_pod + pb * pr + k, 1);
   }
@@ -270,9 +367,171 @@ static void tiers(struct rb *r, long na, int ka, long nb, int kb)
     hop(r, t->b_leaf + lb * kr + kb, 1);
 }
 
-/* Dragonfly: from router (g, x) to router (h, y) by the minimal route
- * (without the NICs). */
-static void df_local(struct rb *r, long g, long x, long y)
+static double tiered_parts(const struct cluster *c, struct topo_parts *p)
+{
+  int P = c->planes > 0 ? c->planes : 1;
+  int R = p->radix;
+  bool rl = fab(c)->rails;
+  int kr = rl ? c->nics_per_node : 1;
+  long groups = fab(c)->rail_tiers ? kr : 1; /* spine and core groups */
+  /* NIC ports under a leaf switch per node: a rail leaf takes one NIC of
+   * each node. */
+  long per_leaf = rl ? P : (long)c->nics_per_node * P;
+  for (int pod = 0; pod < c->pods; pod++) {
+    long spine_down = 0;
+    for (int l = pod * c->leaves_per_pod;
+         l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++) {
+      long down = cluster_nodes_in_leaf(c, l) * per_leaf;
+      long up = c->leaves > 1 ? (long)ceil((double)down / c->oversub) : 0;
+      p->switches[0] += kr * ceil_div(down + up, R);
+      p->ports[0] += kr * (down + up);
+      spine_down += kr * up;
+    }
+    if (c->leaves > 1) {
+      long up = c->pods > 1
+                    ? (long)ceil((double)spine_down / c->pod_oversub)
+                    : 0;
+      long per = (spine_down + up) / groups;
+      p->switches[1] += groups * ceil_div(per, R);
+      p->ports[1] += spine_down + up;
+      p->ports[2] += up;
+    }
+  }
+  if (c->pods > 1)
+    p->switches[2] = groups * ceil_div(p->ports[2] / groups, R);
+  /* Cables: NIC to leaf, leaf to spine, spine to core. */
+  p->cables = p->nic_ports + (p->ports[1] - p->ports[2]) + p->ports[2];
+  return (double)p->cables;
+}
+
+static int tiered_spread_block(const struct cluster *c)
+{
+  return c->leaves_per_pod;
+}
+
+static void tiered_describe(FILE *f, const struct cluster *c, const char *hop)
+{
+  fprintf(f, "  Fabric: %s; %d %s of up to %d nodes, %d pod(s) of up to "
+          "%d;\n  oversubscription %g (leaf) and %g (pod); switch hop "
+          "%s.\n", fab(c)->name, c->leaves,
+          fab(c)->rails ? "scalable unit(s) (a leaf switch per rail)"
+                        : "leaf group(s)",
+          c->nodes_per_leaf, c->pods, c->leaves_per_pod, c->oversub,
+          c->pod_oversub, hop);
+}
+
+/* Fat tree: nothing beyond the tiers. */
+
+/* Rail: a leaf per rail in each scalable unit; spines join the rails. */
+static bool rail_forwards(const struct cluster *c) { return c->pxn; }
+
+static void rail_describe(FILE *f, const struct cluster *c, const char *hop)
+{
+  tiered_describe(f, c, hop);
+  fprintf(f, "  Rails: NIC k of every node of a unit on leaf k; spines "
+          "join the rails.\n  PXN %s: off-rail traffic %s.\n",
+          c->pxn ? "on" : "off",
+          c->pxn ? "crosses NVLink to the GPU on the destination's rail "
+                   "first"
+                 : "goes leaf, spine, leaf");
+}
+
+/* Rail-only: each rail its own Clos, sized by the switch's radix unless
+ * the file or the flags size its units (Wang et al., 2023). */
+static bool rail_only_forwards(const struct cluster *c)
+{
+  (void)c;
+  return true; /* no spine joins the rails */
+}
+
+/* A rail-only fabric's rail switch takes as many nodes as it has ports
+ * while the rail fits in one switch, else half (the rest go up), and a
+ * rail's spines a leaf per port (R x R / 2 nodes in two tiers). */
+static int rail_only_resolve(const struct cluster_desc *d, struct cluster *c,
+                             struct weft_err *err)
+{
+  (void)err;
+  int R = c->sw.ports > 0 ? c->sw.ports : 64;
+  if (!cluster_desc_by_user(d, CK_NODES_PER_LEAF))
+    c->nodes_per_leaf = c->nodes <= R ? R : R / 2;
+  if (!cluster_desc_by_user(d, CK_LEAVES_PER_POD))
+    c->leaves_per_pod = R;
+  c->leaves = (c->nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
+  c->pods = (c->leaves + c->leaves_per_pod - 1) / c->leaves_per_pod;
+  return 0;
+}
+
+static void rail_only_describe(FILE *f, const struct cluster *c,
+                               const char *hop)
+{
+  tiered_describe(f, c, hop);
+  fprintf(f, "  Rails only: no spine joins the rails; off-rail traffic "
+          "crosses NVLink to\n  the GPU on the destination's rail "
+          "(Wang et al., 2023).\n");
+}
+
+/* Multi-plane: every NIC port on a plane of its own. */
+static int multi_plane_resolve(const struct cluster_desc *d,
+                               struct cluster *c, struct weft_err *err)
+{
+  (void)err;
+  c->planes = d->set[CK_PLANES] ? (int)d->num[CK_PLANES] : 2;
+  return 0;
+}
+
+static void multi_plane_describe(FILE *f, const struct cluster *c,
+                                 const char *hop)
+{
+  tiered_describe(f, c, hop);
+  fprintf(f, "  %d planes: each NIC port on its own plane at 1/%d of the "
+          "NIC's bandwidth;\n  traffic striped evenly over the planes "
+          "loads each alike, so max-min\n  sharing over them equals one "
+          "plane of their summed bandwidth (written here).\n",
+          c->planes, c->planes);
+}
+
+/* ---- dragonfly -------------------------------------------------------- */
+
+static long df_size(struct topo *t, long n)
+{
+  const struct cluster *c = &t->c;
+  t->b_local = n;
+  n += (long)c->groups * pairs(c->routers_per_group);
+  t->per_pair = c->groups > 1 ? c->routers_per_group * c->global_links /
+                                    (c->groups - 1)
+                              : 0;
+  t->b_global = n;
+  n += pairs(c->groups) * t->per_pair;
+  return n;
+}
+
+static void df_fill(struct topo *t)
+{
+  const struct cluster *c = &t->c;
+  for (long i = t->b_local; i < t->b_global; i++)
+    t->link[i] = (struct topo_link){c->local_links * c->nic.bw_Bps, 0,
+                                    TL_FABRIC};
+  for (long i = t->b_global; i < t->nlinks; i++)
+    t->link[i] = (struct topo_link){c->nic.bw_Bps, 0, TL_FABRIC};
+}
+
+static void df_link_name(const struct topo *t, long i, char *buf,
+                         size_t size)
+{
+  const struct cluster *c = &t->c;
+  if (i < t->b_global) {
+    long j = i - t->b_local, a = c->routers_per_group, x, y;
+    pair_of(j % pairs(a), a, &x, &y);
+    snprintf(buf, size, "g%ld-r%ld-r%ld", j / pairs(a), x, y);
+  } else {
+    long j = i - t->b_global, x, y;
+    pair_of(j / t->per_pair, c->groups, &x, &y);
+    snprintf(buf, size, "g%ld-g%ld-%ld", x, y, j % t->per_pair);
+  }
+}
+
+/* From router (g, x) to router (g, y) of one group (without the NICs). */
+static void df_local(struct topo_rb *r, long g, long x, long y)
 {
   const struct topo *t = r->t;
   long a = t->c.routers_per_group;
@@ -304,7 +563,8 @@ static unsigned long pair_hash(long na, long nb)
   return h ^ (h >> 32);
 }
 
-static void df_minimal(struct rb *r, long g, long x, long h, long y,
+/* From router (g, x) to router (h, y) by the minimal route. */
+static void df_minimal(struct topo_rb *r, long g, long x, long h, long y,
                        unsigned long hsh)
 {
   const struct topo *t = r->t;
@@ -323,8 +583,10 @@ static void df_minimal(struct rb *r, long g, long x, long h, long y,
   df_local(r, h, en, y);
 }
 
-static void dragonfly(struct rb *r, long na, long nb)
+static void df_route(struct topo_rb *r, long na, int ka, long nb, int kb)
 {
+  (void)ka;
+  (void)kb;
   const struct cluster *c = &r->t->c;
   long ra = na / c->nodes_per_leaf, rb_ = nb / c->nodes_per_leaf;
   long a = c->routers_per_group;
@@ -349,8 +611,139 @@ static void dragonfly(struct rb *r, long na, long nb)
   df_minimal(r, gi, in, gb, rb_ % a, hsh);
 }
 
-static void torus(struct rb *r, long na, long nb)
+static double df_parts(const struct cluster *c, struct topo_parts *p)
 {
+  long nics = (long)c->nodes * c->nics_per_node;
+  long A = c->routers_per_group;
+  long routers = c->leaves;
+  long global_ends = 0;
+  for (long r = 0; r < routers; r++) {
+    long grp = r / A;
+    long in_grp = routers - grp * A < A ? routers - grp * A : A;
+    long endpoints = (long)cluster_nodes_in_leaf(c, (int)r) * c->nics_per_node;
+    p->ports[0] += endpoints + (in_grp - 1) * c->local_links;
+  }
+  long per_pair = c->groups > 1 ? (long)c->routers_per_group *
+                                      c->global_links / (c->groups - 1)
+                                : 0;
+  global_ends = 2 * pairs(c->groups) * per_pair;
+  p->ports[0] += global_ends;
+  p->switches[0] = routers;
+  p->cables = nics + (p->ports[0] - nics - global_ends) / 2 + global_ends / 2;
+  return (double)p->cables;
+}
+
+/* A router's endpoint ports: 16 on Slingshot's 64-port Rosetta (the rest:
+ * 31 to the group, 17 global; De Sensi et al., SC20).  A preset's leaf
+ * size is a fat tree's and does not carry over. */
+static int df_resolve(const struct cluster_desc *d, struct cluster *c,
+                      struct weft_err *err)
+{
+  c->oversub = c->pod_oversub = 1;
+  if (!cluster_desc_by_user(d, CK_NODES_PER_LEAF)) {
+    c->nodes_per_leaf = 16 / c->nics_per_node;
+    if (c->nodes_per_leaf < 1)
+      c->nodes_per_leaf = 1;
+  }
+  c->leaves = (c->nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
+  c->pods = 1;
+  c->routers_per_group = d->set[CK_ROUTERS_PER_GROUP]
+                             ? (int)d->num[CK_ROUTERS_PER_GROUP] : 32;
+  c->global_links = d->set[CK_GLOBAL_LINKS] ? (int)d->num[CK_GLOBAL_LINKS]
+                                            : 17;
+  c->local_links = d->set[CK_LOCAL_LINKS] ? (int)d->num[CK_LOCAL_LINKS] : 1;
+  c->valiant = false;
+  if (d->set[CK_ROUTING]) {
+    if (strcasecmp(d->text[CK_ROUTING], "valiant") == 0)
+      c->valiant = true;
+    else if (strcasecmp(d->text[CK_ROUTING], "minimal") != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: unknown routing '%s'; "
+                       "expected minimal or valiant",
+                       cluster_desc_where(d, CK_ROUTING),
+                       d->text[CK_ROUTING]);
+  }
+  /* Routers are the leaf switches; a group is routers_per_group. */
+  c->groups = (c->leaves + c->routers_per_group - 1) / c->routers_per_group;
+  long ports = (long)c->routers_per_group * c->global_links;
+  if (c->groups > 1 && ports < c->groups - 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: %d groups need %d global links "
+                     "per group to reach each other, and %d routers x %d "
+                     "global links give %ld",
+                     cluster_desc_where(d, CK_GLOBAL_LINKS), c->groups,
+                     c->groups - 1, c->routers_per_group, c->global_links,
+                     ports);
+  if (c->valiant && c->groups < 3)
+    return weft_errf(err, WEFT_EINVAL, "%s: valiant routing needs 3 groups "
+                     "or more (there are %d)",
+                     cluster_desc_where(d, CK_ROUTING), c->groups);
+  return 0;
+}
+
+static int df_spread_block(const struct cluster *c)
+{
+  return c->routers_per_group;
+}
+
+static void df_describe(FILE *f, const struct cluster *c, const char *hop)
+{
+  fprintf(f, "  Fabric: dragonfly; %d router(s) of up to %d nodes, %d "
+          "group(s) of %d routers;\n  %d link(s) between two routers of "
+          "a group, %d global links per router\n  (%d between two "
+          "groups), %s routing; switch hop %s.\n", c->leaves,
+          c->nodes_per_leaf, c->groups, c->routers_per_group,
+          c->local_links, c->global_links,
+          c->groups > 1 ? c->routers_per_group * c->global_links /
+                              (c->groups - 1)
+                        : 0,
+          c->valiant ? "valiant" : "minimal", hop);
+}
+
+/* A dragonfly joins two routers by local_links links: a ring that leaves
+ * a router sends all its channels through them (minimal routes, as the
+ * simulation's), and so do the rings of the other groups of the same kind
+ * on that router, which run the same collective at the same time (a
+ * router's GPUs over the group's members on it). */
+static double df_span_bw_Bps(const struct cluster *c, long n, long leaves,
+                             double bw_Bps)
+{
+  if (leaves <= 1)
+    return bw_Bps;
+  double on_router = (double)n / (double)leaves;
+  double rings = (double)c->nodes_per_leaf * c->gpus_per_node / on_router;
+  double link = c->local_links * c->nic.bw_Bps / (rings > 1 ? rings : 1);
+  return link < bw_Bps ? link : bw_Bps;
+}
+
+/* ---- torus ------------------------------------------------------------ */
+
+static long torus_size(struct topo *t, long n)
+{
+  t->b_torus = n;
+  return n + (long)t->c.nodes * t->c.torus_ndims;
+}
+
+/* A torus node's NICs feed its 2d ports: each port gets 1/2d of them. */
+static void torus_fill(struct topo *t)
+{
+  const struct cluster *c = &t->c;
+  for (long i = t->b_torus; i < t->nlinks; i++)
+    t->link[i] = (struct topo_link){
+        c->nics_per_node * c->nic.bw_Bps / (2.0 * c->torus_ndims), 0,
+        TL_FABRIC};
+}
+
+static void torus_link_name(const struct topo *t, long i, char *buf,
+                            size_t size)
+{
+  long j = i - t->b_torus;
+  snprintf(buf, size, "t%ld-d%ld", j / t->c.torus_ndims,
+           j % t->c.torus_ndims);
+}
+
+static void torus_route(struct topo_rb *r, long na, int ka, long nb, int kb)
+{
+  (void)ka;
+  (void)kb;
   const struct topo *t = r->t;
   const struct cluster *c = &t->c;
   int nd = c->torus_ndims;
@@ -388,151 +781,140 @@ static void torus(struct rb *r, long na, long nb)
   }
 }
 
-int topo_route(const struct topo *t, long a, long b, struct topo_hop *hops,
-               double *switch_lat)
+/* No switches: each node's 2d ports, one cable per node and dimension.  A
+ * torus cable carries nics x bw / 2d, not one port's bw: priced as that
+ * many links of the port speed. */
+static double torus_parts(const struct cluster *c, struct topo_parts *p)
 {
-  const struct cluster *c = &t->c;
-  struct rb r = {t, hops, 0, 0};
-  long na = a / c->gpus_per_node, nb = b / c->gpus_per_node;
-  if (na == nb) {
-    intra(&r, a, b);
-    *switch_lat = r.lat;
-    return r.n;
-  }
-  int ka = nic_of(c, a), kb = nic_of(c, b);
-  if (rails(c) && ka != kb &&
-      (c->topology == TOPO_RAIL_ONLY || c->pxn)) {
-    /* To the GPU of a's node on b's rail, over NVLink (PXN). */
-    int per = c->gpus_per_node / c->nics_per_node;
-    long p = na * c->gpus_per_node + (long)kb * per + local_of(c, a) % per;
-    intra(&r, a, p);
-    ka = kb;
-  }
-  hop(&r, nic_link(t, na, ka), 0);
-  switch (c->topology) {
-  case TOPO_FAT_TREE:
-  case TOPO_MULTI_PLANE:
-    tiers(&r, na, 0, nb, 0);
-    break;
-  case TOPO_RAIL:
-  case TOPO_RAIL_ONLY:
-    tiers(&r, na, ka, nb, kb);
-    break;
-  case TOPO_DRAGONFLY:
-    dragonfly(&r, na, nb);
-    break;
-  case TOPO_TORUS:
-    torus(&r, na, nb);
-    break;
-  case TOPO_COUNT:
-    break;
-  }
-  hop(&r, nic_link(t, nb, kb), 1);
-  *switch_lat = r.lat;
-  return r.n;
+  p->cables = (long)c->nodes * c->torus_ndims;
+  return (double)p->cables * c->nics_per_node / (2.0 * c->torus_ndims);
 }
 
-/* ---- parts ------------------------------------------------------------ */
-
-static long ceil_div(long a, long b) { return (a + b - 1) / b; }
-
-void topo_parts(const struct cluster *c, struct topo_parts *p)
+/* Parse "AxB" or "AxBxC" into c->torus_dim. */
+static int parse_torus(const struct cluster_desc *d, struct cluster *c,
+                       struct weft_err *err)
 {
-  memset(p, 0, sizeof *p);
-  int P = c->planes > 0 ? c->planes : 1;
-  int R = (c->sw.ports > 0 ? c->sw.ports : 64) * P;
-  p->radix = R;
-  long nics = (long)c->nodes * c->nics_per_node;
-  p->nic_ports = nics * P;
-  switch (c->topology) {
-  case TOPO_FAT_TREE:
-  case TOPO_MULTI_PLANE:
-  case TOPO_RAIL:
-  case TOPO_RAIL_ONLY: {
-    bool rl = rails(c);
-    int kr = rl ? c->nics_per_node : 1;
-    /* NIC ports under a leaf switch per node: a rail leaf takes one NIC
-     * of each node. */
-    long per_leaf = rl ? P : (long)c->nics_per_node * P;
-    for (int pod = 0; pod < c->pods; pod++) {
-      long spine_down = 0;
-      for (int l = pod * c->leaves_per_pod;
-           l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++) {
-        long down = cluster_nodes_in_leaf(c, l) * per_leaf;
-        long up = c->leaves > 1 ? (long)ceil((double)down / c->oversub) : 0;
-        p->switches[0] += kr * ceil_div(down + up, R);
-        p->ports[0] += kr * (down + up);
-        spine_down += kr * up;
-      }
-      if (c->leaves > 1) {
-        long up = c->pods > 1
-                      ? (long)ceil((double)spine_down / c->pod_oversub)
-                      : 0;
-        long groups = c->topology == TOPO_RAIL_ONLY ? kr : 1;
-        long per = (spine_down + up) / groups;
-        p->switches[1] += groups * ceil_div(per, R);
-        p->ports[1] += spine_down + up;
-        p->ports[2] += up;
-      }
-    }
-    if (c->pods > 1) {
-      long groups = c->topology == TOPO_RAIL_ONLY ? kr : 1;
-      p->switches[2] = groups * ceil_div(p->ports[2] / groups, R);
-    }
-    /* Cables: NIC to leaf, leaf to spine, spine to core. */
-    p->cables = p->nic_ports + (p->ports[1] - p->ports[2]) + p->ports[2];
-    break;
+  const char *where = cluster_desc_where(d, CK_TORUS);
+  const char *s = d->text[CK_TORUS];
+  int n = 0;
+  while (*s) {
+    if (n == 3)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' has more than 3 "
+                       "dimensions", where, d->text[CK_TORUS]);
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end != s && v > WEFT_MAX_NODES && (!*end || *end == 'x'))
+      return weft_errf(err, WEFT_ELIMIT, "%s: '%s': a dimension of %.*s "
+                       "nodes exceeds the limit of %d", where,
+                       d->text[CK_TORUS], (int)(end - s), s, WEFT_MAX_NODES);
+    if (end == s || v < 2 || (*end && *end != 'x'))
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' is not AxB or AxBxC "
+                       "(whole numbers of nodes, at least 2)", where,
+                       d->text[CK_TORUS]);
+    c->torus_dim[n++] = (int)v;
+    s = *end ? end + 1 : end;
+    if (*end && !*s)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' ends with 'x'", where,
+                       d->text[CK_TORUS]);
   }
-  case TOPO_DRAGONFLY: {
-    long A = c->routers_per_group;
-    long routers = c->leaves;
-    long global_ends = 0;
-    for (long r = 0; r < routers; r++) {
-      long grp = r / A;
-      long in_grp = routers - grp * A < A ? routers - grp * A : A;
-      long endpoints =
-          (long)cluster_nodes_in_leaf(c, (int)r) * c->nics_per_node;
-      p->ports[0] += endpoints + (in_grp - 1) * c->local_links;
-    }
-    long per_pair = c->groups > 1 ? (long)c->routers_per_group *
-                                        c->global_links / (c->groups - 1)
-                                  : 0;
-    global_ends = 2 * pairs(c->groups) * per_pair;
-    p->ports[0] += global_ends;
-    p->switches[0] = routers;
-    p->cables = nics + (p->ports[0] - nics - global_ends) / 2 +
-                global_ends / 2;
-    break;
-  }
-  case TOPO_TORUS:
-    /* No switches: each node's 2d ports, one cable per node and
-     * dimension. */
-    p->cables = (long)c->nodes * c->torus_ndims;
-    break;
-  case TOPO_COUNT:
-    break;
-  }
-  for (int t = 0; t < TOPO_TIERS; t++) {
-    p->switches_all += p->switches[t];
-    p->ports_all += p->ports[t];
-  }
-  p->have_switch_power = c->sw.ports > 0 || p->switches_all == 0;
-  p->power_w = (double)nics * c->nic.max_w +
-               (c->sw.ports > 0 ? (double)p->switches_all * c->sw.max_w : 0);
-  /* A torus's links join NICs and take the link price of the NIC's
-   * switch generation (its optics and cable). */
-  p->have_prices = c->nic.price > 0 && c->sw.ports > 0 &&
-                   c->sw.link_price > 0 &&
-                   (p->switches_all == 0 || c->sw.price > 0);
-  /* A torus cable carries nics x bw / 2d, not one port's bw: priced as
-   * that many links of the port speed. */
-  double links = c->topology == TOPO_TORUS
-                     ? (double)p->cables * c->nics_per_node /
-                           (2.0 * c->torus_ndims)
-                     : (double)p->cables;
-  p->cost_usd = p->have_prices
-                    ? (double)nics * c->nic.price +
-                          (double)p->switches_all * c->sw.price +
-                          links * c->sw.link_price
-                    : 0;
+  c->torus_ndims = n;
+  long prod = 1;
+  for (int i = 0; i < n; i++)
+    prod *= c->torus_dim[i];
+  if (n < 2)
+    return weft_errf(err, WEFT_EINVAL, "%s: '%s' has one dimension; a torus "
+                     "has 2 or 3 (AxB or AxBxC)", where, d->text[CK_TORUS]);
+  if (prod != c->nodes)
+    return weft_errf(err, WEFT_EINVAL, "%s: %s is %ld nodes, but the "
+                     "cluster has %d (%d GPUs of %d per node)", where,
+                     d->text[CK_TORUS], prod, c->nodes, c->gpus,
+                     c->gpus_per_node);
+  return 0;
 }
+
+static int torus_resolve(const struct cluster_desc *d, struct cluster *c,
+                         struct weft_err *err)
+{
+  c->oversub = c->pod_oversub = 1;
+  if (!d->set[CK_TORUS])
+    return weft_errf(err, WEFT_EINVAL, "%s: topology torus needs its "
+                     "dimensions (torus=AxB or AxBxC, or --torus)",
+                     cluster_desc_where(d, CK_TOPOLOGY));
+  return parse_torus(d, c, err);
+}
+
+static void torus_describe(FILE *f, const struct cluster *c, const char *hop)
+{
+  fprintf(f, "  Fabric: torus of nodes, %d", c->torus_dim[0]);
+  for (int d = 1; d < c->torus_ndims; d++)
+    fprintf(f, "x%d", c->torus_dim[d]);
+  fprintf(f, " with wrap-around links; each node's NICs feed its %d "
+          "ports;\n  dimension-ordered routes, the shorter way round; "
+          "switch hop %s.\n", 2 * c->torus_ndims, hop);
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+#define BIT(k) (UINT64_C(1) << (k))
+#define TIERED_SETTINGS \
+  (BIT(CK_LEAVES_PER_POD) | BIT(CK_OVERSUB) | BIT(CK_POD_OVERSUB))
+#define TIERED_OPS                                                        \
+  .spread_block = tiered_spread_block, .size = tiered_size,             \
+  .fill = tiered_fill, .link_name = tiered_link_name,                   \
+  .node_shared = tiered_node_shared, .route = tiered_route,             \
+  .parts = tiered_parts
+
+_Static_assert(CK_COUNT <= 64, "fabric settings are bits of a uint64_t");
+
+/* NEEDSWORK: the closed form times a dragonfly's and a torus's rings with
+ * the fat tree's switch hops (fat_tree_span_hops); their own counts would
+ * change its predictions, so they wait for a validation of their own. */
+static const struct topo_ops fabrics[TOPO_COUNT] = {
+    [TOPO_FAT_TREE] = {.name = "fat-tree", .settings = TIERED_SETTINGS,
+                       .xml_hierarchical = true, .alike = true, TIERED_OPS,
+                       .describe = tiered_describe,
+                       .span_hops = fat_tree_span_hops},
+    [TOPO_RAIL] = {.name = "rail",
+                   .settings = TIERED_SETTINGS | BIT(CK_PXN), .rails = true,
+                   .alike = true, TIERED_OPS, .forwards = rail_forwards,
+                   .describe = rail_describe,
+                   .span_hops = fat_tree_span_hops},
+    [TOPO_RAIL_ONLY] = {.name = "rail-only", .settings = TIERED_SETTINGS,
+                        .rails = true, .rail_tiers = true, .alike = true,
+                        TIERED_OPS, .resolve = rail_only_resolve,
+                        .forwards = rail_only_forwards,
+                        .describe = rail_only_describe,
+                        .span_hops = fat_tree_span_hops},
+    [TOPO_MULTI_PLANE] = {.name = "multi-plane",
+                          .settings = TIERED_SETTINGS | BIT(CK_PLANES),
+                          .xml_hierarchical = true, .alike = true,
+                          TIERED_OPS, .resolve = multi_plane_resolve,
+                          .describe = multi_plane_describe,
+                          .span_hops = fat_tree_span_hops},
+    [TOPO_DRAGONFLY] = {.name = "dragonfly",
+                        .settings = BIT(CK_ROUTERS_PER_GROUP) |
+                                    BIT(CK_GLOBAL_LINKS) |
+                                    BIT(CK_LOCAL_LINKS) | BIT(CK_ROUTING),
+                        .resolve = df_resolve,
+                        .spread_block = df_spread_block, .size = df_size,
+                        .fill = df_fill, .link_name = df_link_name,
+                        .route = df_route, .parts = df_parts,
+                        .describe = df_describe,
+                        .span_hops = fat_tree_span_hops,
+                        .span_bw_Bps = df_span_bw_Bps},
+    [TOPO_TORUS] = {.name = "torus", .settings = BIT(CK_TORUS),
+                    .node_torus = true,
+                    .no_spread = "a torus has no pods or groups to spread "
+                                 "over (placement spread is for fat trees, "
+                                 "rail fabrics and dragonflies)",
+                    /* The torus collectives read the torus from the
+                     * job's node order. */
+                    .no_random = "a random placement on a torus is not "
+                                 "modelled (its collectives follow the "
+                                 "torus from the job's node order)",
+                    .resolve = torus_resolve, .size = torus_size,
+                    .fill = torus_fill, .link_name = torus_link_name,
+                    .route = torus_route, .parts = torus_parts,
+                    .describe = torus_describe,
+                    .span_hops = fat_tree_span_hops},
+};

@@ -1,8 +1,12 @@
 /*
- * topo.h - the fabrics of a cluster as links and computed routes.
+ * topo.h - the fabrics of a cluster: one table of operations per topology
+ * (links, routes, parts, description, closed-form hops, the symmetric
+ * shortcuts it admits), and the links and computed routes they build.
  *
- * Every topology is a set of links and a route function from one GPU
- * rank to another.  The fat tree and the multi-plane fabric are also
+ * Every topology is one entry of topo.c's table (struct topo_ops), found
+ * by topo_fabric: a new fabric is one entry and its functions.  Every
+ * topology is a set of links and a route function from one GPU rank to
+ * another.  The fat tree and the multi-plane fabric are also
  * written as hierarchical XML (platgen.h), because their routes factor
  * through node gateways: what a flow crosses beyond its NIC depends on
  * the two nodes only.  The others are built in memory, as one SimGrid
@@ -25,8 +29,10 @@
  *   rail:      su<s>-rail<k>-up (rail k's leaf of scalable unit s to the
  *              spines), pod<p>-up (spines to the core, all rails)
  *   rail-only: su<s>-rail<k>-up, pod<p>-rail<k>-up (rail k's own tiers)
- *   dragonfly: g<g>-r<x>-r<y> (routers x < y of group g), g<i>-g<j> (the
- *              global links between groups i < j, as one link)
+ *   dragonfly: g<g>-r<x>-r<y> (routers x < y of group g: their
+ *              local_links as one link), g<i>-g<j>-<k> (global link k of
+ *              the routers x global_links / (groups - 1) between groups
+ *              i < j, each a NIC's bandwidth)
  *   torus:     t<v>-d<d> (node v to its + neighbour along dimension d)
  * Up-links of switch tiers are on routes only where they can bind (their
  * ratio above 1; platgen.h says why).  Switch hops add latency to routes
@@ -57,6 +63,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "platforms/cluster.h"
 #include "sim/base/err.h"
@@ -74,7 +81,9 @@ struct topo {
   struct cluster c;
   long nlinks;
   struct topo_link *link;
-  /* First index of each family (topo.c). */
+  /* First index of each family (topo.c); the fabric's own families
+   * (leaf and pod, local and global, torus) follow the NICs and only its
+   * entry's functions read their bases. */
   long b_nvl, b_rack, b_nic, b_leaf, b_pod, b_local, b_global, b_torus;
   int racks;   /* first-tier NVLink domains per node */
   int per_pair; /* dragonfly: global links between two groups */
@@ -86,10 +95,84 @@ struct topo_hop {
   int32_t down; /* 0: UP, 1: DOWN */
 };
 
+struct topo_parts;
+struct topo_rb; /* a route being built (topo.c) */
+
+/* One fabric: what weft knows of a topology, as data and operations.  The
+ * table in topo.c has one entry per enum topology; every other file asks
+ * it (topo_fabric) instead of naming topologies.  Links, names and routes
+ * of the NVLink tiers and the NICs are common (topo.c); an entry adds the
+ * links past the NICs and the route between the two NICs. */
+struct topo_ops {
+  const char *name;     /* as topology= and --topology take it */
+  /* The fabric-only settings it takes: bits 1 << CK_* (cluster.c refuses
+   * the other settings of its list fabric_keys when a file or flag gives
+   * them). */
+  uint64_t settings;
+  bool rails;           /* tiered: a leaf switch per rail (NIC index) */
+  bool rail_tiers;      /* tiered: each rail its own spines and core */
+  /* platgen writes it as hierarchical XML when it has one NVLink tier
+   * (its routes factor through node gateways), else as one flat zone. */
+  bool xml_hierarchical;
+  /* At ratios of 1, a node's flows cross no link that another node's
+   * flows cross (only NICs and NVLink bind): the replica shortcuts are
+   * exact on it (sim/symmetry.h). */
+  bool alike;
+  /* Nodes joined in a torus of torus_ndims dimensions: the torus
+   * collectives (sim/coll.c, --collective torus) run on it. */
+  bool node_torus;
+  /* Why placement spread, or random, is refused on it; NULL: taken. */
+  const char *no_spread, *no_random;
+  /* Its own settings and shape, from `d`, into c's fabric fields (after
+   * the common ones; the NVLink tiers and placement come after it).
+   * Returns 0 or a negative error code with *err set. */
+  int (*resolve)(const struct cluster_desc *d, struct cluster *c,
+                 struct weft_err *err);
+  /* Leaves per block of a spread placement (a pod's, a group's). */
+  int (*spread_block)(const struct cluster *c);
+  /* Whether off-rail traffic first crosses NVLink to the GPU of the
+   * source's node on the destination's rail (PXN); NULL: never. */
+  bool (*forwards)(const struct cluster *c);
+  /* Links past the NICs: size sets the entry's bases from index n and
+   * returns the new count; fill sets their bandwidths once allocated. */
+  long (*size)(struct topo *t, long n);
+  void (*fill)(struct topo *t);
+  /* Name of link i, one of the entry's (i >= the first past the NICs). */
+  void (*link_name)(const struct topo *t, long i, char *buf, size_t size);
+  /* Whether fabric link i is shared by the GPUs of a node on their way
+   * out (topo_link_node_shared); NULL: every fabric link is. */
+  bool (*node_shared)(const struct topo *t, long i);
+  /* The hops between NIC ka of node na and NIC kb of node nb (NICs not
+   * included), and their switch latency. */
+  void (*route)(struct topo_rb *r, long na, int ka, long nb, int kb);
+  /* Switches, ports and cables of *p (zeroed, nic_ports and radix set);
+   * returns the port-speed links its cables amount to (for the price). */
+  double (*parts)(const struct cluster *c, struct topo_parts *p);
+  /* The fabric's lines of a platform's header; `hop` is the switch hop's
+   * latency, formatted. */
+  void (*describe)(FILE *f, const struct cluster *c, const char *hop);
+  /* Closed form (workloads/closedform.c): switch hops of one step of a
+   * ring over `leaves` leaves in `pods` pods, and the bandwidth per GPU
+   * of a group of n GPUs over `leaves` leaves given `bw_Bps` through its
+   * NICs (NULL: bw_Bps). */
+  int (*span_hops)(long leaves, long pods);
+  double (*span_bw_Bps)(const struct cluster *c, long n, long leaves,
+                        double bw_Bps);
+};
+
+/* The entry of topology t (t < TOPO_COUNT); never NULL. */
+const struct topo_ops *topo_fabric(enum topology t);
+
+/* The topology named `name` (case-insensitive), or -1. */
+int topo_fabric_named(const char *name);
+
 /* Whether platgen writes this cluster as hierarchical XML (fat tree and
  * multi-plane with one NVLink tier); else as one flat zone of explicit
  * routes, up to TOPO_XML_MAX_GPUS. */
 bool topo_xml_hierarchical(const struct cluster *c);
+
+/* Whether off-rail traffic of c first crosses NVLink (PXN, rail-only). */
+bool topo_forwards(const struct cluster *c);
 
 int topo_build(struct topo *t, const struct cluster *c,
                struct weft_err *err) WEFT_WUR;
@@ -112,7 +195,9 @@ void topo_link_name(const struct topo *t, long i, char *buf, size_t size);
  * stands for a node's TP group, they carry 1/tp of their bandwidth. */
 bool topo_link_node_shared(const struct topo *t, long i);
 
-#endif
+/* The fabric's lines of a platform's header (its entry's describe and
+ * the second NVLink tier's). */
+void topo_describe(FILE *f, const struct cluster *c);
 
 /* The parts of a fabric (its scale-out network; NVLink switches are part of
  * the nodes).  Switches of radix sw.ports (64 when the catalog has no
@@ -139,3 +224,5 @@ struct topo_parts {
   bool have_prices;
 };
 void topo_parts(const struct cluster *c, struct topo_parts *out);
+
+#endif

@@ -22,7 +22,6 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
-#include <simgrid/link.h>
 #include <xbt/sysdep.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,9 +32,9 @@
 #include "platforms/catalog.h"
 #include "platforms/platgen.h"
 #include "platforms/topo.h"
-#include "sim/platload.h"
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
+#include "sim/symmetry.h"
 
 void engine_params_default(struct engine_params *p)
 {
@@ -102,10 +101,10 @@ struct rank_state {
   struct ktag ktag;
   /* The critical path (breakdown only), by task: when its segment began
    * (its start; a collective's or transfer's: the last member's arrival),
-   * when it ended, and the task whose end let it begin (cp_pack, -1 for
+   * when it ended, and the task whose end let it begin (crit_pack, -1 for
    * none). */
-  double *cp_s0, *cp_end;
-  int64_t *cp_pred;
+  double *crit_s0, *crit_end;
+  int64_t *crit_pred;
   int32_t last_task;          /* the last task to complete */
 };
 
@@ -123,8 +122,8 @@ struct inst {
   double extra_s; /* delay after the last phase */
   struct coll_plan *plan; /* collectives with phases of flows, else NULL */
   uint64_t k0, k1, k2;
-  double cp_s0;    /* the last member's arrival */
-  int64_t cp_pred; /* what let that member start */
+  double crit_s0;    /* the last member's arrival */
+  int64_t crit_pred;  /* what let that member start */
   int32_t *ranks, *tasks;
   struct inst *hnext;
 };
@@ -147,19 +146,18 @@ struct engine {
   /* Progress: tasks completed of all the simulated ranks', wall clock. */
   long tasks_done, tasks_total;
   double wall0, wall_next;
-  /* Symmetry: the TP ranks of a group run the same program on the same
-   * time line when TP groups fill whole nodes (their collectives have the
-   * node's NVLinks to themselves) and every GPU has its own NIC on a
-   * non-blocking fabric (their DP and PP flows use disjoint NICs and never
-   * contend in the fabric).  Then only TP rank 0 of each group is
-   * simulated: the same results with TP times fewer activities. */
+  /* TP symmetry (symmetry.h): the TP ranks of a group run the same
+   * program on the same time line when TP groups fill whole nodes (their
+   * collectives have the node's NVLinks to themselves) and every GPU has
+   * its own NIC (their DP and PP flows use disjoint NICs).  Then only TP
+   * rank 0 of each group is simulated: the same results with TP times
+   * fewer activities.  Links a node's GPUs share carry 1/TP of their
+   * bandwidth meanwhile (symmetry_thin). */
   bool sym;
   long rank_step; /* 1, or TP under symmetry */
-  /* Up-links thinned for symmetry on an oversubscribed fabric (engine_setup):
-   * their SimGrid links and bandwidths before, to restore. */
-  long nthin;
-  sg_link_t *thin;
-  double *thin_bw;
+  /* Links thinned for TP symmetry (symmetry_thin), to restore; NULL when
+   * none. */
+  struct platload_thinned *thinned;
   /* Replica symmetry: the data-parallel replicas run the same program on
    * alike nodes of a symmetric fabric (the conditions of
    * coll_model.sym_fabric), so only node 0's ranks are simulated.
@@ -177,7 +175,7 @@ struct engine {
   int64_t cause;
 };
 
-static int64_t cp_pack(long rank, long task)
+static int64_t crit_pack(long rank, long task)
 {
   return (int64_t)rank << 32 | (int64_t)(uint32_t)task;
 }
@@ -350,7 +348,7 @@ static void complete(struct engine *E, long rank, long task)
     progress(E);
   if (E->bd) {
     r->last_task = (int32_t)task;
-    r->cp_end[task] = r->end;
+    r->crit_end[task] = r->end;
   }
   if (t->kind == TK_KERNEL && r->merged > 1 && (E->bd || E->p.on_task)) {
     /* Kernels run as one execution on a host nothing else computes on:
@@ -363,11 +361,11 @@ static void complete(struct engine *E, long rank, long task)
       double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
       if (E->bd) {
         if (k > 0) {
-          r->cp_s0[tk] = s;
-          r->cp_pred[tk] =
-              cp_pack(rank, si->list[ST_COMPUTE][first_pos + k - 1]);
+          r->crit_s0[tk] = s;
+          r->crit_pred[tk] =
+              crit_pack(rank, si->list[ST_COMPUTE][first_pos + k - 1]);
         }
-        r->cp_end[tk] = e;
+        r->crit_end[tk] = e;
       }
       if (E->p.on_task)
         E->p.on_task(E->p.ctx, rank, tk, s, e);
@@ -377,7 +375,7 @@ static void complete(struct engine *E, long rank, long task)
     E->p.on_task(E->p.ctx, rank, task, r->started[t->stream], r->end);
   }
   int64_t cause = E->cause;
-  E->cause = cp_pack(rank, task);
+  E->cause = crit_pack(rank, task);
   try_advance(E, rank);
   E->cause = cause;
 }
@@ -391,13 +389,13 @@ static void inst_complete(struct engine *E, struct inst *in)
       continue;
     struct rank_state *r = &E->rs[ranks[k]];
     if (E->bd) { /* every member's segment began with the last arrival */
-      r->cp_s0[tasks[k]] = in->cp_s0;
-      r->cp_pred[tasks[k]] = in->cp_pred;
+      r->crit_s0[tasks[k]] = in->crit_s0;
+      r->crit_pred[tasks[k]] = in->crit_pred;
     }
     /* A receive was posted long before: what it did began when its
      * transfer did. */
     if (task_of(E, ranks[k], tasks[k])->kind == TK_RECV)
-      r->started[ST_PP_RECV] = in->cp_s0;
+      r->started[ST_PP_RECV] = in->crit_s0;
   }
   /* Out of the table first: the members' next tasks may start new
    * instances; `in` itself is freed once they have. */
@@ -524,9 +522,9 @@ static void start_phase(struct engine *E, struct inst *in)
 static void last_arrival(struct engine *E, struct inst *in, long rank,
                          long task)
 {
-  in->cp_s0 = now(E);
+  in->crit_s0 = now(E);
   if (E->bd)
-    in->cp_pred = E->rs[rank].cp_pred[task];
+    in->crit_pred = E->rs[rank].crit_pred[task];
 }
 
 /* Every member of a collective has arrived: plan it and start it. */
@@ -691,8 +689,8 @@ static void start(struct engine *E, long rank, long task)
   r->started[t->stream] = now(E);
   r->next[t->stream]++;
   if (E->bd) {
-    r->cp_s0[task] = r->started[t->stream];
-    r->cp_pred[task] = E->cause;
+    r->crit_s0[task] = r->started[t->stream];
+    r->crit_pred[task] = E->cause;
   }
   switch (t->kind) {
   case TK_KERNEL:
@@ -807,80 +805,6 @@ static int find_hosts(struct engine *E, struct weft_err *err)
   return rc;
 }
 
-/* TP symmetry simulates TP rank 0 of every node and no other: the other
- * ranks' flows are the same flows through their own NICs.  On an
- * oversubscribed fabric they would also share the leaf and pod up-links,
- * tp copies of every flow at once, so each up-link gets 1/tp of its
- * bandwidth: progressive filling raises the tp copies together, so an
- * up-link saturates at the same rates either way and max-min sharing is
- * exact.  (The replica shortcuts, which leave whole nodes out, stay off.)
- * The bandwidths are restored after the replay. */
-static void thin_link(struct engine *E, const char *id, long tp)
-{
-  sg_link_t l = sg_link_by_name(id);
-  if (!l)
-    return;
-  E->thin[E->nthin] = l;
-  E->thin_bw[E->nthin++] = sg_link_get_bandwidth(l);
-  sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)tp);
-}
-
-/* The links thinned are those a node's GPUs share on their way out
- * (platforms/topo.h): the leaf and pod up-links of a fat tree, the core of
- * a rail fabric, a dragonfly's or a torus's links, whose routes depend on
- * the two nodes only. */
-static void thin_up_links(struct engine *E, const struct topo *t, long tp)
-{
-  static const char *const dir[2] = {"UP", "DOWN"};
-  E->thin = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin);
-  E->thin_bw = xcalloc(2 * (size_t)t->nlinks, sizeof *E->thin_bw);
-  char name[64], id[80];
-  for (long i = 0; i < t->nlinks; i++)
-    if (topo_link_node_shared(t, i))
-      for (int d = 0; d < 2; d++) {
-        topo_link_name(t, i, name, sizeof name);
-        snprintf(id, sizeof id, "%s_%s", name, dir[d]);
-        thin_link(E, id, tp);
-      }
-}
-
-static void restore_up_links(struct engine *E)
-{
-  for (long i = 0; i < E->nthin; i++)
-    sg_link_set_bandwidth(E->thin[i], E->thin_bw[i]);
-  free(E->thin);
-  free(E->thin_bw);
-}
-
-/* Whether every group of kind `gk` lies inside one node: its collectives
- * then ride that node's NVLinks alone and leave the network to the rings
- * (which on a fabric with PXN routes cross NVLinks too: engine_setup). */
-static bool inside_nodes(const struct engine *E, enum group_kind gk)
-{
-  const struct graph_layout *L = &E->g->layout;
-  for (long r = 0; r < E->nranks; r++) {
-    struct layout_group grp;
-    layout_group(L, gk, r, &grp);
-    if (grp.slot != 0)
-      continue;
-    int node = node_of(E, r);
-    for (long k = 1; k < grp.n; k++)
-      if (node_of(E, layout_member(L, gk, r, k)) != node)
-        return false;
-  }
-  return true;
-}
-
-/* Whether, at ratios of 1, a node's flows cross no link that another
- * node's flows cross: true of the fat tree and the rail fabrics (whose
- * only binding links then are NICs and NVLink), not of a dragonfly or a
- * torus, nor of an oversubscribed second NVLink tier. */
-static bool fabric_alike(const struct cluster *c)
-{
-  return c->topology != TOPO_DRAGONFLY && c->topology != TOPO_TORUS &&
-         c->nvl_oversub == 1;
-}
-
 static int engine_setup(struct engine *E, const struct graph *g,
                         const struct cluster *c, const struct engine_params *p,
                         struct weft_err *err)
@@ -908,48 +832,20 @@ static int engine_setup(struct engine *E, const struct graph *g,
     rs->ktag.rank = (int32_t)r;
     rs->rdone = xcalloc((size_t)E->st[rs->stage].len[ST_PP_RECV] + 1, 1);
   }
-  /* Nodes wired alike (a NIC per GPU) and nothing that needs every flow:
-   * the condition of every symmetric shortcut; with no oversubscription,
-   * that of the replica shortcuts below. */
-  bool wired = c->nics_per_node == c->gpus_per_node && !p->force_flows &&
-               !p->on_flow && !p->no_symmetry;
-  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
-               fabric_alike(c);
-  E->sym = g->layout.tp > 1 && g->layout.tp == c->gpus_per_node &&
-           g->layout.order[0] == PD_TP && wired && !p->on_task;
-  E->rank_step = E->sym ? g->layout.tp : 1;
-  if (E->sym && !alike) {
-    const struct topo *t = platload_topo();
-    if (!t)
-      return weft_errf(err, WEFT_EINVAL, "TP symmetry on this fabric needs "
-                       "the platform built by platload_cluster");
-    thin_up_links(E, t, g->layout.tp);
-  }
-  /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
-   * the links of the nodes they leave out carry nothing that the node kept
-   * does not carry alike: on a symmetric fabric, no PP traffic; TP,
-   * context, expert and HSDP shard groups inside nodes, whose collectives
-   * ride NVLinks of their own (those of node 0 then stand for every
-   * node's, as its kernels do), or TP over whole nodes (timed in closed
-   * form).  Not with PXN routes (rail fabrics): a ring's channel into
-   * node 0 then crosses the previous node's NVLinks, which carry that
-   * node's own collectives, not simulated.  With pipelining the
-   * replicas are alike too, but a ring's edge to the next node meets that
-   * node's pipeline transfers, which are not simulated: Megatron Table 1
-   * row 6 moved by 0.23 %, so pipelines keep every flow. */
-  const struct graph_layout *L = &g->layout;
-  bool pxn = (c->topology == TOPO_RAIL && c->pxn) ||
-             c->topology == TOPO_RAIL_ONLY;
-  E->ep_across = L->ep > 1 && !inside_nodes(E, GK_EP);
-  E->cm.sym_fabric = alike && !pxn && L->pp == 1 &&
-                     (L->cp == 1 || inside_nodes(E, GK_CP)) &&
-                     !E->ep_across &&
-                     (L->tp == 1 || E->sym || inside_nodes(E, GK_TP)) &&
-                     (L->shard == 0 || L->shard >= L->dp ||
-                      inside_nodes(E, GK_SHARD));
-  E->rsym = E->cm.sym_fabric && !p->on_task && L->dp > 1 &&
-            E->nranks > c->gpus_per_node &&
-            E->nranks % c->gpus_per_node == 0;
+  /* The symmetric shortcuts (symmetry.h); TP symmetry thins the links a
+   * node's GPUs share for the replay. */
+  struct symmetry sy;
+  symmetry_decide(&g->layout, c, p->force_flows || p->on_flow ||
+                                     p->no_symmetry,
+                  p->on_task != NULL, &sy);
+  E->sym = sy.tp;
+  E->rank_step = sy.rank_step;
+  rc = symmetry_thin(&sy, g->layout.tp, &E->thinned, err);
+  if (rc)
+    return rc;
+  E->ep_across = sy.ep_across;
+  E->cm.sym_fabric = sy.fabric;
+  E->rsym = sy.replicas;
   E->sim = xcalloc((size_t)E->nranks, sizeof *E->sim);
   for (long r = 0; r < E->nranks; r += E->rank_step)
     if (simulated(E, r))
@@ -962,9 +858,9 @@ static int engine_setup(struct engine *E, const struct graph *g,
     long n = E->st[rs->stage].n;
     E->tasks_total += n;
     if (E->bd) {
-      rs->cp_s0 = xcalloc((size_t)n + 1, sizeof *rs->cp_s0);
-      rs->cp_end = xcalloc((size_t)n + 1, sizeof *rs->cp_end);
-      rs->cp_pred = xcalloc((size_t)n + 1, sizeof *rs->cp_pred);
+      rs->crit_s0 = xcalloc((size_t)n + 1, sizeof *rs->crit_s0);
+      rs->crit_end = xcalloc((size_t)n + 1, sizeof *rs->crit_end);
+      rs->crit_pred = xcalloc((size_t)n + 1, sizeof *rs->crit_pred);
       rs->last_task = -1;
     }
   }
@@ -1024,12 +920,12 @@ static void collect_path(const struct engine *E, struct engine_result *out)
     if (r->last_task >= 0 && (last < 0 || r->end > E->rs[last].end))
       last = E->sim[i];
   }
-  int64_t cur = last < 0 ? -1 : cp_pack(last, E->rs[last].last_task);
+  int64_t cur = last < 0 ? -1 : crit_pack(last, E->rs[last].last_task);
   for (long guard = E->tasks_total; cur >= 0 && guard > 0; guard--) {
     long rank = (long)(cur >> 32), task = (long)(uint32_t)cur;
     const struct rank_state *r = &E->rs[rank];
     const struct task *t = task_of(E, rank, task);
-    double seg = r->cp_end[task] - r->cp_s0[task];
+    double seg = r->crit_end[task] - r->crit_s0[task];
     if (t->kind == TK_KERNEL)
       P->compute_by_kind_s[t->op] += seg;
     else
@@ -1037,7 +933,7 @@ static void collect_path(const struct engine *E, struct engine_result *out)
     P->stage_s[r->stage] += seg;
     P->total_s += seg;
     P->tasks++;
-    cur = r->cp_pred[task];
+    cur = r->crit_pred[task];
   }
 }
 
@@ -1111,13 +1007,13 @@ static void engine_release(struct engine *E)
   free(E->sim);
   for (long r = 0; E->rs && r < E->nranks; r++) {
     free(E->rs[r].rdone);
-    free(E->rs[r].cp_s0);
-    free(E->rs[r].cp_end);
-    free(E->rs[r].cp_pred);
+    free(E->rs[r].crit_s0);
+    free(E->rs[r].crit_end);
+    free(E->rs[r].crit_pred);
   }
   free(E->rs);
   free(E->hosts);
-  restore_up_links(E);
+  symmetry_restore(E->thinned);
   for (unsigned h = 0; E->table && h < HSIZE; h++)
     while (E->table[h])
       inst_free(E, E->table[h]);
@@ -1132,7 +1028,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
   if (ranks > c->gpus)
     return weft_errf(err, WEFT_EINVAL, "the graph needs %ld GPUs, the "
                      "cluster has %d", ranks, c->gpus);
-  if (p->algo == CA_TORUS && c->topology != TOPO_TORUS)
+  if (p->algo == CA_TORUS && !topo_fabric(c->topology)->node_torus)
     return weft_errf(err, WEFT_EINVAL, "--collective: torus collectives run "
                      "on a torus fabric, and this cluster's is %s",
                      topology_name(c->topology));

@@ -66,7 +66,8 @@ struct engine_params {
    * is known in closed form and the engine times it with one delay instead
    * of n flows.  force_flows simulates the flows anyway. */
   bool force_flows;
-  /* Simulate every TP rank even when the job is symmetric (engine.c). */
+  /* Simulate every rank and every flow: no symmetric shortcut at all
+   * (neither TP nor replica symmetry, engine.c), as --every-rank. */
   bool no_symmetry;
   /* Fill engine_result.stages and .path (the time breakdown by pipeline
    * stage and the critical path); costs 24 bytes per task of every

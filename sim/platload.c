@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,53 @@ static void free_topo(void)
 {
   topo_free(&the_topo);
   free(hop_buf);
+}
+
+struct platload_thinned {
+  long n;
+  sg_link_t *link;
+  double *bw_Bps; /* before */
+};
+
+/* SimGrid names the directions of a SPLITDUPLEX link NAME_UP and
+ * NAME_DOWN. */
+int platload_thin_node_shared(long divisor, struct platload_thinned **out,
+                              struct weft_err *err)
+{
+  static const char *const dir[2] = {"UP", "DOWN"};
+  const struct topo *t = platload_topo();
+  if (!t)
+    return weft_errf(err, WEFT_EINVAL, "TP symmetry on this fabric needs "
+                     "the platform built by platload_cluster");
+  struct platload_thinned *th = xcalloc(1, sizeof *th);
+  th->link = xcalloc(2 * (size_t)t->nlinks, sizeof *th->link);
+  th->bw_Bps = xcalloc(2 * (size_t)t->nlinks, sizeof *th->bw_Bps);
+  char name[64], id[80];
+  for (long i = 0; i < t->nlinks; i++)
+    if (topo_link_node_shared(t, i))
+      for (int d = 0; d < 2; d++) {
+        topo_link_name(t, i, name, sizeof name);
+        snprintf(id, sizeof id, "%s_%s", name, dir[d]);
+        sg_link_t l = sg_link_by_name(id);
+        if (!l)
+          continue;
+        th->link[th->n] = l;
+        th->bw_Bps[th->n++] = sg_link_get_bandwidth(l);
+        sg_link_set_bandwidth(l, sg_link_get_bandwidth(l) / (double)divisor);
+      }
+  *out = th;
+  return 0;
+}
+
+void platload_thin_restore(struct platload_thinned *th)
+{
+  if (!th)
+    return;
+  for (long i = 0; i < th->n; i++)
+    sg_link_set_bandwidth(th->link[i], th->bw_Bps[i]);
+  free(th->link);
+  free(th->bw_Bps);
+  free(th);
 }
 
 /* Build the cluster's zone in memory (topo.h says when and why). */

@@ -30,6 +30,22 @@ int platload_cluster_xml(const struct cluster *c, struct weft_err *err) WEFT_WUR
 struct topo;
 const struct topo *platload_topo(void);
 
+/* Links whose bandwidth a replay changed, and their bandwidths before. */
+struct platload_thinned;
+
+/* Divide by `divisor` the bandwidth of both directions of every link of
+ * the in-memory fabric that a node's GPUs share on their way out
+ * (topo_link_node_shared): TP symmetry's thinning (sim/symmetry.h).
+ * *out receives the links and their old bandwidths, owned by the caller
+ * until platload_thin_restore.  Returns 0, or WEFT_EINVAL when the
+ * platform was not built by platload_cluster; *out untouched then. */
+int platload_thin_node_shared(long divisor, struct platload_thinned **out,
+                              struct weft_err *err) WEFT_WUR;
+
+/* Give the links of `th` their old bandwidths and free it (NULL: no
+ * effect). */
+void platload_thin_restore(struct platload_thinned *th);
+
 /* Load an existing SimGrid platform file. */
 int platload_file(const char *path, struct weft_err *err) WEFT_WUR;
 

@@ -780,3 +780,26 @@ Test(topo, flat_xml_is_the_zone_torus)
   const char *kv[] = {"gpus=96", "topology=torus", "torus=3x4", NULL};
   check_fat_tree(kv);
 }
+
+/* The table of fabrics: every entry named, found by its name in any case,
+ * with every operation a fabric must have; the fabric-only settings of
+ * two entries never overlap except the tiers' own. */
+Test(topo, table_of_fabrics)
+{
+  for (int t = 0; t < TOPO_COUNT; t++) {
+    const struct topo_ops *f = topo_fabric((enum topology)t);
+    cr_assert(f->name && *f->name, "entry %d has no name", t);
+    cr_expect_eq(topo_fabric_named(f->name), t, "%s", f->name);
+    cr_expect_str_eq(topology_name((enum topology)t), f->name);
+    cr_expect(f->size && f->fill && f->link_name && f->route && f->parts &&
+                  f->describe && f->span_hops,
+              "%s lacks an operation", f->name);
+    cr_expect(f->no_spread || f->spread_block,
+              "%s: spread needs its blocks", f->name);
+    cr_expect(!f->rail_tiers || f->rails, "%s", f->name);
+  }
+  cr_expect_eq(topo_fabric_named("RAIL-ONLY"), TOPO_RAIL_ONLY);
+  cr_expect_eq(topo_fabric_named("hypercube"), -1);
+  cr_expect(topo_fabric(TOPO_TORUS)->node_torus);
+  cr_expect(!topo_fabric(TOPO_FAT_TREE)->node_torus);
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platforms/topo.h"
 #include "sim/base/xalloc.h"
 #include "workloads/costmodel.h"
 
@@ -79,21 +80,13 @@ static void level(const struct cluster *c, const struct span *sp,
                c->gpus_per_node;
   if (sp->per_node > 1 && nic > c->gpu.nvlink_bw_Bps)
     nic = c->gpu.nvlink_bw_Bps;
-  /* A dragonfly joins two routers by local_links links: a ring that
-   * leaves a router sends all its channels through them (minimal routes,
-   * as the simulation's), and so do the rings of the other groups of the
-   * same kind on that router, which run the same collective at the same
-   * time (a router's GPUs over the group's members on it). */
-  if (c->topology == TOPO_DRAGONFLY && sp->leaves > 1) {
-    double on_router = (double)sp->n / (double)sp->leaves;
-    double rings = (double)c->nodes_per_leaf * c->gpus_per_node / on_router;
-    double link = c->local_links * c->nic.bw_Bps / (rings > 1 ? rings : 1);
-    if (link < nic)
-      nic = link;
-  }
+  /* The fabric's own limit (a dragonfly's local links, topo.h). */
+  const struct topo_ops *f = topo_fabric(c->topology);
+  if (f->span_bw_Bps)
+    nic = f->span_bw_Bps(c, sp->n, sp->leaves, nic);
   *beta = nic;
   *alpha = 2 * c->nic.lat_s +
-           (sp->pods > 1 ? 5 : sp->leaves > 1 ? 3 : 1) * c->switch_lat_s;
+           f->span_hops(sp->leaves, sp->pods) * c->switch_lat_s;
 }
 
 /* Switch ports an inter-node byte crosses, over a ring of the span's

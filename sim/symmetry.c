@@ -1,0 +1,87 @@
+/*
+ * symmetry.c - the symmetric shortcuts' conditions and the thinning of
+ * shared links (symmetry.h).
+ *
+ * The conditions are those the engine's tests check against replays of
+ * every rank and flow (tests/test_engine.c, --every-rank); the thinning
+ * asks the platform loader, which named the links, to scale them.
+ */
+#include "sim/symmetry.h"
+
+#include "platforms/topo.h"
+#include "sim/platload.h"
+
+/* Whether every group of kind `gk` lies inside one node: its collectives
+ * then ride that node's NVLinks alone and leave the network to the rings
+ * (which on a fabric with PXN routes cross NVLinks too). */
+static bool inside_nodes(const struct graph_layout *L,
+                         const struct cluster *c, enum group_kind gk)
+{
+  long nranks = layout_ranks(L);
+  for (long r = 0; r < nranks; r++) {
+    struct layout_group grp;
+    layout_group(L, gk, r, &grp);
+    if (grp.slot != 0)
+      continue;
+    int node = cluster_node_of(c, (int)r);
+    for (long k = 1; k < grp.n; k++)
+      if (cluster_node_of(c, (int)layout_member(L, gk, r, k)) != node)
+        return false;
+  }
+  return true;
+}
+
+void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
+                     bool every_flow, bool every_task, struct symmetry *out)
+{
+  /* Nodes wired alike (a NIC per GPU) and nothing that needs every flow:
+   * the condition of every symmetric shortcut; with no oversubscription
+   * on a fabric where, at ratios of 1, a node's flows cross no link that
+   * another node's flows cross (not a dragonfly or a torus, nor an
+   * oversubscribed second NVLink tier), that of the replica shortcuts. */
+  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
+  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
+               topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
+  out->tp = L->tp > 1 && L->tp == c->gpus_per_node &&
+            L->order[0] == PD_TP && wired && !every_task;
+  out->rank_step = out->tp ? L->tp : 1;
+  out->thin = out->tp && !alike;
+  /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
+   * the links of the nodes they leave out carry nothing that the node kept
+   * does not carry alike: on a symmetric fabric, no PP traffic; TP,
+   * context, expert and HSDP shard groups inside nodes, whose collectives
+   * ride NVLinks of their own (those of node 0 then stand for every
+   * node's, as its kernels do), or TP over whole nodes (timed in closed
+   * form).  Not with PXN routes (rail fabrics): a ring's channel into
+   * node 0 then crosses the previous node's NVLinks, which carry that
+   * node's own collectives, not simulated.  With pipelining the
+   * replicas are alike too, but a ring's edge to the next node meets that
+   * node's pipeline transfers, which are not simulated: Megatron Table 1
+   * row 6 moved by 0.23 %, so pipelines keep every flow. */
+  out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
+  out->fabric = alike && !topo_forwards(c) && L->pp == 1 &&
+                (L->cp == 1 || inside_nodes(L, c, GK_CP)) &&
+                !out->ep_across &&
+                (L->tp == 1 || out->tp || inside_nodes(L, c, GK_TP)) &&
+                (L->shard == 0 || L->shard >= L->dp ||
+                 inside_nodes(L, c, GK_SHARD));
+  long nranks = layout_ranks(L);
+  out->replicas = out->fabric && !every_task && L->dp > 1 &&
+                  nranks > c->gpus_per_node &&
+                  nranks % c->gpus_per_node == 0;
+}
+
+int symmetry_thin(const struct symmetry *s, long tp,
+                  struct platload_thinned **out, struct weft_err *err)
+{
+  if (!s->thin) {
+    *out = NULL;
+    return 0;
+  }
+  return platload_thin_node_shared(tp, out, err);
+}
+
+void symmetry_restore(struct platload_thinned *th)
+{
+  platload_thin_restore(th);
+}

@@ -1,0 +1,66 @@
+/*
+ * symmetry.h - which symmetric shortcuts a replay takes, and the thinning
+ * of shared links that TP symmetry needs.
+ *
+ * The engine simulates fewer ranks and flows where the job and the fabric
+ * are symmetric (README, "Fidelity: what the engine's shortcuts keep"):
+ *   TP symmetry: TP groups fill whole nodes and every GPU has its own NIC;
+ *     only TP rank 0 of each node is simulated.  Where the fabric's links
+ *     are shared by a node's GPUs on their way out (oversubscribed tiers,
+ *     dragonfly, torus), they carry 1/TP of their bandwidth for the replay
+ *     (symmetry_thin): progressive filling raises the TP copies of every
+ *     flow together, so such a link saturates at the same rates either
+ *     way and max-min sharing is exact.
+ *   the symmetric fabric: nodes wired alike, ratios of 1, a fabric whose
+ *     entry is alike (platforms/topo.h), no PXN route, no pipeline, and
+ *     every group that would cross other nodes' links inside nodes; rings
+ *     then emit one node's flows (coll_model.sym_fabric).
+ *   replica symmetry: on a symmetric fabric with data parallelism, only
+ *     node 0's ranks are simulated.
+ * symmetry_decide is a pure function of the job's layout, the cluster and
+ * what the caller must observe; tests/test_symmetry.c holds its table.
+ */
+#ifndef WEFT_SYMMETRY_H
+#define WEFT_SYMMETRY_H
+
+#include <stdbool.h>
+
+#include "platforms/cluster.h"
+#include "sim/base/err.h"
+#include "traces/layout.h"
+
+struct symmetry {
+  bool tp;         /* TP symmetry: TP rank 0 of each node simulated */
+  long rank_step;  /* 1, or TP under TP symmetry */
+  bool thin;       /* TP symmetry on links a node's GPUs share: thin them */
+  bool fabric;     /* rings may emit one node's flows (sym_fabric) */
+  bool replicas;   /* replica symmetry: node 0's ranks simulated */
+  bool ep_across;  /* expert groups span nodes */
+};
+
+/* The shortcuts of a job of layout `L` (its ranks placed on `c` as
+ * cluster_node_of says) into *out.  every_flow: the caller needs every
+ * flow (forced flows, a flow callback, --every-rank): no shortcut at all.
+ * every_task: it needs every rank's tasks (a task callback): no TP or
+ * replica symmetry, though rings may still emit one node's flows. */
+void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
+                     bool every_flow, bool every_task, struct symmetry *out);
+
+/* Links thinned for a replay, to restore afterwards (sim/platload.h). */
+struct platload_thinned;
+
+/* Where s->thin: divide by TP (`tp`) the bandwidth of the links a node's
+ * GPUs share on their way out, on the platform platload_cluster built;
+ * else nothing (*out NULL).  *out receives what to restore, owned by the
+ * caller until symmetry_restore.  Returns 0, or WEFT_EINVAL when the
+ * platform was not built by platload_cluster (its fabric is unknown);
+ * *out is untouched then. */
+int symmetry_thin(const struct symmetry *s, long tp,
+                  struct platload_thinned **out, struct weft_err *err)
+    WEFT_WUR;
+
+/* Give the thinned links their bandwidths back and free `th` (NULL: no
+ * effect). */
+void symmetry_restore(struct platload_thinned *th);
+
+#endif

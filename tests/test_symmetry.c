@@ -1,0 +1,196 @@
+/*
+ * test_symmetry.c - the symmetric shortcuts' decision (sim/symmetry.h) as
+ * one table: a cluster and a job's layout, what the caller must observe,
+ * and the shortcuts taken; then the thinning of shared links on a loaded
+ * platform, and its refusal on an XML one.  The table's rows follow the
+ * conditions of README's "Fidelity" table; tests/test_engine.c checks the
+ * shortcuts' results against replays of every rank.
+ */
+#include <criterion/criterion.h>
+#include <simgrid/link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "platforms/catalog.h"
+#include "platforms/cluster.h"
+#include "sim/platload.h"
+#include "sim/symmetry.h"
+
+/* Resolve preset + "name=value" settings (NULL-terminated), 64 GPUs
+ * unless a setting says otherwise. */
+static void resolve(const char *preset, const char *const *kv,
+                    struct cluster *c)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, preset, &err), 0, "%s", err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "64", "--gpus", 2, &err), 0,
+               "%s", err.msg);
+  for (int i = 0; kv && kv[i]; i++) {
+    char name[64], flag[72];
+    const char *eq = strchr(kv[i], '=');
+    snprintf(name, sizeof name, "%.*s", (int)(eq - kv[i]), kv[i]);
+    snprintf(flag, sizeof flag, "--%s", name);
+    int k = cluster_key_from_name(name);
+    cr_assert(k >= 0, "key %s", name);
+    cr_assert_eq(cluster_desc_set(&d, (enum cluster_key)k, eq + 1, flag, 2,
+                                  &err), 0, "%s", err.msg);
+  }
+  cr_assert_eq(cluster_resolve(&d, cat, c, &err), 0, "%s", err.msg);
+  catalog_free(cat);
+}
+
+#define TP_FIRST {PD_TP, PD_CP, PD_DP, PD_PP}
+#define DP_FIRST {PD_DP, PD_TP, PD_CP, PD_PP}
+
+struct row {
+  const char *what;
+  const char *preset;
+  const char *kv[4];
+  struct graph_layout L;
+  bool every_flow, every_task;
+  /* expected */
+  bool tp, thin, fabric, replicas, ep_across;
+};
+
+/* Layouts: tp, pp, dp, cp, ep, vchunks, order, shard, t3.  dgx-a100 and
+ * dgx-h100: 8 GPUs and 8 NICs per node, 64 GPUs. */
+static const struct row rows[] = {
+    {"TP over whole nodes, symmetric fat tree: every shortcut", "dgx-a100",
+     {NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     true, false, true, true, false},
+    {"oversubscribed leaves: TP symmetry thins, no replica shortcut",
+     "dgx-a100", {"oversubscription=2", NULL},
+     {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     true, true, false, false, false},
+    {"oversubscribed pods alone: the same", "dgx-a100",
+     {"pod_oversubscription=2", NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}},
+     false, false, true, true, false, false, false},
+    {"every flow (--every-rank, a flow callback): nothing", "dgx-a100",
+     {NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, true, false,
+     false, false, false, false, false},
+    {"every task (a task callback): rings of one node only", "dgx-a100",
+     {NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, true,
+     false, false, true, false, false},
+    {"rail with PXN: TP symmetry, no ring shortcut", "dgx-h100",
+     {"topology=rail", NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false,
+     false, true, false, false, false, false},
+    {"rail without PXN: every shortcut", "dgx-h100",
+     {"topology=rail", "pxn=0", NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}},
+     false, false, true, false, true, true, false},
+    {"rail-only: always forwards", "dgx-h100", {"topology=rail-only", NULL},
+     {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     true, false, false, false, false},
+    {"multi-plane: as a fat tree", "dgx-h100",
+     {"topology=multi-plane", NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}},
+     false, false, true, false, true, true, false},
+    {"dragonfly: shared links, thinned", "dgx-a100",
+     {"topology=dragonfly", NULL}, {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}},
+     false, false, true, true, false, false, false},
+    {"torus: shared links, thinned", "dgx-a100",
+     {"topology=torus", "torus=4x2", NULL},
+     {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     true, true, false, false, false},
+    {"oversubscribed second NVLink tier: thinned", "dgx-h100",
+     {"nvl_rack=4", "nvl_oversubscription=2", NULL},
+     {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     true, true, false, false, false},
+    {"TP inside nodes, not filling them: replicas", "dgx-a100", {NULL},
+     {2, 1, 32, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     false, false, true, true, false},
+    {"TP across nodes (DP innermost): no shortcut", "dgx-a100", {NULL},
+     {8, 1, 8, 1, 1, 1, DP_FIRST, 0, {0}}, false, false,
+     false, false, false, false, false},
+    {"a pipeline: TP symmetry only", "dgx-a100", {NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     true, false, false, false, false},
+    {"fewer NICs than GPUs: nothing", "dgx-a100", {"nics_per_node=4", NULL},
+     {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     false, false, false, false, false},
+    {"expert groups across nodes: couriers, no ring shortcut", "dgx-a100",
+     {NULL}, {1, 1, 64, 1, 16, 1, TP_FIRST, 0, {0}}, false, false,
+     false, false, false, false, true},
+    {"expert groups inside nodes: replicas", "dgx-a100", {NULL},
+     {1, 1, 64, 1, 8, 1, TP_FIRST, 0, {0}}, false, false,
+     false, false, true, true, false},
+    {"HSDP shards across nodes: no ring shortcut", "dgx-a100", {NULL},
+     {1, 1, 64, 1, 1, 1, TP_FIRST, 16, {0}}, false, false,
+     false, false, false, false, false},
+    {"one node: rings of one node, no replicas", "dgx-a100",
+     {"gpus=8", NULL}, {1, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}}, false, false,
+     false, false, true, false, false},
+};
+
+Test(symmetry, table)
+{
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    const struct row *w = &rows[i];
+    struct cluster c;
+    resolve(w->preset, w->kv, &c);
+    struct symmetry s;
+    symmetry_decide(&w->L, &c, w->every_flow, w->every_task, &s);
+    cr_expect_eq(s.tp, w->tp, "%s: tp", w->what);
+    cr_expect_eq(s.rank_step, w->tp ? w->L.tp : 1, "%s: rank_step", w->what);
+    cr_expect_eq(s.thin, w->thin, "%s: thin", w->what);
+    cr_expect_eq(s.fabric, w->fabric, "%s: fabric", w->what);
+    cr_expect_eq(s.replicas, w->replicas, "%s: replicas", w->what);
+    cr_expect_eq(s.ep_across, w->ep_across, "%s: ep_across", w->what);
+  }
+}
+
+/* Thinning divides the shared links' bandwidth by TP and restores it;
+ * NICs and NVLinks keep theirs. */
+Test(symmetry, thin_and_restore)
+{
+  struct cluster c;
+  resolve("dgx-a100", (const char *const[]){"oversubscription=2",
+                                            "nodes_per_leaf=2", NULL}, &c);
+  struct weft_err err = {0};
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
+  struct graph_layout L = {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}};
+  struct symmetry s;
+  symmetry_decide(&L, &c, false, false, &s);
+  cr_assert(s.thin);
+  sg_link_t up = sg_link_by_name("leaf0-up_UP");
+  sg_link_t nic = sg_link_by_name("node0-nic0_UP");
+  cr_assert(up && nic);
+  double up0 = sg_link_get_bandwidth(up), nic0 = sg_link_get_bandwidth(nic);
+  struct platload_thinned *th = NULL;
+  cr_assert_eq(symmetry_thin(&s, 8, &th, &err), 0, "%s", err.msg);
+  cr_assert(th);
+  cr_expect_eq(sg_link_get_bandwidth(up), up0 / 8);
+  cr_expect_eq(sg_link_get_bandwidth(nic), nic0);
+  symmetry_restore(th);
+  cr_expect_eq(sg_link_get_bandwidth(up), up0);
+}
+
+/* Without thinning, nothing to restore. */
+Test(symmetry, nothing_to_thin)
+{
+  struct symmetry s = {.tp = true, .rank_step = 8};
+  struct platload_thinned *th = (struct platload_thinned *)&s;
+  struct weft_err err = {0};
+  cr_assert_eq(symmetry_thin(&s, 8, &th, &err), 0);
+  cr_assert_null(th);
+  symmetry_restore(NULL);
+}
+
+/* A platform loaded as XML has no fabric to thin: refused, *out kept. */
+Test(symmetry, thin_needs_in_memory_platform)
+{
+  struct cluster c;
+  resolve("dgx-a100", (const char *const[]){"oversubscription=2", NULL}, &c);
+  struct weft_err err = {0};
+  platload_boot(0);
+  cr_assert_eq(platload_cluster_xml(&c, &err), 0, "%s", err.msg);
+  struct symmetry s = {.tp = true, .rank_step = 8, .thin = true};
+  struct platload_thinned *th = (struct platload_thinned *)&s;
+  cr_assert_eq(symmetry_thin(&s, 8, &th, &err), WEFT_EINVAL);
+  cr_expect_str_eq(err.msg, "TP symmetry on this fabric needs the platform "
+                            "built by platload_cluster");
+  cr_expect_eq((void *)th, (void *)&s);
+}
