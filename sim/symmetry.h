@@ -27,7 +27,7 @@
 
 #include "platforms/cluster.h"
 #include "sim/base/err.h"
-#include "traces/layout.h"
+#include "sim/graph/layout.h"
 
 struct symmetry {
   bool tp;         /* TP symmetry: TP rank 0 of each node simulated */
