@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "platforms/catalog.h"
+#include "platforms/topo.h"
 
 /* ---- the algorithm table ----------------------------------------------- */
 
@@ -169,7 +170,7 @@ void coll_model_resolve(struct coll_model *m, const struct cluster *c)
   m->nvlink_lat_s = c->nvlink_lat_s;
   m->floor_s = c->coll_floor_s;
   m->ll_bw_Bps = c->coll_ll_bw_Bps;
-  m->torus_ndims = c->topology == TOPO_TORUS ? c->torus_ndims : 0;
+  m->torus_ndims = topo_fabric(c->topology)->node_torus ? c->torus_ndims : 0;
   for (int d = 0; d < 3; d++)
     m->torus_dim[d] = d < m->torus_ndims ? c->torus_dim[d] : 1;
 }
