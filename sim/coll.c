@@ -45,7 +45,7 @@
 /* ---- the algorithm table ----------------------------------------------- */
 
 /* Members of a collective by node, as the algorithms see them. */
-struct topo {
+struct group_shape {
   int nodes, g;     /* nodes, members per node (channels > 1 only) */
   int span;         /* nodes the members span */
   int channels;     /* NCCL channels: one per member GPU of a node when a
@@ -57,23 +57,23 @@ struct topo {
 
 typedef void (*coll_plan_fn)(const struct coll_model *m,
                              const struct coll_call *call,
-                             const struct topo *t, struct coll_plan *out);
+                             const struct group_shape *t, struct coll_plan *out);
 struct emitter;
 typedef void (*coll_flows_fn)(struct emitter *e, const struct coll_plan *p,
                               int phase);
 
 static void ring_plan(const struct coll_model *, const struct coll_call *,
-                      const struct topo *, struct coll_plan *);
+                      const struct group_shape *, struct coll_plan *);
 static void tree_plan(const struct coll_model *, const struct coll_call *,
-                      const struct topo *, struct coll_plan *);
+                      const struct group_shape *, struct coll_plan *);
 static void hier_plan(const struct coll_model *, const struct coll_call *,
-                      const struct topo *, struct coll_plan *);
+                      const struct group_shape *, struct coll_plan *);
 static void nvls_plan(const struct coll_model *, const struct coll_call *,
-                      const struct topo *, struct coll_plan *);
+                      const struct group_shape *, struct coll_plan *);
 static void pat_plan(const struct coll_model *, const struct coll_call *,
-                     const struct topo *, struct coll_plan *);
+                     const struct group_shape *, struct coll_plan *);
 static void torus_plan(const struct coll_model *, const struct coll_call *,
-                       const struct topo *, struct coll_plan *);
+                       const struct group_shape *, struct coll_plan *);
 static void torus_phase(struct emitter *, const struct coll_plan *, int);
 static void ring_phase(struct emitter *, const struct coll_plan *, int);
 static void tree_phase(struct emitter *, const struct coll_plan *, int);
@@ -436,7 +436,7 @@ static long node_of_member(const struct coll_model *m,
  * of a torus, or one plane of it, as a pipeline stage of a job whose
  * stages are such blocks).  Returns k, or 0 when the call is not one. */
 static int torus_block(const struct coll_model *m,
-                       const struct coll_call *call, const struct topo *t)
+                       const struct coll_call *call, const struct group_shape *t)
 {
   if (m->torus_ndims == 0 || !t->cross || t->nodes < 2 ||
       call->n != t->nodes * t->g)
@@ -456,7 +456,7 @@ static int torus_block(const struct coll_model *m,
 
 /* Members by node: a regular multi-node group runs one channel per member
  * of a node, each with its own exit GPU. */
-static struct topo topo_of(const struct coll_model *m,
+static struct group_shape topo_of(const struct coll_model *m,
                            const struct coll_call *call)
 {
   int n = call->n, nodes = 1, g = n;
@@ -473,7 +473,7 @@ static struct topo topo_of(const struct coll_model *m,
       if (node_of_member(m, call, k) != node_of_member(m, call, (k / g) * g))
         g = 0;
   }
-  struct topo t;
+  struct group_shape t;
   t.span = nodes; /* single-channel groups count as one node below */
   t.channels = (nodes > 1 && g > 0) ? g : 1;
   if (call->op == CO_SENDRECV)
@@ -496,7 +496,7 @@ static double route_lat(const struct coll_call *call)
 
 /* Where a ring over the call's members runs. */
 static struct span span_of(const struct coll_model *m,
-                           const struct coll_call *call, const struct topo *t)
+                           const struct coll_call *call, const struct group_shape *t)
 {
   struct span sp = {1, m->nvlink_lat_s};
   if (t->cross) {
@@ -508,7 +508,7 @@ static struct span span_of(const struct coll_model *m,
 
 /* A ring's bottleneck bandwidth per member: its NVLink inside a node, its
  * NIC (one channel's share) across nodes. */
-static double ring_bw(const struct coll_model *m, const struct topo *t,
+static double ring_bw(const struct coll_model *m, const struct group_shape *t,
                       double net_scale)
 {
   return t->cross ? m->nic_bw_Bps * m->nic_eff * net_scale
@@ -518,7 +518,7 @@ static double ring_bw(const struct coll_model *m, const struct topo *t,
 /* Whether a collective's flows can be those of its first node alone
  * (coll.h, rep): its members fill whole nodes alike, on a symmetric
  * fabric. */
-static bool rep_ok(const struct coll_model *m, const struct topo *t)
+static bool rep_ok(const struct coll_model *m, const struct group_shape *t)
 {
   return m->sym_fabric && t->nodes >= 3 && t->cross;
 }
@@ -527,7 +527,7 @@ static bool rep_ok(const struct coll_model *m, const struct topo *t)
  * of it, so that node 0's links carry what every node's carry in the full
  * ring.  The flows it stands for are counted in closed_flows. */
 
-static void set_rep(const struct coll_model *m, const struct topo *t,
+static void set_rep(const struct coll_model *m, const struct group_shape *t,
                     struct coll_plan *out)
 {
   if (!rep_ok(m, t))
@@ -541,7 +541,7 @@ static void set_rep(const struct coll_model *m, const struct topo *t,
 /* Rings and direct all-to-all: one phase of flows, or one phase per ring
  * step at step fidelity; a whole-node group in closed form. */
 static void ring_plan(const struct coll_model *m, const struct coll_call *call,
-                      const struct topo *t, struct coll_plan *out)
+                      const struct group_shape *t, struct coll_plan *out)
 {
   enum coll_op op = call->op;
   int n = call->n;
@@ -597,7 +597,7 @@ static double pat_latency(const struct coll_model *m, int n, double lat)
 }
 
 static void pat_plan(const struct coll_model *m, const struct coll_call *call,
-                     const struct topo *t, struct coll_plan *out)
+                     const struct group_shape *t, struct coll_plan *out)
 {
   int n = call->n;
   double lat = route_lat(call);
@@ -696,7 +696,7 @@ static int busiest_node(int N, int *deg)
  * depth, and a channel's pipeline moves at most tree_bw of algorithm
  * bandwidth: a delay of S/g / tree_bw runs beside the flows. */
 static void tree_plan(const struct coll_model *m, const struct coll_call *call,
-                      const struct topo *t, struct coll_plan *out)
+                      const struct group_shape *t, struct coll_plan *out)
 {
   struct tree_cost tc;
   tree_estimate(m, t->g, t->nodes, call->bytes, route_lat(call), &tc);
@@ -724,7 +724,7 @@ static void tree_plan(const struct coll_model *m, const struct coll_call *call,
 
 /* Hierarchical all-reduce: its inter-node phase is a ring over the nodes. */
 static void hier_plan(const struct coll_model *m, const struct coll_call *call,
-                      const struct topo *t, struct coll_plan *out)
+                      const struct group_shape *t, struct coll_plan *out)
 {
   double lat = route_lat(call);
   out->shape = CS_HIER;
@@ -740,7 +740,7 @@ static void hier_plan(const struct coll_model *m, const struct coll_call *call,
 
 /* NVLS: each GPU's data crosses its NVLink once each way. */
 static void nvls_plan(const struct coll_model *m, const struct coll_call *call,
-                      const struct topo *t, struct coll_plan *out)
+                      const struct group_shape *t, struct coll_plan *out)
 {
   out->shape = CS_NVLS;
   out->extra_s = m->coll_lat_s * m->lat_nvls;
@@ -771,7 +771,7 @@ static void nvls_plan(const struct coll_model *m, const struct coll_call *call,
  * half the bandwidth a real torus of that shape has; routes per flow
  * rather than per pair would fix it. */
 static void torus_plan(const struct coll_model *m, const struct coll_call *call,
-                       const struct topo *t, struct coll_plan *out)
+                       const struct group_shape *t, struct coll_plan *out)
 {
   enum coll_op op = call->op;
   int g = t->g, nd = t->torus_k;
@@ -817,7 +817,7 @@ static void torus_plan(const struct coll_model *m, const struct coll_call *call,
 
 /* The ring's estimate for `call`: latency and bandwidth-bound time. */
 static double ring_estimate(const struct coll_model *m,
-                            const struct coll_call *call, const struct topo *t)
+                            const struct coll_call *call, const struct group_shape *t)
 {
   double scale = ring_scale(m, t->span);
   struct span sp = span_of(m, call, t);
@@ -831,7 +831,7 @@ static double ring_estimate(const struct coll_model *m,
  * nodes ring or tree, for all-gather and reduce-scatter with one GPU per
  * node ring or PAT. */
 static enum coll_algo choose(const struct coll_model *m,
-                             const struct coll_call *call, const struct topo *t)
+                             const struct coll_call *call, const struct group_shape *t)
 {
   double ring_s;
   enum coll_op op = call->op;
@@ -888,7 +888,7 @@ void coll_plan_make(const struct coll_model *m, const struct coll_call *call,
     out->shape = CS_NONE;
     return;
   }
-  struct topo t = topo_of(m, call);
+  struct group_shape t = topo_of(m, call);
   out->algo = choose(m, call, &t);
   algos[out->algo].plan(m, call, &t, out);
 }
