@@ -668,6 +668,14 @@ static const char *const trend_attrs[] = {"name", "generation_years",
 static const char *const rate_attrs[] = {"quantity", "per_year",
                                          "per_generation", "source", NULL};
 
+#define T struct trend
+static const struct key trend_keys[] = {
+    K_STR("name", true, T, name),
+    K_REAL("generation_years", true, 0.1, 20, T, generation_years, 0),
+    K_STR("source", false, T, source),
+};
+#undef T
+
 /* A <trend> and its <rate> children: every quantity exactly once, as a
  * factor per year or per generation (> 0; below 1 is a decline). */
 static int read_trend(struct catalog *cat, const struct xin_doc *doc,
@@ -676,12 +684,7 @@ static int read_trend(struct catalog *cat, const struct xin_doc *doc,
   struct trend t = {0};
   int rc = xin_check_attrs(doc, e, trend_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, t.name, sizeof t.name, err);
-  if (!rc)
-    rc = xin_real(doc, e, "generation_years", true, 0.1, 20,
-                  &t.generation_years, err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, t.source, sizeof t.source, err);
+    rc = read_keys(doc, e, trend_keys, KEYS_N(trend_keys), &t, err);
   for (const struct xin_elem *r = xin_child(e); r && !rc; r = xin_next(r)) {
     char q[32];
     double v = 0;
