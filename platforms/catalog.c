@@ -200,25 +200,25 @@ struct key {
   enum unit_kind unit;        /* KEY_QTY, KEY_QTY0 */
   double lo, hi;              /* KEY_INT, KEY_REAL: range; KEY_QTY*: hi */
   size_t off;                 /* of the field in the element's struct */
-  size_t size;                /* KEY_STR: the buffer's; KEY_POWER_PAIR: the
-                                 offset of max_power's field */
+  size_t size;                /* KEY_STR: of the buffer */
+  size_t off2;                /* KEY_POWER_PAIR: of max_power's field */
   double def;                 /* KEY_REAL, KEY_QTY*: set before reading */
 };
 
 #define K_STR(n, req, T, f)                                                    \
-  {n, KEY_STR, req, UNIT_NONE, 0, 0, offsetof(T, f), sizeof((T *)0)->f, 0}
+  {n, KEY_STR, req, UNIT_NONE, 0, 0, offsetof(T, f), sizeof((T *)0)->f, 0, 0}
 #define K_QTY(n, req, unit, max, T, f, d)                                      \
-  {n, KEY_QTY, req, unit, 0, max, offsetof(T, f), 0, d}
+  {n, KEY_QTY, req, unit, 0, max, offsetof(T, f), 0, 0, d}
 #define K_QTY0(n, req, unit, max, T, f, d)                                     \
-  {n, KEY_QTY0, req, unit, 0, max, offsetof(T, f), 0, d}
+  {n, KEY_QTY0, req, unit, 0, max, offsetof(T, f), 0, 0, d}
 #define K_INT(n, req, lo, hi, T, f)                                            \
-  {n, KEY_INT, req, UNIT_NONE, lo, hi, offsetof(T, f), 0, 0}
+  {n, KEY_INT, req, UNIT_NONE, lo, hi, offsetof(T, f), 0, 0, 0}
 #define K_REAL(n, req, lo, hi, T, f, d)                                        \
-  {n, KEY_REAL, req, UNIT_NONE, lo, hi, offsetof(T, f), 0, d}
+  {n, KEY_REAL, req, UNIT_NONE, lo, hi, offsetof(T, f), 0, 0, d}
 #define K_BOOL(n, T, f)                                                        \
-  {n, KEY_BOOL, false, UNIT_NONE, 0, 0, offsetof(T, f), 0, 0}
+  {n, KEY_BOOL, false, UNIT_NONE, 0, 0, offsetof(T, f), 0, 0, 0}
 #define K_POWER(req, T, idle, max)                                             \
-  {"idle_power", KEY_POWER_PAIR, req, UNIT_NONE, 0, 0, offsetof(T, idle),      \
+  {"idle_power", KEY_POWER_PAIR, req, UNIT_NONE, 0, 0, offsetof(T, idle), 0,   \
    offsetof(T, max), 0}
 #define KEYS_N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -291,7 +291,7 @@ static int read_key(const struct xin_doc *doc, const struct xin_elem *e,
     return read_bool(doc, e, k->name, f, err);
   case KEY_POWER_PAIR:
     return read_power_pair(doc, e, k->required, f,
-                           (double *)(void *)(base + k->size), err);
+                           (double *)(void *)(base + k->off2), err);
   }
   return WEFT_EINVAL;
 }
