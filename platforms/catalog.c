@@ -8,6 +8,7 @@
 #include "platforms/catalog.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,143 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
 #define MAX_POWER 1e5    /* 100 kW */
 #define MAX_PRICE 1e9    /* US dollars, one part */
 
+/* How one attribute of a catalog element is read (the KEYS tables below).
+ * The reading functions' own rules apply: a missing optional attribute
+ * leaves its field at the element's default. */
+enum key_kind {
+  KEY_STR,        /* a string into char[size] */
+  KEY_QTY,        /* a positive quantity of `unit`, at most hi */
+  KEY_QTY0,       /* the same, zero allowed */
+  KEY_INT,        /* an integer in [lo, hi] into an int */
+  KEY_REAL,       /* a plain real in [lo, hi] */
+  KEY_BOOL,       /* yes or no */
+  KEY_POWER_PAIR  /* idle_power into off and max_power into off2, both or
+                     neither (both when required), idle <= max */
+};
+
+struct key {
+  const char *name;
+  enum key_kind kind;
+  bool required;
+  enum unit_kind unit;        /* KEY_QTY, KEY_QTY0 */
+  double lo, hi;              /* KEY_INT, KEY_REAL: range; KEY_QTY*: hi */
+  size_t off;                 /* of the field in the element's struct */
+  size_t size;                /* KEY_STR: of the buffer */
+  size_t off2;                /* KEY_POWER_PAIR: of max_power's field */
+  double def;                 /* KEY_REAL, KEY_QTY*: set before reading */
+};
+
+#define K_STR(n, req, T, f)                                                    \
+  {n, KEY_STR, req, UNIT_NONE, 0, 0, offsetof(T, f), sizeof((T *)0)->f, 0, 0}
+#define K_QTY(n, req, unit, max, T, f, d)                                      \
+  {n, KEY_QTY, req, unit, 0, max, offsetof(T, f), 0, 0, d}
+#define K_QTY0(n, req, unit, max, T, f, d)                                     \
+  {n, KEY_QTY0, req, unit, 0, max, offsetof(T, f), 0, 0, d}
+#define K_INT(n, req, lo, hi, T, f)                                            \
+  {n, KEY_INT, req, UNIT_NONE, lo, hi, offsetof(T, f), 0, 0, 0}
+#define K_REAL(n, req, lo, hi, T, f, d)                                        \
+  {n, KEY_REAL, req, UNIT_NONE, lo, hi, offsetof(T, f), 0, 0, d}
+#define K_BOOL(n, T, f)                                                        \
+  {n, KEY_BOOL, false, UNIT_NONE, 0, 0, offsetof(T, f), 0, 0, 0}
+#define K_POWER(req, T, idle, max)                                             \
+  {"idle_power", KEY_POWER_PAIR, req, UNIT_NONE, 0, 0, offsetof(T, idle), 0,   \
+   offsetof(T, max), 0}
+#define KEYS_N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
+                     const char *attr, bool *out, struct weft_err *err)
+{
+  char v[8] = "";
+  int rc = xin_str(doc, e, attr, false, v, sizeof v, err);
+  if (rc || !v[0])
+    return rc;
+  if (strcmp(v, "yes") == 0)
+    *out = true;
+  else if (strcmp(v, "no") == 0)
+    *out = false;
+  else
+    return xin_errf(doc, e, err, WEFT_EINVAL, "attribute '%s': '%s' is not "
+                    "yes or no", attr, v);
+  return 0;
+}
+
+/* Optional idle_power and max_power, both or neither, idle <= max; both
+ * when `required` ("a switch needs idle_power and max_power"). */
+static int read_power_pair(const struct xin_doc *doc, const struct xin_elem *e,
+                           bool required, double *idle, double *max,
+                           struct weft_err *err)
+{
+  bool hi = xin_has(e, "idle_power"), hm = xin_has(e, "max_power");
+  if (required && (!hi || !hm))
+    return xin_errf(doc, e, err, WEFT_EINVAL, "a %s needs idle_power "
+                    "and max_power", xin_name(e));
+  if (hi != hm)
+    return xin_errf(doc, e, err, WEFT_EINVAL, "idle_power and max_power go "
+                    "together");
+  int rc = 0;
+  if (hi)
+    rc = xin_quantity0(doc, e, "idle_power", true, UNIT_POWER, MAX_POWER,
+                       idle, err);
+  if (!rc && hm)
+    rc = xin_quantity(doc, e, "max_power", true, UNIT_POWER, MAX_POWER, max,
+                      err);
+  if (!rc && *idle > *max)
+    return xin_errf(doc, e, err, WEFT_EINVAL, "idle_power exceeds max_power");
+  return rc;
+}
+
+static int read_key(const struct xin_doc *doc, const struct xin_elem *e,
+                    const struct key *k, char *base, struct weft_err *err)
+{
+  void *f = base + k->off;
+  long v;
+  int rc;
+  switch (k->kind) {
+  case KEY_STR:
+    return xin_str(doc, e, k->name, k->required, f, k->size, err);
+  case KEY_QTY:
+    return xin_quantity(doc, e, k->name, k->required, k->unit, k->hi, f, err);
+  case KEY_QTY0:
+    return xin_quantity0(doc, e, k->name, k->required, k->unit, k->hi, f,
+                         err);
+  case KEY_INT:
+    v = *(int *)f;
+    rc = xin_int(doc, e, k->name, k->required, (long)k->lo, (long)k->hi, &v,
+                 err);
+    if (!rc)
+      *(int *)f = (int)v; /* within [lo, hi], which fit an int */
+    return rc;
+  case KEY_REAL:
+    return xin_real(doc, e, k->name, k->required, k->lo, k->hi, f, err);
+  case KEY_BOOL:
+    return read_bool(doc, e, k->name, f, err);
+  case KEY_POWER_PAIR:
+    return read_power_pair(doc, e, k->required, f,
+                           (double *)(void *)(base + k->off2), err);
+  }
+  return WEFT_EINVAL;
+}
+
+/* Set the defaults of `n` keys into the struct at `base`. */
+static void key_defaults(const struct key *keys, int n, char *base)
+{
+  for (int i = 0; i < n; i++)
+    if (keys[i].def != 0)
+      *(double *)(void *)(base + keys[i].off) = keys[i].def;
+}
+
+/* Read `n` keys in table order into the struct at `base`; the first error
+ * wins, so the order of a table is the order of its messages. */
+static int read_keys(const struct xin_doc *doc, const struct xin_elem *e,
+                     const struct key *keys, int n, void *base,
+                     struct weft_err *err)
+{
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++)
+    rc = read_key(doc, e, &keys[i], (char *)base, err);
+  return rc;
+}
+
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
     "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
@@ -185,8 +323,41 @@ static const char *const gpu_attrs[] = {
     "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff",
     "loss_bwd_eff", "optim_eff", "launch", "year", "mxfp8", "source", NULL};
 
-static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
-                     const char *attr, bool *out, struct weft_err *err);
+#define G struct gpu_spec
+/* A <gpu>'s attributes up to mxfp8, which is checked against fp8 before
+ * the rest (gpu_late_keys) are read. */
+static const struct key gpu_keys[] = {
+    K_STR("name", true, G, name),
+    K_QTY0("fp32", true, UNIT_FLOPS, MAX_FLOPS, G, peak_flops[DTYPE_FP32], 0),
+    K_QTY0("tf32", true, UNIT_FLOPS, MAX_FLOPS, G, peak_flops[DTYPE_TF32], 0),
+    K_QTY0("bf16", true, UNIT_FLOPS, MAX_FLOPS, G, peak_flops[DTYPE_BF16], 0),
+    K_QTY0("fp16", true, UNIT_FLOPS, MAX_FLOPS, G, peak_flops[DTYPE_FP16], 0),
+    K_QTY0("fp8", true, UNIT_FLOPS, MAX_FLOPS, G, peak_flops[DTYPE_FP8], 0),
+    K_QTY("hbm", true, UNIT_SIZE, MAX_BYTES, G, hbm_bytes, 0),
+    K_QTY("hbm_bw", true, UNIT_BW, MAX_BW, G, hbm_bw_Bps, 0),
+    K_QTY("nvlink_bw", true, UNIT_BW, MAX_BW, G, nvlink_bw_Bps, 0),
+    K_QTY0("idle_power", true, UNIT_POWER, MAX_POWER, G, idle_w, 0),
+    K_QTY("max_power", true, UNIT_POWER, MAX_POWER, G, max_w, 0),
+    K_INT("sms", false, 0, 100000, G, sms),
+    K_REAL("gemm_eff", false, 0.01, 1, G, gemm_eff, 0.75),
+    K_REAL("gemm_eff_fp8", false, 0.01, 1, G, gemm_eff_fp8, 0),
+    K_REAL("gemm_k_half", false, 0, 65536, G, gemm_k_half, 64),
+    K_REAL("gemm_k_half_fp8", false, 0, 65536, G, gemm_k_half_fp8, 0),
+    K_REAL("attn_eff", false, 0.01, 1, G, attn_eff, 0.55),
+    K_REAL("mem_eff", false, 0.01, 1, G, mem_eff, 0.8),
+    K_REAL("norm_eff", false, 0.01, 1, G, norm_eff, 0),
+    K_REAL("norm_bwd_eff", false, 0.01, 1, G, norm_bwd_eff, 0),
+    K_REAL("loss_eff", false, 0.01, 1, G, loss_eff, 0),
+    K_REAL("loss_bwd_eff", false, 0.01, 1, G, loss_bwd_eff, 0),
+    K_REAL("optim_eff", false, 0.01, 1, G, optim_eff, 0),
+    K_BOOL("mxfp8", G, mxfp8),
+};
+static const struct key gpu_late_keys[] = {
+    K_QTY0("launch", false, UNIT_TIME, MAX_LAT, G, launch_s, 3e-6),
+    K_REAL("year", false, MIN_YEAR, MAX_YEAR, G, year, 0),
+    K_STR("source", false, G, source),
+};
+#undef G
 
 static const char *const attn_attrs[] = {
     "kernel", "default", "fwd_eff", "fwd_d64", "fwd_d256", "fwd_seq_half",
@@ -266,74 +437,20 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
 {
   struct gpu_spec g = {0};
-  long sms = 0;
-  g.gemm_eff = 0.75;
-  g.gemm_k_half = 64;
-  g.attn_eff = 0.55;
-  g.mem_eff = 0.8;
-  g.launch_s = 3e-6;
+  key_defaults(gpu_keys, KEYS_N(gpu_keys), (char *)&g);
+  key_defaults(gpu_late_keys, KEYS_N(gpu_late_keys), (char *)&g);
   int rc = xin_check_attrs(doc, e, gpu_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, g.name, sizeof g.name, err);
-  for (int t = 0; t < DTYPE_COUNT && !rc; t++)
-    rc = xin_quantity0(doc, e, dtype_names[t], true, UNIT_FLOPS, MAX_FLOPS,
-                       &g.peak_flops[t], err);
-  if (!rc)
-    rc = xin_quantity(doc, e, "hbm", true, UNIT_SIZE, MAX_BYTES, &g.hbm_bytes,
-                      err);
-  if (!rc)
-    rc = xin_quantity(doc, e, "hbm_bw", true, UNIT_BW, MAX_BW, &g.hbm_bw_Bps,
-                      err);
-  if (!rc)
-    rc = xin_quantity(doc, e, "nvlink_bw", true, UNIT_BW, MAX_BW,
-                      &g.nvlink_bw_Bps, err);
-  if (!rc)
-    rc = xin_quantity0(doc, e, "idle_power", true, UNIT_POWER, MAX_POWER,
-                       &g.idle_w, err);
-  if (!rc)
-    rc = xin_quantity(doc, e, "max_power", true, UNIT_POWER, MAX_POWER,
-                      &g.max_w, err);
-  if (!rc)
-    rc = xin_int(doc, e, "sms", false, 0, 100000, &sms, err);
-  if (!rc)
-    rc = xin_real(doc, e, "gemm_eff", false, 0.01, 1, &g.gemm_eff, err);
-  if (!rc && xin_has(e, "gemm_eff_fp8"))
-    rc = xin_real(doc, e, "gemm_eff_fp8", false, 0.01, 1, &g.gemm_eff_fp8,
-                  err);
-  if (!rc)
-    rc = xin_real(doc, e, "gemm_k_half", false, 0, 65536, &g.gemm_k_half,
-                  err);
-  if (!rc && xin_has(e, "gemm_k_half_fp8"))
-    rc = xin_real(doc, e, "gemm_k_half_fp8", false, 0, 65536,
-                  &g.gemm_k_half_fp8, err);
-  if (!rc)
-    rc = xin_real(doc, e, "attn_eff", false, 0.01, 1, &g.attn_eff, err);
-  if (!rc)
-    rc = xin_real(doc, e, "mem_eff", false, 0.01, 1, &g.mem_eff, err);
-  static const char *const fam[] = {"norm_eff", "norm_bwd_eff", "loss_eff",
-                                    "loss_bwd_eff", "optim_eff"};
-  double *fam_v[] = {&g.norm_eff, &g.norm_bwd_eff, &g.loss_eff,
-                     &g.loss_bwd_eff, &g.optim_eff};
-  for (int i = 0; i < 5 && !rc; i++)
-    if (xin_has(e, fam[i]))
-      rc = xin_real(doc, e, fam[i], false, 0.01, 1, fam_v[i], err);
-  if (!rc)
-    rc = read_bool(doc, e, "mxfp8", &g.mxfp8, err);
+    rc = read_keys(doc, e, gpu_keys, KEYS_N(gpu_keys), &g, err);
   if (!rc && g.mxfp8 && g.peak_flops[DTYPE_FP8] <= 0)
     return xin_errf(doc, e, err, WEFT_EINVAL, "mxfp8='yes' without FP8 "
                     "compute (fp8)");
   if (!rc)
-    rc = xin_quantity0(doc, e, "launch", false, UNIT_TIME, MAX_LAT,
-                       &g.launch_s, err);
-  if (!rc)
-    rc = xin_real(doc, e, "year", false, MIN_YEAR, MAX_YEAR, &g.year, err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, g.source, sizeof g.source, err);
+    rc = read_keys(doc, e, gpu_late_keys, KEYS_N(gpu_late_keys), &g, err);
   if (!rc)
     rc = read_attention(&g, doc, e, err);
   if (rc)
     return rc;
-  g.sms = (int)sms;
   if ((rc = gpu_spec_check(&g, err)))
     return xin_errf(doc, e, err, rc, "%s", err ? err->msg : "");
   struct gpu_spec *s = slot(cat, doc, e, (void **)&cat->gpus, &cat->n_gpus,
@@ -349,46 +466,47 @@ static int read_gpu(struct catalog *cat, const struct xin_doc *doc,
 static const char *const future_attrs[] = {
     "name", "base", "compute", "hbm_bw", "hbm_cap", "nvlink", "source", NULL};
 
+/* A <future>'s attributes. */
+struct future_in {
+  char name[WEFT_MAX_NAME], base[WEFT_MAX_NAME];
+  char source[WEFT_MAX_SOURCE];
+  struct hw_scale f;
+};
+
+#define F struct future_in
+static const struct key future_keys[] = {
+    K_STR("name", true, F, name),
+    K_STR("base", true, F, base),
+    K_REAL("compute", false, 1e-6, WEFT_MAX_SCALE, F, f.compute, 0),
+    K_REAL("hbm_bw", false, 1e-6, WEFT_MAX_SCALE, F, f.hbm_bw, 0),
+    K_REAL("hbm_cap", false, 1e-6, WEFT_MAX_SCALE, F, f.hbm_cap, 0),
+    K_REAL("nvlink", false, 1e-6, WEFT_MAX_SCALE, F, f.nvlink, 0),
+    K_STR("source", false, F, source),
+};
+#undef F
+
 static int read_future(struct catalog *cat, const struct xin_doc *doc,
                        const struct xin_elem *e, struct weft_err *err)
 {
-  char name[WEFT_MAX_NAME], base[WEFT_MAX_NAME];
-  char source[WEFT_MAX_SOURCE] = "";
-  struct hw_scale f = hw_scale_none;
+  struct future_in in = {.source = "", .f = hw_scale_none};
   int rc = xin_check_attrs(doc, e, future_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, name, sizeof name, err);
-  if (!rc)
-    rc = xin_str(doc, e, "base", true, base, sizeof base, err);
-  if (!rc)
-    rc = xin_real(doc, e, "compute", false, 1e-6, WEFT_MAX_SCALE, &f.compute,
-                  err);
-  if (!rc)
-    rc = xin_real(doc, e, "hbm_bw", false, 1e-6, WEFT_MAX_SCALE, &f.hbm_bw,
-                  err);
-  if (!rc)
-    rc = xin_real(doc, e, "hbm_cap", false, 1e-6, WEFT_MAX_SCALE, &f.hbm_cap,
-                  err);
-  if (!rc)
-    rc = xin_real(doc, e, "nvlink", false, 1e-6, WEFT_MAX_SCALE, &f.nvlink,
-                  err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, source, sizeof source, err);
+    rc = read_keys(doc, e, future_keys, KEYS_N(future_keys), &in, err);
   if (rc)
     return rc;
-  const struct gpu_spec *b = catalog_gpu(cat, base);
+  const struct gpu_spec *b = catalog_gpu(cat, in.base);
   if (!b)
     return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown base GPU '%s'",
-                    base);
+                    in.base);
   struct gpu_spec g = *b;
-  gpu_spec_scale(&g, &f);
-  memcpy(g.name, name, sizeof g.name);
-  if (source[0])
-    memcpy(g.source, source, sizeof g.source);
+  gpu_spec_scale(&g, &in.f);
+  memcpy(g.name, in.name, sizeof g.name);
+  if (in.source[0])
+    memcpy(g.source, in.source, sizeof g.source);
   else
     snprintf(g.source, sizeof g.source, "%s scaled: compute x%g, HBM bw x%g, "
-             "HBM capacity x%g, NVLink x%g", b->name, f.compute, f.hbm_bw,
-             f.hbm_cap, f.nvlink);
+             "HBM capacity x%g, NVLink x%g", b->name, in.f.compute,
+             in.f.hbm_bw, in.f.hbm_cap, in.f.nvlink);
   struct gpu_spec *s = slot(cat, doc, e, (void **)&cat->gpus, &cat->n_gpus,
                             cat->builtin[CATALOG_GPUS], sizeof g,
                             g.name);
@@ -399,29 +517,21 @@ static int read_future(struct catalog *cat, const struct xin_doc *doc,
   return 0;
 }
 
-/* Optional idle_power and max_power, both or neither, idle <= max. */
-static int read_power_pair(const struct xin_doc *doc, const struct xin_elem *e,
-                           double *idle, double *max, struct weft_err *err)
-{
-  bool hi = xin_has(e, "idle_power"), hm = xin_has(e, "max_power");
-  if (hi != hm)
-    return xin_errf(doc, e, err, WEFT_EINVAL, "idle_power and max_power go "
-                    "together");
-  int rc = 0;
-  if (hi)
-    rc = xin_quantity0(doc, e, "idle_power", true, UNIT_POWER, MAX_POWER,
-                       idle, err);
-  if (!rc && hm)
-    rc = xin_quantity(doc, e, "max_power", true, UNIT_POWER, MAX_POWER, max,
-                      err);
-  if (!rc && *idle > *max)
-    return xin_errf(doc, e, err, WEFT_EINVAL, "idle_power exceeds max_power");
-  return rc;
-}
-
 static const char *const nic_attrs[] = {"name", "bw", "lat", "year",
                                         "idle_power", "max_power", "price",
                                         "source", NULL};
+
+#define N struct nic_spec
+static const struct key nic_keys[] = {
+    K_STR("name", true, N, name),
+    K_QTY("bw", true, UNIT_BW, MAX_BW, N, bw_Bps, 0),
+    K_QTY0("lat", true, UNIT_TIME, MAX_LAT, N, lat_s, 0),
+    K_REAL("year", false, MIN_YEAR, MAX_YEAR, N, year, 0),
+    K_POWER(false, N, idle_w, max_w),
+    K_REAL("price", false, 0, MAX_PRICE, N, price, 0),
+    K_STR("source", false, N, source),
+};
+#undef N
 
 static int read_nic(struct catalog *cat, const struct xin_doc *doc,
                     const struct xin_elem *e, struct weft_err *err)
@@ -429,19 +539,7 @@ static int read_nic(struct catalog *cat, const struct xin_doc *doc,
   struct nic_spec n = {0};
   int rc = xin_check_attrs(doc, e, nic_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, n.name, sizeof n.name, err);
-  if (!rc)
-    rc = xin_quantity(doc, e, "bw", true, UNIT_BW, MAX_BW, &n.bw_Bps, err);
-  if (!rc)
-    rc = xin_quantity0(doc, e, "lat", true, UNIT_TIME, MAX_LAT, &n.lat_s, err);
-  if (!rc)
-    rc = xin_real(doc, e, "year", false, MIN_YEAR, MAX_YEAR, &n.year, err);
-  if (!rc)
-    rc = read_power_pair(doc, e, &n.idle_w, &n.max_w, err);
-  if (!rc)
-    rc = xin_real(doc, e, "price", false, 0, MAX_PRICE, &n.price, err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
+    rc = read_keys(doc, e, nic_keys, KEYS_N(nic_keys), &n, err);
   if (rc)
     return rc;
   struct nic_spec *s = slot(cat, doc, e, (void **)&cat->nics, &cat->n_nics,
@@ -461,76 +559,41 @@ static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
                                          "coll_ll_bw", "source",
                                          NULL};
 
-static int read_bool(const struct xin_doc *doc, const struct xin_elem *e,
-                     const char *attr, bool *out, struct weft_err *err)
-{
-  char v[8] = "";
-  int rc = xin_str(doc, e, attr, false, v, sizeof v, err);
-  if (rc || !v[0])
-    return rc;
-  if (strcmp(v, "yes") == 0)
-    *out = true;
-  else if (strcmp(v, "no") == 0)
-    *out = false;
-  else
-    return xin_errf(doc, e, err, WEFT_EINVAL, "attribute '%s': '%s' is not "
-                    "yes or no", attr, v);
-  return 0;
-}
+#define N struct node_spec
+static const struct key node_keys[] = {
+    K_STR("name", true, N, name),
+    K_STR("gpu", true, N, gpu),
+    K_INT("gpus", true, 1, WEFT_MAX_GPUS_PER_NODE, N, gpus),
+    K_STR("nic", true, N, nic),
+    K_INT("nics", true, 1, WEFT_MAX_NICS_PER_NODE, N, nics),
+    K_QTY0("nvlink_lat", true, UNIT_TIME, MAX_LAT, N, nvlink_lat_s, 0),
+    K_BOOL("nvls", N, nvls),
+    K_REAL("coll_nvlink_eff", false, 0.01, 1, N, coll_nvlink_eff,
+           CATALOG_DEFAULT_NVLINK_EFF),
+    K_REAL("coll_nvls_eff", false, 0.01, 1, N, coll_nvls_eff,
+           CATALOG_DEFAULT_NVLS_EFF),
+    K_REAL("coll_nic_eff", false, 0.01, 1, N, coll_nic_eff,
+           CATALOG_DEFAULT_NIC_EFF),
+    K_QTY0("coll_lat", false, UNIT_TIME, MAX_LAT, N, coll_lat_s,
+           CATALOG_DEFAULT_COLL_LAT),
+    K_REAL("coll_ring_loss", false, 0, 0.2, N, coll_ring_loss, 0),
+    K_QTY0("coll_floor", false, UNIT_TIME, MAX_LAT, N, coll_floor_s, 0),
+    K_QTY0("coll_ll_bw", false, UNIT_BW, MAX_BW, N, coll_ll_bw_Bps,
+           CATALOG_DEFAULT_COLL_LL_BW),
+    K_STR("source", false, N, source),
+};
+#undef N
 
 static int read_node(struct catalog *cat, const struct xin_doc *doc,
                      const struct xin_elem *e, struct weft_err *err)
 {
   struct node_spec n = {0};
-  long gpus = 0, nics = 0;
-  n.coll_nvlink_eff = CATALOG_DEFAULT_NVLINK_EFF;
-  n.coll_nvls_eff = CATALOG_DEFAULT_NVLS_EFF;
-  n.coll_nic_eff = CATALOG_DEFAULT_NIC_EFF;
-  n.coll_lat_s = CATALOG_DEFAULT_COLL_LAT;
-  n.coll_ll_bw_Bps = CATALOG_DEFAULT_COLL_LL_BW;
+  key_defaults(node_keys, KEYS_N(node_keys), (char *)&n);
   int rc = xin_check_attrs(doc, e, node_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, n.name, sizeof n.name, err);
-  if (!rc)
-    rc = xin_str(doc, e, "gpu", true, n.gpu, sizeof n.gpu, err);
-  if (!rc)
-    rc = xin_int(doc, e, "gpus", true, 1, WEFT_MAX_GPUS_PER_NODE, &gpus, err);
-  if (!rc)
-    rc = xin_str(doc, e, "nic", true, n.nic, sizeof n.nic, err);
-  if (!rc)
-    rc = xin_int(doc, e, "nics", true, 1, WEFT_MAX_NICS_PER_NODE, &nics, err);
-  if (!rc)
-    rc = xin_quantity0(doc, e, "nvlink_lat", true, UNIT_TIME, MAX_LAT,
-                       &n.nvlink_lat_s, err);
-  if (!rc)
-    rc = read_bool(doc, e, "nvls", &n.nvls, err);
-  if (!rc)
-    rc = xin_real(doc, e, "coll_nvlink_eff", false, 0.01, 1,
-                  &n.coll_nvlink_eff, err);
-  if (!rc)
-    rc = xin_real(doc, e, "coll_nvls_eff", false, 0.01, 1, &n.coll_nvls_eff,
-                  err);
-  if (!rc)
-    rc = xin_real(doc, e, "coll_nic_eff", false, 0.01, 1, &n.coll_nic_eff,
-                  err);
-  if (!rc)
-    rc = xin_quantity0(doc, e, "coll_lat", false, UNIT_TIME, MAX_LAT,
-                       &n.coll_lat_s, err);
-  if (!rc)
-    rc = xin_real(doc, e, "coll_ring_loss", false, 0, 0.2, &n.coll_ring_loss,
-                  err);
-  if (!rc)
-    rc = xin_quantity0(doc, e, "coll_floor", false, UNIT_TIME, MAX_LAT,
-                       &n.coll_floor_s, err);
-  if (!rc)
-    rc = xin_quantity0(doc, e, "coll_ll_bw", false, UNIT_BW, MAX_BW,
-                       &n.coll_ll_bw_Bps, err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, n.source, sizeof n.source, err);
+    rc = read_keys(doc, e, node_keys, KEYS_N(node_keys), &n, err);
   if (rc)
     return rc;
-  n.gpus = (int)gpus;
-  n.nics = (int)nics;
   if (!catalog_gpu(cat, n.gpu))
     return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown GPU '%s'", n.gpu);
   if (!catalog_nic(cat, n.nic))
@@ -553,35 +616,29 @@ static const char *const switch_attrs[] = {"name", "nic", "ports",
                                            "price", "link_price", "source",
                                            NULL};
 
+#define W struct switch_spec
+static const struct key switch_keys[] = {
+    K_STR("name", true, W, name),
+    K_STR("nic", true, W, nic),
+    K_INT("ports", true, 1, 100000, W, ports),
+    K_POWER(true, W, idle_w, max_w),
+    K_REAL("price", false, 0, MAX_PRICE, W, price, 0),
+    K_REAL("link_price", false, 0, MAX_PRICE, W, link_price, 0),
+    K_STR("source", false, W, source),
+};
+#undef W
+
 static int read_switch(struct catalog *cat, const struct xin_doc *doc,
                        const struct xin_elem *e, struct weft_err *err)
 {
   struct switch_spec w = {0};
-  long ports = 0;
   int rc = xin_check_attrs(doc, e, switch_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, w.name, sizeof w.name, err);
-  if (!rc)
-    rc = xin_str(doc, e, "nic", true, w.nic, sizeof w.nic, err);
-  if (!rc)
-    rc = xin_int(doc, e, "ports", true, 1, 100000, &ports, err);
-  if (!rc && (!xin_has(e, "idle_power") || !xin_has(e, "max_power")))
-    return xin_errf(doc, e, err, WEFT_EINVAL, "a switch needs idle_power "
-                    "and max_power");
-  if (!rc)
-    rc = read_power_pair(doc, e, &w.idle_w, &w.max_w, err);
-  if (!rc)
-    rc = xin_real(doc, e, "price", false, 0, MAX_PRICE, &w.price, err);
-  if (!rc)
-    rc = xin_real(doc, e, "link_price", false, 0, MAX_PRICE, &w.link_price,
-                  err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, w.source, sizeof w.source, err);
+    rc = read_keys(doc, e, switch_keys, KEYS_N(switch_keys), &w, err);
   if (rc)
     return rc;
   if (!catalog_nic(cat, w.nic))
     return xin_errf(doc, e, err, WEFT_ENOTFOUND, "unknown NIC '%s'", w.nic);
-  w.ports = (int)ports;
   struct switch_spec *s = slot(cat, doc, e, (void **)&cat->switches,
                                &cat->n_switches,
                                cat->builtin[CATALOG_SWITCHES], sizeof w, w.name);
@@ -611,6 +668,14 @@ static const char *const trend_attrs[] = {"name", "generation_years",
 static const char *const rate_attrs[] = {"quantity", "per_year",
                                          "per_generation", "source", NULL};
 
+#define T struct trend
+static const struct key trend_keys[] = {
+    K_STR("name", true, T, name),
+    K_REAL("generation_years", true, 0.1, 20, T, generation_years, 0),
+    K_STR("source", false, T, source),
+};
+#undef T
+
 /* A <trend> and its <rate> children: every quantity exactly once, as a
  * factor per year or per generation (> 0; below 1 is a decline). */
 static int read_trend(struct catalog *cat, const struct xin_doc *doc,
@@ -619,12 +684,7 @@ static int read_trend(struct catalog *cat, const struct xin_doc *doc,
   struct trend t = {0};
   int rc = xin_check_attrs(doc, e, trend_attrs, err);
   if (!rc)
-    rc = xin_str(doc, e, "name", true, t.name, sizeof t.name, err);
-  if (!rc)
-    rc = xin_real(doc, e, "generation_years", true, 0.1, 20,
-                  &t.generation_years, err);
-  if (!rc)
-    rc = xin_str(doc, e, "source", false, t.source, sizeof t.source, err);
+    rc = read_keys(doc, e, trend_keys, KEYS_N(trend_keys), &t, err);
   for (const struct xin_elem *r = xin_child(e); r && !rc; r = xin_next(r)) {
     char q[32];
     double v = 0;

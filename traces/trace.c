@@ -780,7 +780,17 @@ static const char paje_header[] =
     "%  Container string\n%  Value double\n%EndEventDef\n"
     "0 GPU 0 \"GPU\"\n";
 
-static bool write_paje(const struct trace *t, struct outfile *out)
+/* The Paje variables, by rec_var: link traffic of a GPU in GB/s. */
+static const char *const paje_vars[4] = {"nvl_tx", "nvl_rx", "nic_tx",
+                                         "nic_rx"};
+static const char *const paje_var_names[4] = {
+    "NVLink send GB/s", "NVLink receive GB/s", "NIC send GB/s",
+    "NIC receive GB/s"};
+
+/* The records of `t` sorted (caller frees; *out_n of them) and the end
+ * time of its last event or flow. */
+static struct record *paje_records(const struct trace *t, long *out_n,
+                                   double *out_end_s)
 {
   long nrec = 2 * t->n + 4 * t->nf;
   struct record *rec = xcalloc((size_t)nrec + 1, sizeof *rec);
@@ -807,9 +817,14 @@ static bool write_paje(const struct trace *t, struct outfile *out)
     if (f->end > end)
       end = f->end;
   }
-  rec = sort_records(rec, nrec);
-  struct tw *w = xmalloc(sizeof *w);
-  tw_open(w, out->f, out->path);
+  *out_n = nrec;
+  *out_end_s = end;
+  return sort_records(rec, nrec);
+}
+
+/* The state and variable types and one container per kept rank. */
+static void paje_write_defs(const struct trace *t, struct tw *w)
+{
   tw_put(w, paje_header, sizeof paje_header - 1);
   for (int s = 0; s < ST_COUNT; s++) {
     char *p = tw_begin(w);
@@ -820,16 +835,12 @@ static bool write_paje(const struct trace *t, struct outfile *out)
     p = PUT(p, " stream\"\n");
     tw_end(w, p);
   }
-  static const char *const vars[4] = {"nvl_tx", "nvl_rx", "nic_tx", "nic_rx"};
-  static const char *const vnames[4] = {
-      "NVLink send GB/s", "NVLink receive GB/s", "NIC send GB/s",
-      "NIC receive GB/s"};
   for (int v = 0; v < 4; v++) {
     char *p = tw_begin(w);
     p = PUT(p, "5 ");
-    p = put_str(p, vars[v]);
+    p = put_str(p, paje_vars[v]);
     p = PUT(p, " GPU \"");
-    p = put_str(p, vnames[v]);
+    p = put_str(p, paje_var_names[v]);
     p = PUT(p, "\"\n");
     tw_end(w, p);
   }
@@ -843,62 +854,93 @@ static bool write_paje(const struct trace *t, struct outfile *out)
       p = PUT(p, "\"\n");
       tw_end(w, p);
     }
-  /* " S_<stream> gpu" per stream, written as one piece. */
-  char sname[ST_COUNT][40];
-  size_t slen[ST_COUNT];
+}
+
+/* A variable change of `rank`: the new absolute value (SetVariable) of
+ * the variable in *v, rounded so that sums of many flows print as exact
+ * zeros. */
+static void paje_write_var(struct tw *w, const struct record *x, long rank,
+                           double *v)
+{
+  *v += x->delta;
+  if (*v < 1e-9 && *v > -1e-9)
+    *v = 0;
+  char *p = tw_begin(w);
+  p = PUT(p, "6 ");
+  p = put_fixed(p, bits_time(x->t), 9);
+  *p++ = ' ';
+  p = put_str(p, paje_vars[rec_var(x)]);
+  p = PUT(p, " gpu");
+  p = put_long(p, rank);
+  *p++ = ' ';
+  p = put_fixed(p, *v, 6);
+  *p++ = '\n';
+  tw_end(w, p);
+}
+
+/* " S_<stream> gpu" per stream, written as one piece. */
+struct paje_streams {
+  char name[ST_COUNT][40];
+  size_t len[ST_COUNT];
+};
+
+/* The state record rec[i] of `rank`: a task starts, or its stream goes
+ * idle, unless the next task starts there at once or the trace ends. */
+static void paje_write_state(const struct trace *t, struct tw *w,
+                             const struct record *rec, long nrec, long i,
+                             long rank, double end,
+                             const struct paje_streams *ps)
+{
+  const struct record *x = &rec[i];
+  const char *name;
+  size_t len;
+  if (rec_is_start(x)) {
+    name = name_at(t, rank, rec_task(x), &len);
+  } else if (i + 1 < nrec && rec[i + 1].t == x->t &&
+             rec_is_start(&rec[i + 1]) == 1 && rec_rank(&rec[i + 1]) == rank &&
+             rec_stream(&rec[i + 1]) == rec_stream(x)) {
+    return; /* the next task starts on this stream at once: no idle */
+  } else if (bits_time(x->t) >= end) {
+    return; /* the trace ends here: no idle of zero length */
+  } else {
+    name = "idle";
+    len = 4;
+  }
+  int s = rec_stream(x);
+  char *p = tw_begin(w);
+  p = PUT(p, "4 ");
+  p = put_fixed(p, bits_time(x->t), 9);
+  p = put(p, ps->name[s], ps->len[s]);
+  p = put_long(p, rank);
+  p = PUT(p, " \"");
+  p = put(p, name, len);
+  p = PUT(p, "\"\n");
+  tw_end(w, p);
+}
+
+static bool write_paje(const struct trace *t, struct outfile *out)
+{
+  long nrec;
+  double end;
+  struct record *rec = paje_records(t, &nrec, &end);
+  struct tw *w = xmalloc(sizeof *w);
+  tw_open(w, out->f, out->path);
+  paje_write_defs(t, w);
+  struct paje_streams ps;
   for (int s = 0; s < ST_COUNT; s++)
-    slen[s] = (size_t)snprintf(sname[s], sizeof sname[s], " S_%s gpu",
-                               stream_name((enum stream)s));
-  /* Current value of each variable, to write absolute values (SetVariable)
-   * rounded so that sums of many flows print as exact zeros. */
+    ps.len[s] = (size_t)snprintf(ps.name[s], sizeof ps.name[s], " S_%s gpu",
+                                 stream_name((enum stream)s));
+  /* Current value of each variable, 4 per rank. */
   double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
   for (long i = 0; i < nrec; i++) {
     const struct record *x = &rec[i];
     long rank = rec_rank(x);
     if (!kept_rank(t, rank))
       continue; /* a flow's other end */
-    if (rec_is_start(x) == 2) {
-      double *v = &val[4 * rank + rec_var(x)];
-      *v += x->delta;
-      if (*v < 1e-9 && *v > -1e-9)
-        *v = 0;
-      char *p = tw_begin(w);
-      p = PUT(p, "6 ");
-      p = put_fixed(p, bits_time(x->t), 9);
-      *p++ = ' ';
-      p = put_str(p, vars[rec_var(x)]);
-      p = PUT(p, " gpu");
-      p = put_long(p, rank);
-      *p++ = ' ';
-      p = put_fixed(p, *v, 6);
-      *p++ = '\n';
-      tw_end(w, p);
-      continue;
-    }
-    const char *name;
-    size_t len;
-    if (rec_is_start(x)) {
-      name = name_at(t, rank, rec_task(x), &len);
-    } else if (i + 1 < nrec && rec[i + 1].t == x->t &&
-               rec_is_start(&rec[i + 1]) == 1 && rec_rank(&rec[i + 1]) == rank &&
-               rec_stream(&rec[i + 1]) == rec_stream(x)) {
-      continue; /* the next task starts on this stream at once: no idle */
-    } else if (bits_time(x->t) >= end) {
-      continue; /* the trace ends here: no idle of zero length */
-    } else {
-      name = "idle";
-      len = 4;
-    }
-    int s = rec_stream(x);
-    char *p = tw_begin(w);
-    p = PUT(p, "4 ");
-    p = put_fixed(p, bits_time(x->t), 9);
-    p = put(p, sname[s], slen[s]);
-    p = put_long(p, rank);
-    p = PUT(p, " \"");
-    p = put(p, name, len);
-    p = PUT(p, "\"\n");
-    tw_end(w, p);
+    if (rec_is_start(x) == 2)
+      paje_write_var(w, x, rank, &val[4 * rank + rec_var(x)]);
+    else
+      paje_write_state(t, w, rec, nrec, i, rank, end, &ps);
   }
   for (long r = 0; r < t->ranks; r++)
     if (kept_rank(t, r)) {

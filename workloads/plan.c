@@ -680,13 +680,14 @@ static int check_tensor3d(struct plan *p, const struct model *m,
   return 0;
 }
 
-int plan_resolve(struct plan *p, const struct model *m, long gpus,
-                 struct weft_err *err)
+/* The degrees the plan leaves to derive: TP from a Tensor3D grid (which
+ * check_tensor3d checks first), DP from the GPUs left by TP x PP x CP. */
+static int resolve_degrees(struct plan *p, const struct model *m, long gpus,
+                           struct weft_err *err)
 {
-  const char *o;
-  int rc3 = check_tensor3d(p, m, err);
-  if (rc3)
-    return rc3;
+  int rc = check_tensor3d(p, m, err);
+  if (rc)
+    return rc;
   long mp = p->tp * p->pp * p->cp;
   if (p->set[PK_DP]) {
     if (mp * p->dp != gpus)
@@ -696,9 +697,9 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                        mp * p->dp, gpus);
   } else {
     if (gpus % mp != 0) {
-      o = p->set[PK_CP]   ? p->origin[PK_CP]
-          : p->set[PK_PP] ? p->origin[PK_PP]
-                          : p->origin[PK_TP];
+      const char *o = p->set[PK_CP]   ? p->origin[PK_CP]
+                      : p->set[PK_PP] ? p->origin[PK_PP]
+                                      : p->origin[PK_TP];
       return weft_errf(err, WEFT_EINVAL, "%s: TP %ld x PP %ld x CP %ld = %ld "
                        "does not divide %ld GPUs", o, p->tp, p->pp, p->cp, mp,
                        gpus);
@@ -706,7 +707,32 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     p->dp = gpus / mp;
   }
   p->gpus = gpus;
-  bool d1 = p->t3[0] == 0; /* Tensor3D checks its own grid (above) */
+  return 0;
+}
+
+/* Megatron's defaults: gradients reduced in FP32 (bf16 training sets
+ * --accumulate-allreduce-grads-in-fp32), buckets of max(4e7, 1e6 x DP)
+ * parameters (distributed_data_parallel.py) at the gradients' width. */
+static void fill_megatron_defaults(struct plan *p)
+{
+  if (p->shard_impl == SI_MEGATRON) {
+    if (!p->set[PK_GRAD_DTYPE])
+      p->grad_dtype = DTYPE_FP32;
+    if (!p->set[PK_GRAD_ACCUM])
+      p->grad_accum = GA_FUSED;
+    if (!p->set[PK_BUCKET]) {
+      double dp = (double)(p->dp * p->cp);
+      p->bucket_bytes = (dp > 40 ? 1e6 * dp : MEGATRON_BUCKET_ELEMS) *
+                        dtype_bytes(p->grad_dtype);
+    }
+  }
+}
+
+/* TP and SP against the model's heads, FFN and sequence. */
+static int check_tp(const struct plan *p, const struct model *m,
+                    struct weft_err *err)
+{
+  bool d1 = p->t3[0] == 0; /* Tensor3D checks its own grid */
   if (d1 && m->heads % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide %ld "
                      "attention heads", p->origin[PK_TP], p->tp, m->heads);
@@ -723,6 +749,13 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide sequence "
                      "length %ld (sequence parallelism)", p->origin[PK_SP],
                      p->tp, m->seq);
+  return 0;
+}
+
+/* PP against the layers and the settings it does not combine with. */
+static int check_pipeline(const struct plan *p, const struct model *m,
+                          struct weft_err *err)
+{
   int rc = check_split(p, m, err);
   if (rc)
     return rc;
@@ -739,6 +772,13 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                                            : p->set[PK_HSDP] ? PK_HSDP
                                                              : PK_ZERO],
                      p->zero, p->pp);
+  return 0;
+}
+
+/* HSDP groups, CP and EP against DP and the model. */
+static int check_dp(const struct plan *p, const struct model *m,
+                    struct weft_err *err)
+{
   if (p->hsdp && (p->hsdp > p->dp || p->dp % p->hsdp != 0))
     return weft_errf(err, WEFT_EINVAL, "%s: shard groups of %ld do not divide "
                      "DP %ld", p->origin[PK_HSDP], p->hsdp, p->dp);
@@ -760,6 +800,14 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
                      "(expert parallelism is carved out of data parallelism)",
                      p->origin[PK_EP], p->ep, p->dp);
+  return 0;
+}
+
+/* The sharding implementation, the parameter gather and compression
+ * against the ZeRO stage and the model. */
+static int check_sharding(const struct plan *p, const struct model *m,
+                          struct weft_err *err)
+{
   if (p->shard_impl == SI_MEGATRON && p->zero != 1)
     return weft_errf(err, WEFT_EINVAL, "%s: megatron is Megatron-LM's "
                      "distributed optimizer, ZeRO stage 1; this plan has ZeRO "
@@ -778,20 +826,6 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                      "overlap_grad (Megatron-LM asserts --overlap-grad-reduce "
                      "with --overlap-param-gather)",
                      p->origin[PK_OVERLAP_PARAM_GATHER]);
-  /* Megatron's defaults: gradients reduced in FP32 (bf16 training sets
-   * --accumulate-allreduce-grads-in-fp32), buckets of max(4e7, 1e6 x DP)
-   * parameters (distributed_data_parallel.py) at the gradients' width. */
-  if (p->shard_impl == SI_MEGATRON) {
-    if (!p->set[PK_GRAD_DTYPE])
-      p->grad_dtype = DTYPE_FP32;
-    if (!p->set[PK_GRAD_ACCUM])
-      p->grad_accum = GA_FUSED;
-    if (!p->set[PK_BUCKET]) {
-      double dp = (double)(p->dp * p->cp);
-      p->bucket_bytes = (dp > 40 ? 1e6 * dp : MEGATRON_BUCKET_ELEMS) *
-                        dtype_bytes(p->grad_dtype);
-    }
-  }
   if (p->hsdp && (p->shard_impl == SI_DEEPSPEED ||
                   p->shard_impl == SI_DEEPSPEED_2021))
     return weft_errf(err, WEFT_EINVAL, "%s: HSDP is PyTorch FSDP's; DeepSpeed "
@@ -807,6 +841,13 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   if (p->ep > 1 && p->hsdp)
     return weft_errf(err, WEFT_EINVAL, "%s: expert parallelism with HSDP is "
                      "not supported yet", p->origin[PK_EP]);
+  return 0;
+}
+
+/* The global batch against micro-batch x DP (x GZ); derives the
+ * micro-batches per pipeline. */
+static int resolve_batch(struct plan *p, struct weft_err *err)
+{
   if (p->global_batch < 1)
     return weft_errf(err, WEFT_EINVAL, "%s: global batch is required (set "
                      "global_batch= or --global-batch)",
@@ -832,6 +873,22 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
                      "of PP %ld", p->origin[PK_SCHEDULE], p->microbatches,
                      p->pp);
   return 0;
+}
+
+/* Derive first (TP of a grid, DP), fill the defaults that depend on the
+ * derived degrees, then validate in the order the messages always had:
+ * a plan with two faults reports the same one. */
+int plan_resolve(struct plan *p, const struct model *m, long gpus,
+                 struct weft_err *err)
+{
+  int rc = resolve_degrees(p, m, gpus, err);
+  if (rc)
+    return rc;
+  fill_megatron_defaults(p);
+  if ((rc = check_tp(p, m, err)) || (rc = check_pipeline(p, m, err)) ||
+      (rc = check_dp(p, m, err)) || (rc = check_sharding(p, m, err)))
+    return rc;
+  return resolve_batch(p, err);
 }
 
 void plan_value_text(const struct plan *p, enum plan_key k, char *buf,

@@ -317,137 +317,162 @@ static int read_task(struct reader *r, struct graph *g, long s, char *line)
   return 0;
 }
 
-struct graph *graph_read(const char *path, struct weft_err *err)
+/* What graph_read has read so far. */
+struct read_state {
+  struct graph *g; /* NULL until the layout line */
+  struct graph_layout l;
+  char model[WEFT_GRAPH_TEXT], plan[WEFT_GRAPH_TEXT];
+  double tokens;
+  long stage, expect_tasks; /* the current stage (-1 before the first) */
+};
+
+static int read_tensor3d(struct reader *r, const char *line,
+                         struct graph_layout *l)
 {
-  struct reader r = {.path = path, .err = err};
-  r.f = fopen(path, "r");
-  if (!r.f) {
+  long x[3];
+  if (sscanf(line, "tensor3d %ld %ld %ld", &x[0], &x[1], &x[2]) != 3 ||
+      x[0] < 1 || x[1] < 1 || x[2] < 1 || x[0] > WEFT_MAX_DEGREE ||
+      x[1] > WEFT_MAX_DEGREE || x[2] > WEFT_MAX_DEGREE ||
+      x[0] * x[1] > WEFT_MAX_DEGREE ||
+      x[0] * x[1] * x[2] > WEFT_MAX_DEGREE)
+    return rerr(r, "malformed tensor3d line%s", "");
+  for (int i = 0; i < 3; i++)
+    l->t3[i] = x[i];
+  return 0;
+}
+
+/* The layout line, into *l (which may hold a tensor3d grid already). */
+static int read_layout(struct reader *r, const char *line,
+                       struct graph_layout *l)
+{
+  char o[4][8];
+  int got = sscanf(line, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld "
+                   "v=%ld order=%2[a-z]-%2[a-z]-%2[a-z]-%2[a-z] "
+                   "shard=%ld", &l->tp, &l->pp, &l->dp, &l->cp, &l->ep,
+                   &l->vchunks, o[0], o[1], o[2], o[3], &l->shard);
+  if (got == 10)
+    l->shard = l->dp;
+  if (got < 10 || l->shard < 1 || l->dp % l->shard != 0)
+    return rerr(r, "malformed layout line%s", "");
+  long degs[] = {l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks};
+  for (int i = 0; i < 6; i++)
+    if (degs[i] < 1 || degs[i] > WEFT_MAX_DEGREE)
+      return rerr(r, "parallel degree out of range%s", "");
+  for (int i = 0; i < PD_COUNT; i++) {
+    int d = lookup(dim_names, PD_COUNT, o[i]);
+    if (d < 0)
+      return rerr(r, "unknown dimension '%s' in order", o[i]);
+    l->order[i] = (enum pdim)d;
+  }
+  if (l->t3[0] > 0 && l->t3[0] * l->t3[1] * l->t3[2] != l->tp)
+    return rerr(r, "tensor3d grid is not the layout's TP%s", "");
+  return 0;
+}
+
+/* A line of the header, before the graph exists; the layout line ends the
+ * header and creates st->g. */
+static int read_header_line(struct reader *r, char *line,
+                            struct read_state *st)
+{
+  char *p;
+  int rc;
+  if (strncmp(line, "model ", 6) == 0) {
+    snprintf(st->model, sizeof st->model, "%s", line + 6);
+    return 0;
+  }
+  if (strncmp(line, "plan ", 5) == 0) {
+    snprintf(st->plan, sizeof st->plan, "%s", line + 5);
+    return 0;
+  }
+  if (strncmp(line, "tensor3d ", 9) == 0)
+    return read_tensor3d(r, line, &st->l);
+  if (strncmp(line, "tokens ", 7) == 0) {
+    p = line + 7;
+    return read_double(r, &p, &st->tokens, "tokens");
+  }
+  if (strncmp(line, "layout ", 7) != 0)
+    return rerr(r, "expected model, plan, tensor3d, tokens or layout, got "
+                "'%.40s'", line);
+  if ((rc = read_layout(r, line, &st->l)))
+    return rc;
+  st->g = graph_new(st->l.pp);
+  st->g->layout = st->l;
+  snprintf(st->g->model, sizeof st->g->model, "%s", st->model);
+  snprintf(st->g->plan, sizeof st->g->plan, "%s", st->plan);
+  return 0;
+}
+
+/* A line after the header: tokens, a stage header or a task. */
+static int read_body_line(struct reader *r, char *line, struct read_state *st)
+{
+  if (strncmp(line, "tokens ", 7) == 0) {
+    char *p = line + 7;
+    return read_double(r, &p, &st->tokens, "tokens");
+  }
+  if (strncmp(line, "stage ", 6) != 0) {
+    if (st->stage < 0)
+      return rerr(r, "task before the first stage header%s", "");
+    return read_task(r, st->g, st->stage, line);
+  }
+  long s, nt, nd;
+  if (sscanf(line, "stage %ld tasks %ld deps %ld", &s, &nt, &nd) != 3 ||
+      s != st->stage + 1 || s >= st->g->stages || nt < 0 ||
+      nt > WEFT_MAX_TASKS || nd < 0)
+    return rerr(r, "bad or out-of-order stage header%s", "");
+  if (st->stage >= 0 && st->g->prog[st->stage].n != st->expect_tasks)
+    return rerr(r, "previous stage has the wrong number of tasks%s", "");
+  st->stage = s;
+  st->expect_tasks = nt;
+  return 0;
+}
+
+/* Open `path` for reading; NULL (and *err set) if it cannot be opened or
+ * is a directory. */
+static FILE *open_graph(const char *path, struct weft_err *err)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) {
     weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
     return NULL;
   }
   /* A directory opens for reading; say what it is, not "read error". */
-  struct stat st;
-  if (fstat(fileno(r.f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(r.f);
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(f);
     weft_errf(err, WEFT_EIO, "%s: is a directory", path);
     return NULL;
   }
-  struct graph *g = NULL;
-  struct graph_layout l = {0};
-  char model[WEFT_GRAPH_TEXT] = "", plan[WEFT_GRAPH_TEXT] = "";
-  double tokens = 0;
+  return f;
+}
+
+struct graph *graph_read(const char *path, struct weft_err *err)
+{
+  struct reader r = {.path = path, .err = err};
+  r.f = open_graph(path, err);
+  if (!r.f)
+    return NULL;
+  struct read_state st = {.stage = -1};
   int rc = 0;
   char *line = next_line(&r);
-  if (!line || strcmp(line, "weft-graph 1") != 0) {
+  if (!line || strcmp(line, "weft-graph 1") != 0)
     rc = rerr(&r, "not a weft graph version 1 (first line must be "
               "'weft-graph 1')%s", "");
-    goto out;
-  }
-  long stage = -1, expect_tasks = 0;
-  while ((line = next_line(&r))) {
-    if (!g) {
-      if (strncmp(line, "model ", 6) == 0)
-        snprintf(model, sizeof model, "%s", line + 6);
-      else if (strncmp(line, "plan ", 5) == 0)
-        snprintf(plan, sizeof plan, "%s", line + 5);
-      else if (strncmp(line, "tensor3d ", 9) == 0) {
-        long x[3];
-        if (sscanf(line, "tensor3d %ld %ld %ld", &x[0], &x[1], &x[2]) != 3 ||
-            x[0] < 1 || x[1] < 1 || x[2] < 1 || x[0] > WEFT_MAX_DEGREE ||
-            x[1] > WEFT_MAX_DEGREE || x[2] > WEFT_MAX_DEGREE ||
-            x[0] * x[1] > WEFT_MAX_DEGREE ||
-            x[0] * x[1] * x[2] > WEFT_MAX_DEGREE) {
-          rc = rerr(&r, "malformed tensor3d line%s", "");
-          goto out;
-        }
-        for (int i = 0; i < 3; i++)
-          l.t3[i] = x[i];
-      } else if (strncmp(line, "tokens ", 7) == 0) {
-        char *p = line + 7;
-        if ((rc = read_double(&r, &p, &tokens, "tokens")))
-          goto out;
-      } else if (strncmp(line, "layout ", 7) == 0) {
-        char o[4][8];
-        int got = sscanf(line, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld "
-                         "v=%ld order=%2[a-z]-%2[a-z]-%2[a-z]-%2[a-z] "
-                         "shard=%ld", &l.tp, &l.pp, &l.dp, &l.cp, &l.ep,
-                         &l.vchunks, o[0], o[1], o[2], o[3], &l.shard);
-        if (got == 10)
-          l.shard = l.dp;
-        if (got < 10 || l.shard < 1 || l.dp % l.shard != 0) {
-          rc = rerr(&r, "malformed layout line%s", "");
-          goto out;
-        }
-        long degs[] = {l.tp, l.pp, l.dp, l.cp, l.ep, l.vchunks};
-        for (int i = 0; i < 6; i++)
-          if (degs[i] < 1 || degs[i] > WEFT_MAX_DEGREE) {
-            rc = rerr(&r, "parallel degree out of range%s", "");
-            goto out;
-          }
-        for (int i = 0; i < PD_COUNT; i++) {
-          int d = lookup(dim_names, PD_COUNT, o[i]);
-          if (d < 0) {
-            rc = rerr(&r, "unknown dimension '%s' in order", o[i]);
-            goto out;
-          }
-          l.order[i] = (enum pdim)d;
-        }
-        if (l.t3[0] > 0 && l.t3[0] * l.t3[1] * l.t3[2] != l.tp) {
-          rc = rerr(&r, "tensor3d grid is not the layout's TP%s", "");
-          goto out;
-        }
-        g = graph_new(l.pp);
-        g->layout = l;
-        snprintf(g->model, sizeof g->model, "%s", model);
-        snprintf(g->plan, sizeof g->plan, "%s", plan);
-      } else {
-        rc = rerr(&r, "expected model, plan, tensor3d, tokens or layout, got "
-                  "'%.40s'",
-                  line);
-        goto out;
-      }
-      continue;
-    }
-    if (strncmp(line, "tokens ", 7) == 0) {
-      char *p = line + 7;
-      if ((rc = read_double(&r, &p, &tokens, "tokens")))
-        goto out;
-    } else if (strncmp(line, "stage ", 6) == 0) {
-      long s, nt, nd;
-      if (sscanf(line, "stage %ld tasks %ld deps %ld", &s, &nt, &nd) != 3 ||
-          s != stage + 1 || s >= g->stages || nt < 0 || nt > WEFT_MAX_TASKS ||
-          nd < 0) {
-        rc = rerr(&r, "bad or out-of-order stage header%s", "");
-        goto out;
-      }
-      if (stage >= 0 && g->prog[stage].n != expect_tasks) {
-        rc = rerr(&r, "previous stage has the wrong number of tasks%s", "");
-        goto out;
-      }
-      stage = s;
-      expect_tasks = nt;
-    } else if (stage < 0) {
-      rc = rerr(&r, "task before the first stage header%s", "");
-      goto out;
-    } else if ((rc = read_task(&r, g, stage, line))) {
-      goto out;
-    }
-  }
-  if (!g) {
+  while (!rc && (line = next_line(&r)))
+    rc = st.g ? read_body_line(&r, line, &st)
+              : read_header_line(&r, line, &st);
+  if (!rc && !st.g)
     rc = rerr(&r, "no layout line%s", "");
-  } else if (stage != g->stages - 1 || g->prog[stage].n != expect_tasks) {
+  else if (!rc && (st.stage != st.g->stages - 1 ||
+                   st.g->prog[st.stage].n != st.expect_tasks))
     rc = rerr(&r, "truncated graph: missing stages or tasks%s", "");
-  }
-  if (g)
-    g->tokens = tokens;
-out:
   free(r.buf);
   fclose(r.f);
   if (rc) {
-    graph_free(g);
+    graph_free(st.g);
     return NULL;
   }
-  return g;
+  st.g->tokens = st.tokens;
+  return st.g;
 }
 
 bool graph_equal(const struct graph *a, const struct graph *b)
