@@ -44,7 +44,7 @@ int cmd_graph(int argc, char **argv)
     out = "-";
   struct graph *g = NULL;
   int rc = 0;
-  if (cli_check_size(&w, opts_get(&cmd_graph_spec, &o, "force"), &err) ||
+  if (job_check_size(&w, opts_get(&cmd_graph_spec, &o, "force"), &err) ||
       !(g = build_graph(&w.model, &w.plan, &err)) ||
       graph_write(g, out, &err))
     rc = cli_fail(&err);

@@ -388,7 +388,7 @@ static int next_sim(void *ctx, pool_child_fn **out_run, void **out_task,
     struct weft_err err = {0};
     int bad = cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus,
                         k, &j->wk.plan, &err);
-    if (!bad && !cli_check_size(&j->wk, false, &err)) {
+    if (!bad && !job_check_size(&j->wk, false, &err)) {
       *out_run = child_main;
       *out_task = j;
       return 1;
