@@ -4,16 +4,16 @@
  * each as one CSV row; `--merge` joins the results of a study's chunks.
  *
  * Each scenario runs in a child process forked from this one (no exec: the
- * child calls cmd_run directly, so a scenario costs a fork, not a program
- * start), up to -j at once; SimGrid allows one engine per process, which
- * the fork gives each.  The parent alone writes the results: one write()
- * of a whole row per scenario on a file opened for appending, so a sweep
- * killed at any point leaves complete rows (and at worst one cut row,
- * which the next run drops).  Running the same command again resumes:
- * scenarios whose key is in the file are not run again.  When every
- * scenario of the range is done the file is rewritten in scenario order,
- * so that a sweep's results do not depend on -j, on interruptions or on
- * timing.
+ * child parses the scenario's weft run arguments and runs the job itself,
+ * sim/job.h, so a scenario costs a fork, not a program start), up to -j at
+ * once; SimGrid allows one engine per process, which the fork gives each.
+ * The parent alone writes the results: one write() of a whole row per
+ * scenario on a file opened for appending, so a sweep killed at any point
+ * leaves complete rows (and at worst one cut row, which the next run
+ * drops).  Running the same command again resumes: scenarios whose key is in
+ * the file are not run again.  When every scenario of the range is done the
+ * file is rewritten in scenario order, so that a sweep's results do not
+ * depend on -j, on interruptions or on timing.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -436,12 +436,27 @@ struct job {
   struct scen_args a;
 };
 
-/* In the child (sim/pool.h): run the scenario; returns the exit status. */
+/* In the child (sim/pool.h): resolve the scenario's weft run arguments,
+ * run the job (sim/job.h) and print its JSON for the parent; returns the
+ * exit status, weft run's for the same arguments. */
 static int child_main(void *task)
 {
   struct job *j = task;
-  int rc = cmd_run(j->a.argc, j->a.argv);
+  double t0 = cli_wall_s();
+  struct run_args a;
+  int rc;
+  if (cmd_run_args(j->a.argc, j->a.argv, &a, &rc))
+    return rc;
+  a.spec.t0_s = t0;
+  struct job_result res;
   struct weft_err err = {0};
+  if (job_run(&a.spec, &res, &err)) {
+    rc = cli_fail(&err);
+  } else {
+    report_print_json(stdout, &res.r);
+    job_result_release(&res);
+  }
+  cmd_run_args_release(&a);
   if (rc == 0 && outfile_check_stdout(&err))
     rc = cli_fail(&err);
   return rc;
