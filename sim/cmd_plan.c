@@ -340,23 +340,16 @@ static int child_main(void *task)
   const struct workload *wk = &j->wk;
   struct sim_msg msg = {0};
   struct weft_err err = {0};
-  struct graph *g = build_graph(&wk->model, &wk->plan, &err);
-  if (g) {
-    struct engine_params ep;
-    engine_params_default(&ep);
-    ep.dtype = wk->model.dtype;
-    ep.attn_kernel = wk->plan.attn_kernel;
-    struct engine_result res = {0};
-    if (!engine_run(g, j->c, &ep, &res, &err)) {
-      struct report r;
-      report_fill(&r, wk, j->c, g, &res, ep.dtype, 0);
-      msg.ok = 1;
-      msg.iteration_s = r.iteration_s;
-      msg.tflops = r.hw_flops_per_gpu / 1e12;
-      msg.exposed_s = res.exposed_s;
-      engine_result_free(&res);
-    }
-    graph_free(g);
+  struct job_spec spec;
+  job_spec_init(&spec, wk, j->c);
+  spec.platform_loaded = true; /* by cmd_plan, before the pool forks */
+  struct job_result res;
+  if (!job_run(&spec, &res, &err)) {
+    msg.ok = 1;
+    msg.iteration_s = res.r.iteration_s;
+    msg.tflops = res.r.hw_flops_per_gpu / 1e12;
+    msg.exposed_s = res.r.res.exposed_s;
+    job_result_release(&res);
   }
   if (!msg.ok)
     snprintf(msg.err, sizeof msg.err, "%s", err.msg);
