@@ -13,28 +13,44 @@
 #include "sim/job.h"
 #include "sim/report.h"
 
-static const struct opt run_opts[] = {
-    {"json", 0, OPT_FLAG, NULL, "print one JSON object instead of the summary"},
-    {"breakdown", 0, OPT_FLAG, NULL, "add each pipeline stage's time (compute, "
-     "communication by kind exposed and overlapped, idle) and the critical "
-     "path of the iteration, in text and JSON"},
-    {"paje", 0, OPT_VALUE, "FILE", "write a Paje trace (ViTE, pj_dump)"},
-    {"chrome", 0, OPT_VALUE, "FILE", "write a Chrome trace (Perfetto)"},
-    {"collective", 0, OPT_VALUE, "ALGO",
-     "collective algorithm (weft list collectives)"},
-    {"fidelity", 0, OPT_VALUE, "flow|step|auto", "fidelity of ring collectives"},
-    {"every-rank", 0, OPT_FLAG, NULL, "simulate every rank and every flow of "
-     "a symmetric job (the check of the symmetric shortcuts)"},
-    {"trace-ranks", 0, OPT_VALUE, "LIST", "trace only these ranks (0-7,64)"},
-    {"trace-window", 0, OPT_VALUE, "T0:T1",
-     "trace only what overlaps this simulated time window (1s:2.5s)"},
-    {"trace-level", 0, OPT_VALUE, "all|comm",
-     "trace every task, or collectives and transfers only"},
-    {"kernel-table", 0, OPT_VALUE, "FILE", "measured kernel times (CSV)"},
-    {"force", 0, OPT_FLAG, NULL, "simulate a job whose task graph exceeds the "
-     "memory limit"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum run_opt {
+  RUN_JSON, RUN_BREAKDOWN, RUN_PAJE, RUN_CHROME, RUN_COLLECTIVE, RUN_FIDELITY,
+  RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
+  RUN_KERNEL_TABLE, RUN_FORCE, RUN_COUNT
 };
+
+static const struct opt run_opts[] = {
+    [RUN_JSON] = {"json", 0, OPT_FLAG, NULL,
+      "print one JSON object instead of the summary"},
+    [RUN_BREAKDOWN] = {"breakdown", 0, OPT_FLAG, NULL,
+      "add each pipeline stage's time (compute, communication by kind "
+      "exposed and overlapped, idle) and the critical path of the iteration, "
+      "in text and JSON"},
+    [RUN_PAJE] = {"paje", 0, OPT_VALUE, "FILE",
+      "write a Paje trace (ViTE, pj_dump)"},
+    [RUN_CHROME] = {"chrome", 0, OPT_VALUE, "FILE",
+      "write a Chrome trace (Perfetto)"},
+    [RUN_COLLECTIVE] = {"collective", 0, OPT_VALUE, "ALGO",
+      "collective algorithm (weft list collectives)"},
+    [RUN_FIDELITY] = {"fidelity", 0, OPT_VALUE, "flow|step|auto",
+      "fidelity of ring collectives"},
+    [RUN_EVERY_RANK] = {"every-rank", 0, OPT_FLAG, NULL,
+      "simulate every rank and every flow of a symmetric job (the check of "
+      "the symmetric shortcuts)"},
+    [RUN_TRACE_RANKS] = {"trace-ranks", 0, OPT_VALUE, "LIST",
+      "trace only these ranks (0-7,64)"},
+    [RUN_TRACE_WINDOW] = {"trace-window", 0, OPT_VALUE, "T0:T1",
+      "trace only what overlaps this simulated time window (1s:2.5s)"},
+    [RUN_TRACE_LEVEL] = {"trace-level", 0, OPT_VALUE, "all|comm",
+      "trace every task, or collectives and transfers only"},
+    [RUN_KERNEL_TABLE] = {"kernel-table", 0, OPT_VALUE, "FILE",
+      "measured kernel times (CSV)"},
+    [RUN_FORCE] = {"force", 0, OPT_FLAG, NULL,
+      "simulate a job whose task graph exceeds the memory limit"},
+    [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
 
 const struct opts_spec cmd_run_spec = {
     "run", POS_WORKLOAD, "WORKLOAD.xml",
@@ -74,8 +90,8 @@ static void show_progress(void *ctx, double sim_s, long done, long total,
  * printed and its exit code returned. */
 static int run_params(const struct opts *o, struct engine_params *ep)
 {
-  const char *algo = opts_get(&cmd_run_spec, o, "collective");
-  const char *fid = opts_get(&cmd_run_spec, o, "fidelity");
+  const char *algo = opts_get(o, RUN_COLLECTIVE);
+  const char *fid = opts_get(o, RUN_FIDELITY);
   if (algo) {
     int a = coll_algo_from_name(algo);
     if (a < 0)
@@ -89,8 +105,8 @@ static int run_params(const struct opts *o, struct engine_params *ep)
       return cli_usage("--fidelity: '%s' is not flow, step or auto", fid);
     ep->fidelity = (enum fidelity)f;
   }
-  ep->no_symmetry = opts_get(&cmd_run_spec, o, "every-rank") != NULL;
-  ep->breakdown = opts_get(&cmd_run_spec, o, "breakdown") != NULL;
+  ep->no_symmetry = opts_get(o, RUN_EVERY_RANK) != NULL;
+  ep->breakdown = opts_get(o, RUN_BREAKDOWN) != NULL;
   return 0;
 }
 
@@ -118,13 +134,13 @@ int cmd_run_args(int argc, char **argv, struct run_args *out,
     catalog_free(out->cat);
     return 1;
   }
-  s->kernel_table = opts_get(&cmd_run_spec, o, "kernel-table");
-  s->force = opts_get(&cmd_run_spec, o, "force") != NULL;
+  s->kernel_table = opts_get(o, RUN_KERNEL_TABLE);
+  s->force = opts_get(o, RUN_FORCE) != NULL;
   s->trace = (struct job_trace){
-      opts_get(&cmd_run_spec, o, "paje"), opts_get(&cmd_run_spec, o, "chrome"),
-      opts_get(&cmd_run_spec, o, "trace-ranks"),
-      opts_get(&cmd_run_spec, o, "trace-window"),
-      opts_get(&cmd_run_spec, o, "trace-level")};
+      opts_get(o, RUN_PAJE), opts_get(o, RUN_CHROME),
+      opts_get(o, RUN_TRACE_RANKS),
+      opts_get(o, RUN_TRACE_WINDOW),
+      opts_get(o, RUN_TRACE_LEVEL)};
   return 0;
 }
 
@@ -152,7 +168,7 @@ int cmd_run(int argc, char **argv)
   if (rc) {
     rc = cli_fail(&err);
   } else {
-    if (opts_get(&cmd_run_spec, &a.o, "json"))
+    if (opts_get(&a.o, RUN_JSON))
       report_print_json(stdout, &res.r);
     else
       report_print_text(stdout, &res.r);

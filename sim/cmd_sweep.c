@@ -43,29 +43,45 @@
 #include "sim/pool.h"
 #include "sim/report.h"
 
-static const struct opt sweep_opts[] = {
-    {"output", 'o', OPT_VALUE, "FILE", "the results, one CSV row per "
-     "scenario; a file of the same study is resumed, not overwritten"},
-    {"jobs", 'j', OPT_VALUE, "N", "scenarios simulated at once (default: "
-     "the cores online)"},
-    {"timeout", 0, OPT_VALUE, "TIME", "stop a scenario after this long and "
-     "record it as an error (such as 10m or 600s; default: none)"},
-    {"dry-run", 'n', OPT_FLAG, NULL, "list the scenarios with their key and "
-     "weft run arguments, simulate nothing"},
-    {"chunk", 0, OPT_VALUE, "I/N", "only the I-th of N equal parts of the "
-     "scenarios (1 <= I <= N), as one task of a job array"},
-    {"emit-slurm", 0, OPT_VALUE, "DIR", "write DIR/sweep.sbatch, a Slurm job "
-     "array that runs the study in chunks, and a copy of the study"},
-    {"chunks", 0, OPT_VALUE, "N", "chunks of --emit-slurm (default: one per "
-     "64 scenarios)"},
-    {"merge", 0, OPT_FLAG, NULL, "join results files of one study (such as "
-     "its chunks') into -o FILE, each scenario once, in order"},
-    {"retry", 0, OPT_FLAG, NULL, "run again the scenarios recorded as error "
-     "(crashed, timed out); their new rows replace the old"},
-    {"relative-to", 0, OPT_VALUE, "DIR", "where the study's relative file "
-     "names start (default: the study file's directory)"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum sweep_opt {
+  SWEEP_OUTPUT, SWEEP_JOBS, SWEEP_TIMEOUT, SWEEP_DRY_RUN, SWEEP_CHUNK,
+  SWEEP_EMIT_SLURM, SWEEP_CHUNKS, SWEEP_MERGE, SWEEP_RETRY, SWEEP_RELATIVE_TO,
+  SWEEP_COUNT
 };
+
+static const struct opt sweep_opts[] = {
+    [SWEEP_OUTPUT] = {"output", 'o', OPT_VALUE, "FILE",
+      "the results, one CSV row per scenario; a file of the same study is "
+      "resumed, not overwritten"},
+    [SWEEP_JOBS] = {"jobs", 'j', OPT_VALUE, "N",
+      "scenarios simulated at once (default: the cores online)"},
+    [SWEEP_TIMEOUT] = {"timeout", 0, OPT_VALUE, "TIME",
+      "stop a scenario after this long and record it as an error (such as "
+      "10m or 600s; default: none)"},
+    [SWEEP_DRY_RUN] = {"dry-run", 'n', OPT_FLAG, NULL,
+      "list the scenarios with their key and weft run arguments, simulate "
+      "nothing"},
+    [SWEEP_CHUNK] = {"chunk", 0, OPT_VALUE, "I/N",
+      "only the I-th of N equal parts of the scenarios (1 <= I <= N), as one "
+      "task of a job array"},
+    [SWEEP_EMIT_SLURM] = {"emit-slurm", 0, OPT_VALUE, "DIR",
+      "write DIR/sweep.sbatch, a Slurm job array that runs the study in "
+      "chunks, and a copy of the study"},
+    [SWEEP_CHUNKS] = {"chunks", 0, OPT_VALUE, "N",
+      "chunks of --emit-slurm (default: one per 64 scenarios)"},
+    [SWEEP_MERGE] = {"merge", 0, OPT_FLAG, NULL,
+      "join results files of one study (such as its chunks') into -o FILE, "
+      "each scenario once, in order"},
+    [SWEEP_RETRY] = {"retry", 0, OPT_FLAG, NULL,
+      "run again the scenarios recorded as error (crashed, timed out); their "
+      "new rows replace the old"},
+    [SWEEP_RELATIVE_TO] = {"relative-to", 0, OPT_VALUE, "DIR",
+      "where the study's relative file names start (default: the study "
+      "file's directory)"},
+    [SWEEP_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(sweep_opts, SWEEP_COUNT);
 
 const struct opts_spec cmd_sweep_spec = {
     "sweep", POS_FILES, "STUDY.xml", 0, sweep_opts,
@@ -1346,16 +1362,15 @@ int cmd_sweep(int argc, char **argv)
   int code;
   if (cli_parse(&cmd_sweep_spec, argc, argv, &o, &code))
     return code;
-  const struct opts_spec *S = &cmd_sweep_spec;
-  const char *out = opts_get(S, &o, "output");
-  const char *slurm = opts_get(S, &o, "emit-slurm");
-  bool dry = opts_get(S, &o, "dry-run") != NULL;
-  bool retry = opts_get(S, &o, "retry") != NULL;
+  const char *out = opts_get(&o, SWEEP_OUTPUT);
+  const char *slurm = opts_get(&o, SWEEP_EMIT_SLURM);
+  bool dry = opts_get(&o, SWEEP_DRY_RUN) != NULL;
+  bool retry = opts_get(&o, SWEEP_RETRY) != NULL;
   struct weft_err err = {0};
-  if (retry && (opts_get(S, &o, "merge") || slurm || dry))
+  if (retry && (opts_get(&o, SWEEP_MERGE) || slurm || dry))
     return cli_usage("sweep: --retry goes with a sweep that runs (-o FILE), "
                      "not with --merge, --emit-slurm or -n");
-  if (opts_get(S, &o, "merge")) {
+  if (opts_get(&o, SWEEP_MERGE)) {
     if (!out)
       return cli_usage("sweep --merge: give the joined file with -o FILE");
     return merge(&o, out, &err) ? cli_fail(&err) : 0;
@@ -1367,14 +1382,14 @@ int cmd_sweep(int argc, char **argv)
   if (!out && !dry && !slurm)
     return cli_usage("sweep: give the results file with -o FILE (or -n to "
                      "list the scenarios)");
-  if (slurm && (out || opts_get(S, &o, "chunk")))
+  if (slurm && (out || opts_get(&o, SWEEP_CHUNK)))
     return cli_usage("sweep: --emit-slurm writes a job array whose tasks "
                      "choose their own chunk and file; leave out %s",
                      out ? "-o" : "--chunk");
   long jobs = sysconf(_SC_NPROCESSORS_ONLN);
   double timeout_s = 0;
-  const char *jobs_opt = opts_get(S, &o, "jobs");
-  const char *tmo = opts_get(S, &o, "timeout");
+  const char *jobs_opt = opts_get(&o, SWEEP_JOBS);
+  const char *tmo = opts_get(&o, SWEEP_TIMEOUT);
   if (jobs < 1)
     jobs = 1;
   if (jobs > 64)
@@ -1388,7 +1403,7 @@ int cmd_sweep(int argc, char **argv)
     return cli_fail(&err);
   }
   /* Relative file names in the study start at its directory. */
-  const char *rel = opts_get(S, &o, "relative-to");
+  const char *rel = opts_get(&o, SWEEP_RELATIVE_TO);
   char *study_dir = xstrdup(o.files[0]);
   base_dir = rel ? rel : dirname(study_dir);
   struct study st;
@@ -1408,16 +1423,16 @@ int cmd_sweep(int argc, char **argv)
     goto out_study;
   long lo, hi;
   if (slurm) {
-    rc = emit_slurm(o.files[0], &st, slurm, opts_get(S, &o, "chunks"),
+    rc = emit_slurm(o.files[0], &st, slurm, opts_get(&o, SWEEP_CHUNKS),
                     jobs_opt, &err);
     goto out_study;
   }
-  if (opts_get(S, &o, "chunks")) {
+  if (opts_get(&o, SWEEP_CHUNKS)) {
     rc = cli_usage("sweep: --chunks goes with --emit-slurm (one chunk: "
                    "--chunk I/N)");
     goto out_study_rc;
   }
-  if ((rc = chunk_range(opts_get(S, &o, "chunk"), st.n, &lo, &hi, &err)))
+  if ((rc = chunk_range(opts_get(&o, SWEEP_CHUNK), st.n, &lo, &hi, &err)))
     goto out_study;
   if (dry) {
     dry_run(&st, lo, hi);

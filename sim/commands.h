@@ -7,6 +7,8 @@
  *   1. sim/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)` and
  *      its `const struct opts_spec cmd_<name>_spec` (own options with help
  *      text, positional argument, setting groups); parse with cli_parse.
+ *      The own options' table is indexed by an enum of their keys and
+ *      followed by OPTS_CHECK_TABLE (opts.h); read them with opts_get.
  *   2. Declare both below and add a row to weft_commands[] in main.c: the
  *      main help and `weft <name> --help` come from the table and the spec.
  *   3. Add the file to the weft executable in meson.build.
