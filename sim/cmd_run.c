@@ -138,8 +138,7 @@ int cmd_run_args(int argc, char **argv, struct run_args *out,
   s->force = opts_get(o, RUN_FORCE) != NULL;
   s->trace = (struct job_trace){
       opts_get(o, RUN_PAJE), opts_get(o, RUN_CHROME),
-      opts_get(o, RUN_TRACE_RANKS),
-      opts_get(o, RUN_TRACE_WINDOW),
+      opts_get(o, RUN_TRACE_RANKS), opts_get(o, RUN_TRACE_WINDOW),
       opts_get(o, RUN_TRACE_LEVEL)};
   return 0;
 }
