@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "sim/base/units.h"
-#include "workloads/builder.h"
 
 double cli_wall_s(void)
 {
@@ -48,19 +46,4 @@ int cli_parse(const struct opts_spec *s, int argc, char **argv,
     *exit_code = usage ? cli_usage("%s", err.msg) : cli_fail(&err);
   }
   return rc;
-}
-
-int cli_check_size(const struct workload *w, bool force, struct weft_err *err)
-{
-  struct graph_estimate e;
-  build_estimate(&w->model, &w->plan, &e);
-  if (force || e.bytes <= WEFT_MAX_GRAPH_BYTES)
-    return 0;
-  char a[32], b[32];
-  return weft_errf(err, WEFT_ELIMIT, "the task graph of this job would take "
-                   "about %s (%.3g tasks), above the limit of %s; use fewer "
-                   "micro-batches or layers per stage, or --force",
-                   units_fmt_human(e.bytes, UNIT_SIZE, a, sizeof a), e.tasks,
-                   units_fmt_human(WEFT_MAX_GRAPH_BYTES, UNIT_SIZE, b,
-                                   sizeof b));
 }

@@ -42,16 +42,28 @@ static void on_task(void *ctx, long rank, long task, double s, double e)
   }
 }
 
-static const struct opt coll_opts[] = {
-    {"json", 0, OPT_FLAG, NULL, "print one JSON object with a result per size"},
-    {"min-bytes", 0, OPT_VALUE, "SIZE", "smallest size (default 1MiB)"},
-    {"max-bytes", 0, OPT_VALUE, "SIZE", "largest size (default 8GiB)"},
-    {"step-factor", 0, OPT_VALUE, "F", "ratio of successive sizes (default 2)"},
-    {"collective", 0, OPT_VALUE, "ALGO",
-     "collective algorithm (weft list collectives)"},
-    {"fidelity", 0, OPT_VALUE, "flow|step|auto", "fidelity of rings"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum coll_opt {
+  COLL_JSON, COLL_MIN_BYTES, COLL_MAX_BYTES, COLL_STEP_FACTOR,
+  COLL_COLLECTIVE, COLL_FIDELITY, COLL_COUNT
 };
+
+static const struct opt coll_opts[] = {
+    [COLL_JSON] = {"json", 0, OPT_FLAG, NULL,
+      "print one JSON object with a result per size"},
+    [COLL_MIN_BYTES] = {"min-bytes", 0, OPT_VALUE, "SIZE",
+      "smallest size (default 1MiB)"},
+    [COLL_MAX_BYTES] = {"max-bytes", 0, OPT_VALUE, "SIZE",
+      "largest size (default 8GiB)"},
+    [COLL_STEP_FACTOR] = {"step-factor", 0, OPT_VALUE, "F",
+      "ratio of successive sizes (default 2)"},
+    [COLL_COLLECTIVE] = {"collective", 0, OPT_VALUE, "ALGO",
+      "collective algorithm (weft list collectives)"},
+    [COLL_FIDELITY] = {"fidelity", 0, OPT_VALUE, "flow|step|auto",
+      "fidelity of rings"},
+    [COLL_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(coll_opts, COLL_COUNT);
 
 const struct opts_spec cmd_coll_spec = {
     "coll", POS_NONE, "OP", OPTS_CATALOG | OPTS_CLUSTER, coll_opts,
@@ -79,26 +91,26 @@ static int coll_options(const struct opts *o, struct coll_job *j)
   j->factor = 2;
   j->algo = CA_AUTO;
   j->fid = FID_FLOW;
-  if ((v = opts_get(&cmd_coll_spec, o, "min-bytes")) &&
+  if ((v = opts_get(o, COLL_MIN_BYTES)) &&
       units_parse_pos(v, UNIT_SIZE, 1e12, &j->minb, &err))
     return cli_fail((weft_err_prefix(&err, "--min-bytes"), &err));
-  if ((v = opts_get(&cmd_coll_spec, o, "max-bytes")) &&
+  if ((v = opts_get(o, COLL_MAX_BYTES)) &&
       units_parse_pos(v, UNIT_SIZE, 1e12, &j->maxb, &err))
     return cli_fail((weft_err_prefix(&err, "--max-bytes"), &err));
   /* A maximum below the default minimum alone: one size, the maximum. */
-  if (v && !opts_get(&cmd_coll_spec, o, "min-bytes") && j->maxb < j->minb)
+  if (v && !opts_get(o, COLL_MIN_BYTES) && j->maxb < j->minb)
     j->minb = j->maxb;
-  if ((v = opts_get(&cmd_coll_spec, o, "step-factor")) &&
+  if ((v = opts_get(o, COLL_STEP_FACTOR)) &&
       units_parse_real(v, 1.01, 1024, &j->factor, &err))
     return cli_fail((weft_err_prefix(&err, "--step-factor"), &err));
-  if ((v = opts_get(&cmd_coll_spec, o, "collective")) &&
+  if ((v = opts_get(o, COLL_COLLECTIVE)) &&
       (j->algo = coll_algo_from_name(v)) < 0)
     return cli_usage("--collective: unknown algorithm '%s' (see weft "
                      "list collectives)", v);
-  if ((v = opts_get(&cmd_coll_spec, o, "fidelity")) &&
+  if ((v = opts_get(o, COLL_FIDELITY)) &&
       (j->fid = fidelity_from_name(v)) < 0)
     return cli_usage("--fidelity: '%s' is not flow, step or auto", v);
-  j->json = opts_get(&cmd_coll_spec, o, "json") != NULL;
+  j->json = opts_get(o, COLL_JSON) != NULL;
   if (j->minb > j->maxb)
     return cli_usage("coll: --min-bytes exceeds --max-bytes");
   return 0;

@@ -11,12 +11,19 @@
 #include "workloads/accounting.h"
 #include "workloads/builder.h"
 
-static const struct opt graph_opts[] = {
-    {"output", 'o', OPT_VALUE, "FILE", "where to write the graph (default: "
-     "standard output)"},
-    {"force", 0, OPT_FLAG, NULL, "build a graph that exceeds the memory limit"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum graph_opt {
+  GRAPH_OUTPUT, GRAPH_FORCE, GRAPH_COUNT
 };
+
+static const struct opt graph_opts[] = {
+    [GRAPH_OUTPUT] = {"output", 'o', OPT_VALUE, "FILE",
+      "where to write the graph (default: standard output)"},
+    [GRAPH_FORCE] = {"force", 0, OPT_FLAG, NULL,
+      "build a graph that exceeds the memory limit"},
+    [GRAPH_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(graph_opts, GRAPH_COUNT);
 
 const struct opts_spec cmd_graph_spec = {
     "graph", POS_WORKLOAD, "WORKLOAD.xml",
@@ -39,12 +46,12 @@ int cmd_graph(int argc, char **argv)
   struct weft_err err = {0};
   if (opts_workload(&o, "selene", &w, &cat, &c, &err))
     return cli_fail(&err);
-  const char *out = opts_get(&cmd_graph_spec, &o, "output");
+  const char *out = opts_get(&o, GRAPH_OUTPUT);
   if (!out)
     out = "-";
   struct graph *g = NULL;
   int rc = 0;
-  if (cli_check_size(&w, opts_get(&cmd_graph_spec, &o, "force"), &err) ||
+  if (job_check_size(&w, opts_get(&o, GRAPH_FORCE), &err) ||
       !(g = build_graph(&w.model, &w.plan, &err)) ||
       graph_write(g, out, &err))
     rc = cli_fail(&err);

@@ -36,22 +36,34 @@
 #include "workloads/builder.h"
 #include "workloads/estimate.h"
 
-static const struct opt plan_opts[] = {
-    {"budget", 0, OPT_VALUE, "TIME", "wall time for simulating the most "
-     "promising plans (default 60s; 0: rank by the closed form only)"},
-    {"top", 0, OPT_VALUE, "N", "simulate at most N plans (default 32)"},
-    {"jobs", 'j', OPT_VALUE, "N", "simulations at once (default: the cores "
-     "online)"},
-    {"show", 0, OPT_VALUE, "N", "plans listed (default 20; 0: all that fit)"},
-    {"family", 0, OPT_VALUE, "NAME", "which plans: megatron (1D TP with PP, "
-     "CP, EP and sharding), tensor3d (3D grids with DP, PP when given) or "
-     "all (default all)"},
-    {"grid-max", 0, OPT_VALUE, "N", "Tensor3D grids of at most N GPUs "
-     "(default: the NVLink domain; the engine simulates grids that span "
-     "nodes rank by rank, minutes each at 1024 GPUs)"},
-    {"json", 0, OPT_FLAG, NULL, "print one JSON object instead of the table"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum plan_opt {
+  PLAN_BUDGET, PLAN_TOP, PLAN_JOBS, PLAN_SHOW, PLAN_FAMILY, PLAN_GRID_MAX,
+  PLAN_JSON, PLAN_COUNT
 };
+
+static const struct opt plan_opts[] = {
+    [PLAN_BUDGET] = {"budget", 0, OPT_VALUE, "TIME",
+      "wall time for simulating the most promising plans (default 60s; 0: "
+      "rank by the closed form only)"},
+    [PLAN_TOP] = {"top", 0, OPT_VALUE, "N",
+      "simulate at most N plans (default 32)"},
+    [PLAN_JOBS] = {"jobs", 'j', OPT_VALUE, "N",
+      "simulations at once (default: the cores online)"},
+    [PLAN_SHOW] = {"show", 0, OPT_VALUE, "N",
+      "plans listed (default 20; 0: all that fit)"},
+    [PLAN_FAMILY] = {"family", 0, OPT_VALUE, "NAME",
+      "which plans: megatron (1D TP with PP, CP, EP and sharding), tensor3d "
+      "(3D grids with DP, PP when given) or all (default all)"},
+    [PLAN_GRID_MAX] = {"grid-max", 0, OPT_VALUE, "N",
+      "Tensor3D grids of at most N GPUs (default: the NVLink domain; the "
+      "engine simulates grids that span nodes rank by rank, minutes each at "
+      "1024 GPUs)"},
+    [PLAN_JSON] = {"json", 0, OPT_FLAG, NULL,
+      "print one JSON object instead of the table"},
+    [PLAN_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(plan_opts, PLAN_COUNT);
 
 const struct opts_spec cmd_plan_spec = {
     "plan", POS_WORKLOAD, "WORKLOAD.xml",
@@ -340,23 +352,16 @@ static int child_main(void *task)
   const struct workload *wk = &j->wk;
   struct sim_msg msg = {0};
   struct weft_err err = {0};
-  struct graph *g = build_graph(&wk->model, &wk->plan, &err);
-  if (g) {
-    struct engine_params ep;
-    engine_params_default(&ep);
-    ep.dtype = wk->model.dtype;
-    ep.attn_kernel = wk->plan.attn_kernel;
-    struct engine_result res = {0};
-    if (!engine_run(g, j->c, &ep, &res, &err)) {
-      struct report r;
-      report_fill(&r, wk, j->c, g, &res, ep.dtype, 0);
-      msg.ok = 1;
-      msg.iteration_s = r.iteration_s;
-      msg.tflops = r.hw_flops_per_gpu / 1e12;
-      msg.exposed_s = res.exposed_s;
-      engine_result_free(&res);
-    }
-    graph_free(g);
+  struct job_spec spec;
+  job_spec_init(&spec, wk, j->c);
+  spec.platform_loaded = true; /* by cmd_plan, before the pool forks */
+  struct job_result res;
+  if (!job_run(&spec, &res, &err)) {
+    msg.ok = 1;
+    msg.iteration_s = res.r.iteration_s;
+    msg.tflops = res.r.hw_flops_per_gpu / 1e12;
+    msg.exposed_s = res.r.res.exposed_s;
+    job_result_release(&res);
   }
   if (!msg.ok)
     snprintf(msg.err, sizeof msg.err, "%s", err.msg);
@@ -388,7 +393,7 @@ static int next_sim(void *ctx, pool_child_fn **out_run, void **out_task,
     struct weft_err err = {0};
     int bad = cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus,
                         k, &j->wk.plan, &err);
-    if (!bad && !cli_check_size(&j->wk, false, &err)) {
+    if (!bad && !job_check_size(&j->wk, false, &err)) {
       *out_run = child_main;
       *out_task = j;
       return 1;
@@ -699,7 +704,7 @@ int cmd_plan(int argc, char **argv)
   long top, jobs, show;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   double budget = 60;
-  const char *bv = opts_get(&cmd_plan_spec, &o, "budget");
+  const char *bv = opts_get(&o, PLAN_BUDGET);
   if (bv) {
     struct weft_err err = {0};
     char *end;
@@ -710,22 +715,22 @@ int cmd_plan(int argc, char **argv)
       return cli_usage("--budget: %s", err.code ? err.msg
                                                 : "a time of 0 or more");
   }
-  int rc = parse_long("top", opts_get(&cmd_plan_spec, &o, "top"), 0, 100000,
+  int rc = parse_long("top", opts_get(&o, PLAN_TOP), 0, 100000,
                       32, &top);
   if (!rc)
-    rc = parse_long("jobs", opts_get(&cmd_plan_spec, &o, "jobs"), 1, 64,
+    rc = parse_long("jobs", opts_get(&o, PLAN_JOBS), 1, 64,
                     cores < 1 ? 1 : cores > 64 ? 64 : cores, &jobs);
   long grid_max;
   if (!rc)
-    rc = parse_long("show", opts_get(&cmd_plan_spec, &o, "show"), 0,
+    rc = parse_long("show", opts_get(&o, PLAN_SHOW), 0,
                     1000000, 20, &show);
   if (!rc)
-    rc = parse_long("grid-max", opts_get(&cmd_plan_spec, &o, "grid-max"), 2,
+    rc = parse_long("grid-max", opts_get(&o, PLAN_GRID_MAX), 2,
                     WEFT_MAX_DEGREE, 0, &grid_max);
   if (rc)
     return rc;
   int family = FAM_ALL;
-  const char *fv = opts_get(&cmd_plan_spec, &o, "family");
+  const char *fv = opts_get(&o, PLAN_FAMILY);
   if (fv) {
     static const char *const fams[] = {"all", "megatron", "tensor3d"};
     family = -1;
@@ -815,7 +820,7 @@ int cmd_plan(int argc, char **argv)
     qsort(s.k, (size_t)s.n, sizeof *s.k, cmp_final);
   struct agreement a;
   agreement(s.k, s.n, &a);
-  if (opts_get(&cmd_plan_spec, &o, "json"))
+  if (opts_get(&o, PLAN_JSON))
     print_json(&s, show, &a, budget);
   else
     print_text(&s, show, &a, budget, sim_wall);

@@ -34,13 +34,20 @@ static void print_parts(FILE *f, const struct cluster *c)
             "<switch>)\n", c->nic.name);
 }
 
-static const struct opt platform_opts[] = {
-    {"output", 'o', OPT_VALUE, "FILE", "where to write the platform (default: "
-     "standard output)"},
-    {"parts", 0, OPT_FLAG, NULL, "print the fabric's parts (switches, ports, "
-     "cables, power) instead of the platform"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum platform_opt {
+  PLATFORM_OUTPUT, PLATFORM_PARTS, PLATFORM_COUNT
 };
+
+static const struct opt platform_opts[] = {
+    [PLATFORM_OUTPUT] = {"output", 'o', OPT_VALUE, "FILE",
+      "where to write the platform (default: standard output)"},
+    [PLATFORM_PARTS] = {"parts", 0, OPT_FLAG, NULL,
+      "print the fabric's parts (switches, ports, cables, power) instead of "
+      "the platform"},
+    [PLATFORM_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(platform_opts, PLATFORM_COUNT);
 
 const struct opts_spec cmd_platform_spec = {
     "platform", POS_CLUSTER, "CLUSTER", OPTS_CATALOG | OPTS_CLUSTER,
@@ -57,7 +64,7 @@ int cmd_platform(int argc, char **argv)
   int code;
   if (cli_parse(&cmd_platform_spec, argc, argv, &o, &code))
     return code;
-  const char *out = opts_get(&cmd_platform_spec, &o, "output");
+  const char *out = opts_get(&o, PLATFORM_OUTPUT);
   if (!out)
     out = "-";
   struct weft_err err = {0};
@@ -65,7 +72,7 @@ int cmd_platform(int argc, char **argv)
   struct cluster c;
   if (opts_cluster(&o, "dgx-h100", &cat, &c, &err))
     return cli_fail(&err);
-  if (opts_get(&cmd_platform_spec, &o, "parts")) {
+  if (opts_get(&o, PLATFORM_PARTS)) {
     print_parts(stdout, &c);
     catalog_free(cat);
     return 0;

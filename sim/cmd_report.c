@@ -49,18 +49,27 @@
 
 extern char **environ;
 
-static const struct opt report_opts[] = {
-    {"output", 'o', OPT_VALUE, "DIR", "write the plots (PNG and SVG), their "
-     "data and gnuplot scripts into DIR"},
-    {"x", 0, OPT_VALUE, "COLUMN", "the study column along the x axis "
-     "(default: gpus if it varies, else the first that varies)"},
-    {"by", 0, OPT_VALUE, "COLUMN", "the study column whose values name the "
-     "series first (other columns that vary at one x are added to them)"},
-    {"where", 0, OPT_VALUE, "EXPR", "keep the scenarios for which EXPR, "
-     "over the study's numeric columns, is true (\"seq == 8192 && layers "
-     "== 64\")"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum report_opt {
+  REPORT_OUTPUT, REPORT_X, REPORT_BY, REPORT_WHERE, REPORT_COUNT
 };
+
+static const struct opt report_opts[] = {
+    [REPORT_OUTPUT] = {"output", 'o', OPT_VALUE, "DIR",
+      "write the plots (PNG and SVG), their data and gnuplot scripts into "
+      "DIR"},
+    [REPORT_X] = {"x", 0, OPT_VALUE, "COLUMN",
+      "the study column along the x axis (default: gpus if it varies, else "
+      "the first that varies)"},
+    [REPORT_BY] = {"by", 0, OPT_VALUE, "COLUMN",
+      "the study column whose values name the series first (other columns "
+      "that vary at one x are added to them)"},
+    [REPORT_WHERE] = {"where", 0, OPT_VALUE, "EXPR",
+      "keep the scenarios for which EXPR, over the study's numeric columns, "
+      "is true (\"seq == 8192 && layers == 64\")"},
+    [REPORT_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(report_opts, REPORT_COUNT);
 
 const struct opts_spec cmd_report_spec = {
     "report", POS_WORD, "RESULTS.csv", 0, report_opts,
@@ -952,15 +961,14 @@ int cmd_report(int argc, char **argv)
   int code;
   if (cli_parse(&cmd_report_spec, argc, argv, &o, &code))
     return code;
-  const struct opts_spec *S = &cmd_report_spec;
   if (!o.positional)
     return cli_usage("report: no results file (the CSV of weft sweep)");
   struct weft_err err = {0};
   struct table t;
-  int rc = read_table(o.positional, opts_get(S, &o, "where"), o.quiet, &t,
+  int rc = read_table(o.positional, opts_get(&o, REPORT_WHERE), o.quiet, &t,
                       &err);
   int xc = -1, byc = -1;
-  const char *xo = opts_get(S, &o, "x"), *bo = opts_get(S, &o, "by");
+  const char *xo = opts_get(&o, REPORT_X), *bo = opts_get(&o, REPORT_BY);
   if (!rc && xo)
     rc = (xc = study_col(&t, xo, "--x", &err)) < 0 ? xc : 0;
   if (!rc && bo)
@@ -979,7 +987,7 @@ int cmd_report(int argc, char **argv)
     print_tables(stdout, &t, &a, xc >= 0);
     print_closed(stdout, &t, &a, xc >= 0);
     rc = outfile_check_stdout(&err); /* and before gnuplot's messages */
-    const char *dir = opts_get(S, &o, "output");
+    const char *dir = opts_get(&o, REPORT_OUTPUT);
     if (!rc && dir) {
       rc = plots(dir, &t, &a, xc >= 0, &err);
       if (!rc)

@@ -4,16 +4,16 @@
  * each as one CSV row; `--merge` joins the results of a study's chunks.
  *
  * Each scenario runs in a child process forked from this one (no exec: the
- * child calls cmd_run directly, so a scenario costs a fork, not a program
- * start), up to -j at once; SimGrid allows one engine per process, which
- * the fork gives each.  The parent alone writes the results: one write()
- * of a whole row per scenario on a file opened for appending, so a sweep
- * killed at any point leaves complete rows (and at worst one cut row,
- * which the next run drops).  Running the same command again resumes:
- * scenarios whose key is in the file are not run again.  When every
- * scenario of the range is done the file is rewritten in scenario order,
- * so that a sweep's results do not depend on -j, on interruptions or on
- * timing.
+ * child parses the scenario's weft run arguments and runs the job itself,
+ * sim/job.h, so a scenario costs a fork, not a program start), up to -j at
+ * once; SimGrid allows one engine per process, which the fork gives each.
+ * The parent alone writes the results: one write() of a whole row per
+ * scenario on a file opened for appending, so a sweep killed at any point
+ * leaves complete rows (and at worst one cut row, which the next run
+ * drops).  Running the same command again resumes: scenarios whose key is in
+ * the file are not run again.  When every scenario of the range is done the
+ * file is rewritten in scenario order, so that a sweep's results do not
+ * depend on -j, on interruptions or on timing.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -43,29 +43,45 @@
 #include "sim/pool.h"
 #include "sim/report.h"
 
-static const struct opt sweep_opts[] = {
-    {"output", 'o', OPT_VALUE, "FILE", "the results, one CSV row per "
-     "scenario; a file of the same study is resumed, not overwritten"},
-    {"jobs", 'j', OPT_VALUE, "N", "scenarios simulated at once (default: "
-     "the cores online)"},
-    {"timeout", 0, OPT_VALUE, "TIME", "stop a scenario after this long and "
-     "record it as an error (such as 10m or 600s; default: none)"},
-    {"dry-run", 'n', OPT_FLAG, NULL, "list the scenarios with their key and "
-     "weft run arguments, simulate nothing"},
-    {"chunk", 0, OPT_VALUE, "I/N", "only the I-th of N equal parts of the "
-     "scenarios (1 <= I <= N), as one task of a job array"},
-    {"emit-slurm", 0, OPT_VALUE, "DIR", "write DIR/sweep.sbatch, a Slurm job "
-     "array that runs the study in chunks, and a copy of the study"},
-    {"chunks", 0, OPT_VALUE, "N", "chunks of --emit-slurm (default: one per "
-     "64 scenarios)"},
-    {"merge", 0, OPT_FLAG, NULL, "join results files of one study (such as "
-     "its chunks') into -o FILE, each scenario once, in order"},
-    {"retry", 0, OPT_FLAG, NULL, "run again the scenarios recorded as error "
-     "(crashed, timed out); their new rows replace the old"},
-    {"relative-to", 0, OPT_VALUE, "DIR", "where the study's relative file "
-     "names start (default: the study file's directory)"},
-    {NULL, 0, 0, NULL, NULL},
+/* The keys of the options below (opts_get), one per entry. */
+enum sweep_opt {
+  SWEEP_OUTPUT, SWEEP_JOBS, SWEEP_TIMEOUT, SWEEP_DRY_RUN, SWEEP_CHUNK,
+  SWEEP_EMIT_SLURM, SWEEP_CHUNKS, SWEEP_MERGE, SWEEP_RETRY, SWEEP_RELATIVE_TO,
+  SWEEP_COUNT
 };
+
+static const struct opt sweep_opts[] = {
+    [SWEEP_OUTPUT] = {"output", 'o', OPT_VALUE, "FILE",
+      "the results, one CSV row per scenario; a file of the same study is "
+      "resumed, not overwritten"},
+    [SWEEP_JOBS] = {"jobs", 'j', OPT_VALUE, "N",
+      "scenarios simulated at once (default: the cores online)"},
+    [SWEEP_TIMEOUT] = {"timeout", 0, OPT_VALUE, "TIME",
+      "stop a scenario after this long and record it as an error (such as "
+      "10m or 600s; default: none)"},
+    [SWEEP_DRY_RUN] = {"dry-run", 'n', OPT_FLAG, NULL,
+      "list the scenarios with their key and weft run arguments, simulate "
+      "nothing"},
+    [SWEEP_CHUNK] = {"chunk", 0, OPT_VALUE, "I/N",
+      "only the I-th of N equal parts of the scenarios (1 <= I <= N), as one "
+      "task of a job array"},
+    [SWEEP_EMIT_SLURM] = {"emit-slurm", 0, OPT_VALUE, "DIR",
+      "write DIR/sweep.sbatch, a Slurm job array that runs the study in "
+      "chunks, and a copy of the study"},
+    [SWEEP_CHUNKS] = {"chunks", 0, OPT_VALUE, "N",
+      "chunks of --emit-slurm (default: one per 64 scenarios)"},
+    [SWEEP_MERGE] = {"merge", 0, OPT_FLAG, NULL,
+      "join results files of one study (such as its chunks') into -o FILE, "
+      "each scenario once, in order"},
+    [SWEEP_RETRY] = {"retry", 0, OPT_FLAG, NULL,
+      "run again the scenarios recorded as error (crashed, timed out); their "
+      "new rows replace the old"},
+    [SWEEP_RELATIVE_TO] = {"relative-to", 0, OPT_VALUE, "DIR",
+      "where the study's relative file names start (default: the study "
+      "file's directory)"},
+    [SWEEP_COUNT] = {NULL, 0, 0, NULL, NULL},
+};
+OPTS_CHECK_TABLE(sweep_opts, SWEEP_COUNT);
 
 const struct opts_spec cmd_sweep_spec = {
     "sweep", POS_FILES, "STUDY.xml", 0, sweep_opts,
@@ -436,12 +452,27 @@ struct job {
   struct scen_args a;
 };
 
-/* In the child (sim/pool.h): run the scenario; returns the exit status. */
+/* In the child (sim/pool.h): resolve the scenario's weft run arguments,
+ * run the job (sim/job.h) and print its JSON for the parent; returns the
+ * exit status, weft run's for the same arguments. */
 static int child_main(void *task)
 {
   struct job *j = task;
-  int rc = cmd_run(j->a.argc, j->a.argv);
+  double t0 = cli_wall_s();
+  struct run_args a;
+  int rc;
+  if (cmd_run_args(j->a.argc, j->a.argv, &a, &rc))
+    return rc;
+  a.spec.t0_s = t0;
+  struct job_result res;
   struct weft_err err = {0};
+  if (job_run(&a.spec, &res, &err)) {
+    rc = cli_fail(&err);
+  } else {
+    report_print_json(stdout, &res.r);
+    job_result_release(&res);
+  }
+  cmd_run_args_release(&a);
   if (rc == 0 && outfile_check_stdout(&err))
     rc = cli_fail(&err);
   return rc;
@@ -1324,103 +1355,89 @@ static int open_results(const char *path, const struct study *st,
   return rc;
 }
 
-int cmd_sweep(int argc, char **argv)
+/* What cmd_sweep's options ask for, beyond the study. */
+struct sweep_args {
+  const char *out, *slurm, *jobs_opt;
+  bool dry, retry;
+  long jobs;        /* -j, or the cores online (1 to 64) */
+  double timeout_s; /* 0: none */
+};
+
+/* Read and check the options that do not need the study; --merge runs
+ * here.  Returns -1 to go on, or the command's exit code. */
+static int sweep_options(const struct opts *o, struct sweep_args *a)
 {
-  double t0 = cli_wall_s();
-  struct opts o;
-  int code;
-  if (cli_parse(&cmd_sweep_spec, argc, argv, &o, &code))
-    return code;
-  const struct opts_spec *S = &cmd_sweep_spec;
-  const char *out = opts_get(S, &o, "output");
-  const char *slurm = opts_get(S, &o, "emit-slurm");
-  bool dry = opts_get(S, &o, "dry-run") != NULL;
-  bool retry = opts_get(S, &o, "retry") != NULL;
+  a->out = opts_get(o, SWEEP_OUTPUT);
+  a->slurm = opts_get(o, SWEEP_EMIT_SLURM);
+  a->dry = opts_get(o, SWEEP_DRY_RUN) != NULL;
+  a->retry = opts_get(o, SWEEP_RETRY) != NULL;
   struct weft_err err = {0};
-  if (retry && (opts_get(S, &o, "merge") || slurm || dry))
+  if (a->retry && (opts_get(o, SWEEP_MERGE) || a->slurm || a->dry))
     return cli_usage("sweep: --retry goes with a sweep that runs (-o FILE), "
                      "not with --merge, --emit-slurm or -n");
-  if (opts_get(S, &o, "merge")) {
-    if (!out)
+  if (opts_get(o, SWEEP_MERGE)) {
+    if (!a->out)
       return cli_usage("sweep --merge: give the joined file with -o FILE");
-    return merge(&o, out, &err) ? cli_fail(&err) : 0;
+    return merge(o, a->out, &err) ? cli_fail(&err) : 0;
   }
-  if (o.n_files != 1)
-    return cli_usage(o.n_files ? "sweep: one study file, not %d (results "
+  if (o->n_files != 1)
+    return cli_usage(o->n_files ? "sweep: one study file, not %d (results "
                      "files go with --merge)" : "sweep: no study file%.0d",
-                     o.n_files);
-  if (!out && !dry && !slurm)
+                     o->n_files);
+  if (!a->out && !a->dry && !a->slurm)
     return cli_usage("sweep: give the results file with -o FILE (or -n to "
                      "list the scenarios)");
-  if (slurm && (out || opts_get(S, &o, "chunk")))
+  if (a->slurm && (a->out || opts_get(o, SWEEP_CHUNK)))
     return cli_usage("sweep: --emit-slurm writes a job array whose tasks "
                      "choose their own chunk and file; leave out %s",
-                     out ? "-o" : "--chunk");
-  long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-  double timeout_s = 0;
-  const char *jobs_opt = opts_get(S, &o, "jobs");
-  const char *tmo = opts_get(S, &o, "timeout");
-  if (jobs < 1)
-    jobs = 1;
-  if (jobs > 64)
-    jobs = 64;
-  if ((jobs_opt && parse_count("--jobs", jobs_opt, 1, 64, &jobs, &err)) ||
-      (tmo && units_parse(tmo, UNIT_TIME, &timeout_s, &err) &&
+                     a->out ? "-o" : "--chunk");
+  a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
+  a->timeout_s = 0;
+  a->jobs_opt = opts_get(o, SWEEP_JOBS);
+  const char *tmo = opts_get(o, SWEEP_TIMEOUT);
+  if (a->jobs < 1)
+    a->jobs = 1;
+  if (a->jobs > 64)
+    a->jobs = 64;
+  if ((a->jobs_opt &&
+       parse_count("--jobs", a->jobs_opt, 1, 64, &a->jobs, &err)) ||
+      (tmo && units_parse(tmo, UNIT_TIME, &a->timeout_s, &err) &&
        weft_err_prefix(&err, "--timeout")))
     return cli_fail(&err);
-  if (tmo && !(timeout_s > 0)) {
+  if (tmo && !(a->timeout_s > 0)) {
     weft_errf(&err, WEFT_EINVAL, "--timeout: '%s' is not above zero", tmo);
     return cli_fail(&err);
   }
-  /* Relative file names in the study start at its directory. */
-  const char *rel = opts_get(S, &o, "relative-to");
-  char *study_dir = xstrdup(o.files[0]);
-  base_dir = rel ? rel : dirname(study_dir);
-  struct study st;
-  if (study_load(o.files[0], classify, &st, &err)) {
-    free(study_dir);
-    return cli_fail(&err);
-  }
-  identity(&st, study_ident);
-  int rc = 0;
-  for (int k = 0; k < st.ncols && !rc; k++)
-    if (metric_col(st.cols[k].name) >= 0 ||
-        names_find(st.cols[k].name, lead_cols) >= 0)
-      rc = weft_errf(&err, WEFT_EINVAL, "%s: '%s' is also a column of the "
-                       "results; name the study's value otherwise",
-                       o.files[0], st.cols[k].name);
-  if (rc)
-    goto out_study;
-  long lo, hi;
-  if (slurm) {
-    rc = emit_slurm(o.files[0], &st, slurm, opts_get(S, &o, "chunks"),
-                    jobs_opt, &err);
-    goto out_study;
-  }
-  if (opts_get(S, &o, "chunks")) {
-    rc = cli_usage("sweep: --chunks goes with --emit-slurm (one chunk: "
-                   "--chunk I/N)");
-    goto out_study_rc;
-  }
-  if ((rc = chunk_range(opts_get(S, &o, "chunk"), st.n, &lo, &hi, &err)))
-    goto out_study;
-  if (dry) {
-    dry_run(&st, lo, hi);
-    goto out_study;
-  }
-  struct header h;
-  header_build(&st, &h);
-  int fd = -1;
-  char **done;
-  long ndone;
-  rc = open_results(out, &st, &h, retry, &fd, &done, &ndone, &err);
-  /* To do: the range's scenarios not in the file, each key once. */
+  return -1;
+}
+
+/* The study's values must not take the names of the results' columns. */
+static int check_columns(const struct study *st, const char *path,
+                         struct weft_err *err)
+{
+  for (int k = 0; k < st->ncols; k++)
+    if (metric_col(st->cols[k].name) >= 0 ||
+        names_find(st->cols[k].name, lead_cols) >= 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' is also a column of the "
+                       "results; name the study's value otherwise", path,
+                       st->cols[k].name);
+  return 0;
+}
+
+/* The scenarios of lo..hi-1 to run: not in `done` (sorted keys, ndone of
+ * them), each key once (the first; a warning counts the repeats unless
+ * `quiet`).  Returns them in order (caller frees), *out_ntodo of them;
+ * *out_skipped counts those done. */
+static long *scen_todo(const struct study *st, long lo, long hi,
+                       char **done, long ndone, bool quiet, long *out_ntodo,
+                       long *out_skipped)
+{
   long span = hi > lo ? hi - lo : 1;
   long *todo = xcalloc((size_t)span, sizeof *todo);
   long ntodo = 0, skipped = 0, repeats = 0;
   char (*keys)[17] = xcalloc((size_t)span, sizeof *keys);
   for (long i = lo; i < hi; i++)
-    study_key(&st, i, keys[i - lo]);
+    study_key(st, i, keys[i - lo]);
   /* Scenarios with equal values (equal keys) run once: the first. */
   bool *repeat = xcalloc((size_t)span, sizeof *repeat);
   long *by_key = xcalloc((size_t)span, sizeof *by_key);
@@ -1431,7 +1448,7 @@ int cmd_sweep(int argc, char **argv)
   for (long q = 1; q < hi - lo; q++)
     repeat[by_key[q]] = strcmp(keys[by_key[q]], keys[by_key[q - 1]]) == 0;
   free(by_key);
-  for (long i = lo; i < hi && !rc; i++) {
+  for (long i = lo; i < hi; i++) {
     char *k = keys[i - lo];
     if (repeat[i - lo]) { /* counted the same on a first run and resumed */
       repeats++;
@@ -1445,65 +1462,133 @@ int cmd_sweep(int argc, char **argv)
     todo[ntodo++] = i;
   }
   free(repeat);
-  if (repeats && !o.quiet)
+  free(keys);
+  if (repeats && !quiet)
     fprintf(stderr, "weft: warning: %ld scenarios repeat others (same "
             "values); each is simulated once\n", repeats);
+  *out_ntodo = ntodo;
+  *out_skipped = skipped;
+  return todo;
+}
+
+/* The closing line of a sweep that went through, and on stderr why it
+ * counts as failed when it does; returns 0 or 3. */
+static int summary(const char *out, long ntodo, long skipped, long ran,
+                   const struct tally *tl, double t0)
+{
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+               (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+  /* "failed" counts the file's rows, those already there too. */
+  printf("weft sweep: %ld scenarios (%ld run, %ld already in %s), %ld "
+         "failed (%ld invalid, %ld error), in %.1f s; %.1f ms of the "
+         "sweep's own CPU per scenario run\n", ntodo + skipped, ran,
+         skipped, out, tally_failed(tl), tl->n[2], tl->n[3],
+         cli_wall_s() - t0, ntodo ? 1e3 * cpu / (double)ntodo : 0.0);
+  /* Scripts can tell a sweep that did not go through. */
+  if (tl->n[3]) {
+    fprintf(stderr, "weft: sweep: %ld scenarios ended in error (see the "
+            "reason column of %s); --retry runs them again\n", tl->n[3],
+            out);
+    return 3;
+  }
+  if (tl->n[0] + tl->n[1] == 0 && tally_failed(tl) > 0) {
+    fprintf(stderr, "weft: sweep: no scenario ran: all %ld are invalid "
+            "(see the reason column of %s)\n", tl->n[2], out);
+    return 3;
+  }
+  return 0;
+}
+
+/* Run the scenarios of lo..hi-1 that the results file does not hold yet,
+ * put the file in scenario order and print the summary.  Returns 0, 3
+ * (summary), 128 + the signal that stopped it, or an error. */
+static int sweep_range(const struct study *st, const struct sweep_args *a,
+                       long lo, long hi, bool quiet, double t0,
+                       struct weft_err *err)
+{
+  struct header h;
+  header_build(st, &h);
+  int fd = -1;
+  char **done;
+  long ndone, ntodo = 0, skipped = 0;
+  long *todo = NULL;
+  int rc = open_results(a->out, st, &h, a->retry, &fd, &done, &ndone, err);
+  if (!rc)
+    todo = scen_todo(st, lo, hi, done, ndone, quiet, &ntodo, &skipped);
   struct progress pg = {isatty(STDERR_FILENO), ntodo + skipped, 0, 0, skipped,
                         t0};
   if (!rc) {
     /* The pool catches SIGINT and SIGTERM while it runs (pool.h); before
      * it, a signal stops the sweep with its rows whole all the same. */
     signal(SIGPIPE, SIG_IGN);
-    rc = run_all(&st, todo, ntodo, (int)jobs, timeout_s, fd, out, &pg, &err);
+    rc = run_all(st, todo, ntodo, (int)a->jobs, a->timeout_s, fd, a->out,
+                 &pg, err);
   }
   struct tally tl = {{0}};
   if (rc > 0) { /* stopped by a signal */
     fprintf(stderr, "weft: sweep stopped: %ld of %ld scenarios are in %s; "
             "the same command resumes\n", pg.done + skipped, ntodo + skipped,
-            out);
+            a->out);
     rc = 128 + rc;
   } else if (!rc) {
-    rc = sort_file(out, fd, &tl, &err); /* still locked */
+    rc = sort_file(a->out, fd, &tl, err); /* still locked */
   }
   /* The lock goes with the descriptor, once the file is in order. */
   if (fd >= 0 && close(fd) < 0 && !rc)
-    rc = weft_errf(&err, WEFT_EIO, "%s: write error: %s", out,
+    rc = weft_errf(err, WEFT_EIO, "%s: write error: %s", a->out,
                    strerror(errno));
-  if (rc < 0)
-    rc = cli_fail(&err);
-  else if (rc == 0) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-                 (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-    /* "failed" counts the file's rows, those already there too. */
-    printf("weft sweep: %ld scenarios (%ld run, %ld already in %s), %ld "
-           "failed (%ld invalid, %ld error), in %.1f s; %.1f ms of the "
-           "sweep's own CPU per scenario run\n", ntodo + skipped, pg.done,
-           skipped, out, tally_failed(&tl), tl.n[2], tl.n[3],
-           cli_wall_s() - t0, ntodo ? 1e3 * cpu / (double)ntodo : 0.0);
-    /* Scripts can tell a sweep that did not go through. */
-    if (tl.n[3]) {
-      fprintf(stderr, "weft: sweep: %ld scenarios ended in error (see the "
-              "reason column of %s); --retry runs them again\n", tl.n[3],
-              out);
-      rc = 3;
-    } else if (tl.n[0] + tl.n[1] == 0 && tally_failed(&tl) > 0) {
-      fprintf(stderr, "weft: sweep: no scenario ran: all %ld are invalid "
-              "(see the reason column of %s)\n", tl.n[2], out);
-      rc = 3;
-    }
-  }
+  if (rc == 0)
+    rc = summary(a->out, ntodo, skipped, pg.done, &tl, t0);
   for (long q = 0; q < ndone; q++)
     free(done[q]);
   free(done);
   free(todo);
-  free(keys);
   free(h.names);
-out_study:
+  return rc;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+  double t0 = cli_wall_s();
+  struct opts o;
+  int code;
+  if (cli_parse(&cmd_sweep_spec, argc, argv, &o, &code))
+    return code;
+  struct sweep_args a;
+  if ((code = sweep_options(&o, &a)) >= 0)
+    return code;
+  struct weft_err err = {0};
+  /* Relative file names in the study start at its directory. */
+  const char *rel = opts_get(&o, SWEEP_RELATIVE_TO);
+  char *study_dir = xstrdup(o.files[0]);
+  base_dir = rel ? rel : dirname(study_dir);
+  struct study st;
+  if (study_load(o.files[0], classify, &st, &err)) {
+    free(study_dir);
+    return cli_fail(&err);
+  }
+  identity(&st, study_ident);
+  long lo, hi;
+  int rc = check_columns(&st, o.files[0], &err);
+  if (rc)
+    ; /* said below */
+  else if (a.slurm)
+    rc = emit_slurm(o.files[0], &st, a.slurm, opts_get(&o, SWEEP_CHUNKS),
+                    a.jobs_opt, &err);
+  else if (opts_get(&o, SWEEP_CHUNKS))
+    rc = cli_usage("sweep: --chunks goes with --emit-slurm (one chunk: "
+                   "--chunk I/N)");
+  else if (!(rc = chunk_range(opts_get(&o, SWEEP_CHUNK), st.n, &lo, &hi,
+                              &err))) {
+    if (a.dry)
+      dry_run(&st, lo, hi);
+    else
+      rc = sweep_range(&st, &a, lo, hi, o.quiet, t0, &err);
+  }
   if (rc < 0)
     rc = cli_fail(&err);
-out_study_rc:
   study_release(&st);
   free(study_dir);
   return rc;

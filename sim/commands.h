@@ -7,6 +7,8 @@
  *   1. sim/cmd_<name>.c with `int cmd_<name>(int argc, char **argv)` and
  *      its `const struct opts_spec cmd_<name>_spec` (own options with help
  *      text, positional argument, setting groups); parse with cli_parse.
+ *      The own options' table is indexed by an enum of their keys and
+ *      followed by OPTS_CHECK_TABLE (opts.h); read them with opts_get.
  *   2. Declare both below and add a row to weft_commands[] in main.c: the
  *      main help and `weft <name> --help` come from the table and the spec.
  *   3. Add the file to the weft executable in meson.build.
@@ -17,6 +19,7 @@
 #define WEFT_COMMANDS_H
 
 #include "sim/base/err.h"
+#include "sim/job.h"
 #include "sim/opts.h"
 
 struct command {
@@ -53,9 +56,24 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse(const struct opts_spec *s, int argc, char **argv,
               struct opts *out, int *exit_code);
 
-/* Refuse a job whose task graph would exceed WEFT_MAX_GRAPH_BYTES
- * (build_estimate), unless `force`: "--force" then lifts the limit. */
-int cli_check_size(const struct workload *w, bool force,
-                   struct weft_err *err) WEFT_WUR;
+/* A `weft run` command line as a job (cmd_run.c), for weft run and a
+ * sweep's scenarios: argv parsed against cmd_run_spec (argv[0] is "run"),
+ * the workload resolved (the demo job when argv names neither a workload
+ * nor --model), the engine settings, kernel table, --force and traces in
+ * spec, which points into the struct (do not copy it). */
+struct run_args {
+  struct opts o;
+  struct workload w;
+  struct catalog *cat; /* owned */
+  struct cluster c;
+  struct job_spec spec;
+};
+
+/* Returns 0 to go on (then release *out with cmd_run_args_release);
+ * otherwise the command returns *exit_code (0 after --help, 1 or 2 after
+ * printing the error) and there is nothing to release. */
+int cmd_run_args(int argc, char **argv, struct run_args *out,
+                 int *exit_code);
+void cmd_run_args_release(struct run_args *a);
 
 #endif

@@ -242,13 +242,6 @@ int opts_parse(const struct opts_spec *s, int argc, char **argv,
   return 0;
 }
 
-const char *opts_get(const struct opts_spec *s, const struct opts *o,
-                     const char *name)
-{
-  int k = own_index(s, name);
-  return k < 0 ? NULL : o->own[k];
-}
-
 bool opts_has(const struct opts *o, const char *name)
 {
   for (int i = 0; i < o->n_set; i++)

@@ -9,7 +9,7 @@
  * Settings (cluster, model and plan keys: "--gpus-per-node" for the
  * gpus_per_node attribute) are kept in command-line order and applied by
  * opts_cluster or opts_workload, which resolve them on top of the presets
- * and files; the command's own options come back by name (opts_get).
+ * and files; the command's own options come back by key (opts_get).
  * Part of the command layer: only cmd_*.c, report.c and this file print.
  */
 #ifndef WEFT_OPTS_H
@@ -91,9 +91,22 @@ struct opts {
 int opts_parse(const struct opts_spec *s, int argc, char **argv,
                struct opts *out, bool *usage, struct weft_err *err);
 
-/* The value of own option `name` (NULL when absent; "yes" for a flag). */
-const char *opts_get(const struct opts_spec *s, const struct opts *o,
-                     const char *name);
+/* The value of own option `key` (NULL when absent; "yes" for a flag).
+ * A key is the option's index in its command's table: each command names
+ * its options in an enum next to the table and places each entry with a
+ * designated initializer ([RUN_JSON] = {"json", ...}), so a misspelt
+ * option is a compile error, not an option read as absent. */
+static inline const char *opts_get(const struct opts *o, int key)
+{
+  return o->own[key];
+}
+
+/* After a command's table: it holds `count` options and the terminator,
+ * and they fit in struct opts. */
+#define OPTS_CHECK_TABLE(table, count)                                      \
+  _Static_assert(sizeof(table) / sizeof *(table) == (count) + 1 &&         \
+                     (count) <= OPTS_MAX_OWN,                               \
+                 #table ": one entry per key, then the terminator")
 
 /* Whether `name` is a setting of the groups `groups` (OPTS_*), such as
  * "tp", "gpus-per-node" or "scale". */

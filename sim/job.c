@@ -1,0 +1,198 @@
+/*
+ * job.c - one training job from resolved settings to its figures
+ * (job.h).  The order of the steps is the order of the errors a user
+ * sees: the size check, the kernel table, the graph, the trace
+ * selection, the platform, the replay, the traces, the baseline.
+ */
+#include "sim/job.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/base/names.h"
+#include "sim/base/units.h"
+#include "sim/commands.h"
+#include "sim/platload.h"
+#include "traces/trace.h"
+#include "workloads/builder.h"
+
+void job_spec_init(struct job_spec *s, const struct workload *w,
+                   const struct cluster *c)
+{
+  memset(s, 0, sizeof *s);
+  s->w = w;
+  s->c = c;
+  engine_params_default(&s->ep);
+  s->ep.dtype = w->model.dtype;
+  s->ep.attn_kernel = w->plan.attn_kernel;
+}
+
+int job_check_size(const struct workload *w, bool force, struct weft_err *err)
+{
+  struct graph_estimate e;
+  build_estimate(&w->model, &w->plan, &e);
+  if (force || e.bytes <= WEFT_MAX_GRAPH_BYTES)
+    return 0;
+  char a[32], b[32];
+  return weft_errf(err, WEFT_ELIMIT, "the task graph of this job would take "
+                   "about %s (%.3g tasks), above the limit of %s; use fewer "
+                   "micro-batches or layers per stage, or --force",
+                   units_fmt_human(e.bytes, UNIT_SIZE, a, sizeof a), e.tasks,
+                   units_fmt_human(WEFT_MAX_GRAPH_BYTES, UNIT_SIZE, b,
+                                   sizeof b));
+}
+
+/* Trace hooks: every task and flow goes to the trace. */
+struct tracing {
+  struct trace *tr;
+  const struct cluster *c;
+};
+
+static void record(void *ctx, long rank, long task, double s, double e)
+{
+  const struct tracing *t = ctx;
+  trace_add(t->tr, rank, task, s, e);
+}
+
+static void record_flow(void *ctx, long src, long dst, double bytes,
+                        double s, double e)
+{
+  const struct tracing *t = ctx;
+  trace_add_flow(t->tr, src, dst,
+                 cluster_node_of(t->c, (int)src) == cluster_node_of(t->c, (int)dst),
+                 bytes, s, e);
+}
+
+/* The trace selection (--trace-ranks, --trace-window, --trace-level). */
+static int trace_options(const struct job_trace *jt, struct trace *tr,
+                         struct weft_err *err)
+{
+  double t0 = 0, t1 = INFINITY;
+  int lv = TRACE_ALL;
+  if (jt->window) {
+    char a[64];
+    const char *colon = strchr(jt->window, ':');
+    size_t n = colon ? (size_t)(colon - jt->window) : 0;
+    if (!colon || n >= sizeof a)
+      return weft_errf(err, WEFT_EINVAL, "--trace-window: '%s' is not "
+                       "T0:T1, such as 1s:2.5s", jt->window);
+    memcpy(a, jt->window, n);
+    a[n] = '\0';
+    if (units_parse(a, UNIT_TIME, &t0, err) ||
+        units_parse(colon + 1, UNIT_TIME, &t1, err))
+      return weft_err_prefix(err, "--trace-window");
+  }
+  if (jt->level &&
+      names_choice(jt->level, (const char *const[]){"all", "comm", NULL},
+                   &lv, err))
+    return weft_err_prefix(err, "--trace-level");
+  return trace_select(tr, jt->ranks, t0, t1, (enum trace_level)lv, err);
+}
+
+/* Replay `g` with the engine settings `ep`, writing the traces asked
+ * for. */
+static int simulate(const struct job_spec *s, const struct graph *g,
+                    struct engine_params *ep, struct engine_result *res,
+                    struct weft_err *err)
+{
+  const struct job_trace *jt = &s->trace;
+  struct trace *tr = NULL;
+  struct tracing tracing = {NULL, s->c};
+  if (jt->paje || jt->chrome) {
+    tracing.tr = tr = trace_new(g);
+    int rc = trace_options(jt, tr, err);
+    if (rc) {
+      trace_free(tr);
+      return rc;
+    }
+    ep->on_task = record;
+    ep->on_flow = record_flow;
+    ep->ctx = &tracing;
+  }
+  int rc = 0;
+  if (!s->platform_loaded) {
+    platload_boot(0);
+    rc = platload_cluster(s->c, err);
+  }
+  if (!rc)
+    rc = engine_run(g, s->c, ep, res, err);
+  if (!rc && tr)
+    rc = trace_write(tr, jt->paje, jt->chrome, err);
+  trace_free(tr);
+  ep->on_task = NULL;
+  ep->on_flow = NULL;
+  ep->ctx = NULL;
+  return rc;
+}
+
+/* The same job without gradient compression, replayed on the loaded
+ * platform with the settings `ep` (no hooks): its iteration time in
+ * *out_s (0 when it failed) and its data-parallel model. */
+static void baseline(const struct job_spec *s, const struct engine_params *ep,
+                     double *out_s, struct ddp_model *out_ddp,
+                     struct weft_err *err)
+{
+  struct plan bp = s->w->plan;
+  bp.compress = CM_NONE;
+  struct graph *bg = build_graph(&s->w->model, &bp, err);
+  struct engine_result bres = {0};
+  if (bg && !engine_run(bg, s->c, ep, &bres, err)) {
+    *out_s = bres.iteration_s;
+    closed_form_ddp(bg, s->c, ep->dtype, out_ddp);
+  }
+  engine_result_free(&bres);
+  graph_free(bg);
+}
+
+int job_run(const struct job_spec *s, struct job_result *out,
+            struct weft_err *err)
+{
+  const struct workload *w = s->w;
+  struct cost_table *table = NULL;
+  struct graph *g = NULL;
+  struct engine_result res = {0};
+  struct engine_params ep = s->ep;
+  int rc = job_check_size(w, s->force, err);
+  if (!rc && s->kernel_table &&
+      !(table = cost_table_read(s->kernel_table, err)))
+    rc = err->code ? err->code : WEFT_EINVAL;
+  if (!rc && !(g = build_graph(&w->model, &w->plan, err)))
+    rc = err->code ? err->code : WEFT_EINVAL;
+  if (rc)
+    goto out;
+  ep.table = table;
+  struct engine_params bep = ep; /* the baseline's: no hooks */
+  bep.on_progress = NULL;
+  rc = simulate(s, g, &ep, &res, err);
+  if (rc)
+    goto out;
+  /* With gradient compression, the same job without it, for the
+   * speedup (a second replay on the loaded platform). */
+  double base_s = 0;
+  struct ddp_model base_ddp = {0};
+  if (w->plan.compress != CM_NONE) {
+    baseline(s, &bep, &base_s, &base_ddp, err);
+    if (!base_s) {
+      rc = err->code ? err->code : WEFT_EINVAL;
+      goto out;
+    }
+  }
+  report_fill(&out->r, w, s->c, g, &res, ep.dtype, cli_wall_s() - s->t0_s);
+  res = (struct engine_result){0}; /* the report owns it now */
+  out->r.base_iteration_s = base_s;
+  out->r.base_ddp = base_ddp;
+  out->r.collective = coll_algo_name(ep.algo);
+  out->r.fidelity = fidelity_name(ep.fidelity);
+  out->r.every_rank = ep.no_symmetry;
+  out->r.kernel_table = s->kernel_table != NULL;
+out:
+  engine_result_free(&res);
+  graph_free(g);
+  cost_table_free(table);
+  return rc;
+}
+
+void job_result_release(struct job_result *r)
+{
+  engine_result_free(&r->r.res);
+}
