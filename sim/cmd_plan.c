@@ -769,11 +769,11 @@ int cmd_plan(int argc, char **argv)
   for (long i = 0; i < s.n; i++)
     s.k[i].est_rank = i + 1;
   if (!s.n) {
-    int code = 1;
+    int status = 1;
     if (!s.valid) { /* the settings given rule out every plan: say why */
       struct plan p = w.plan;
       if (plan_resolve(&p, &w.model, c.gpus, &err))
-        code = cli_fail(&err);
+        status = cli_fail(&err);
       else
         fprintf(stderr, "weft: no valid plan\n");
     } else {
@@ -783,7 +783,7 @@ int cmd_plan(int argc, char **argv)
               c.gpu.name, s.least_mem / 1e9);
     }
     catalog_free(cat);
-    return code;
+    return status;
   }
   double t1 = cli_wall_s();
   if (s.n && top > 0 && budget > 0) {

@@ -1290,13 +1290,13 @@ Test(engine, torus_allreduce_closed_form)
   double S = 1 << 30;
   struct cluster c = load("dgx-h100", KV("gpus", "9", "gpus_per_node", "1",
                                          "topology", "torus", "torus", "3x3"));
-  double NIC = c.nic.bw_Bps, P = NIC / 4;
+  double nic_Bps = c.nic.bw_Bps, P = nic_Bps / 4;
   cr_assert_eq(c.nics_per_node, 1);
   algo = CA_TORUS;
   /* A hop: both NICs and both routers; 4 stages of 2 ring steps. */
   double L = 2 * c.nic.lat_s + 2 * c.switch_lat_s;
   double t = one_coll(&c, 9, CO_ALLREDUCE, S, 1, 9, GK_DP);
-  REL(t, 16 * S / (9 * NIC) + 8 * L, 1e-7);
+  REL(t, 16 * S / (9 * nic_Bps) + 8 * L, 1e-7);
   algo = CA_RING;
   double r = one_coll(&c, 9, CO_ALLREDUCE, S, 1, 9, GK_DP);
   REL(r, 16 * S / (9 * P), 1e-3); /* and its 16 steps of latency */

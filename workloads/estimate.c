@@ -167,22 +167,22 @@ int estimate_plan(const struct model *m, const struct plan *p,
     double pe, pl, ph;
     build_unit_params(m, p, &pe, &pl, &ph);
     double share = (double)(p->microbatches - 1) / (double)p->microbatches;
-    struct task k = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
+    struct task acc = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
                      .stream = ST_COMPUTE, .phase = PH_BWD};
-    k.bytes = acc_b * pe;
-    a_emb = share * cost_kernel(&c->gpu, dt, attn, &k, NULL);
-    k.bytes = acc_b * pl;
-    a_last = cost_kernel(&c->gpu, dt, attn, &k, NULL);
+    acc.bytes = acc_b * pe;
+    a_emb = share * cost_kernel(&c->gpu, dt, attn, &acc, NULL);
+    acc.bytes = acc_b * pl;
+    a_last = cost_kernel(&c->gpu, dt, attn, &acc, NULL);
     a_layer = share * a_last;
-    k.bytes = acc_b * ph;
-    a_head = ph > 0 ? share * cost_kernel(&c->gpu, dt, attn, &k, NULL) : 0;
+    acc.bytes = acc_b * ph;
+    a_head = ph > 0 ? share * cost_kernel(&c->gpu, dt, attn, &acc, NULL) : 0;
   }
   double t_max = 0, c_max = 0, tail = 0, tail_d = 0, tail_o = 0;
   for (long st = 0; st < p->pp; st++) {
     double L = 0;
-    for (long k = 0; k < p->vchunks; k++) {
+    for (long ch = 0; ch < p->vchunks; ch++) {
       long first, count;
-      plan_chunk_layers(p, m, st, k, &first, &count);
+      plan_chunk_layers(p, m, st, ch, &first, &count);
       L += (double)count;
     }
     double comp = L * (work + a_layer), t = L * (layer_t + a_layer);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -25,7 +26,10 @@ struct xin_doc {
   size_t len;
 };
 
-#define NODE(e) ((xmlNodePtr)(e))
+/* libxml2's accessors take non-const nodes; weft's elements are const
+ * views that never write through them, so the const is dropped here,
+ * once, on purpose (through uintptr_t, which -Wcast-qual accepts). */
+#define NODE(e) ((xmlNodePtr)(uintptr_t)(e))
 #define ELEM(n) ((const struct xin_elem *)(n))
 
 static void silent(void *ctx, const char *msg, ...)
