@@ -695,51 +695,116 @@ static int parse_long(const char *flag, const char *v, long min, long max,
   return 0;
 }
 
+/* The search's own options (--budget, --top, --jobs, --show, --grid-max,
+ * --family), each checked; returns 0 or the exit status of a bad one. */
+struct plan_opts {
+  double budget;
+  long top, jobs, show, grid_max;
+  int family;
+};
+
+static int plan_options(const struct opts *o, struct plan_opts *po)
+{
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  po->budget = 60;
+  const char *bv = opts_get(o, PLAN_BUDGET);
+  if (bv) {
+    struct weft_err err = {0};
+    char *end;
+    po->budget = strtod(bv, &end); /* a bare number is seconds */
+    if ((end == bv || *end) && units_parse(bv, UNIT_TIME, &po->budget, &err))
+      po->budget = -1;
+    if (!(po->budget >= 0))
+      return cli_usage("--budget: %s", err.code ? err.msg
+                                                : "a time of 0 or more");
+  }
+  int rc = parse_long("top", opts_get(o, PLAN_TOP), 0, 100000,
+                      32, &po->top);
+  if (!rc)
+    rc = parse_long("jobs", opts_get(o, PLAN_JOBS), 1, 64,
+                    cores < 1 ? 1 : cores > 64 ? 64 : cores, &po->jobs);
+  if (!rc)
+    rc = parse_long("show", opts_get(o, PLAN_SHOW), 0,
+                    1000000, 20, &po->show);
+  if (!rc)
+    rc = parse_long("grid-max", opts_get(o, PLAN_GRID_MAX), 2,
+                    WEFT_MAX_DEGREE, 0, &po->grid_max);
+  if (rc)
+    return rc;
+  po->family = FAM_ALL;
+  const char *fv = opts_get(o, PLAN_FAMILY);
+  if (fv) {
+    static const char *const fams[] = {"all", "megatron", "tensor3d"};
+    po->family = -1;
+    for (int i = 0; i < 3; i++)
+      if (strcmp(fv, fams[i]) == 0)
+        po->family = i;
+    if (po->family < 0)
+      return cli_usage("--family: '%s' is not megatron, tensor3d or all", fv);
+  }
+  return 0;
+}
+
+/* No plan came out of the search: say why (the settings given rule out
+ * every plan, or none fits in memory); returns the exit status. */
+static int no_plan(const struct search *s, const struct workload *w,
+                   const struct cluster *c)
+{
+  struct weft_err err = {0};
+  if (!s->valid) { /* the settings given rule out every plan: say why */
+    struct plan p = w->plan;
+    if (plan_resolve(&p, &w->model, c->gpus, &err))
+      return cli_fail(&err);
+    fprintf(stderr, "weft: no valid plan\n");
+    return 1;
+  }
+  fprintf(stderr, "weft: none of the %ld valid plans fits in the %.0f GB "
+          "of a %s: the least needs %.1f GB per GPU (fix fewer settings, "
+          "or give the job more GPUs)\n", s->valid, c->gpu.hbm_bytes / 1e9,
+          c->gpu.name, s->least_mem / 1e9);
+  return 1;
+}
+
+/* Simulate the best `po->top` plans within the budget on the cluster's
+ * platform.  Returns 0, or the exit status of a failure or a stop. */
+static int simulate_top(struct search *s, struct cluster *c,
+                        const struct plan_opts *po)
+{
+  struct weft_err err = {0};
+  /* SimGrid sets a SIGINT handler of its own when it starts, one that
+   * exits through its cleanup; this process keeps its own disposition
+   * (the pool catches SIGINT while children run, and the default kills
+   * quietly before and after). */
+  struct sigaction old_int;
+  sigaction(SIGINT, NULL, &old_int);
+  platload_boot(0);
+  sigaction(SIGINT, &old_int, NULL);
+  if (platload_cluster(c, &err))
+    return cli_fail(&err);
+  int stop = simulate_all(s, po->top, po->budget, po->jobs,
+                          isatty(STDERR_FILENO), &err);
+  if (!stop)
+    return 0;
+  if (stop < 0)
+    return cli_fail(&err);
+  long simulated = 0;
+  for (long i = 0; i < s->n; i++)
+    simulated += s->k[i].sim == SIM_OK;
+  fprintf(stderr, "weft: plan stopped by %s after %ld plans simulated\n",
+          stop == SIGINT ? "SIGINT" : "SIGTERM", simulated);
+  return 128 + stop;
+}
+
 int cmd_plan(int argc, char **argv)
 {
   struct opts o;
   int code;
   if (cli_parse(&cmd_plan_spec, argc, argv, &o, &code))
     return code;
-  long top, jobs, show;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  double budget = 60;
-  const char *bv = opts_get(&o, PLAN_BUDGET);
-  if (bv) {
-    struct weft_err err = {0};
-    char *end;
-    budget = strtod(bv, &end); /* a bare number is seconds */
-    if ((end == bv || *end) && units_parse(bv, UNIT_TIME, &budget, &err))
-      budget = -1;
-    if (!(budget >= 0))
-      return cli_usage("--budget: %s", err.code ? err.msg
-                                                : "a time of 0 or more");
-  }
-  int rc = parse_long("top", opts_get(&o, PLAN_TOP), 0, 100000,
-                      32, &top);
-  if (!rc)
-    rc = parse_long("jobs", opts_get(&o, PLAN_JOBS), 1, 64,
-                    cores < 1 ? 1 : cores > 64 ? 64 : cores, &jobs);
-  long grid_max;
-  if (!rc)
-    rc = parse_long("show", opts_get(&o, PLAN_SHOW), 0,
-                    1000000, 20, &show);
-  if (!rc)
-    rc = parse_long("grid-max", opts_get(&o, PLAN_GRID_MAX), 2,
-                    WEFT_MAX_DEGREE, 0, &grid_max);
+  struct plan_opts po;
+  int rc = plan_options(&o, &po);
   if (rc)
     return rc;
-  int family = FAM_ALL;
-  const char *fv = opts_get(&o, PLAN_FAMILY);
-  if (fv) {
-    static const char *const fams[] = {"all", "megatron", "tensor3d"};
-    family = -1;
-    for (int i = 0; i < 3; i++)
-      if (strcmp(fv, fams[i]) == 0)
-        family = i;
-    if (family < 0)
-      return cli_usage("--family: '%s' is not megatron, tensor3d or all", fv);
-  }
   struct workload w;
   struct catalog *cat;
   struct cluster c;
@@ -756,8 +821,8 @@ int cmd_plan(int argc, char **argv)
     return cli_usage("the global batch is required (--global-batch or "
                      "global_batch= in the workload file)");
   }
-  struct search s = {.w = &w, .c = &c, .family = family,
-                     .grid_max = grid_max};
+  struct search s = {.w = &w, .c = &c, .family = po.family,
+                     .grid_max = po.grid_max};
   s.node_gpus = c.nvl_rack > c.gpus_per_node ? c.nvl_rack : c.gpus_per_node;
   if (!s.grid_max)
     s.grid_max = s.node_gpus;
@@ -769,62 +834,25 @@ int cmd_plan(int argc, char **argv)
   for (long i = 0; i < s.n; i++)
     s.k[i].est_rank = i + 1;
   if (!s.n) {
-    int status = 1;
-    if (!s.valid) { /* the settings given rule out every plan: say why */
-      struct plan p = w.plan;
-      if (plan_resolve(&p, &w.model, c.gpus, &err))
-        status = cli_fail(&err);
-      else
-        fprintf(stderr, "weft: no valid plan\n");
-    } else {
-      fprintf(stderr, "weft: none of the %ld valid plans fits in the %.0f GB "
-              "of a %s: the least needs %.1f GB per GPU (fix fewer settings, "
-              "or give the job more GPUs)\n", s.valid, c.gpu.hbm_bytes / 1e9,
-              c.gpu.name, s.least_mem / 1e9);
-    }
+    rc = no_plan(&s, &w, &c);
+    free(s.k);
     catalog_free(cat);
-    return status;
+    return rc;
   }
   double t1 = cli_wall_s();
-  if (s.n && top > 0 && budget > 0) {
-    /* SimGrid sets a SIGINT handler of its own when it starts, one that
-     * exits through its cleanup; this process keeps its own disposition
-     * (the pool catches SIGINT while children run, and the default kills
-     * quietly before and after). */
-    struct sigaction old_int;
-    sigaction(SIGINT, NULL, &old_int);
-    platload_boot(0);
-    sigaction(SIGINT, &old_int, NULL);
-    if (platload_cluster(&c, &err)) {
-      free(s.k);
-      catalog_free(cat);
-      return cli_fail(&err);
-    }
-    int stop = simulate_all(&s, top, budget, jobs, isatty(STDERR_FILENO),
-                            &err);
-    if (stop) {
-      long simulated = 0;
-      for (long i = 0; i < s.n; i++)
-        simulated += s.k[i].sim == SIM_OK;
-      free(s.k);
-      catalog_free(cat);
-      if (stop < 0)
-        return cli_fail(&err);
-      fprintf(stderr, "weft: plan stopped by %s after %ld plans simulated\n",
-              stop == SIGINT ? "SIGINT" : "SIGTERM", simulated);
-      return 128 + stop;
-    }
-  }
-  double sim_wall = cli_wall_s() - t1;
-  if (s.n)
+  if (po.top > 0 && po.budget > 0)
+    rc = simulate_top(&s, &c, &po);
+  if (!rc) {
+    double sim_wall = cli_wall_s() - t1;
     qsort(s.k, (size_t)s.n, sizeof *s.k, cmp_final);
-  struct agreement a;
-  agreement(s.k, s.n, &a);
-  if (opts_get(&o, PLAN_JSON))
-    print_json(&s, show, &a, budget);
-  else
-    print_text(&s, show, &a, budget, sim_wall);
+    struct agreement a;
+    agreement(s.k, s.n, &a);
+    if (opts_get(&o, PLAN_JSON))
+      print_json(&s, po.show, &a, po.budget);
+    else
+      print_text(&s, po.show, &a, po.budget, sim_wall);
+  }
   free(s.k);
   catalog_free(cat);
-  return 0;
+  return rc;
 }
