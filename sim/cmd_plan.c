@@ -199,7 +199,10 @@ static void try_cand(struct search *s, struct cand *k)
   s->k[s->n++] = *k;
 }
 
-/* Every combination the settings allow. */
+/* Every combination the settings allow.  Over 100 lines on purpose: the
+ * nested loops, one per plan dimension, are the order in which plans are
+ * tried, which breaks ties in the ranking and so must read in one place.
+ * NEEDSWORK: a table of dimensions with an odometer would be shorter. */
 static void enumerate(struct search *s)
 {
   const struct plan *b = &s->w->plan;

@@ -119,6 +119,10 @@ static double grad_reduction(const struct model *m, const struct plan *p,
   return exposed;
 }
 
+/* Over 100 lines: the closed form's terms one after the other (layer
+ * time, pipeline transfers, accumulation passes, per-stage sums, the
+ * bubble, the data-parallel tail), each using the ones before; split, the
+ * pieces would pass a dozen partial sums.  NEEDSWORK: a struct of them. */
 int estimate_plan(const struct model *m, const struct plan *p,
                   const struct cluster *c, enum dtype dt, int attn,
                   struct estimate *out, struct weft_err *err)

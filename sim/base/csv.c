@@ -187,6 +187,10 @@ static int skip_comments(struct csv_reader *r, struct weft_err *err)
   return 0;
 }
 
+/* One function on purpose (about 100 lines): the byte-level state machine
+ * of a row (unquoted, quoted, after a closing quote) whose states share the
+ * row's buffer, field starts and file position; split, each piece would
+ * take all of them. */
 int csv_reader_next(struct csv_reader *r, struct weft_err *err)
 {
   if (r->failed || !r->f)
