@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "sim/base/infile.h"
 #include "sim/base/xalloc.h"
 
 void csv_append(struct csv_buf *b, const char *text, size_t len)
@@ -47,27 +47,9 @@ void csv_buf_free(struct csv_buf *b)
   memset(b, 0, sizeof *b);
 }
 
-/* Refuse a directory by name: fopen opens one for reading on Linux and
- * fread then fails with a bare EISDIR. */
-static FILE *open_file(const char *path, struct weft_err *err)
-{
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
-    return NULL;
-  }
-  return f;
-}
-
 char *csv_slurp(const char *path, size_t *len, struct weft_err *err)
 {
-  FILE *f = open_file(path, err);
+  FILE *f = infile_open(path, err);
   if (!f)
     return NULL;
   struct csv_buf b = {0};
@@ -143,7 +125,7 @@ int csv_reader_open(struct csv_reader *r, const char *path,
                     struct weft_err *err)
 {
   memset(r, 0, sizeof *r);
-  FILE *f = open_file(path, err);
+  FILE *f = infile_open(path, err);
   if (!f)
     return err ? err->code : WEFT_EIO;
   r->f = f;

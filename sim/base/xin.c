@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "bounds.h"
+#include "infile.h"
 #include "xalloc.h"
 
 struct xin_doc {
@@ -137,17 +137,9 @@ struct xin_doc *xin_parse_mem(const char *buf, size_t len, const char *name,
 
 struct xin_doc *xin_parse_file(const char *path, struct weft_err *err)
 {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = infile_open(path, err);
+  if (!f)
     return NULL;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
-    return NULL;
-  }
   size_t cap = 1 << 16, len = 0;
   char *buf = xmalloc(cap);
   for (;;) {

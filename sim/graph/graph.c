@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "sim/base/bounds.h"
+#include "sim/base/infile.h"
 #include "sim/base/outfile.h"
 #include "sim/base/units.h"
 #include "sim/base/xalloc.h"
@@ -426,29 +426,10 @@ static int read_body_line(struct reader *r, char *line, struct read_state *st)
   return 0;
 }
 
-/* Open `path` for reading; NULL (and *err set) if it cannot be opened or
- * is a directory. */
-static FILE *open_graph(const char *path, struct weft_err *err)
-{
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    weft_errf(err, WEFT_EIO, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  /* A directory opens for reading; say what it is, not "read error". */
-  struct stat sb;
-  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    fclose(f);
-    weft_errf(err, WEFT_EIO, "%s: is a directory", path);
-    return NULL;
-  }
-  return f;
-}
-
 struct graph *graph_read(const char *path, struct weft_err *err)
 {
   struct reader r = {.path = path, .err = err};
-  r.f = open_graph(path, err);
+  r.f = infile_open(path, err);
   if (!r.f)
     return NULL;
   struct read_state st = {.stage = -1};
