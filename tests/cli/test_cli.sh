@@ -37,7 +37,7 @@ expect 1 "weft: --gpu: unknown GPU 'Z100' (see weft list gpus)" platform dgx-h10
 expect 1 "weft: --scale: unknown factor 'memory'; expected compute, hbm_bw, hbm_cap, nvlink or nic" platform dgx-h100 --scale memory=2
 expect 1 "weft: /nonexistent/c.xml: cannot open: No such file or directory" platform /nonexistent/c.xml
 expect 1 "weft: /nonexistent/dir/p.xml: cannot write: No such file or directory" platform dgx-h100 -o /nonexistent/dir/p.xml
-expect 2 "weft: list: unknown list 'cpus'; expected models, gpus, nics, nodes, switches, trends, clusters or collectives" list cpus
+expect 2 "weft: list: unknown list 'cpus'; expected models, gpus, nics, nodes, switches, trends, clusters, collectives or stacks" list cpus
 
 # weft graph: bad workloads.
 expect 1 "weft: no model: give --model NAME or a workload file with <model>" graph --global-batch 8
