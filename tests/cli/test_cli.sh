@@ -135,6 +135,15 @@ mkdir -p "$tmp/elsewhere"
 if cmp -s "$tmp/r1" "$tmp/r2" && cmp -s "$tmp/r1" "$tmp/r3" && grep -q '"iteration_time_s"' "$tmp/r1" &&
    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/r1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1" "$tmp/r2"; fi
 
+# Tracing changes no figure: the same JSON with and without a trace (an
+# FSDP job inside one node, whose gathers and reduce-scatters overlap on
+# NVLink: the closed form of whole-node collectives once ignored that and
+# reported less overlapped communication untraced).
+fsdp8="--model llama3-8b --layers 4 --cluster dgx-h100 --gpus 8 --fsdp yes --global-batch 8"
+"$weft" run $fsdp8 --json -q | sed 's/"sim_wall_s": [^,}]*//' >"$tmp/u.json"
+"$weft" run $fsdp8 --json -q --chrome "$tmp/u.trace" | sed 's/"sim_wall_s": [^,}]*//' >"$tmp/t.json"
+if cmp -s "$tmp/u.json" "$tmp/t.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a trace changes weft run's figures"; diff "$tmp/u.json" "$tmp/t.json" | head -5; fi
+
 # Traces: identical runs give identical files; pj_dump parses the Paje one
 # and the Chrome one is valid JSON.
 small="--model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 2 --global-batch 16"
