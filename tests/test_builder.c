@@ -580,3 +580,34 @@ Test(builder, llama_layer_fused_and_eager_bytes)
     graph_free(g);
   }
 }
+
+/* torchtitan's op-level selective recomputation recomputes every second
+ * matmul of a Llama layer, wk, wo and w3 (q, k, v, o, gate, up, down):
+ * 2 T h (kv + h + f) FLOPs per layer, with TP splitting each; Megatron's
+ * selective recomputation none of them. */
+Test(builder, torchtitan_op_policy_recomputes_every_second_matmul)
+{
+  struct model m;
+  struct plan p;
+  for (int tp = 1; tp <= 2; tp *= 2) {
+    char tps[4];
+    snprintf(tps, sizeof tps, "%d", tp);
+    struct graph *g = build_layers(
+        "llama3-8b", 2, 8, KV("global_batch", "8", "tp", tps, "recompute",
+                              "selective", "selective", "ops"), &m, &p);
+    double T = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+    double kv = (double)model_kv_dim(&m);
+    double got = 0;
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_KERNEL && t->op == KK_GEMM && t->layer == 0 &&
+          t->phase == PH_RECOMP && t->mb == 0)
+        got += t->flops;
+    }
+    double want = 2 * T * h * (kv + h + f) / tp;
+    cr_assert(fabs(got - want) <= 1e-9 * want, "TP %d: %.17g vs %.17g", tp,
+              got, want);
+    graph_free(g);
+  }
+}

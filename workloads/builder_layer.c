@@ -371,7 +371,7 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     rope_pass(c, B, l);
     break;
   case LS_ATTN:
-    if (c->p->recompute == RECOMP_SELECTIVE)
+    if (c->p->recompute == RECOMP_SELECTIVE && !c->p->sel_ops)
       bld_attention(c, PH_RECOMP, l, false);
     bld_attention(c, B, l, true);
     break;
@@ -400,6 +400,50 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
   return -1;
 }
 
+/* The matrices torchtitan multiplies for linear `w`, as it holds them
+ * (q, k and v apart; SwiGLU's gate and up apart): their output features,
+ * in order.  Returns how many. */
+static int linear_pieces(const struct ctx *c, const struct lweight *w,
+                         double *out)
+{
+  if (w->role == LW_ATTN && w->split == LW_COL) {
+    out[0] = w->out - 2 * c->kv;
+    out[1] = out[2] = c->kv;
+    return 3;
+  }
+  for (int k = 0; k < w->tensors; k++)
+    out[k] = w->out / w->tensors;
+  return w->tensors;
+}
+
+/* torchtitan's op-level selective recomputation (plan.h, sel_ops): before
+ * a layer's backward, its forward again for what the policy did not
+ * save: every element-wise step, and every second matrix multiply in
+ * module order, each a GEMM of its own columns.  Attention's output is
+ * saved; collectives and FP8 casts are not redone. */
+static void recompute_ops(struct ctx *c, long l)
+{
+  long mm = 0;
+  for (int i = 0; i < c->ld.ns; i++) {
+    const struct lstep *st = &c->ld.st[i];
+    if (st->kind == LS_NORM || st->kind == LS_ROPE || st->kind == LS_RESID ||
+        st->kind == LS_ACT) {
+      step_fwd(c, st, PH_RECOMP, l);
+      continue;
+    }
+    if (st->kind != LS_LINEAR)
+      continue;
+    const struct lweight *w = &c->ld.w[st->w];
+    double piece[LAYER_WEIGHTS_MAX], N, K;
+    int np = linear_pieces(c, w, piece);
+    lweight_gemm_nk(w, c->t, &N, &K);
+    for (int k = 0; k < np; k++)
+      if (++mm % 2 == 0)
+        linear_gemm(c, w, PH_RECOMP, l, linear_rows(c, w),
+                    w->split == LW_COL ? piece[k] / c->t : N, K, false);
+  }
+}
+
 /* The layer's steps (layer.h) in order. */
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
@@ -412,6 +456,8 @@ static long layer_bwd(struct ctx *c, long l)
 {
   if (c->p->recompute == RECOMP_FULL)
     layer_fwd(c, l, PH_RECOMP);
+  else if (c->p->recompute == RECOMP_SELECTIVE && c->p->sel_ops)
+    recompute_ops(c, l);
   long last = -1;
   for (int i = c->ld.ns - 1; i >= 0; i--) {
     long w = step_bwd(c, &c->ld.st[i], l);

@@ -372,6 +372,19 @@ static int set_fusion(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+/* selective=attention|ops. */
+static int set_selective(struct plan *p, enum plan_key k, const char *v,
+                         struct weft_err *err)
+{
+  static const char *const sels[] = {"attention", "ops", NULL};
+  int i;
+  (void)k;
+  int rc = choice(v, sels, &i, err);
+  if (!rc)
+    p->sel_ops = i == 1;
+  return rc;
+}
+
 /* stack=NAME: recorded here; plan_set applies its settings. */
 static int set_stack(struct plan *p, enum plan_key k, const char *v,
                      struct weft_err *err)
@@ -536,6 +549,10 @@ static const struct {
             "the layer's memory-bound work: fused kernels (Transformer "
             "Engine, Megatron-Core, torch.compile) or eager PyTorch (RMSNorm,"
             " SwiGLU and RoPE as separate ATen ops; default fused)"},
+    [PK_SELECTIVE] = {"selective", "attention|ops", set_selective,
+            "what recompute=selective recomputes: the attention core "
+            "(Megatron-LM) or torchtitan's op policy (element-wise work and "
+            "every second matmul; default attention)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -694,6 +711,7 @@ static int check_tensor3d(struct plan *p, const struct model *m,
                                       "weights already)"
                      : model_is_moe(m) ? "MoE models"
                      : m->dtype == DTYPE_FP8 ? "FP8 linear layers"
+                     : p->sel_ops ? "selective=ops (torchtitan's policy)"
                      : p->compress != CM_NONE ? "gradient compression"
                                               : NULL;
   if (what)
@@ -1010,6 +1028,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_GRAD_ACCUM:
     snprintf(buf, size, "%s", grad_accum_name(p->grad_accum));
+    break;
+  case PK_SELECTIVE:
+    snprintf(buf, size, "%s", p->sel_ops ? "ops" : "attention");
     break;
   case PK_FUSION: snprintf(buf, size, "%s", p->eager ? "eager" : "fused"); break;
   case PK_STACK: snprintf(buf, size, "%s", p->stack[0] ? p->stack : "none"); break;
