@@ -25,6 +25,28 @@ DEFAULT_JOB = ["--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
                "--dtype", "bf16", "--recompute", "none"]
 
 
+def merge(base, extra):
+    """The default job with each --flag VALUE of extra replacing the same
+    flag's (weft refuses a setting given twice); new flags are appended."""
+    pairs = [[base[i], base[i + 1]] for i in range(0, len(base), 2)]
+    i = 0
+    while i < len(extra):
+        flag = extra[i]
+        val = extra[i + 1] if i + 1 < len(extra) else None
+        if val is None or val.startswith("--"):
+            pairs.append([flag])
+            i += 1
+            continue
+        for p in pairs:
+            if p[0] == flag:
+                p[1] = val
+                break
+        else:
+            pairs.append([flag, val])
+        i += 2
+    return [w for p in pairs for w in p]
+
+
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -104,7 +126,7 @@ def main():
         weft, argv = argv[1], argv[2:]
     if argv and argv[0] == "--":
         argv = argv[1:]
-    job = DEFAULT_JOB + argv
+    job = merge(DEFAULT_JOB, argv)
     tmp = tempfile.mkdtemp(prefix="weft-recon-")
     gpath, cpath = os.path.join(tmp, "g.txt"), os.path.join(tmp, "c.json")
     run([weft, "graph", "-q"] + job + ["-o", gpath])
