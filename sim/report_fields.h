@@ -240,6 +240,8 @@
     SETTING, NULL, COL, true, PK_OVERLAP_PARAM_GATHER)                        \
   X(PLAN_GRAD_ACCUM, "inputs.plan.grad_accum",                                \
     SETTING, NULL, COL, true, PK_GRAD_ACCUM)                                  \
+  X(PLAN_MEM_FRAMEWORK, "inputs.plan.mem_framework",                          \
+    SETTING, NULL, NOCOL, p->mem_framework != MF_ZERO, PK_MEM_FRAMEWORK)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \
