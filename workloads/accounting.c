@@ -407,22 +407,17 @@ static void torchtitan_terms(const struct model *m, const struct plan *p,
   double rs = p->set[PK_GRAD_DTYPE] ? dtype_bytes(p->grad_dtype) : 4;
   double fsdp = 0, root = 0;
   if (p->zero >= 3) {
-    /* With pipeline parallelism torchtitan does not reshard after the
-     * forward pass (fsdp.py get_fsdp_reshard_after_forward_policy:
-     * "default" is `not pp_enabled`): the whole stage stays gathered. */
-    if (p->pp > 1)
-      root = 2 * stage_params_rank(m, p, stage) * (1 - 1 / N);
-    else {
-      fsdp = 2 * 2 * L + 2 * 2 * L / N;
-      /* The final norm and output layer, one unit that is never resharded
-       * after the forward pass (fsdp.py: "do not reshard_after_forward the
-       * last layers by default since FSDP would prefetch them
-       * immediately"), held gathered from the forward to its backward. */
-      if (stage == p->pp - 1)
-        root = 2 * (output_params(m) / (double)p->tp + final_norm_params(m)) *
-               (1 - 1 / N);
-    }
-    fsdp += 2 * L + 2 * rs * L;
+    /* NEEDSWORK: with pipeline parallelism torchtitan does not reshard
+     * after the forward pass (fsdp.py get_fsdp_reshard_after_forward_policy:
+     * "default" is `not pp_enabled`), so a whole stage stays gathered;
+     * plan_resolve refuses ZeRO-3 with PP today, so only PP 1 is here. */
+    fsdp = 2 * 2 * L + 2 * 2 * L / N + 2 * L + 2 * rs * L;
+    /* The final norm and output layer, one unit that is never resharded
+     * after the forward pass (fsdp.py: "do not reshard_after_forward the
+     * last layers by default since FSDP would prefetch them
+     * immediately"), held gathered from the forward to its backward. */
+    root = 2 * (output_params(m) / (double)p->tp + final_norm_params(m)) *
+           (1 - 1 / N);
   }
   double bwd = remat + fsdp;
   x->transient = (loss > bwd ? loss : bwd) + root;

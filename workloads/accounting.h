@@ -19,6 +19,21 @@
  * parameter the GPU holds.  Activations follow
  * Korthikanti et al. (MLSys 2023) per layer and micro-batch, times the
  * micro-batches the stage's schedule keeps in flight at its peak.
+ *
+ * That is the plan's mem_framework `zero`, the default.  `megatron` and
+ * `torchtitan` follow what those stacks allocate (plan.h, enum
+ * mem_framework; accounting.c, megatron_terms and torchtitan_terms, each
+ * term with the code it comes from); what the gradient setting grad_dtype
+ * means differs: Megatron's main_grad buffer (FP32 unless
+ * grad_reduce_in_fp32 is off, as NeMo's performance recipes set it), the
+ * ZeRO paper's stored gradients, FSDP2's reduce dtype (the gradients kept
+ * are always FP32 there, the sharded parameters' dtype).  Not counted by
+ * any: the caching allocator's fragmentation (PyTorch's
+ * expandable_segments, which torchtitan's run_train.sh and NeMo's memory
+ * guide set, exist to shrink it; weft has no measurement of what is left),
+ * the CUDA context, the optimizer step's own transients (the activations
+ * are gone by then), and Megatron's --fp8-param-gather (FP8 parameters: 2
+ * bytes per linear weight fewer).
  */
 #ifndef WEFT_ACCOUNTING_H
 #define WEFT_ACCOUNTING_H
