@@ -390,13 +390,23 @@ static void torchtitan_terms(const struct model *m, const struct plan *p,
                     ? 12 * s * b * (double)m->vocab / (double)p->tp
                     : 0;
   /* A layer's backward: its recomputed activations (under selective, what
-   * the per-op policy dropped; under full, the whole layer), and, with
-   * FSDP, the layer's parameters gathered in BF16 together with the
-   * previous layer's (FSDP2 prefetches one layer ahead in both passes),
-   * its unsharded BF16 gradients, the reduce-scatter input cast to the
-   * reduce dtype (grad_dtype if given, else torchtitan's default
-   * mixed_precision_reduce, FP32) for this layer and for the one still in
-   * flight, and the all-gather inputs (the BF16 copies of two shards). */
+   * the per-op policy dropped; under full, the whole layer), then FSDP2's
+   * buffers as _fsdp_collectives.py allocates them (pytorch/pytorch at
+   * 8fc2039):
+   * foreach_all_gather allocates the flat all-gather output (the unit's
+   * parameters in BF16) on the all-gather copy-in stream, with a BF16 copy
+   * of the shard as its input; foreach_all_gather_copy_out copies it into
+   * per-parameter unsharded tensors on the compute stream; the flat output
+   * is kept until the next all-gather's copy-out, which with the
+   * one-unit-ahead prefetch means two of them live at once.  In the
+   * backward, foreach_reduce copies the unsharded BF16 gradients into a
+   * reduce-scatter input of the reduce dtype (grad_dtype if given, else
+   * torchtitan's default mixed_precision_reduce, FP32) on the compute
+   * stream and keeps it until the next reduce-scatter: two of them.
+   * PyTorch's caching allocator serves a stream from its own blocks
+   * (CUDACachingAllocator.cpp: a free block is reused only by the stream
+   * it was allocated on), so what the all-gather streams reserved stays
+   * reserved beside the compute stream's peak: it adds to either moment. */
   struct plan q = *p;
   q.recompute = RECOMP_NONE;
   double layer_none = layer_activation_bytes(m, &q) - dropout_bytes(m, &q);
@@ -405,22 +415,30 @@ static void torchtitan_terms(const struct model *m, const struct plan *p,
     remat = 0;
   double L = layer_params_rank(m, p->tp, p->ep);
   double rs = p->set[PK_GRAD_DTYPE] ? dtype_bytes(p->grad_dtype) : 4;
-  double fsdp = 0, root = 0;
+  double fsdp = 0, side = 0, root = 0;
   if (p->zero >= 3) {
     /* NEEDSWORK: with pipeline parallelism torchtitan does not reshard
      * after the forward pass (fsdp.py get_fsdp_reshard_after_forward_policy:
      * "default" is `not pp_enabled`), so a whole stage stays gathered;
      * plan_resolve refuses ZeRO-3 with PP today, so only PP 1 is here. */
-    fsdp = 2 * 2 * L + 2 * 2 * L / N + 2 * L + 2 * rs * L;
     /* The final norm and output layer, one unit that is never resharded
      * after the forward pass (fsdp.py: "do not reshard_after_forward the
      * last layers by default since FSDP would prefetch them
-     * immediately"), held gathered from the forward to its backward. */
-    root = 2 * (output_params(m) / (double)p->tp + final_norm_params(m)) *
-           (1 - 1 / N);
+     * immediately"): its unsharded BF16 parameters stay from the forward
+     * to its own backward, so through the loss but not a layer's
+     * backward. */
+    double R = output_params(m) / (double)p->tp + final_norm_params(m);
+    root = 2 * R;
+    /* The layer's unsharded parameters and gradients and two
+     * reduce-scatter inputs on the compute stream ... */
+    fsdp = 2 * L + 2 * L + 2 * rs * L;
+    /* ... and on the all-gather streams two flat outputs at once, the
+     * largest pair being a layer's beside the output unit's, and the copy
+     * of one shard. */
+    side = 2 * (L + (R > L ? R : L)) + 2 * L / N;
   }
   double bwd = remat + fsdp;
-  x->transient = (loss > bwd ? loss : bwd) + root;
+  x->transient = (loss + root > bwd ? loss + root : bwd) + side;
 }
 
 void memory_per_gpu(const struct model *m, const struct plan *p,
@@ -493,6 +511,8 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                 (double)x.p2p_peers * MEM_NCCL_P2P_CHANNELS *
                     MEM_NCCL_P2P_BYTES +
                 MEM_CUBLAS_BYTES;
+    if (p->mem_framework != MF_ZERO)
+      x.buffers += MEM_CUDA_CONTEXT_BYTES;
     x.shard = p->zero >= 1 ? N : 1;
     x.expert_shard = p->zero >= 1 && xp > 0 ? Nx : 1;
     x.total = x.weights + x.grads + x.optimizer + x.activations +
