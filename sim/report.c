@@ -584,8 +584,8 @@ void report_print_text(FILE *f, const struct report *r)
     fprintf(f, ", experts' over %.0f", m->expert_shard);
   fputc('\n', f);
   if (p->mem_framework != MF_ZERO)
-    fprintf(f, "    allocations as %s makes them (--mem-framework); the "
-            "allocator's fragmentation and the CUDA context not counted\n",
+    fprintf(f, "    allocations as %s makes them (--mem-framework), with "
+            "the CUDA context; the allocator's fragmentation not counted\n",
             mem_framework_name(p->mem_framework));
   if (r->fit_hint[0])
     fprintf(f, "    to fit: %s (%s)\n", r->fit_hint,

@@ -143,7 +143,9 @@ enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
  *   torchtitan: torchtitan on FSDP2 (MixedPrecisionPolicy param bf16,
  *     reduce fp32): FP32 parameters, gradients and Adam moments (no master
  *     copy), its per-op selective checkpointing, the unsharded layers'
- *     lifetimes and the eager FP32 loss. */
+ *     lifetimes and the eager FP32 loss;
+ * both of the latter count the CUDA context; none counts the caching
+ * allocator's fragmentation. */
 enum mem_framework { MF_ZERO, MF_MEGATRON, MF_TORCHTITAN };
 
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
