@@ -32,7 +32,8 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION, PK_SELECTIVE, PK_COUNT
+  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
+  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -130,6 +131,23 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
  * over Z every backward: their shards are not modelled as accumulating. */
 enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
 
+/* Whose allocations the memory estimate follows (accounting.h,
+ * memory_per_gpu; a software stack sets it):
+ *   zero: the ZeRO paper's mixed-precision Adam (2 + grad_dtype + 12 bytes
+ *     per parameter) with Korthikanti's activations, weft's model before
+ *     2026-11;
+ *   megatron: Megatron-Core with Transformer Engine: grad_dtype is the
+ *     main_grad buffer's (whole on every rank under the distributed
+ *     optimizer), FP8 weight caches of the linear layers only, no dropout
+ *     masks in models without dropout (Llama);
+ *   torchtitan: torchtitan on FSDP2 (MixedPrecisionPolicy param bf16,
+ *     reduce fp32): FP32 parameters, gradients and Adam moments (no master
+ *     copy), its per-op selective checkpointing, the unsharded layers'
+ *     lifetimes and the eager FP32 loss;
+ * both of the latter count the CUDA context; none counts the caching
+ * allocator's fragmentation. */
+enum mem_framework { MF_ZERO, MF_MEGATRON, MF_TORCHTITAN };
+
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021, SI_MEGATRON };
 #define MEGATRON_BUCKET_ELEMS 4e7    /* at least; 1e6 x DP beyond 40 */
@@ -208,6 +226,7 @@ struct plan {
    * collectives overlap the next piece's computation (builder_t3.c). */
   long t3[3];
   long pieces;
+  enum mem_framework mem_framework; /* memory as it allocates (above) */
   enum compress compress; /* gradient compression (above) */
   double compress_param;  /* its rank, fraction or bits */
   bool set[PK_COUNT];
@@ -241,6 +260,8 @@ const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);
 /* "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd". */
 const char *compress_name(enum compress c);
+/* "zero", "megatron", "torchtitan". */
+const char *mem_framework_name(enum mem_framework f);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;

@@ -346,13 +346,14 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 
 # weft run --json carries every field the README's table documents and
 # nothing else (three runs: one that fits, one that does not, which adds
-# the fit hint, and a ZeRO-3 one, which adds shard_impl); its memory terms
-# sum to the total.
+# the fit hint, and a ZeRO-3 one, which adds shard_impl, with torchtitan's
+# memory, which adds mem_framework); its memory terms sum to the total.
 "$weft" run --json >"$tmp/j1" 2>/dev/null
 "$weft" run --json --model gpt3-175b --gpus 64 --tp 8 --global-batch 64 \
   >"$tmp/j2" 2>/dev/null
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 16 --zero 3 \
-  --shard-impl deepspeed --global-batch 16 >"$tmp/j3" 2>/dev/null
+  --shard-impl deepspeed --global-batch 16 --mem-framework torchtitan \
+  >"$tmp/j3" 2>/dev/null
 "$weft" run --json --breakdown --model gpt-1.7b --layers 4 --gpus 16 --tp 2 \
   --pp 2 --cp 2 --global-batch 8 >"$tmp/j4" 2>/dev/null
 if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" <<'PY'
