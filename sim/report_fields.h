@@ -240,6 +240,10 @@
     SETTING, NULL, COL, true, PK_OVERLAP_PARAM_GATHER)                        \
   X(PLAN_GRAD_ACCUM, "inputs.plan.grad_accum",                                \
     SETTING, NULL, COL, true, PK_GRAD_ACCUM)                                  \
+  X(PLAN_COMM_CONTENTION, "inputs.plan.comm_contention",                      \
+    SETTING, NULL, COL, true, PK_COMM_CONTENTION)                             \
+  X(PLAN_HOST_OP, "inputs.plan.host_op",                                      \
+    SETTING, NULL, COL, true, PK_HOST_OP)                                     \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \
