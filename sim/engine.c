@@ -516,7 +516,10 @@ static bool simulated(const struct engine *E, long rank)
  * all-gather, reduce-scatter or all-to-all, the buffer of the others). */
 static int32_t coll_ctas(const struct task *t, int n)
 {
-  if (t->kind != TK_COLL)
+  /* A send-receive ring (context parallelism's exchange) is NCCL send and
+   * receive calls in one group: p2p channels, a send and a receive of a
+   * channel sharing its block. */
+  if (t->kind != TK_COLL || t->op == CO_SENDRECV)
     return COMM_P2P_CTAS;
   double nbytes = t->bytes;
   if ((t->op == CO_ALLGATHER || t->op == CO_REDUCE_SCATTER ||
