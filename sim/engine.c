@@ -960,11 +960,24 @@ static bool deps_done(const struct rank_state *r, const struct stage_info *si,
   return true;
 }
 
+/* Whether the host clock lets kernel `task` start `after` seconds from
+ * now or earlier: it is past the sync point and issued by then. */
+static bool host_ahead(const struct engine *E, const struct rank_state *r,
+                       long task, double after)
+{
+  const struct stage_info *si = &E->st[r->stage];
+  if (si->sync >= 0 && task >= si->sync && !r->synced)
+    return false;
+  double at = r->h_base + E->p.host_op_s * (si->hcnt[task] - r->h_cnt0);
+  return at <= now(E) + after;
+}
+
 /* Start a kernel.  Consecutive kernels that nothing else waits for and
  * that wait for nothing but their predecessor run as one execution: same
- * time, far fewer activities.  Not when the host issues each (its clock
- * may hold one back), nor under contention when a task hook or the
- * breakdown wants each kernel's times. */
+ * time, far fewer activities.  Under the host clock, only kernels the host
+ * has issued by the time they could start at the earliest (the durations
+ * without contention, which only slows kernels down); under contention,
+ * not when a task hook or the breakdown wants each kernel's times. */
 static void start_kernel(struct engine *E, long rank, long task)
 {
   struct rank_state *r = &E->rs[rank];
@@ -972,12 +985,14 @@ static void start_kernel(struct engine *E, long rank, long task)
   const struct program *pr = &E->g->prog[r->stage];
   double dur = si->dur[task];
   long last = task;
-  bool merge = !E->host && !(E->cont && (E->bd || E->p.on_task));
+  bool merge = !(E->cont && (E->bd || E->p.on_task));
   r->merged = 1;
   while (merge && !si->target[last] &&
          r->next[ST_COMPUTE] < si->len[ST_COMPUTE]) {
     long nx = si->list[ST_COMPUTE][r->next[ST_COMPUTE]];
     if (pr->tasks[nx].kind != TK_KERNEL || pr->tasks[nx].ndep)
+      break;
+    if (E->host && !host_ahead(E, r, nx, dur))
       break;
     dur += si->dur[nx];
     last = nx;
