@@ -86,6 +86,10 @@ struct stage_info {
   int32_t *hcnt;
   long sync;
   int32_t sync_need[ST_COUNT];
+  /* Contention (comm_contention, else NULL), by kernel: the time its HBM
+   * bytes take at the cost model's efficiency, and its 128 x 128 output
+   * tiles (0: not a GEMM). */
+  double *cmem, *ctiles;
 };
 
 struct ktag {
@@ -99,6 +103,7 @@ struct kdyn {
   int type; /* TAG_KDYN */
   int32_t rank, task;
   uint32_t gen;
+  struct kdyn *next; /* in the engine's free list */
 };
 
 /* The host's wait before issuing the next task of a stream. */
@@ -226,6 +231,8 @@ struct engine {
   bool host;        /* host_op_s > 0 */
   double link_Bps[2]; /* NVLink's and the NIC's rates as collectives reach
                          them (coll_model) */
+  struct kdyn *kfree;  /* fired kernel-block tags, for reuse (a block may
+                          be rescheduled at every communication event) */
 };
 
 static int64_t crit_pack(long rank, long task)
@@ -564,18 +571,24 @@ static double hbm_use(const struct engine *E, const struct rank_state *r)
  * SMs taken: a GEMM's waves of tiles on the SMs left over its waves on
  * all of them (the cost model's wave term); any other kernel the SMs'
  * ratio. */
-static double sm_slowdown(const struct gpu_spec *g, const struct task *t,
+static double gemm_tiles(const struct task *t)
+{
+  if (t->op != KK_GEMM && t->op != KK_GGEMM)
+    return 0;
+  double b = t->batch > 1 ? (double)t->batch : 1.0;
+  return t->op == KK_GGEMM
+             ? b * ceil(t->m / CONT_TILE) * ceil(t->n / CONT_TILE)
+             : ceil(b * t->m / CONT_TILE) * ceil(t->n / CONT_TILE);
+}
+
+static double sm_slowdown(const struct gpu_spec *g, double tiles,
                           int32_t ctas)
 {
   if (ctas <= 0 || g->sms <= 0)
     return 1;
   double s = g->sms, s2 = s - ctas < 1 ? 1 : s - ctas;
-  if (t->op != KK_GEMM && t->op != KK_GGEMM)
+  if (tiles <= 0)
     return s / s2;
-  double b = t->batch > 1 ? (double)t->batch : 1.0;
-  double tiles = t->op == KK_GGEMM
-                     ? b * ceil(t->m / CONT_TILE) * ceil(t->n / CONT_TILE)
-                     : ceil(b * t->m / CONT_TILE) * ceil(t->n / CONT_TILE);
   return ceil(tiles / s2) / ceil(tiles / s);
 }
 
@@ -600,11 +613,11 @@ static double kernel_time(const struct engine *E, const struct rank_state *r,
   /* Never binds on the catalog's GPUs (NVLink x 3 < HBM / 4); a guard
    * against a hand-made GPU whose links outrun its memory. */
   double avail = fmax(g->hbm_bw_Bps - u, 0.25 * g->hbm_bw_Bps);
-  double mem = t->bytes / (g->hbm_bw_Bps * cost_mem_efficiency(g, t));
+  double mem = si->cmem[task];
   double stretch = g->hbm_bw_Bps / avail;
   if (t->flops > 0 && base > mem)
-    return fmax(base * sm_slowdown(g, t, r->ctas), mem * stretch) +
-           g->launch_s;
+    return fmax(base * sm_slowdown(g, si->ctiles[task], r->ctas),
+                mem * stretch) + g->launch_s;
   return base * stretch + g->launch_s;
 }
 
@@ -656,8 +669,12 @@ static void block_advance(const struct engine *E, struct rank_state *r,
 /* (Re)schedule the running block's end; an earlier delay becomes stale. */
 static void block_schedule(struct engine *E, struct rank_state *r)
 {
-  struct kdyn *k = xmalloc(sizeof *k);
-  *k = (struct kdyn){TAG_KDYN, r->ktag.rank, r->ktag.task, ++r->kgen};
+  struct kdyn *k = E->kfree;
+  if (k)
+    E->kfree = k->next;
+  else
+    k = xmalloc(sizeof *k);
+  *k = (struct kdyn){TAG_KDYN, r->ktag.rank, r->ktag.task, ++r->kgen, NULL};
   sgb_delay(block_left(E, r), k);
 }
 
@@ -724,7 +741,8 @@ static void on_done(void *ctx, void *tag)
   }
   if (type == TAG_KDYN) {
     struct kdyn k = *(struct kdyn *)tag;
-    free(tag);
+    ((struct kdyn *)tag)->next = E->kfree;
+    E->kfree = tag;
     struct rank_state *r = &E->rs[k.rank];
     if (k.gen != r->kgen)
       return; /* stale: the block was rescaled */
@@ -1116,6 +1134,10 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
   si->sync = -1;
   if (p->host_op_s > 0)
     si->hcnt = xcalloc((size_t)pr->n + 1, sizeof *si->hcnt);
+  if (p->comm_contention && !p->free_comm) {
+    si->cmem = xcalloc((size_t)pr->n + 1, sizeof *si->cmem);
+    si->ctiles = xcalloc((size_t)pr->n + 1, sizeof *si->ctiles);
+  }
   for (long i = 0; i < pr->n; i++) {
     const struct task *t = &pr->tasks[i];
     if (si->hcnt) { /* kernels, collectives and sends cost an issue */
@@ -1133,6 +1155,14 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
     if (t->kind == TK_KERNEL) {
       si->dur[i] = cost_kernel(&c->gpu, p->dtype, p->attn_kernel, t, p->table);
       si->kind_s[t->op] += si->dur[i];
+      if (si->cmem) {
+        const struct gpu_spec *g = &c->gpu;
+        si->cmem[i] = g->hbm_bw_Bps > 0
+                          ? t->bytes / (g->hbm_bw_Bps *
+                                        cost_mem_efficiency(g, t))
+                          : 0;
+        si->ctiles[i] = gemm_tiles(t);
+      }
     }
   }
 }
@@ -1394,6 +1424,8 @@ static void engine_release(struct engine *E)
     free(E->st[s].dur);
     free(E->st[s].target);
     free(E->st[s].hcnt);
+    free(E->st[s].cmem);
+    free(E->st[s].ctiles);
     for (int k = 0; k < ST_COUNT; k++)
       free(E->st[s].list[k]);
   }
@@ -1414,6 +1446,11 @@ static void engine_release(struct engine *E)
     while (E->table[h])
       inst_free(E, E->table[h]);
   free(E->table);
+  while (E->kfree) {
+    struct kdyn *k = E->kfree;
+    E->kfree = k->next;
+    free(k);
+  }
 }
 
 int engine_run(const struct graph *g, const struct cluster *c,
