@@ -13,6 +13,15 @@
  * coll_plan_make says (phases of flows, delays in the bridge's calendar)
  * and completes the members when the last of it ends.
  *
+ * Under contention (engine_params.comm_contention) a running block of
+ * kernels keeps how far it got (kidx, kfrac at kt); every start or end of
+ * communication on its GPU brings it up to date at the old rates and
+ * schedules its end anew at the new ones, the earlier delay left to fire
+ * as stale (its generation is behind the rank's).  Under the host clock
+ * (host_op_s > 0) the issue time of a task is a function of its index
+ * alone (hcnt) and of the last sync point passed, so nothing per task is
+ * stored; a stream whose next task is not yet issued waits on a delay.
+ *
  * All state of a replay is in one struct engine, passed explicitly (the
  * SimGrid completion callback gets it as its context), so that one process
  * can run several replays one after another on the same platform; times
