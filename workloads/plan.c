@@ -31,6 +31,7 @@ void plan_init(struct plan *p)
   p->attn_kernel = -1;
   p->moe_imbalance = 1;
   p->pieces = 1;
+  p->comm_contention = true;
   for (int d = 0; d < PD_COUNT; d++)
     p->order[d] = (enum pdim)d;
   for (int k = 0; k < PK_COUNT; k++)
@@ -203,7 +204,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
 {
   bool *f = k == PK_SP ? &p->sp : k == PK_OVERLAP_GRAD ? &p->overlap_grad
           : k == PK_SPLIT_UNITS ? &p->split_units
-          : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather : &p->fsdp;
+          : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather
+          : k == PK_COMM_CONTENTION ? &p->comm_contention : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -271,6 +273,20 @@ static int set_imbalance(struct plan *p, enum plan_key k, const char *v,
                          struct weft_err *err)
 {
   return units_parse_real(v, 1, 1024, &p->moe_imbalance, err);
+}
+
+/* --host-op TIME: the host's issue time per task, at most a second. */
+static int set_host_op(struct plan *p, enum plan_key k, const char *v,
+                       struct weft_err *err)
+{
+  (void)k;
+  double t;
+  int rc = units_parse(v, UNIT_TIME, &t, err);
+  if (!rc && !(t >= 0 && t <= 1))
+    rc = weft_errf(err, WEFT_EINVAL, "'%s' is not a time from 0 to 1s", v);
+  if (!rc)
+    p->host_op_s = t;
+  return rc;
 }
 
 static int set_zero(struct plan *p, enum plan_key k, const char *v,
@@ -577,6 +593,13 @@ static const struct {
             "whose allocations the memory estimate follows: zero (the ZeRO "
             "paper's 16 bytes per parameter), megatron (Megatron-Core with "
             "Transformer Engine) or torchtitan (FSDP2) (default zero)"},
+    [PK_COMM_CONTENTION] = {"comm_contention", "yes|no", set_flag,
+            "kernels beside a collective or transfer run on the SMs and HBM "
+            "bandwidth its NCCL kernel leaves them (default yes)"},
+    [PK_HOST_OP] = {"host_op", "TIME", set_host_op,
+            "host time to issue each kernel, collective and send from one "
+            "CPU thread; kernels wait for it, and the host waits for the GPU"
+            " before the optimizer step (default 0: no host clock)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -1061,6 +1084,10 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_MEM_FRAMEWORK:
     snprintf(buf, size, "%s", mem_framework_name(p->mem_framework));
     break;
+  case PK_COMM_CONTENTION:
+    snprintf(buf, size, "%s", p->comm_contention ? "yes" : "no");
+    break;
+  case PK_HOST_OP: snprintf(buf, size, "%gs", p->host_op_s); break;
   default:
     snprintf(buf, size, "?");
   }

@@ -33,7 +33,7 @@ enum plan_key {
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
-  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COUNT
+  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -229,6 +229,12 @@ struct plan {
   enum mem_framework mem_framework; /* memory as it allocates (above) */
   enum compress compress; /* gradient compression (above) */
   double compress_param;  /* its rank, fraction or bits */
+  /* Engine settings (engine.h, engine_params): kernels beside
+   * communication lose the SMs and HBM bandwidth it takes (default yes);
+   * the host's time to issue each kernel, collective and send (0: no host
+   * clock, the default). */
+  bool comm_contention;
+  double host_op_s;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
