@@ -81,10 +81,11 @@ struct engine_params {
    * github.com/pytorch/pytorch pull 32194), before Python module code
    * and hooks around it. */
   double host_op_s;
-  /* A collective over every GPU of one node has the node's NVLinks to
-   * itself (nothing else can use them while it runs), so its flows' time
-   * is known in closed form and the engine times it with one delay instead
-   * of n flows.  force_flows simulates the flows anyway. */
+  /* A collective of the compute stream over every GPU of one node has
+   * the node's NVLinks to itself (the other streams' collectives run as
+   * flows: coll.h, struct coll_call's shared), so its flows' time is known
+   * in closed form and the engine times it with one delay instead of n
+   * flows.  force_flows simulates the flows anyway. */
   bool force_flows;
   /* Simulate every rank and every flow: no symmetric shortcut at all
    * (neither TP nor replica symmetry, engine.c), as --every-rank. */
