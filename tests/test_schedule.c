@@ -12,8 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "sim/engine.h"
+#include "sim/platload.h"
 #include "workloads/accounting.h"
+#include "workloads/builder.h"
 #include "workloads/schedule.h"
 
 static void order_group(enum sched_kind k, long p, long m, long v, long g,
@@ -344,6 +349,53 @@ Test(schedule, group_checks)
                    "interleaved:3:9 runs them as one group");
 }
 
+/* interleaved:V:G as a setting: parsed, printed back, reset by 1f1b. */
+Test(schedule, group_setting)
+{
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  char b[64];
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:3:7", "s", &err), 0);
+  cr_assert(p.vchunks == 3 && p.vgroup == 7);
+  plan_value_text(&p, PK_SCHEDULE, b, sizeof b);
+  cr_assert_str_eq(b, "interleaved:3:7");
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2", "s", &err), 0);
+  cr_assert_eq(p.vgroup, 0);
+  plan_value_text(&p, PK_SCHEDULE, b, sizeof b);
+  cr_assert_str_eq(b, "interleaved:2");
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:2:5", "s", &err), 0);
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "1f1b", "s", &err), 0);
+  cr_assert(p.vchunks == 1 && p.vgroup == 0);
+  const char *bad[][2] = {
+      {"interleaved:2:0", "--schedule: '0' is below the minimum of 1"},
+      {"interleaved:2:x", "--schedule: 'x' is not an integer"},
+      {"interleaved:2:4:4", "--schedule: '4:4' is not an integer"},
+      {"interleaved:1:4", "--schedule: '1' is below the minimum of 2"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cr_assert_neq(plan_set(&p, PK_SCHEDULE, bad[i][0], "--schedule", &err),
+                  0);
+    cr_assert_str_eq(err.msg, bad[i][1]);
+  }
+  /* The check runs when the plan resolves: 8 micro-batches on PP 16. */
+  struct model mo;
+  cr_assert_eq(model_from_preset(&mo, "gpt-1.7b", NULL), 0);
+  plan_init(&p);
+  p.pp = 16;
+  p.global_batch = 8;
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:3", "--schedule",
+                        &err), 0);
+  mo.layers = 48;
+  cr_assert_eq(plan_resolve(&p, &mo, 16, &err), WEFT_EINVAL);
+  cr_assert_str_eq(err.msg, "--schedule: the interleaved schedule needs the "
+                   "micro-batches per pipeline (8) to be a multiple of PP 16, "
+                   "or a group size: interleaved:3:8 runs them as one group");
+  cr_assert_eq(plan_set(&p, PK_SCHEDULE, "interleaved:3:8", "--schedule",
+                        &err), 0);
+  cr_assert_eq(plan_resolve(&p, &mo, 16, &err), 0, "%s", err.msg);
+}
+
 /* The activation memory follows the order: stage 0 of gpt-1.7b (24 layers)
  * on PP 4 x V 2 holds Megatron-Core's warm-up 2 (p - 1) + (v - 1) G plus
  * one chunk of micro-batches at its peak. */
@@ -367,5 +419,99 @@ Test(schedule, memory_peak_follows_group)
     cr_assert_eq(mem.stage, 0);
     cr_assert_eq(mem.peak_inflight, want[i], "%s: %ld", sched[i],
                  mem.peak_inflight);
+  }
+}
+
+/* Fewer micro-batches than stages, in one group: every virtual stage's m
+ * forwards follow micro-batch 0 through the v p virtual stages, so the
+ * forwards take (v p + m - 1) tf and the backwards (v p + m - 1) tb.  With
+ * v = 1 this is 1F1B's (p + m - 1) (tf + tb). */
+Test(schedule, fewer_microbatches_than_stages_closed_form)
+{
+  for (long p = 2; p <= 16; p++)
+    for (long v = 2; v <= 4; v++)
+      for (long m = 1; m < p; m++) {
+        double tf = 1.0 / (double)v, tb = 2.0 / (double)v;
+        double t = replay_group(SCHED_INTERLEAVED, p, m, v, m, tf, tb);
+        cr_assert_float_eq(t, (double)(v * p + m - 1) * (tf + tb), 1e-9,
+                           "PP %ld V %ld M %ld: %g", p, v, m, t);
+      }
+}
+
+/* The whole engine on the builder's graph of a small GPT (v p layers) on
+ * one DGX H100: PP stages of 8 / PP GPUs each, flexible groups.  Each case
+ * runs in a child process (one SimGrid engine per process) and reports
+ * its iteration time, compute time and exit status. */
+static void engine_case(long pp, long v, long m, long g, double *out)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  if (!cat || cluster_desc_preset(&d, "dgx-h100", &err) ||
+      cluster_desc_set(&d, cluster_key_from_name("gpus"), "8", "gpus", 2,
+                       &err))
+    _exit(2);
+  struct cluster c;
+  if (cluster_resolve(&d, cat, &c, &err))
+    _exit(3);
+  platload_boot(0);
+  if (platload_cluster(&c, &err))
+    _exit(4);
+  struct model mo;
+  if (model_from_preset(&mo, "gpt-1.7b", NULL))
+    _exit(5);
+  mo.layers = pp * v;
+  struct plan p;
+  plan_init(&p);
+  char sched[64], pps[16], gb[32];
+  snprintf(sched, sizeof sched, "interleaved:%ld:%ld", v, g);
+  snprintf(pps, sizeof pps, "%ld", pp);
+  snprintf(gb, sizeof gb, "%ld", m * (8 / pp));
+  if (plan_set(&p, PK_PP, pps, "pp", &err) ||
+      plan_set(&p, PK_SCHEDULE, sched, "s", &err) ||
+      plan_set(&p, PK_GLOBAL_BATCH, gb, "gb", &err) ||
+      plan_resolve(&p, &mo, 8, &err) || p.microbatches != m)
+    _exit(6);
+  struct graph *gr = build_graph(&mo, &p, &err);
+  if (!gr)
+    _exit(7);
+  struct engine_params ep;
+  engine_params_default(&ep);
+  struct engine_result r;
+  if (engine_run(gr, &c, &ep, &r, &err))
+    _exit(8);
+  out[0] = r.iteration_s;
+  out[1] = r.compute_s;
+  graph_free(gr);
+}
+
+Test(schedule, flexible_interleaved_engine_completes, .timeout = 300)
+{
+  const long cases[][4] = {{2, 3, 5, 3}, {4, 2, 6, 6}, {4, 2, 3, 3},
+                           {8, 2, 4, 4}, {4, 3, 10, 5}, {2, 2, 3, 3},
+                           {8, 2, 12, 12}, {4, 2, 9, 9}, {8, 3, 1, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const long *k = cases[i];
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      double out[2] = {0, 0};
+      engine_case(k[0], k[1], k[2], k[3], out);
+      _exit(write(fd[1], out, sizeof out) == (ssize_t)sizeof out ? 0 : 1);
+    }
+    close(fd[1]);
+    double out[2] = {0, 0};
+    ssize_t got = read(fd[0], out, sizeof out);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+              got == (ssize_t)sizeof out, "PP %ld V %ld M %ld G %ld: exit %d",
+              k[0], k[1], k[2], k[3], WEXITSTATUS(status));
+    cr_assert_gt(out[1], 0);
+    cr_assert_gt(out[0], out[1], "PP %ld V %ld M %ld G %ld", k[0], k[1],
+                 k[2], k[3]);
   }
 }
