@@ -403,7 +403,8 @@ Test(schedule, memory_peak_follows_group)
 {
   struct model mo;
   cr_assert_eq(model_from_preset(&mo, "gpt-1.7b", NULL), 0);
-  const char *sched[] = {"interleaved:2", "interleaved:2:6", "interleaved:2:12"};
+  const char *sched[] = {"interleaved:2", "interleaved:2:6",
+                         "interleaved:2:12"};
   const long want[] = {6 + 4 + 1, 6 + 6 + 1, 6 + 12 + 1};
   for (int i = 0; i < 3; i++) {
     struct plan p;
