@@ -240,6 +240,7 @@
     SETTING, NULL, COL, true, PK_OVERLAP_PARAM_GATHER)                        \
   X(PLAN_GRAD_ACCUM, "inputs.plan.grad_accum",                                \
     SETTING, NULL, COL, true, PK_GRAD_ACCUM)                                  \
+  X(PLAN_STACK, "inputs.plan.stack", SETTING, NULL, COL, true, PK_STACK)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

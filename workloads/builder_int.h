@@ -9,6 +9,7 @@
 #define WEFT_BUILDER_INT_H
 
 #include "workloads/builder.h"
+#include "workloads/layer.h"
 
 struct ctx;
 
@@ -43,6 +44,7 @@ struct ctx {
   struct graph *g;
   const struct model *m;
   const struct plan *p;
+  struct layer_desc ld; /* the model's layer (layer.h) */
   long s;             /* stage */
   int16_t chunk;      /* the model chunk of the pass being built (-1:
                          after the passes) */

@@ -3,8 +3,10 @@
  * tensor parallelism (builder.h describes the kernels), of the embedding
  * and of the loss: GEMMs and grouped GEMMs, attention (fused, unfused, or
  * as ring attention with context parallelism), the TP/SP collectives, the
- * MoE token exchange and the FP8 casts.  bld_megatron_ops gathers them for
- * the stage programs; Tensor3D borrows attention and the loss kernels.
+ * MoE token exchange and the FP8 casts.  A layer's passes run the steps
+ * of its description (layer.h) forward, and in reverse for the backward.
+ * bld_megatron_ops gathers them for the stage programs; Tensor3D borrows
+ * attention and the loss kernels.
  */
 #include "workloads/builder_int.h"
 
@@ -205,78 +207,138 @@ static void fp8_grad_cast(struct ctx *c, long l, double elements)
     bld_kernel(c, KK_ELEMWISE, PH_BWD, l, 0, (2 + fp8_both(c)) * elements);
 }
 
-static void layer_fwd(struct ctx *c, long l, int phase)
+/* The token rows of the FFN: the rank's tokens x top-k (routed copies,
+ * times the busiest expert's imbalance). */
+static double ffn_rows(const struct ctx *c)
 {
-  double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
-  double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
-  fp8_fwd_casts(c, phase, l);
-  bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
-  sp_gather(c, phase, l);
-  bld_gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h);
-  bld_attention(c, phase, l, false);
-  bld_gemm(c, phase, l, T, h, h / c->t);
-  tp_reduce(c, phase, l);
-  /* dropout and residual */
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
-  bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
-  sp_gather(c, phase, l);
-  if (model_is_moe(c->m)) {
-    bld_gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
-    a2a(c, phase, l);                               /* dispatch */
-  }
-  ffn_gemm(c, phase, l, M, c->gates * c->f / c->t, h, false);
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * (c->gates + 1) * M * c->f / c->t);
-  ffn_gemm(c, phase, l, M, h, c->f / c->t, false);
-  if (model_is_moe(c->m))
-    a2a(c, phase, l);                               /* combine */
-  tp_reduce(c, phase, l);
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
+  return c->T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
 }
 
-/* Returns the index of the layer's last weight-gradient GEMM. */
-static long layer_bwd(struct ctx *c, long l)
+/* The token rows of a linear step's GEMM. */
+static double linear_rows(const struct ctx *c, const struct lweight *w)
+{
+  return w->role == LW_FFN ? ffn_rows(c) : c->T;
+}
+
+/* A GEMM of linear `w`: the FFN's through ffn_gemm (grouped over local
+ * experts), the others plain. */
+static long linear_gemm(struct ctx *c, const struct lweight *w, int phase,
+                        long l, double M, double N, double K, bool wgrad)
+{
+  if (w->role == LW_FFN)
+    return ffn_gemm(c, phase, l, M, N, K, wgrad);
+  return bld_gemm(c, phase, l, M, N, K);
+}
+
+/* Forward of step `st` of layer `l` in `phase` (PH_FWD, PH_RECOMP). */
+static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
+{
+  double e = c->e, Tl = c->T_local, h = c->h;
+  const struct lweight *w = st->w >= 0 ? &c->ld.w[st->w] : NULL;
+  double N, K;
+  switch (st->kind) {
+  case LS_FP8_CASTS:
+    fp8_fwd_casts(c, phase, l);
+    break;
+  case LS_NORM:
+    bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
+    break;
+  case LS_TP_IN:
+    sp_gather(c, phase, l);
+    break;
+  case LS_LINEAR:
+    lweight_gemm_nk(w, c->t, &N, &K);
+    linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
+    break;
+  case LS_ATTN:
+    bld_attention(c, phase, l, false);
+    break;
+  case LS_TP_OUT:
+    tp_reduce(c, phase, l);
+    break;
+  case LS_RESID: /* dropout and residual */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
+    break;
+  case LS_A2A:
+    a2a(c, phase, l);
+    break;
+  case LS_ACT: {
+    double M = ffn_rows(c);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+               e * (c->gates + 1) * M * c->f / c->t);
+    break;
+  }
+  }
+}
+
+/* Backward of step `st`; returns the weight-gradient GEMM of a linear
+ * step, -1 for the others. */
+static long step_bwd(struct ctx *c, const struct lstep *st, long l)
 {
   const int B = PH_BWD;
-  double e = c->e, Tl = c->T_local, h = c->h, T = c->T, t = c->t;
-  double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
-  double F = c->f / t, G = c->gates;
+  double e = c->e, Tl = c->T_local, h = c->h, t = c->t;
+  const struct lweight *w = st->w >= 0 ? &c->ld.w[st->w] : NULL;
+  switch (st->kind) {
+  case LS_FP8_CASTS:
+    break;
+  case LS_NORM:
+    bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
+    break;
+  case LS_TP_IN:
+    tp_reduce(c, B, l);
+    break;
+  case LS_LINEAR: {
+    double M = linear_rows(c, w), N, K;
+    lweight_gemm_nk(w, t, &N, &K);
+    if (w->cast)
+      fp8_grad_cast(c, l, M * N);
+    linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
+    return w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
+                           : linear_gemm(c, w, B, l, N, K, M, true);
+  }
+  case LS_ATTN:
+    if (c->p->recompute == RECOMP_SELECTIVE)
+      bld_attention(c, PH_RECOMP, l, false);
+    bld_attention(c, B, l, true);
+    break;
+  case LS_TP_OUT:
+    sp_gather(c, B, l);
+    break;
+  case LS_RESID:
+    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
+    break;
+  case LS_A2A:
+    a2a(c, B, l);
+    break;
+  case LS_ACT: {
+    /* Reads dy and the G inputs, writes their G gradients (GELU: x, dy ->
+     * dx; SwiGLU: gate, up, dy -> dgate, dup). */
+    double M = ffn_rows(c), G = c->gates;
+    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
+    break;
+  }
+  }
+  return -1;
+}
+
+/* The layer's steps (layer.h) in order. */
+static void layer_fwd(struct ctx *c, long l, int phase)
+{
+  for (int i = 0; i < c->ld.ns; i++)
+    step_fwd(c, &c->ld.st[i], phase, l);
+}
+
+/* The steps in reverse; returns the layer's last weight-gradient GEMM. */
+static long layer_bwd(struct ctx *c, long l)
+{
   if (c->p->recompute == RECOMP_FULL)
     layer_fwd(c, l, PH_RECOMP);
-  bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
-  sp_gather(c, B, l);
-  if (model_is_moe(c->m))
-    a2a(c, B, l); /* combine's backward */
-  fp8_grad_cast(c, l, M * h);
-  ffn_gemm(c, B, l, M, F, h, false);   /* FC2 data gradient */
-  ffn_gemm(c, B, l, F, h, M, true);    /* FC2 weight gradient */
-  /* Activation backward: reads dy and the G inputs, writes their G
-   * gradients (GELU: x, dy -> dx; SwiGLU: gate, up, dy -> dgate, dup). */
-  bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
-  fp8_grad_cast(c, l, M * G * F);
-  ffn_gemm(c, B, l, M, h, G * F, false); /* FC1 data gradient */
-  ffn_gemm(c, B, l, G * F, h, M, true);  /* FC1 weight gradient */
-  if (model_is_moe(c->m)) {
-    a2a(c, B, l); /* dispatch's backward */
-    double E = (double)c->m->experts;
-    bld_gemm(c, B, l, T, h, E);
-    bld_gemm(c, B, l, E, h, T);
+  long last = -1;
+  for (int i = c->ld.ns - 1; i >= 0; i--) {
+    long w = step_bwd(c, &c->ld.st[i], l);
+    if (w >= 0)
+      last = w;
   }
-  tp_reduce(c, B, l);
-  bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
-  bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
-  sp_gather(c, B, l);
-  fp8_grad_cast(c, l, T * h);
-  bld_gemm(c, B, l, T, h / t, h);          /* projection data gradient */
-  bld_gemm(c, B, l, h / t, h, T);          /* projection weight gradient */
-  if (c->p->recompute == RECOMP_SELECTIVE)
-    bld_attention(c, PH_RECOMP, l, false);
-  bld_attention(c, B, l, true);
-  double qkv = (h + 2 * c->kv) / t;
-  fp8_grad_cast(c, l, T * qkv);
-  bld_gemm(c, B, l, T, h, qkv);            /* QKV data gradient */
-  long last = bld_gemm(c, B, l, qkv, h, T); /* QKV weight gradient */
-  tp_reduce(c, B, l);
-  bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
   return last;
 }
 

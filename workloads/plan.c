@@ -12,6 +12,7 @@
 #include "sim/base/names.h"
 #include "sim/base/units.h"
 #include "workloads/schedule.h"
+#include "workloads/stack.h"
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -371,6 +372,17 @@ static const char *const grad_accums[] = {"autograd", "buffer", "fused",
 
 const char *grad_accum_name(enum grad_accum ga) { return grad_accums[ga]; }
 
+/* stack=NAME: recorded here; plan_set applies its settings. */
+static int set_stack(struct plan *p, enum plan_key k, const char *v,
+                     struct weft_err *err)
+{
+  (void)k;
+  if (stack_check(v, err))
+    return -1;
+  snprintf(p->stack, sizeof p->stack, "%s", v);
+  return 0;
+}
+
 static int set_grad_accum(struct plan *p, enum plan_key k, const char *v,
                           struct weft_err *err)
 {
@@ -518,6 +530,10 @@ static const struct {
             "main_grad hook) or fused (Megatron's gradient accumulation "
             "fusion, no pass; the default with shard_impl megatron; else "
             "autograd)"},
+    [PK_STACK] = {"stack", "NAME", set_stack,
+            "software stack: sets how a framework runs the job (weft list "
+            "stacks shows each one's settings); settings given to the job "
+            "override it (default none)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -538,6 +554,8 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
     return weft_err_prefix(err, origin);
   p->set[k] = true;
   snprintf(p->origin[k], sizeof p->origin[k], "%s", origin);
+  if (k == PK_STACK) /* its settings, where the job sets none */
+    return stack_apply(p, value, origin, err);
   return 0;
 }
 
@@ -991,6 +1009,7 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_GRAD_ACCUM:
     snprintf(buf, size, "%s", grad_accum_name(p->grad_accum));
     break;
+  case PK_STACK: snprintf(buf, size, "%s", p->stack[0] ? p->stack : "none"); break;
   default:
     snprintf(buf, size, "?");
   }

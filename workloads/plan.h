@@ -32,7 +32,7 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_COUNT
+  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -171,6 +171,7 @@ struct plan {
                              synchronous send/recv), else it goes on */
   enum shard_impl shard_impl; /* how ZeRO-3/FSDP runs (above) */
   enum cross_entropy xent; /* how the loss runs (above) */
+  char stack[32];          /* the software stack applied (stack.h), or "" */
   enum fp8_recipe fp8_recipe; /* how FP8 tensors are scaled (above) */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM
