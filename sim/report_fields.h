@@ -241,6 +241,9 @@
   X(PLAN_GRAD_ACCUM, "inputs.plan.grad_accum",                                \
     SETTING, NULL, COL, true, PK_GRAD_ACCUM)                                  \
   X(PLAN_STACK, "inputs.plan.stack", SETTING, NULL, COL, true, PK_STACK)      \
+  X(PLAN_FUSION, "inputs.plan.fusion", SETTING, NULL, COL, true, PK_FUSION)   \
+  X(PLAN_SELECTIVE, "inputs.plan.selective",                                  \
+    SETTING, NULL, COL, true, PK_SELECTIVE)                                   \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

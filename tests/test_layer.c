@@ -101,7 +101,7 @@ Test(layer, step_sequence)
   struct layer_desc d;
   layer_describe(&m, &d);
   enum lstep_kind want[] = {LS_FP8_CASTS, LS_NORM, LS_TP_IN, LS_LINEAR,
-                            LS_ATTN, LS_LINEAR, LS_TP_OUT, LS_RESID,
+                            LS_ROPE, LS_ATTN, LS_LINEAR, LS_TP_OUT, LS_RESID,
                             LS_NORM, LS_TP_IN, LS_LINEAR, LS_A2A,
                             LS_LINEAR, LS_ACT, LS_LINEAR, LS_A2A,
                             LS_TP_OUT, LS_RESID};

@@ -172,6 +172,15 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
     per_token = 2 * h / (p->sp ? t : 1);
     break;
   case RECOMP_SELECTIVE:
+    if (p->sel_ops) {
+      /* torchtitan's op policy keeps, per token: the layer's input and
+       * FC2's output (2h each), the outputs of the matmuls it saves, q
+       * (2h), v (2kv) and FC1's gate (2f), attention's output (2h) and
+       * its log-sum-exp (4 bytes per head). */
+      per_token = 4 * h / (p->sp ? t : 1) +
+                  (2 * h + 2 * kv + 2 * f + 2 * h + 4 * a) / t;
+      break;
+    }
     per_token = repl / (p->sp ? t : 1) + split / t;
     break;
   default:

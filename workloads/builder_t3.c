@@ -193,6 +193,9 @@ static void t3_layer_fwd(struct ctx *c, long l, int phase)
       t3_linear_fwd(c, &s, phase, l, w->in, w->out, w->split == LW_ROW, ag);
       ag = s.ag;
       break;
+    case LS_ROPE: /* Q and K of the rank's heads/GY */
+      t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 2 * (h + c->kv) / s.gy);
+      break;
     case LS_ATTN:
       t3_attention(c, &s, phase, l, false);
       break;
@@ -230,6 +233,9 @@ static long t3_layer_bwd(struct ctx *c, long l)
       t3_prefetch(c, &s, B, l, i, -1);
       last = t3_linear_bwd(c, &s, l, w->in, w->out, w->split == LW_ROW, ag);
       ag = s.ag;
+      break;
+    case LS_ROPE:
+      t3_elem(c, &s, KK_ELEMWISE, B, l, e * 2 * (h + c->kv) / s.gy);
       break;
     case LS_ATTN:
       if (c->p->recompute == RECOMP_SELECTIVE)

@@ -61,6 +61,8 @@ void layer_describe(const struct model *m, struct layer_desc *d)
                                  .out = qkv, .split = LW_COL, .tensors = 1,
                                  .cast = true},
              gpt, "qkv.bias");
+  if (!gpt) /* GPT: learned positions, added to the embedding */
+    add_step(d, LS_ROPE, -1);
   add_step(d, LS_ATTN, -1);
   add_linear(d, (struct lweight){.name = "proj", .role = LW_ATTN, .in = h,
                                  .out = h, .split = LW_ROW, .tensors = 1,

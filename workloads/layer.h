@@ -67,6 +67,8 @@ enum lstep_kind {
                    backward: the input gradient's reduction */
   LS_LINEAR,    /* a GEMM with weight `w`; backward: data and weight
                    gradients */
+  LS_ROPE,      /* rotary position embedding of Q and K (models
+                   without learned positions) */
   LS_ATTN,      /* the attention core (scores, softmax, values) */
   LS_TP_OUT,    /* leaving it: all-reduce or SP reduce-scatter; backward:
                    SP all-gather */

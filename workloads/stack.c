@@ -49,13 +49,31 @@ static const struct stack stacks[] = {
      "pytorch/torchtitan: parallelize_llama (fully_shard per Transformer "
      "block with MixedPrecisionPolicy(param_dtype=bfloat16, "
      "reduce_dtype=float32)); SDPA attention (FlashAttention or cuDNN "
-     "kernels); the loss: F.cross_entropy on the logits cast to float",
+     "kernels); the loss: F.cross_entropy on the logits cast to float; "
+     "eager RMSNorm (nn.RMSNorm), SwiGLU and apply_rotary_emb; "
+     "selective activation checkpointing by its op policy "
+     "(models/llama3/infra/parallelize.py, _save_list)",
      {{"fsdp", "yes"},
       {"shard_impl", "fsdp2"},
       {"grad_dtype", "fp32"},
       {"grad_accum", "autograd"},
       {"attention", "flash"},
       {"cross_entropy", "fused"},
+      {"fusion", "eager"},
+      {"selective", "ops"},
+      {NULL, NULL}}},
+    {"torchtitan-compile",
+     "torchtitan with torch.compile of each Transformer block (FSDP2, 2025)",
+     "pytorch/torchtitan: as torchtitan, with --compile.enable: Inductor "
+     "fuses RMSNorm, SwiGLU and RoPE into single kernels",
+     {{"fsdp", "yes"},
+      {"shard_impl", "fsdp2"},
+      {"grad_dtype", "fp32"},
+      {"grad_accum", "autograd"},
+      {"attention", "flash"},
+      {"cross_entropy", "fused"},
+      {"fusion", "fused"},
+      {"selective", "ops"},
       {NULL, NULL}}},
     {"deepspeed-2021",
      "DeepSpeed ZeRO-3 as of 2021 (v0.5)",
