@@ -8,12 +8,14 @@
  * Interleaved 1F1B with v model chunks per GPU (Narayanan et al. SC21;
  * Megatron-Core's forward_backward_pipelining_with_interleaving): the
  * virtual micro-batches run in groups of g micro-batches per model chunk
- * (Megatron-Core's microbatch_group_size_per_vp_stage, default p; a last
+ * (Megatron-Core's microbatch_group_size_per_vp_stage, default p, the
+ * depth-first order; g = m is breadth-first, Llama 3's other end; a last
  * group of fewer than 2g takes all that remain), chunk 0, then chunk 1...;
  * the backwards visit the chunks in reverse; warm-up of (p - s - 1) * 2 +
  * (v - 1) * g virtual micro-batches (all of them when m == p).  Bubble
  * fractions are (p - 1) / m and, for m a multiple of p and g = p,
- * (p - 1) / (v m).
+ * (p - 1) / (v m); with m < p in one group the makespan is (v p + m - 1)
+ * chunk passes forward and as many backward (tests/test_schedule.c).
  */
 #ifndef WEFT_SCHEDULE_H
 #define WEFT_SCHEDULE_H
