@@ -11,6 +11,7 @@
 
 #include "sim/base/names.h"
 #include "sim/base/units.h"
+#include "workloads/schedule.h"
 #include "workloads/stack.h"
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
@@ -219,15 +220,27 @@ static int set_schedule(struct plan *p, enum plan_key k, const char *v,
   if (strcmp(v, "gpipe") == 0 || strcmp(v, "1f1b") == 0) {
     p->schedule = v[0] == 'g' ? SCHED_GPIPE : SCHED_1F1B;
     p->vchunks = 1;
+    p->vgroup = 0;
     return 0;
   }
   if (strncmp(v, "interleaved:", 12) != 0)
     return weft_errf(err, WEFT_EINVAL, "'%s' is not gpipe, 1f1b or "
                      "interleaved:V", v);
-  int rc = units_parse_int(v + 12, 2, WEFT_MAX_LAYERS, &n, err);
+  /* interleaved:V:G sets Megatron-Core's microbatch_group_size_per_vp_stage
+   * (schedule.h); the check against PP and the micro-batches waits for
+   * plan_resolve. */
+  char chunks[32];
+  const char *colon = strchr(v + 12, ':');
+  long g = 0;
+  size_t len = colon ? (size_t)(colon - (v + 12)) : strlen(v + 12);
+  snprintf(chunks, sizeof chunks, "%.*s", (int)(len < 31 ? len : 31), v + 12);
+  int rc = units_parse_int(chunks, 2, WEFT_MAX_LAYERS, &n, err);
+  if (!rc && colon)
+    rc = units_parse_int(colon + 1, 1, WEFT_MAX_MICROBATCHES, &g, err);
   if (!rc) {
     p->schedule = SCHED_INTERLEAVED;
     p->vchunks = n;
+    p->vgroup = g;
   }
   return rc;
 }
@@ -501,9 +514,11 @@ static const struct {
         "sequences per micro-batch (default 1)"},
     [PK_GLOBAL_BATCH] = {"global_batch", "N", set_batch,
         "sequences per iteration (required; a multiple of micro-batch x DP)"},
-    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V", set_schedule,
-            "pipeline schedule; interleaved:V runs V model chunks per GPU "
-            "(default 1f1b)"},
+    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V[:G]",
+            set_schedule, "pipeline schedule; interleaved:V runs V model "
+            "chunks per GPU, micro-batches in groups of G per chunk "
+            "(Megatron-Core's microbatch_group_size_per_vp_stage, G in [PP, "
+            "M] or all M < PP; default PP); default 1f1b"},
     [PK_RECOMPUTE] = {"recompute", "none|selective|full", set_recompute,
             "activation recomputation: none, selective (attention core) or "
             "full (default none)"},
@@ -967,11 +982,9 @@ static int resolve_batch(struct plan *p, struct weft_err *err)
     return weft_errf(err, WEFT_ELIMIT, "%s: %ld micro-batches per pipeline "
                      "exceed the limit of %d", p->origin[PK_GLOBAL_BATCH],
                      p->microbatches, WEFT_MAX_MICROBATCHES);
-  if (p->schedule == SCHED_INTERLEAVED && p->microbatches % p->pp != 0)
-    return weft_errf(err, WEFT_EINVAL, "%s: the interleaved schedule needs "
-                     "the micro-batches per pipeline (%ld) to be a multiple "
-                     "of PP %ld", p->origin[PK_SCHEDULE], p->microbatches,
-                     p->pp);
+  if (p->schedule == SCHED_INTERLEAVED)
+    return schedule_check_group(p->pp, p->microbatches, p->vchunks,
+                                p->vgroup, p->origin[PK_SCHEDULE], err);
   return 0;
 }
 
@@ -1004,7 +1017,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_MICRO_BATCH: snprintf(buf, size, "%ld", p->micro_batch); break;
   case PK_GLOBAL_BATCH: snprintf(buf, size, "%ld", p->global_batch); break;
   case PK_SCHEDULE:
-    if (p->schedule == SCHED_INTERLEAVED)
+    if (p->schedule == SCHED_INTERLEAVED && p->vgroup > 0)
+      snprintf(buf, size, "interleaved:%ld:%ld", p->vchunks, p->vgroup);
+    else if (p->schedule == SCHED_INTERLEAVED)
       snprintf(buf, size, "interleaved:%ld", p->vchunks);
     else
       snprintf(buf, size, "%s", sched_name(p->schedule));

@@ -162,6 +162,8 @@ struct plan {
   long global_batch;      /* sequences per iteration */
   enum sched_kind schedule;
   long vchunks;           /* model chunks per GPU (interleaved), else 1 */
+  long vgroup;            /* micro-batches per group and chunk (interleaved
+                           * only, schedule.h); 0: the default, pp */
   enum recompute recompute;
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
@@ -269,7 +271,8 @@ const char *compress_name(enum compress c);
 /* "zero", "megatron", "torchtitan". */
 const char *mem_framework_name(enum mem_framework f);
 
-/* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
+/* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V or
+ * interleaved:V:G;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;
  * "bucket": a size such as 25MB; "sp" and "overlap_grad": yes/no). */
 int plan_set(struct plan *p, enum plan_key k, const char *value,
@@ -277,7 +280,8 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
 
 /* Derive dp and the micro-batch count for `gpus` GPUs and check the plan
  * against the model: degrees divide GPUs, heads, KV heads, FFN, layers and
- * batch; interleaving needs micro-batches to be a multiple of pp. */
+ * batch; interleaving needs micro-batches to be a multiple of pp, or a
+ * group size that schedule_check_group accepts. */
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err) WEFT_WUR;
 
