@@ -358,10 +358,12 @@ static int set_attention(struct plan *p, enum plan_key k, const char *v,
   (void)k;
   int i;
   int rc = choice(v, (const char *const[]){"flash", "unfused", "flash2",
-                                           "flash3", "cudnn", NULL}, &i, err);
+                                           "flash3", "cudnn", "sdpa", NULL},
+                  &i, err);
   if (!rc) {
     p->unfused_attention = i == 1;
-    p->attn_kernel = i >= 2 ? attn_kernel_from_name(v) : -1;
+    p->attn_sdpa = i == 5; /* the kernel follows the GPU (workload.c) */
+    p->attn_kernel = i >= 2 && i <= 4 ? attn_kernel_from_name(v) : -1;
   }
   return rc;
 }
@@ -529,11 +531,12 @@ static const struct {
         "reduce gradient buckets during the backward pass (default yes)"},
     [PK_ORDER] = {"order", "tp-cp-dp-pp", set_order,
         "rank order of the dimensions, innermost first (default tp-cp-dp-pp)"},
-    [PK_ATTENTION] = {"attention", "flash|unfused|flash2|flash3|cudnn",
+    [PK_ATTENTION] = {"attention", "flash|unfused|flash2|flash3|cudnn|sdpa",
                       set_attention,
             "attention kernel: flash (the GPU's default fused kernel), a "
-            "fused kernel by name, or unfused batched GEMMs with materialized"
-            " scores (default flash)"},
+            "fused kernel by name, sdpa (PyTorch 2.5-2.10's SDPA: "
+            "FlashAttention-2 where the GPU runs it, else the default), or "
+            "unfused batched GEMMs with materialized scores (default flash)"},
     [PK_P2P] = {"p2p", "async|blocking", set_p2p,
             "pipeline send/recv: async, or blocking (Megatron-LM 2021: "
             "compute waits for delivery; default async)"},
@@ -1041,6 +1044,7 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   }
   case PK_ATTENTION:
     snprintf(buf, size, "%s", p->unfused_attention ? "unfused"
+                              : p->attn_sdpa ? "sdpa"
                               : p->attn_kernel < 0
                                   ? "flash"
                                   : attn_kernel_name(

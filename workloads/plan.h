@@ -209,6 +209,12 @@ struct plan {
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
                              flash-style kernel */
+  /* attention=sdpa: PyTorch's scaled_dot_product_attention as 2.5 to 2.10
+   * choose its backend (aten/src/ATen/native/transformers/cuda/
+   * sdp_utils.cpp: flash before efficient before math; cuDNN first on
+   * Hopper only from 2.11, analysis/reconcile): FlashAttention-2 where the
+   * GPU runs it, else the GPU's default kernel (workload.c resolves it). */
+  bool attn_sdpa;
   int attn_kernel;        /* which fused kernel (enum attn_kernel), -1: the
                              GPU's default (`--attention flash`) */
   /* Uneven pipelines (plan_chunk_layers): layers of the first and last

@@ -56,8 +56,8 @@ static const struct stack stacks[] = {
      "torchtitan, eager (FSDP2, 2025)",
      "pytorch/torchtitan: parallelize_llama (fully_shard per Transformer "
      "block with MixedPrecisionPolicy(param_dtype=bfloat16, "
-     "reduce_dtype=float32)); SDPA attention (FlashAttention or cuDNN "
-     "kernels); the loss: F.cross_entropy on the logits cast to float; "
+     "reduce_dtype=float32)); SDPA attention (FlashAttention-2 where the "
+     "GPU runs it, PyTorch 2.5-2.10); the loss: F.cross_entropy on the logits cast to float; "
      "eager RMSNorm (nn.RMSNorm), SwiGLU and apply_rotary_emb; "
      "selective activation checkpointing by its op policy "
      "(models/llama3/infra/parallelize.py, _save_list)",
@@ -65,7 +65,7 @@ static const struct stack stacks[] = {
       {"shard_impl", "fsdp2"},
       {"grad_dtype", "fp32"},
       {"grad_accum", "autograd"},
-      {"attention", "flash"},
+      {"attention", "sdpa"},
       {"cross_entropy", "fused"},
       {"fusion", "eager"},
       {"selective", "ops"},
@@ -80,7 +80,7 @@ static const struct stack stacks[] = {
       {"shard_impl", "fsdp2"},
       {"grad_dtype", "fp32"},
       {"grad_accum", "autograd"},
-      {"attention", "flash"},
+      {"attention", "sdpa"},
       {"cross_entropy", "fused"},
       {"fusion", "fused"},
       {"selective", "ops"},
