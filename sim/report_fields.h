@@ -250,6 +250,8 @@
     SETTING, NULL, COL, true, PK_COMM_CONTENTION)                             \
   X(PLAN_HOST_OP, "inputs.plan.host_op",                                      \
     SETTING, NULL, COL, true, PK_HOST_OP)                                     \
+  X(PLAN_FP8_PARAMS, "inputs.plan.fp8_params",                                \
+    SETTING, NULL, COL, true, PK_FP8_PARAMS)                                  \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

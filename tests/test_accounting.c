@@ -340,3 +340,27 @@ Test(accounting, megatron_no_dropout_masks)
   REL(mg.activations, zr.activations);
   REL(mg.total, zr.total + MEM_CUDA_CONTEXT_BYTES);
 }
+
+/* FP8 parameters (fp8_params) are the FP8 cache: an FP8 model holds 2
+ * bytes per weight, as a BF16 one, where FP8 weights beside BF16 ones
+ * hold 2 more per parameter of the linear layers (all of them under the
+ * ZeRO accounting). */
+Test(accounting, fp8_params_replace_the_cache)
+{
+  struct model m;
+  struct plan p;
+  struct weft_err err = {0};
+  struct memory bf, f8, f8p;
+  cr_assert_eq(model_from_preset(&m, "llama3-8b", NULL), 0);
+  plan_init(&p);
+  p.global_batch = 8;
+  p.zero = 1;
+  cr_assert_eq(plan_resolve(&p, &m, 8, &err), 0, "%s", err.msg);
+  memory_per_gpu(&m, &p, 80e9, &bf);
+  m.dtype = DTYPE_FP8;
+  memory_per_gpu(&m, &p, 80e9, &f8);
+  p.fp8_params = true;
+  memory_per_gpu(&m, &p, 80e9, &f8p);
+  REL(f8p.weights, bf.weights);
+  REL(f8.weights, 2 * bf.weights);
+}

@@ -343,7 +343,7 @@ static void megatron_terms(const struct model *m, const struct plan *p,
    * only the linear layers' weights, not the embedding, output layer or
    * norms that the ZeRO accounting counted.  (MXFP8: row- and column-wise
    * copies with a scale per 32 elements.) */
-  if (m->dtype == DTYPE_FP8 && p->zero < 3) {
+  if (m->dtype == DTYPE_FP8 && p->zero < 3 && !p->fp8_params) {
     double per = p->fp8_recipe == FP8_MXFP8 ? 2 * (1 + 1.0 / 32) : 2;
     double all = stage_params_rank(m, p, stage);
     x->weights += per * (stage_linear_weights_rank(m, p, stage) - all);
@@ -472,8 +472,10 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     /* FP8 linear layers keep an FP8 copy of each weight and of its
      * transpose for the iteration (Transformer Engine's weight cache;
      * MXFP8: row- and column-wise copies with a scale per 32 elements);
-     * sharded weights (ZeRO-3) cast each gathered layer instead. */
-    if (m->dtype == DTYPE_FP8 && p->zero < 3)
+     * sharded weights (ZeRO-3) cast each gathered layer instead.  FP8
+     * parameters (fp8_params) are the cache: FP8 data and transpose, 2
+     * bytes, in place of the BF16 weight. */
+    if (m->dtype == DTYPE_FP8 && p->zero < 3 && !p->fp8_params)
       x.weights += (p->fp8_recipe == FP8_MXFP8 ? 2 * (1 + 1.0 / 32) : 2) *
                    (params + xp);
     x.grads = gb * (params / (p->zero >= 2 ? N : 1) +

@@ -206,7 +206,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
   bool *f = k == PK_SP ? &p->sp : k == PK_OVERLAP_GRAD ? &p->overlap_grad
           : k == PK_SPLIT_UNITS ? &p->split_units
           : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather
-          : k == PK_COMM_CONTENTION ? &p->comm_contention : &p->fsdp;
+          : k == PK_COMM_CONTENTION ? &p->comm_contention
+          : k == PK_FP8_PARAMS ? &p->fp8_params : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -618,6 +619,10 @@ static const struct {
             "host time to issue each kernel, collective and send from one "
             "CPU thread; kernels wait for it, and the host waits for the GPU"
             " before the optimizer step (default 0: no host clock)"},
+    [PK_FP8_PARAMS] = {"fp8_params", "yes|no", set_flag,
+            "FP8 models: linear weights held in FP8 (Transformer Engine's "
+            "FP8 parameters, Megatron's --fp8-param-gather): no BF16 copy "
+            "beside the FP8 cache, parameter gathers at 1 byte (default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -1105,6 +1110,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_COMM_CONTENTION:
     snprintf(buf, size, "%s", p->comm_contention ? "yes" : "no");
+    break;
+  case PK_FP8_PARAMS:
+    snprintf(buf, size, "%s", p->fp8_params ? "yes" : "no");
     break;
   case PK_HOST_OP: snprintf(buf, size, "%gs", p->host_op_s); break;
   default:

@@ -33,7 +33,8 @@ enum plan_key {
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
-  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP, PK_COUNT
+  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
+  PK_FP8_PARAMS, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -204,6 +205,12 @@ struct plan {
    * all element-wise work and every second matrix multiply (wk, wo, w3
    * of a Llama layer), keeping attention's output. */
   bool sel_ops;
+  /* FP8 models: the linear layers' weights are held in FP8 (Transformer
+   * Engine's Float8Tensor parameters: Megatron-Core's --fp8-param-gather,
+   * NeMo's fp8_params=True): no BF16 copy beside an FP8 cache, and the
+   * distributed optimizer's parameter all-gathers move 1 byte per
+   * parameter instead of 2. */
+  bool fp8_params;
   enum fp8_recipe fp8_recipe; /* how FP8 tensors are scaled (above) */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM

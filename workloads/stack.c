@@ -35,7 +35,8 @@ static const struct stack stacks[] = {
      "run it (2025)",
      "NVIDIA/NeMo nemo/collections/llm/recipes/precision/mixed_precision.py"
      " (bf16_mixed: grad_reduce_in_fp32=True; bf16_with_fp8_mixed: the "
-     "'hybrid' delayed-scaling recipe); the recipes' distributed optimizer "
+     "'hybrid' delayed-scaling recipe, fp8_params=True); the recipes' "
+     "distributed optimizer "
      "with overlap_grad_reduce and overlap_param_gather, "
      "cross_entropy_loss_fusion; megatron/core/fusions/"
      "fused_cross_entropy.py; attention by TE's DotProductAttention (cuDNN "
@@ -50,6 +51,7 @@ static const struct stack stacks[] = {
       {"cross_entropy", "fused"},
       {"fp8_recipe", "delayed"},
       {"mem_framework", "megatron"},
+      {"fp8_params", "yes"},
       {"host_op", "3.3us"},
       {NULL, NULL}}},
     {"torchtitan",
