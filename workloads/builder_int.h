@@ -197,4 +197,34 @@ enum group_kind bld_expert_group(const struct plan *p, long *n);
 /* ZeRO-3 / FSDP: either pass of a chunk over its units. */
 void bld_zero3_body(struct ctx *c, const struct pass *ps);
 
+/* ---- Tensor-parallel communication overlap (builder_tpo.c) ----
+ * Each emits, with the setting off (or TP 1, or no SP), exactly
+ * the blocking collective and the GEMM builder_layer.c emitted before. */
+
+/* A kernel pass over `elements` of layer `layer` before a GEMM (an FP8
+ * cast of its input), which the overlap may run on the local shard. */
+typedef void bld_cast_fn(struct ctx *c, long layer, double elements);
+
+/* Whether layer passes overlap their TP communication (plan.tp_overlap
+ * with TP > 1 and SP). */
+bool bld_tpo_on(const struct ctx *c);
+
+/* The SP all-gather of a T x h activation, then `cast` (NULL: none) over
+ * `cast_elems`, then [M x N] = [M x K] @ [K x N]: the column-parallel
+ * forward GEMMs and the row-parallel data gradients.  Returns the last
+ * GEMM. */
+long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
+                     double K, bld_cast_fn *cast, double cast_elems);
+
+/* [M x N] = [M x K] @ [K x N], then the reduce-scatter (all-reduce
+ * without SP) of its T x h output: the row-parallel forward GEMMs.
+ * Returns the last GEMM. */
+long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, double M, double N,
+                     double K);
+
+/* The backward of a column-parallel GEMM: data gradient [M x N] = [M x K]
+ * @ [K x N], weight gradient [K x N] = [K x M] @ [M x N], and the data
+ * gradient's reduce-scatter.  Returns the weight-gradient GEMM. */
+long bld_tpo_bulk(struct ctx *c, long layer, double M, double N, double K);
+
 #endif

@@ -211,25 +211,28 @@ static void layer_fwd(struct ctx *c, long l, int phase)
   double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
   fp8_fwd_casts(c, phase, l);
   bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
-  sp_gather(c, phase, l);
-  bld_gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h);
+  bld_tpo_ag_gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h, NULL, 0);
   bld_attention(c, phase, l, false);
-  bld_gemm(c, phase, l, T, h, h / c->t);
-  tp_reduce(c, phase, l);
+  bld_tpo_gemm_rs(c, phase, l, T, h, h / c->t);
   /* dropout and residual */
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
   bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
-  sp_gather(c, phase, l);
-  if (model_is_moe(c->m)) {
+  if (!model_is_moe(c->m)) {
+    bld_tpo_ag_gemm(c, phase, l, M, c->gates * c->f / c->t, h, NULL, 0);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+               e * (c->gates + 1) * M * c->f / c->t);
+    bld_tpo_gemm_rs(c, phase, l, M, h, c->f / c->t);
+  } else {
+    sp_gather(c, phase, l);
     bld_gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
     a2a(c, phase, l);                               /* dispatch */
-  }
-  ffn_gemm(c, phase, l, M, c->gates * c->f / c->t, h, false);
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * (c->gates + 1) * M * c->f / c->t);
-  ffn_gemm(c, phase, l, M, h, c->f / c->t, false);
-  if (model_is_moe(c->m))
+    ffn_gemm(c, phase, l, M, c->gates * c->f / c->t, h, false);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+               e * (c->gates + 1) * M * c->f / c->t);
+    ffn_gemm(c, phase, l, M, h, c->f / c->t, false);
     a2a(c, phase, l);                               /* combine */
-  tp_reduce(c, phase, l);
+    tp_reduce(c, phase, l);
+  }
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
 }
 
@@ -243,39 +246,41 @@ static long layer_bwd(struct ctx *c, long l)
   if (c->p->recompute == RECOMP_FULL)
     layer_fwd(c, l, PH_RECOMP);
   bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
-  sp_gather(c, B, l);
-  if (model_is_moe(c->m))
+  if (model_is_moe(c->m)) {
+    sp_gather(c, B, l);
     a2a(c, B, l); /* combine's backward */
-  fp8_grad_cast(c, l, M * h);
-  ffn_gemm(c, B, l, M, F, h, false);   /* FC2 data gradient */
+    fp8_grad_cast(c, l, M * h);
+    ffn_gemm(c, B, l, M, F, h, false); /* FC2 data gradient */
+  } else {
+    bld_tpo_ag_gemm(c, B, l, M, F, h, fp8_grad_cast, M * h);
+  }
   ffn_gemm(c, B, l, F, h, M, true);    /* FC2 weight gradient */
   /* Activation backward: reads dy and the G inputs, writes their G
    * gradients (GELU: x, dy -> dx; SwiGLU: gate, up, dy -> dgate, dup). */
   bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
   fp8_grad_cast(c, l, M * G * F);
-  ffn_gemm(c, B, l, M, h, G * F, false); /* FC1 data gradient */
-  ffn_gemm(c, B, l, G * F, h, M, true);  /* FC1 weight gradient */
-  if (model_is_moe(c->m)) {
+  if (!model_is_moe(c->m)) {
+    bld_tpo_bulk(c, l, M, h, G * F); /* FC1 data and weight gradients */
+  } else {
+    ffn_gemm(c, B, l, M, h, G * F, false); /* FC1 data gradient */
+    ffn_gemm(c, B, l, G * F, h, M, true);  /* FC1 weight gradient */
     a2a(c, B, l); /* dispatch's backward */
     double E = (double)c->m->experts;
     bld_gemm(c, B, l, T, h, E);
     bld_gemm(c, B, l, E, h, T);
+    tp_reduce(c, B, l);
   }
-  tp_reduce(c, B, l);
   bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
   bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
-  sp_gather(c, B, l);
-  fp8_grad_cast(c, l, T * h);
-  bld_gemm(c, B, l, T, h / t, h);          /* projection data gradient */
+  /* projection data gradient */
+  bld_tpo_ag_gemm(c, B, l, T, h / t, h, fp8_grad_cast, T * h);
   bld_gemm(c, B, l, h / t, h, T);          /* projection weight gradient */
   if (c->p->recompute == RECOMP_SELECTIVE)
     bld_attention(c, PH_RECOMP, l, false);
   bld_attention(c, B, l, true);
   double qkv = (h + 2 * c->kv) / t;
   fp8_grad_cast(c, l, T * qkv);
-  bld_gemm(c, B, l, T, h, qkv);            /* QKV data gradient */
-  long last = bld_gemm(c, B, l, qkv, h, T); /* QKV weight gradient */
-  tp_reduce(c, B, l);
+  long last = bld_tpo_bulk(c, l, T, h, qkv); /* QKV data, weight grads */
   bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
   return last;
 }

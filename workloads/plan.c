@@ -399,6 +399,21 @@ static int set_fp8_recipe(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const tp_overlaps[] = {"no", "te", NULL};
+
+const char *tp_overlap_name(enum tp_overlap o) { return tp_overlaps[o]; }
+
+static int set_tp_overlap(struct plan *p, enum plan_key k, const char *v,
+                          struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, tp_overlaps, &i, err);
+  if (!rc)
+    p->tp_overlap = (enum tp_overlap)i;
+  return rc;
+}
+
 typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
                            struct weft_err *err);
 
@@ -503,6 +518,10 @@ static const struct {
             "main_grad hook) or fused (Megatron's gradient accumulation "
             "fusion, no pass; the default with shard_impl megatron; else "
             "autograd)"},
+    [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te", set_tp_overlap,
+            "overlap TP collectives with the GEMMs around them: te (Megatron-"
+            "Core's --tp-comm-overlap with Transformer Engine's userbuffers; "
+            "needs SP) (default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -745,6 +764,10 @@ static int check_tp(const struct plan *p, const struct model *m,
   if (p->sp && p->tp == 1)
     return weft_errf(err, WEFT_EINVAL, "%s: sequence parallelism needs TP > "
                      "1", p->origin[PK_SP]);
+  if (p->tp_overlap != TPO_NONE && (!p->sp || !d1))
+    return weft_errf(err, WEFT_EINVAL, "%s: TP communication overlap needs "
+                     "sequence parallelism and Megatron's 1D TP (Megatron-LM "
+                     "asserts it: arguments.py)", p->origin[PK_TP_COMM_OVERLAP]);
   if (p->sp && m->seq % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide sequence "
                      "length %ld (sequence parallelism)", p->origin[PK_SP],
@@ -975,6 +998,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_GRAD_ACCUM:
     snprintf(buf, size, "%s", grad_accum_name(p->grad_accum));
+    break;
+  case PK_TP_COMM_OVERLAP:
+    snprintf(buf, size, "%s", tp_overlap_name(p->tp_overlap));
     break;
   default:
     snprintf(buf, size, "?");

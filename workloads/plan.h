@@ -32,7 +32,8 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_COUNT
+  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_TP_COMM_OVERLAP,
+  PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -130,6 +131,19 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
  * over Z every backward: their shards are not modelled as accumulating. */
 enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
 
+/* Tensor-parallel communication overlapped with the GEMMs around it
+ * (builder_tpo.c describes what is split and overlapped with what):
+ *   no: every TP collective blocks the compute stream (Megatron-LM's
+ *     default, weft's model before 2026-11);
+ *   te: Megatron-Core's --tp-comm-overlap with Transformer Engine's
+ *     userbuffers at their defaults (TE module/base.py initialize_ub):
+ *     ring-exchange all-gathers pipelined with the GEMM chunks of QKV and
+ *     FC1 forward and of the projection's and FC2's data gradients,
+ *     reduce-scatters pipelined with 4 splits of the projection and FC2
+ *     forward, and bulk overlaps of QKV's and FC1's backward.  Needs
+ *     sequence parallelism, as Megatron-LM asserts (arguments.py). */
+enum tp_overlap { TPO_NONE, TPO_TE };
+
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021, SI_MEGATRON };
 #define MEGATRON_BUCKET_ELEMS 4e7    /* at least; 1e6 x DP beyond 40 */
@@ -194,6 +208,7 @@ struct plan {
   long t3[3];
   long pieces;
   enum compress compress; /* gradient compression (above) */
+  enum tp_overlap tp_overlap; /* TP communication overlap (above) */
   double compress_param;  /* its rank, fraction or bits */
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
@@ -226,6 +241,8 @@ const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);
 /* "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd". */
 const char *compress_name(enum compress c);
+/* "no", "te". */
+const char *tp_overlap_name(enum tp_overlap o);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;

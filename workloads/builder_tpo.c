@@ -1,0 +1,172 @@
+/*
+ * builder_tpo.c - tensor-parallel communication overlapped with the GEMMs
+ * around it, as Megatron-Core's --tp-comm-overlap runs it through
+ * Transformer Engine's userbuffers (plan.h, enum tp_overlap).  The Megatron
+ * layer (builder_layer.c) calls three entry points where a linear layer
+ * meets a TP collective; with the setting off they emit exactly the tasks
+ * the layer emitted before them (all-gather or reduce-scatter on the
+ * compute stream, one GEMM).
+ *
+ * What Transformer Engine overlaps with what (read at TE d0067d0,
+ * 2026-08: pytorch/module/base.py initialize_ub, its default method per
+ * GEMM; module/linear.py and layernorm_linear.py, which GEMM uses which;
+ * common/comm_gemm_overlap/comm_gemm_overlap.cpp, how):
+ *   - ring_exchange (qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad): the
+ *     sequence-parallel all-gather before a column-parallel GEMM (forward)
+ *     or of the output gradient before a row-parallel data gradient
+ *     (backward) becomes TP - 1 point-to-point steps around the TP ring
+ *     (split_overlap_ag): step i runs the GEMM on the rows of chunk i while
+ *     chunk i + 1 arrives from the previous rank, by copy engine (use_ce)
+ *     with no SM margin (set_sm_margin false), so the GEMM keeps every SM;
+ *     each piece's GEMM waits for its chunk.  The buffer is FP8 when the
+ *     model is (fp8_buf: the layers of layers_all_gather_overlap);
+ *   - pipeline (proj_fprop, fc2_fprop): a row-parallel GEMM split into
+ *     num_splits = 4 pieces along its output features (split_overlap_rs),
+ *     each piece's rows reduce-scattered by a userbuffers kernel on
+ *     num_sm = 16 SMs as soon as the piece is done; the GEMM pieces run on
+ *     the SMs left (set_sm_margin: _math_sms = SMs - num_sm);
+ *   - bulk (qkv_dgrad, fc1_dgrad, qkv_wgrad, fc1_wgrad): in the backward
+ *     of a column-parallel layer with SP, the saved input (kept sharded)
+ *     is all-gathered for the weight gradient beside the data-gradient
+ *     GEMM, and the data gradient is reduce-scattered beside the
+ *     weight-gradient GEMM (bulk_overlap), each communication on 16 SMs
+ *     that its GEMM gives up.  The all-gather is in FP8 when the model is.
+ *   - proj_wgrad and fc2_wgrad reuse the output gradient gathered for the
+ *     data gradient ("external" overlap is only for MXFP8).
+ * Megatron-Core turns on all four (model_parallel_config.py:
+ * tp_comm_overlap_ag, _rs, tp_comm_bulk_dgrad, _wgrad default True;
+ * tp_comm_overlap_rs_dgrad False) and leaves the configuration to TE's
+ * defaults unless --tp-comm-overlap-cfg is given.
+ *
+ * How it is built: the communication goes on stream ST_T3 (Tensor3D's
+ * stream for activation collectives that overlap computation; a rank runs
+ * either 1D TP or Tensor3D, never both), the pieces of a split GEMM are
+ * GEMMs of their own shape on the compute stream (the cost model's
+ * efficiency drops for them, as it does on the GPU), and a GEMM beside a
+ * communication kernel that holds SMs carries them in task.sms_held, which
+ * workloads/costmodel.c honours.  A MoE layer's feed-forward block keeps
+ * its token exchange and blocking collectives (builder_layer.c calls the
+ * entry points for attention and dense feed-forward blocks only).
+ * NEEDSWORK: the userbuffers kernels are timed as NCCL's collectives of
+ * the same bytes, and the HBM bandwidth the copies take from a GEMM
+ * beside them is not modelled.
+ */
+#include "workloads/builder_int.h"
+
+/* TE initialize_ub get_default_config: "num_sm": 16 and "num_splits": 4
+ * for the pipeline and bulk methods (ring_exchange: 1 SM, copy engine, no
+ * margin, TP splits). */
+#define TPO_COMM_SMS 16
+#define TPO_RS_SPLITS 4
+
+bool bld_tpo_on(const struct ctx *c)
+{
+  return c->p->tp_overlap == TPO_TE && c->t > 1 && c->p->sp;
+}
+
+/* Bytes per element of an all-gathered activation: FP8 buffers when the
+ * model computes its linear layers in FP8 (initialize_ub: fp8_buf for the
+ * layers of layers_all_gather_overlap), else the activations' width. */
+static double ag_elem_bytes(const struct ctx *c)
+{
+  return c->m->dtype == DTYPE_FP8 ? 1 : c->e;
+}
+
+/* The collectives of builder_layer.c as they were (sp_gather, tp_reduce),
+ * for the setting off. */
+static void gather_blocking(struct ctx *c, int phase, long layer)
+{
+  if (c->t > 1 && c->p->sp)
+    bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, layer,
+             c->e * c->T * c->h);
+}
+
+static void reduce_blocking(struct ctx *c, int phase, long layer)
+{
+  if (c->t > 1)
+    bld_coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_TP, ST_COMPUTE,
+             phase, layer, c->e * c->T * c->h);
+}
+
+/* A GEMM on the SMs a communication kernel beside it leaves. */
+static long gemm_held(struct ctx *c, int phase, long layer, double M, double N,
+                      double K, int held)
+{
+  long i = bld_gemm(c, phase, layer, M, N, K);
+  c->g->prog[c->s].tasks[i].sms_held = (int8_t)held;
+  return i;
+}
+
+/* A collective on the overlap stream that starts after task `after`. */
+static long coll_after(struct ctx *c, enum coll_op op, int phase, long layer,
+                       double bytes, long after)
+{
+  long x = bld_coll(c, op, GK_TP, ST_T3, phase, layer, bytes);
+  if (after >= 0)
+    graph_dep(c->g, c->s, after);
+  return x;
+}
+
+long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
+                     double K, bld_cast_fn *cast, double cast_elems)
+{
+  if (!bld_tpo_on(c)) {
+    gather_blocking(c, phase, layer);
+    if (cast)
+      cast(c, layer, cast_elems);
+    return bld_gemm(c, phase, layer, M, N, K);
+  }
+  long t = c->p->tp, prev = -1, g = -1;
+  /* TE quantizes the local shard, then exchanges FP8 chunks. */
+  if (cast)
+    cast(c, layer, cast_elems / (double)t);
+  double chunk = ag_elem_bytes(c) * c->T * c->h / (double)t;
+  for (long i = 0; i < t; i++) {
+    long x = -1;
+    if (i + 1 < t) /* chunk i + 1 arrives while piece i computes */
+      x = coll_after(c, CO_SENDRECV, phase, layer, chunk,
+                     i == 0 ? c->last_compute : -1);
+    bld_wait_for(c, prev);
+    g = bld_gemm(c, phase, layer, M / (double)t, N, K);
+    prev = x;
+  }
+  return g;
+}
+
+long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, double M, double N,
+                     double K)
+{
+  if (!bld_tpo_on(c)) {
+    long g = bld_gemm(c, phase, layer, M, N, K);
+    reduce_blocking(c, phase, layer);
+    return g;
+  }
+  double piece = c->e * c->T * c->h / TPO_RS_SPLITS;
+  long g = -1, rs = -1;
+  for (int i = 0; i < TPO_RS_SPLITS; i++) {
+    g = gemm_held(c, phase, layer, M, N / TPO_RS_SPLITS, K, TPO_COMM_SMS);
+    rs = coll_after(c, CO_REDUCE_SCATTER, phase, layer, piece, g);
+  }
+  bld_wait_for(c, rs); /* the stream's order: every piece is reduced */
+  return g;
+}
+
+long bld_tpo_bulk(struct ctx *c, long layer, double M, double N, double K)
+{
+  if (!bld_tpo_on(c)) {
+    bld_gemm(c, PH_BWD, layer, M, N, K);
+    long w = bld_gemm(c, PH_BWD, layer, K, N, M);
+    reduce_blocking(c, PH_BWD, layer);
+    return w;
+  }
+  /* The saved input, sharded with SP, gathered for the weight gradient. */
+  long ag = coll_after(c, CO_ALLGATHER, PH_BWD, layer,
+                       ag_elem_bytes(c) * c->T * c->h, c->last_compute);
+  long d = gemm_held(c, PH_BWD, layer, M, N, K, TPO_COMM_SMS);
+  long rs = coll_after(c, CO_REDUCE_SCATTER, PH_BWD, layer,
+                       c->e * c->T * c->h, d);
+  bld_wait_for(c, ag);
+  long w = gemm_held(c, PH_BWD, layer, K, N, M, TPO_COMM_SMS);
+  bld_wait_for(c, rs);
+  return w;
+}
