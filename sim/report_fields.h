@@ -240,6 +240,8 @@
     SETTING, NULL, COL, true, PK_OVERLAP_PARAM_GATHER)                        \
   X(PLAN_GRAD_ACCUM, "inputs.plan.grad_accum",                                \
     SETTING, NULL, COL, true, PK_GRAD_ACCUM)                                  \
+  X(PLAN_TP_COMM_OVERLAP, "inputs.plan.tp_comm_overlap",                      \
+    SETTING, NULL, NOCOL, p->tp_overlap != TPO_NONE, PK_TP_COMM_OVERLAP)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \
