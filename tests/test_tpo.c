@@ -113,10 +113,11 @@ Test(tpo, pieces_sum_to_the_unsplit_work)
   graph_free(on);
 }
 
-Test(tpo, fp8_gathers_one_byte_per_element)
+/* Layer 1's graph of Llama 3 8B in FP8 on TP 4 with overlap `how`. */
+static struct graph *fp8_graph(const char *how)
 {
-  static const char *const kv[] = {"tp", "4", "sp", "yes", "global_batch",
-                                   "1", "tp_comm_overlap", "te", NULL};
+  const char *const kv[] = {"tp", "4", "sp", "yes", "global_batch", "1",
+                            "tp_comm_overlap", how, NULL};
   struct weft_err err = {0};
   struct model m;
   struct plan p;
@@ -130,12 +131,56 @@ Test(tpo, fp8_gathers_one_byte_per_element)
   cr_assert_eq(plan_resolve(&p, &m, 4, &err), 0, "%s", err.msg);
   struct graph *g = build_graph(&m, &p, &err);
   cr_assert(g, "%s", err.msg);
-  REL(layer_sum(g, 1, CO_SENDRECV, 1, PH_FWD, NULL), 2 * 0.75 * 8192 * 4096,
+  return g;
+}
+
+/* The SMs held by layer 1's GEMMs in phase ph, in graph order. */
+static int held_sms(const struct graph *g, int ph, int *out, int max)
+{
+  int n = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n && n < max; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->layer == 1 && t->phase == ph && t->mb == 0 &&
+        t->kind == TK_KERNEL && t->op == KK_GEMM)
+      out[n++] = t->sms_held;
+  }
+  return n;
+}
+
+Test(tpo, fp8_buffers_and_sm_margins)
+{
+  double act = 8192.0 * 4096;
+  struct graph *te = fp8_graph("te"), *nemo = fp8_graph("nemo");
+  /* All-gathers in FP8 in both (fp8_buf of the ring exchanges). */
+  REL(layer_sum(te, 1, CO_SENDRECV, 1, PH_FWD, NULL), 2 * 0.75 * act, 1e-12);
+  REL(layer_sum(nemo, 1, CO_SENDRECV, 1, PH_FWD, NULL), 2 * 0.75 * act,
       1e-12);
-  /* the reduce-scatters stay in BF16 */
-  REL(layer_sum(g, 1, CO_REDUCE_SCATTER, 1, PH_FWD, NULL),
-      2 * 2.0 * 8192 * 4096, 1e-12);
-  graph_free(g);
+  /* Reduce-scatters in BF16 at TE's defaults, FP8 in NeMo's. */
+  REL(layer_sum(te, 1, CO_REDUCE_SCATTER, 1, PH_FWD, NULL), 2 * 2 * act,
+      1e-12);
+  REL(layer_sum(nemo, 1, CO_REDUCE_SCATTER, 1, PH_FWD, NULL), 2 * act,
+      1e-12);
+  /* Forward: QKV's 4 pieces, projection's 4, FC1's 4, FC2's 4. */
+  int h[32];
+  const int te_fwd[16] = {0, 0, 0, 0, 16, 16, 16, 16, 0, 0, 0, 0,
+                          16, 16, 16, 16};
+  const int nemo_fwd[16] = {0, 0, 0, 0, 24, 24, 24, 24, 0, 0, 0, 0,
+                            16, 16, 16, 16};
+  cr_assert_eq(held_sms(te, PH_FWD, h, 32), 16);
+  cr_assert_arr_eq(h, te_fwd, sizeof te_fwd);
+  cr_assert_eq(held_sms(nemo, PH_FWD, h, 32), 16);
+  cr_assert_arr_eq(h, nemo_fwd, sizeof nemo_fwd);
+  /* Backward: FC2 dgrad (4 pieces), wgrad, FC1 bulk dgrad and wgrad,
+   * projection dgrad (4), wgrad, QKV bulk dgrad and wgrad. */
+  const int te_bwd[14] = {0, 0, 0, 0, 0, 16, 16, 0, 0, 0, 0, 0, 16, 16};
+  cr_assert_eq(held_sms(te, PH_BWD, h, 32), 14);
+  cr_assert_arr_eq(h, te_bwd, sizeof te_bwd);
+  cr_assert_eq(held_sms(nemo, PH_BWD, h, 32), 14);
+  for (int i = 0; i < 14; i++)
+    cr_assert_eq(h[i], 0);
+  graph_free(te);
+  graph_free(nemo);
 }
 
 Test(tpo, needs_sequence_parallelism)
@@ -288,7 +333,7 @@ Test(tpo, pipelined_reduce_scatter_schedule)
   for (int k = 0; k < 2; k++) {
     struct graph *g = tp8_graph();
     struct ctx c = make_ctx(g, 8192, 8192);
-    bld_tpo_gemm_rs(&c, PH_FWD, 0, 8192, 8192, Ks[k]);
+    bld_tpo_gemm_rs(&c, PH_FWD, 0, TPO_PROJ, 8192, 8192, Ks[k]);
     cr_assert_eq(g->prog[0].n, 2 * 4);
     cr_assert_eq(g->prog[0].tasks[0].sms_held, 16);
     double gm = alone_i(g, 0), rs = alone_i(g, 1);
@@ -305,7 +350,7 @@ Test(tpo, bulk_schedule)
   for (int k = 0; k < 2; k++) {
     struct graph *g = tp8_graph();
     struct ctx c = make_ctx(g, 8192, 8192);
-    bld_tpo_bulk(&c, 0, 8192, 8192, Ks[k]);
+    bld_tpo_bulk(&c, 0, TPO_QKV, 8192, 8192, Ks[k]);
     /* all-gather, data gradient, reduce-scatter, weight gradient */
     cr_assert_eq(g->prog[0].n, 4);
     double ag = alone_i(g, 0), d = alone_i(g, 1), rs = alone_i(g, 2),

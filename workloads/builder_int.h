@@ -216,15 +216,20 @@ bool bld_tpo_on(const struct ctx *c);
 long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
                      double K, bld_cast_fn *cast, double cast_elems);
 
-/* [M x N] = [M x K] @ [K x N], then the reduce-scatter (all-reduce
- * without SP) of its T x h output: the row-parallel forward GEMMs.
- * Returns the last GEMM. */
-long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, double M, double N,
-                     double K);
+/* The linear layers whose GEMMs overlap communication. */
+enum tpo_linear { TPO_QKV, TPO_PROJ, TPO_FC1, TPO_FC2 };
 
-/* The backward of a column-parallel GEMM: data gradient [M x N] = [M x K]
- * @ [K x N], weight gradient [K x N] = [K x M] @ [M x N], and the data
- * gradient's reduce-scatter.  Returns the weight-gradient GEMM. */
-long bld_tpo_bulk(struct ctx *c, long layer, double M, double N, double K);
+/* [M x N] = [M x K] @ [K x N] of `which` (TPO_PROJ or TPO_FC2), then the
+ * reduce-scatter (all-reduce without SP) of its T x h output: the
+ * row-parallel forward GEMMs.  Returns the last GEMM. */
+long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, enum tpo_linear which,
+                     double M, double N, double K);
+
+/* The backward of column-parallel `which` (TPO_QKV or TPO_FC1): data
+ * gradient [M x N] = [M x K] @ [K x N], weight gradient [K x N] = [K x M]
+ * @ [M x N], and the data gradient's reduce-scatter.  Returns the
+ * weight-gradient GEMM. */
+long bld_tpo_bulk(struct ctx *c, long layer, enum tpo_linear which, double M,
+                  double N, double K);
 
 #endif

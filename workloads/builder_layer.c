@@ -213,7 +213,7 @@ static void layer_fwd(struct ctx *c, long l, int phase)
   bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
   bld_tpo_ag_gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h, NULL, 0);
   bld_attention(c, phase, l, false);
-  bld_tpo_gemm_rs(c, phase, l, T, h, h / c->t);
+  bld_tpo_gemm_rs(c, phase, l, TPO_PROJ, T, h, h / c->t);
   /* dropout and residual */
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
   bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
@@ -221,7 +221,7 @@ static void layer_fwd(struct ctx *c, long l, int phase)
     bld_tpo_ag_gemm(c, phase, l, M, c->gates * c->f / c->t, h, NULL, 0);
     bld_kernel(c, KK_ELEMWISE, phase, l, 0,
                e * (c->gates + 1) * M * c->f / c->t);
-    bld_tpo_gemm_rs(c, phase, l, M, h, c->f / c->t);
+    bld_tpo_gemm_rs(c, phase, l, TPO_FC2, M, h, c->f / c->t);
   } else {
     sp_gather(c, phase, l);
     bld_gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
@@ -260,7 +260,7 @@ static long layer_bwd(struct ctx *c, long l)
   bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
   fp8_grad_cast(c, l, M * G * F);
   if (!model_is_moe(c->m)) {
-    bld_tpo_bulk(c, l, M, h, G * F); /* FC1 data and weight gradients */
+    bld_tpo_bulk(c, l, TPO_FC1, M, h, G * F); /* FC1 data and weight gradients */
   } else {
     ffn_gemm(c, B, l, M, h, G * F, false); /* FC1 data gradient */
     ffn_gemm(c, B, l, G * F, h, M, true);  /* FC1 weight gradient */
@@ -280,7 +280,7 @@ static long layer_bwd(struct ctx *c, long l)
   bld_attention(c, B, l, true);
   double qkv = (h + 2 * c->kv) / t;
   fp8_grad_cast(c, l, T * qkv);
-  long last = bld_tpo_bulk(c, l, T, h, qkv); /* QKV data, weight grads */
+  long last = bld_tpo_bulk(c, l, TPO_QKV, T, h, qkv); /* QKV data, weight grads */
   bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
   return last;
 }

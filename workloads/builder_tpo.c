@@ -53,15 +53,40 @@
  */
 #include "workloads/builder_int.h"
 
-/* TE initialize_ub get_default_config: "num_sm": 16 and "num_splits": 4
- * for the pipeline and bulk methods (ring_exchange: 1 SM, copy engine, no
- * margin, TP splits). */
-#define TPO_COMM_SMS 16
-#define TPO_RS_SPLITS 4
+/* How each overlapped GEMM's communication runs, per configuration
+ * (TE's ub_cfgs).  Only what differs between the ones weft offers: the
+ * SMs a communication kernel takes from its GEMM (num_sm when
+ * set_sm_margin, else 0), the splits of the pipelined reduce-scatter, and
+ * whether that reduce-scatter's buffer is FP8 in an FP8 model (fp8_buf).
+ * The ring exchanges take no SMs from their GEMMs in either (num_sm 1 by
+ * copy engine, no margin). */
+struct tpo_cfg {
+  int8_t rs_sms[2];   /* proj_fprop, fc2_fprop (pipeline) */
+  int8_t dgrad_sms[2], wgrad_sms[2]; /* qkv, fc1 (bulk) */
+  int splits;         /* num_splits of the pipelined reduce-scatters */
+  bool rs_fp8;        /* their buffers in FP8 when the model is */
+};
+
+static const struct tpo_cfg tpo_cfgs[] = {
+    /* TE initialize_ub get_default_config: "num_sm": 16, "num_splits": 4,
+     * "set_sm_margin": True for pipeline and bulk; "fp8_buf" only for the
+     * all-gathers (layers_all_gather_overlap). */
+    [TPO_TE] = {{16, 16}, {16, 16}, {16, 16}, 4, false},
+    /* NeMo's userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (and its bf16
+     * twin; NeMo 0594a70, llm/recipes/tp_overlap_configs/userbuffers.py,
+     * Llama 3 70B's on H100): bulk overlaps without SM margin, proj_fprop
+     * on 24 SMs and fc2_fprop on 16 with margin, 4 splits, FP8 buffers. */
+    [TPO_NEMO] = {{24, 16}, {0, 0}, {0, 0}, 4, true},
+};
+
+static const struct tpo_cfg *cfg(const struct ctx *c)
+{
+  return &tpo_cfgs[c->p->tp_overlap];
+}
 
 bool bld_tpo_on(const struct ctx *c)
 {
-  return c->p->tp_overlap == TPO_TE && c->t > 1 && c->p->sp;
+  return c->p->tp_overlap != TPO_NONE && c->t > 1 && c->p->sp;
 }
 
 /* Bytes per element of an all-gathered activation: FP8 buffers when the
@@ -133,25 +158,29 @@ long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
   return g;
 }
 
-long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, double M, double N,
-                     double K)
+long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, enum tpo_linear which,
+                     double M, double N, double K)
 {
   if (!bld_tpo_on(c)) {
     long g = bld_gemm(c, phase, layer, M, N, K);
     reduce_blocking(c, phase, layer);
     return g;
   }
-  double piece = c->e * c->T * c->h / TPO_RS_SPLITS;
+  const struct tpo_cfg *f = cfg(c);
+  double e = f->rs_fp8 && c->m->dtype == DTYPE_FP8 ? 1 : c->e;
+  double piece = e * c->T * c->h / f->splits;
+  int held = f->rs_sms[which == TPO_FC2];
   long g = -1, rs = -1;
-  for (int i = 0; i < TPO_RS_SPLITS; i++) {
-    g = gemm_held(c, phase, layer, M, N / TPO_RS_SPLITS, K, TPO_COMM_SMS);
+  for (int i = 0; i < f->splits; i++) {
+    g = gemm_held(c, phase, layer, M, N / f->splits, K, held);
     rs = coll_after(c, CO_REDUCE_SCATTER, phase, layer, piece, g);
   }
   bld_wait_for(c, rs); /* the stream's order: every piece is reduced */
   return g;
 }
 
-long bld_tpo_bulk(struct ctx *c, long layer, double M, double N, double K)
+long bld_tpo_bulk(struct ctx *c, long layer, enum tpo_linear which, double M,
+                  double N, double K)
 {
   if (!bld_tpo_on(c)) {
     bld_gemm(c, PH_BWD, layer, M, N, K);
@@ -162,11 +191,12 @@ long bld_tpo_bulk(struct ctx *c, long layer, double M, double N, double K)
   /* The saved input, sharded with SP, gathered for the weight gradient. */
   long ag = coll_after(c, CO_ALLGATHER, PH_BWD, layer,
                        ag_elem_bytes(c) * c->T * c->h, c->last_compute);
-  long d = gemm_held(c, PH_BWD, layer, M, N, K, TPO_COMM_SMS);
+  int i = which == TPO_FC1;
+  long d = gemm_held(c, PH_BWD, layer, M, N, K, cfg(c)->dgrad_sms[i]);
   long rs = coll_after(c, CO_REDUCE_SCATTER, PH_BWD, layer,
                        c->e * c->T * c->h, d);
   bld_wait_for(c, ag);
-  long w = gemm_held(c, PH_BWD, layer, K, N, M, TPO_COMM_SMS);
+  long w = gemm_held(c, PH_BWD, layer, K, N, M, cfg(c)->wgrad_sms[i]);
   bld_wait_for(c, rs);
   return w;
 }

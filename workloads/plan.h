@@ -140,9 +140,13 @@ enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
  *     ring-exchange all-gathers pipelined with the GEMM chunks of QKV and
  *     FC1 forward and of the projection's and FC2's data gradients,
  *     reduce-scatters pipelined with 4 splits of the projection and FC2
- *     forward, and bulk overlaps of QKV's and FC1's backward.  Needs
- *     sequence parallelism, as Megatron-LM asserts (arguments.py). */
-enum tp_overlap { TPO_NONE, TPO_TE };
+ *     forward, and bulk overlaps of QKV's and FC1's backward;
+ *   nemo: the same with the configuration NeMo and Megatron-Bridge run
+ *     Llama 3 70B with on H100 (userbuffers_fp8_h100_h8192_tp4_mbs1_
+ *     seqlen8192): bulk overlaps that take no SMs from their GEMMs, 24 and
+ *     16 SMs for the reduce-scatters, FP8 reduce-scatter buffers.
+ * Both need sequence parallelism, as Megatron-LM asserts (arguments.py). */
+enum tp_overlap { TPO_NONE, TPO_TE, TPO_NEMO };
 
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021, SI_MEGATRON };
@@ -241,7 +245,7 @@ const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);
 /* "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd". */
 const char *compress_name(enum compress c);
-/* "no", "te". */
+/* "no", "te", "nemo". */
 const char *tp_overlap_name(enum tp_overlap o);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
