@@ -360,3 +360,49 @@ Test(tpo, bulk_schedule)
     graph_free(g);
   }
 }
+
+/* PyTorch's matmul-reduce-scatter: TP GEMMs of M / TP rows, each but the
+ * last pulled by its owner, then the sum of the TP partials. */
+Test(tpo, torch_matmul_reduce_scatter_schedule)
+{
+  load_node();
+  const double Ks[2] = {256, 8192};
+  for (int k = 0; k < 2; k++) {
+    struct graph *g = tp8_graph();
+    struct ctx c = make_ctx(g, 8192, 8192);
+    tpl.tp_overlap = TPO_TORCH;
+    bld_tpo_gemm_rs(&c, PH_FWD, 0, TPO_PROJ, 8192, 8192, Ks[k]);
+    /* 7 x (GEMM, transfer), own GEMM, sum */
+    cr_assert_eq(g->prog[0].n, 2 * 7 + 2);
+    double gm = alone_i(g, 0), x = alone_i(g, 1), sum = alone_i(g, 15);
+    REL(g->prog[0].tasks[1].bytes * 8, 2.0 * 8192 * 8192, 1e-12);
+    REL(g->prog[0].tasks[15].bytes, 2.0 * 8192 * 8192 / 8 * 9, 1e-12);
+    REL(replay(g), gm + 7 * fmax(gm, x) + sum, 1e-6);
+    graph_free(g);
+  }
+}
+
+Test(tpo, torch_pieces_sum_to_the_unsplit_work)
+{
+  static const char *const kv[] = {"tp", "4", "sp", "yes", "global_batch",
+                                   "1", "tp_comm_overlap", "torch", NULL};
+  struct model m;
+  struct plan p, q;
+  struct graph *off = build_layers("llama3-8b", 2, 4, plan_kv(false), &m, &p);
+  struct graph *on = build_layers("llama3-8b", 2, 4, kv, &m, &q);
+  double act = 2.0 * 8192 * 4096, t = 4;
+  for (int ph = PH_FWD; ph <= PH_BWD; ph++) {
+    REL(layer_sum(on, 0, 0, 1, ph, NULL), layer_sum(off, 0, 0, 1, ph, NULL),
+        1e-12);
+    /* two all-gathers and two reduce-scatters each way, each moving
+     * (t - 1) / t of the activation per rank; no collective left */
+    long n;
+    REL(layer_sum(on, 1, CO_SENDRECV, 1, ph, &n), 4 * (t - 1) / t * act,
+        1e-12);
+    cr_assert_eq(n, 4 * (t - 1));
+    cr_assert_eq(layer_sum(on, 1, CO_ALLGATHER, 1, ph, NULL) +
+                 layer_sum(on, 1, CO_REDUCE_SCATTER, 1, ph, NULL), 0);
+  }
+  graph_free(off);
+  graph_free(on);
+}

@@ -77,7 +77,15 @@ static const struct tpo_cfg tpo_cfgs[] = {
      * Llama 3 70B's on H100): bulk overlaps without SM margin, proj_fprop
      * on 24 SMs and fc2_fprop on 16 with margin, 4 splits, FP8 buffers. */
     [TPO_NEMO] = {{24, 16}, {0, 0}, {0, 0}, 4, true},
+    /* PyTorch's async TP: copies by copy engine, no SMs reserved; its
+     * reduce-scatter is split by ranks, not by this table. */
+    [TPO_TORCH] = {{0, 0}, {0, 0}, {0, 0}, 1, false},
 };
+
+static bool torch_tp(const struct ctx *c)
+{
+  return c->p->tp_overlap == TPO_TORCH;
+}
 
 static const struct tpo_cfg *cfg(const struct ctx *c)
 {
@@ -132,6 +140,25 @@ static long coll_after(struct ctx *c, enum coll_op op, int phase, long layer,
   return x;
 }
 
+/* PyTorch's fused matmul-reduce-scatter (_pipelined_produce_and_all2all,
+ * scatter along the tokens): at step s = 1 .. TP - 1 the GEMM computes the
+ * rows of rank + s, which that rank then pulls; the rank's own rows last;
+ * then a sum of the TP partial results (reads TP chunks, writes one). */
+static long produce_rs(struct ctx *c, int phase, long layer, double M,
+                       double N, double K)
+{
+  long t = c->p->tp, x = -1;
+  double chunk = c->e * c->T * c->h / (double)t;
+  for (long s = 1; s < t; s++) {
+    long g = bld_gemm(c, phase, layer, M / (double)t, N, K);
+    x = coll_after(c, CO_SENDRECV, phase, layer, chunk, g);
+  }
+  long g = bld_gemm(c, phase, layer, M / (double)t, N, K);
+  bld_wait_for(c, x);
+  bld_kernel(c, KK_ELEMWISE, phase, layer, 0, chunk * (double)(t + 1));
+  return g;
+}
+
 long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
                      double K, bld_cast_fn *cast, double cast_elems)
 {
@@ -146,6 +173,10 @@ long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
   if (cast)
     cast(c, layer, cast_elems / (double)t);
   double chunk = ag_elem_bytes(c) * c->T * c->h / (double)t;
+  /* PyTorch first copies the local shard into its symmetric-memory buffer
+   * (_pipelined_multi_all_gather_and_consume: "mv", read and write). */
+  if (torch_tp(c))
+    bld_kernel(c, KK_ELEMWISE, phase, layer, 0, 2 * chunk);
   for (long i = 0; i < t; i++) {
     long x = -1;
     if (i + 1 < t) /* chunk i + 1 arrives while piece i computes */
@@ -166,6 +197,8 @@ long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, enum tpo_linear which
     reduce_blocking(c, phase, layer);
     return g;
   }
+  if (torch_tp(c))
+    return produce_rs(c, phase, layer, M, N, K);
   const struct tpo_cfg *f = cfg(c);
   double e = f->rs_fp8 && c->m->dtype == DTYPE_FP8 ? 1 : c->e;
   double piece = e * c->T * c->h / f->splits;
@@ -187,6 +220,10 @@ long bld_tpo_bulk(struct ctx *c, long layer, enum tpo_linear which, double M,
     long w = bld_gemm(c, PH_BWD, layer, K, N, M);
     reduce_blocking(c, PH_BWD, layer);
     return w;
+  }
+  if (torch_tp(c)) {
+    produce_rs(c, PH_BWD, layer, M, N, K);
+    return bld_gemm(c, PH_BWD, layer, K, N, M);
   }
   /* The saved input, sharded with SP, gathered for the weight gradient. */
   long ag = coll_after(c, CO_ALLGATHER, PH_BWD, layer,

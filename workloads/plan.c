@@ -399,7 +399,8 @@ static int set_fp8_recipe(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
-static const char *const tp_overlaps[] = {"no", "te", "nemo", NULL};
+static const char *const tp_overlaps[] = {"no", "te", "nemo", "torch",
+                                          NULL};
 
 const char *tp_overlap_name(enum tp_overlap o) { return tp_overlaps[o]; }
 
@@ -518,11 +519,12 @@ static const struct {
             "main_grad hook) or fused (Megatron's gradient accumulation "
             "fusion, no pass; the default with shard_impl megatron; else "
             "autograd)"},
-    [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo", set_tp_overlap,
+    [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo|torch",
+                            set_tp_overlap,
             "overlap TP collectives with the GEMMs around them: te (Megatron-"
             "Core's --tp-comm-overlap with Transformer Engine's userbuffers "
-            "at their defaults) or nemo (with NeMo's H100 configuration); "
-            "needs SP (default no)"},
+            "at their defaults), nemo (with NeMo's H100 configuration) or "
+            "torch (PyTorch's async TP); needs SP (default no)"},
 };
 
 int plan_key_from_name(const char *name)

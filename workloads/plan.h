@@ -145,8 +145,15 @@ enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
  *     Llama 3 70B with on H100 (userbuffers_fp8_h100_h8192_tp4_mbs1_
  *     seqlen8192): bulk overlaps that take no SMs from their GEMMs, 24 and
  *     16 SMs for the reduce-scatters, FP8 reduce-scatter buffers.
- * Both need sequence parallelism, as Megatron-LM asserts (arguments.py). */
-enum tp_overlap { TPO_NONE, TPO_TE, TPO_NEMO };
+ *   torch: PyTorch's async TP (torch.distributed._symmetric_memory's
+ *     fused all-gather-matmul and matmul-reduce-scatter, which
+ *     torch.compile substitutes when torchtitan's
+ *     enable_async_tensor_parallel is set): all-gathers pulled shard by
+ *     shard beside the GEMM on the shards already there, reduce-scatters
+ *     as GEMMs on each rank's rows pulled by their owner and summed.
+ * All need sequence parallelism, as Megatron-LM asserts (arguments.py) and
+ * torchtitan's SequenceParallel layers imply. */
+enum tp_overlap { TPO_NONE, TPO_TE, TPO_NEMO, TPO_TORCH };
 
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021, SI_MEGATRON };
@@ -245,7 +252,7 @@ const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);
 /* "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd". */
 const char *compress_name(enum compress c);
-/* "no", "te", "nemo". */
+/* "no", "te", "nemo", "torch". */
 const char *tp_overlap_name(enum tp_overlap o);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
