@@ -10,7 +10,9 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/engine.h"
 #include "sim/platload.h"
@@ -405,4 +407,27 @@ Test(tpo, torch_pieces_sum_to_the_unsplit_work)
   }
   graph_free(off);
   graph_free(on);
+}
+
+/* The held SMs travel in the graph file's peer column of a kernel. */
+Test(tpo, graph_file_keeps_held_sms)
+{
+  struct graph *g = fp8_graph("te");
+  struct weft_err err = {0};
+  char path[] = "/tmp/weft-tpo-XXXXXX";
+  close(mkstemp(path));
+  cr_assert_eq(graph_write(g, path, &err), 0, "%s", err.msg);
+  struct graph *h = graph_read(path, &err);
+  unlink(path);
+  cr_assert(h, "%s", err.msg);
+  cr_assert_eq(h->prog[0].n, g->prog[0].n);
+  long held = 0;
+  for (long i = 0; i < g->prog[0].n; i++) {
+    cr_assert_eq(h->prog[0].tasks[i].peer, g->prog[0].tasks[i].peer);
+    held += g->prog[0].tasks[i].kind == TK_KERNEL &&
+            g->prog[0].tasks[i].sms_held == 16;
+  }
+  cr_assert_gt(held, 0);
+  graph_free(g);
+  graph_free(h);
 }
