@@ -30,13 +30,17 @@
  *     is all-gathered for the weight gradient beside the data-gradient
  *     GEMM, and the data gradient is reduce-scattered beside the
  *     weight-gradient GEMM (bulk_overlap), each communication on 16 SMs
- *     that its GEMM gives up.  The all-gather is in FP8 when the model is.
+ *     that its GEMM gives up (TE's defaults; NeMo's configuration reserves
+ *     none, tpo_cfgs below).  The all-gather is in FP8 when the model is.
  *   - proj_wgrad and fc2_wgrad reuse the output gradient gathered for the
  *     data gradient ("external" overlap is only for MXFP8).
  * Megatron-Core turns on all four (model_parallel_config.py:
  * tp_comm_overlap_ag, _rs, tp_comm_bulk_dgrad, _wgrad default True;
  * tp_comm_overlap_rs_dgrad False) and leaves the configuration to TE's
- * defaults unless --tp-comm-overlap-cfg is given.
+ * defaults unless --tp-comm-overlap-cfg is given (NeMo and Megatron-Bridge
+ * give theirs: tpo_cfgs).  PyTorch's async TP (produce_rs and the torch
+ * branch of bld_tpo_ag_gemm) pipelines the same all-gathers by pulling
+ * shards and splits its reduce-scatters by destination rank.
  *
  * How it is built: the communication goes on stream ST_T3 (Tensor3D's
  * stream for activation collectives that overlap computation; a rank runs
@@ -48,8 +52,14 @@
  * its token exchange and blocking collectives (builder_layer.c calls the
  * entry points for attention and dense feed-forward blocks only).
  * NEEDSWORK: the userbuffers kernels are timed as NCCL's collectives of
- * the same bytes, and the HBM bandwidth the copies take from a GEMM
- * beside them is not modelled.
+ * the same bytes; the HBM bandwidth the copies take from a GEMM beside
+ * them, and the SMs a communication kernel without margin occupies while
+ * it runs, are not modelled; TE issues the pieces of a split GEMM on 3
+ * compute streams round robin (PyTorch on 2), so that one piece's last
+ * wave can overlap the next piece's first: weft runs them one after the
+ * other, each with its own wave quantization, an upper bound on the
+ * splitting's cost; the userbuffers themselves take memory that
+ * accounting.c does not count.
  */
 #include "workloads/builder_int.h"
 
