@@ -13,6 +13,7 @@
 #include "workloads/accounting.h"
 #include "workloads/costmodel.h"
 #include "workloads/model.h"
+#include "workloads/stack.h"
 
 static void list_collectives(void)
 {
@@ -26,6 +27,40 @@ static void list_collectives(void)
          "every step, plus the steps'\n        latency (default)\n  step  "
          "each ring step a round of flows\n  auto  step for groups of up to "
          "16 GPUs, flow above\n");
+}
+
+/* Each stack with what it sets (as --flags) and its sources. */
+static void list_stacks(void)
+{
+  for (int i = 0; i < stack_count(); i++) {
+    const struct stack *st = stack_at(i);
+    printf("%s%s: %s\n  sets:", i ? "\n" : "", st->name, st->about);
+    for (int k = 0; st->set[k].key; k++) {
+      printf(" --");
+      for (const char *c = st->set[k].key; *c; c++)
+        putchar(*c == '_' ? '-' : *c);
+      printf(" %s", st->set[k].value);
+    }
+    /* the sources, wrapped at 78 columns */
+    printf("\n  from:");
+    int col = 7;
+    const char *w = st->source;
+    while (*w) {
+      size_t n = strcspn(w, " ");
+      if (col + 1 + (int)n > 78) {
+        printf("\n       ");
+        col = 7;
+      }
+      printf(" %.*s", (int)n, w);
+      col += 1 + (int)n;
+      w += n;
+      while (*w == ' ')
+        w++;
+    }
+    printf("\n");
+  }
+  printf("\nChoose with --stack NAME (stack=\"NAME\" in a workload's <plan>);"
+         " settings given\nto the job override the stack's.\n");
 }
 
 static void list_models(void)
@@ -213,7 +248,7 @@ static int list_clusters(const struct catalog *cat)
 
 const struct opts_spec cmd_list_spec = {
     "list", POS_WORD,
-    "models|gpus|nics|nodes|switches|trends|clusters|collectives",
+    "models|gpus|nics|nodes|switches|trends|clusters|collectives|stacks",
     OPTS_CATALOG, NULL,
     "Shows the model presets, the hardware catalog (GPUs with their peaks\n"
     "and efficiencies, NICs, nodes, switches, the growth trends that project\n"
@@ -250,6 +285,8 @@ int cmd_list(int argc, char **argv)
     rc = list_clusters(cat);
     printf("\n");
     list_collectives();
+    printf("\n");
+    list_stacks();
   } else if (strcmp(what, "collectives") == 0) {
     list_collectives();
   } else if (strcmp(what, "models") == 0) {
@@ -266,9 +303,11 @@ int cmd_list(int argc, char **argv)
     list_trends(cat);
   else if (strcmp(what, "clusters") == 0)
     rc = list_clusters(cat);
+  else if (strcmp(what, "stacks") == 0)
+    list_stacks();
   else
     rc = cli_usage("list: unknown list '%s'; expected models, gpus, nics, "
-                   "nodes, switches, trends, clusters or collectives", what);
+                   "nodes, switches, trends, clusters, collectives or stacks", what);
   catalog_free(cat);
   return rc;
 }

@@ -546,7 +546,8 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   enum coll_op op = call->op;
   int n = call->n;
   double S = call->bytes;
-  if (!t->cross && n == m->gpus_per_node && m->closed_form) {
+  if (!t->cross && n == m->gpus_per_node && m->closed_form &&
+      !call->shared) {
     closed_plan(m, op, n, S, out);
     return;
   }

@@ -141,6 +141,12 @@ struct coll_call {
   int sym_n;
   double (*route_lat)(void *ctx, long rank_a, long rank_b);
   void *ctx;
+  /* Other collectives may move data over the same links while it runs
+   * (one not on the compute stream: data-parallel buckets, FSDP gathers
+   * and reduce-scatters, CP exchanges).  A whole-node group is then
+   * simulated as flows, which share the links, not timed in closed form,
+   * which would give it every link to itself. */
+  bool shared;
 };
 
 /* What to simulate.  Phases run one after the other; a phase is done when

@@ -499,7 +499,8 @@ static struct coll_call call_of(struct engine *E, struct inst *in)
     k++;
   const struct task *t = task_of(E, in->ranks[k], in->tasks[k]);
   return (struct coll_call){(enum coll_op)t->op, in->n, in->ranks, t->bytes,
-                            in->sym_n, route_lat, E};
+                            in->sym_n, route_lat, E,
+                            t->stream != ST_COMPUTE};
 }
 
 /* Start the flows of the current phase (and phase 0's delay), with a guard

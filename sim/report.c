@@ -530,12 +530,13 @@ void report_print_text(FILE *f, const struct report *r)
   char a[32], b[32], extra[96];
   plan_extras(p, extra, sizeof extra);
   fprintf(f, "%s on %ld x %s (%s): TP %ld, PP %ld, DP %ld%s, micro-batch "
-          "%ld, global batch %ld, %s, recompute %s\n", r->w->model.name,
+          "%ld, global batch %ld, %s, recompute %s%s%s\n", r->w->model.name,
           p->gpus, r->c->gpu.name, r->c->name, p->tp, p->pp, p->dp, extra,
           p->micro_batch, p->global_batch,
           p->schedule == SCHED_INTERLEAVED ? "interleaved 1F1B"
                                            : sched_name(p->schedule),
-          recompute_name(p->recompute));
+          recompute_name(p->recompute), p->stack[0] ? ", stack " : "",
+          p->stack);
   fprintf(f, "  iteration        %10.4f s   %.0f tokens/s\n", T,
           r->tokens_per_s);
   fprintf(f, "  per GPU          %10.1f TFLOP/s (Megatron count)   %.1f model "

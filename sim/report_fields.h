@@ -240,6 +240,10 @@
     SETTING, NULL, COL, true, PK_OVERLAP_PARAM_GATHER)                        \
   X(PLAN_GRAD_ACCUM, "inputs.plan.grad_accum",                                \
     SETTING, NULL, COL, true, PK_GRAD_ACCUM)                                  \
+  X(PLAN_STACK, "inputs.plan.stack", SETTING, NULL, COL, true, PK_STACK)      \
+  X(PLAN_FUSION, "inputs.plan.fusion", SETTING, NULL, COL, true, PK_FUSION)   \
+  X(PLAN_SELECTIVE, "inputs.plan.selective",                                  \
+    SETTING, NULL, COL, true, PK_SELECTIVE)                                   \
   X(PLAN_TP_COMM_OVERLAP, "inputs.plan.tp_comm_overlap",                      \
     SETTING, NULL, NOCOL, p->tp_overlap != TPO_NONE, PK_TP_COMM_OVERLAP)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \

@@ -176,3 +176,21 @@ Test(accounting, buffers_and_shard_factors)
   REL(mem.buffers, 33.0 * (1 << 20));
   REL(mem.shard, 1.0);
 }
+
+/* torchtitan's op policy keeps per token the layer's input and FC2's
+ * output, q, v, FC1's gate output, attention's output (16-bit) and the
+ * log-sum-exp (4 bytes per head): s b (4h + 2h + 2kv + 2f + 2h + 4a). */
+Test(accounting, torchtitan_op_policy_activations)
+{
+  struct model m;
+  struct plan p;
+  cr_assert_eq(model_from_preset(&m, "llama3-8b", NULL), 0);
+  plan_init(&p);
+  p.micro_batch = 2;
+  p.recompute = RECOMP_SELECTIVE;
+  p.sel_ops = true;
+  double s = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+  double kv = (double)model_kv_dim(&m), a = (double)m.heads;
+  REL(layer_activation_bytes(&m, &p),
+      s * 2 * (4 * h + 2 * h + 2 * kv + 2 * f + 2 * h + 4 * a));
+}

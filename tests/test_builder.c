@@ -526,3 +526,88 @@ Test(builder, gradient_accumulation_passes)
     graph_free(g);
   }
 }
+
+/* Memory-bound bytes of layer 0's passes in `phase`: (kernels, bytes). */
+static void membound(const struct graph *g, int phase, long *n, double *bytes)
+{
+  *n = 0;
+  *bytes = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL && t->layer == 0 && t->phase == phase &&
+        t->mb == 0 && (t->op == KK_NORM || t->op == KK_ELEMWISE)) {
+      (*n)++;
+      *bytes += t->bytes;
+    }
+  }
+}
+
+/* A Llama layer's memory-bound work, fused and eager (builder_layer.c's
+ * byte counts): fused, per token, two norms 2 x 2e h, RoPE 2e (h + kv),
+ * two residuals 2 x 3e h, SwiGLU 3e f; eager, the RMSNorms' ATen ops
+ * (24 + 6e) h plus 8 per row, RoPE (2e + 16)(h + kv), SwiGLU 5e f.  The
+ * backward: fused 2 x 3e h, 2e (h + kv), 2 x 3e h, 5e f; eager
+ * (44 + 6e) h per norm, RoPE (2e + 16)(h + kv), SwiGLU 9e f. */
+Test(builder, llama_layer_fused_and_eager_bytes)
+{
+  struct model m;
+  struct plan p;
+  for (int eager = 0; eager < 2; eager++) {
+    struct graph *g = build_layers(
+        "llama3-8b", 2, 8, KV("global_batch", "8", "fusion",
+                              eager ? "eager" : "fused"), &m, &p);
+    double T = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+    double kv = (double)model_kv_dim(&m), e = 2;
+    long n;
+    double bytes;
+    membound(g, PH_FWD, &n, &bytes);
+    double want = eager ? T * (2 * ((24 + 6 * e) * h + 8) +
+                               (2 * e + 16) * (h + kv) + 2 * 3 * e * h +
+                               5 * e * f)
+                        : T * (2 * 2 * e * h + 2 * e * (h + kv) +
+                               2 * 3 * e * h + 3 * e * f);
+    cr_assert(fabs(bytes - want) <= 1e-9 * want, "%s fwd %.17g vs %.17g",
+              eager ? "eager" : "fused", bytes, want);
+    cr_assert_eq(n, eager ? 2 * 7 + 6 + 2 + 2 : 2 + 1 + 2 + 1);
+    membound(g, PH_BWD, &n, &bytes);
+    want = eager ? T * (2 * (44 + 6 * e) * h + (2 * e + 16) * (h + kv) +
+                        2 * 3 * e * h + 9 * e * f)
+                 : T * (2 * 3 * e * h + 2 * e * (h + kv) + 2 * 3 * e * h +
+                        5 * e * f);
+    cr_assert(fabs(bytes - want) <= 1e-9 * want, "%s bwd %.17g vs %.17g",
+              eager ? "eager" : "fused", bytes, want);
+    graph_free(g);
+  }
+}
+
+/* torchtitan's op-level selective recomputation recomputes every second
+ * matmul of a Llama layer, wk, wo and w3 (q, k, v, o, gate, up, down):
+ * 2 T h (kv + h + f) FLOPs per layer, with TP splitting each; Megatron's
+ * selective recomputation none of them. */
+Test(builder, torchtitan_op_policy_recomputes_every_second_matmul)
+{
+  struct model m;
+  struct plan p;
+  for (int tp = 1; tp <= 2; tp *= 2) {
+    char tps[4];
+    snprintf(tps, sizeof tps, "%d", tp);
+    struct graph *g = build_layers(
+        "llama3-8b", 2, 8, KV("global_batch", "8", "tp", tps, "recompute",
+                              "selective", "selective", "ops"), &m, &p);
+    double T = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+    double kv = (double)model_kv_dim(&m);
+    double got = 0;
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_KERNEL && t->op == KK_GEMM && t->layer == 0 &&
+          t->phase == PH_RECOMP && t->mb == 0)
+        got += t->flops;
+    }
+    double want = 2 * T * h * (kv + h + f) / tp;
+    cr_assert(fabs(got - want) <= 1e-9 * want, "TP %d: %.17g vs %.17g", tp,
+              got, want);
+    graph_free(g);
+  }
+}

@@ -39,7 +39,7 @@ static struct coll_call call(enum coll_op op, int n, double S)
 {
   for (int k = 0; k < n; k++)
     ranks[k] = k;
-  return (struct coll_call){op, n, ranks, S, 0, lat, NULL};
+  return (struct coll_call){op, n, ranks, S, 0, lat, NULL, false};
 }
 
 /* Flows of one phase, collected. */
@@ -112,7 +112,7 @@ Test(coll, uneven_group_is_one_ring)
 {
   struct coll_model m = model();
   int32_t r3[3] = {6, 7, 8};
-  struct coll_call c = {CO_ALLREDUCE, 3, r3, 1 << 26, 0, lat, NULL};
+  struct coll_call c = {CO_ALLREDUCE, 3, r3, 1 << 26, 0, lat, NULL, false};
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.channels, 1);
@@ -182,6 +182,12 @@ Test(coll, whole_node_ring_in_closed_form)
   cr_assert_eq(phase_flows(&m, &c, &p, 0), 8);
   for (long i = 0; i < fl.n; i++)
     cr_assert_eq(fl.dst[i], (fl.src[i] + 1) % 8);
+  /* Nor when other collectives may share its links (not on the compute
+   * stream): the closed form would give it every link to itself. */
+  m.closed_form = true;
+  c.shared = true;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.shape, CS_RING);
 }
 
 /* NCCL's protocol choice: LL for a small message (half the bandwidth, a
@@ -471,7 +477,7 @@ Test(coll, per_step_latency_matches_nccl)
   /* One GPU per node: 8 ranks on 8 nodes (members 0, 8, 16, ...). */
   for (int k = 0; k < 8; k++)
     ranks[k] = 8 * k;
-  struct coll_call c = {CO_ALLGATHER, 8, ranks, 8, 0, lat, NULL};
+  struct coll_call c = {CO_ALLGATHER, 8, ranks, 8, 0, lat, NULL, false};
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * COLL_LL_EFF);
@@ -541,7 +547,7 @@ Test(coll, pat_at_one_gpu_per_node)
   m.algo = CA_AUTO;
   for (int k = 0; k < 64; k++)
     ranks[k] = 8 * k; /* 64 nodes, GPU 0 of each */
-  struct coll_call c = {CO_ALLGATHER, 64, ranks, 1 << 20, 0, lat, NULL};
+  struct coll_call c = {CO_ALLGATHER, 64, ranks, 1 << 20, 0, lat, NULL, false};
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.algo, CA_PAT);
@@ -650,7 +656,7 @@ Test(coll, torus_allreduce_stages)
    * ways round (2 parts), between neighbours of that ring only. */
   for (int k = 0; k < 3 * g; k++)
     ranks[k] = 3 * g + k;
-  c = (struct coll_call){CO_ALLREDUCE, 3 * g, ranks, S, 0, lat, NULL};
+  c = (struct coll_call){CO_ALLREDUCE, 3 * g, ranks, S, 0, lat, NULL, false};
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.algo, CA_TORUS);
   cr_assert_eq(p.nphases, 4);

@@ -803,3 +803,14 @@ Test(topo, table_of_fabrics)
   cr_expect(topo_fabric(TOPO_TORUS)->node_torus);
   cr_expect(!topo_fabric(TOPO_FAT_TREE)->node_torus);
 }
+
+/* The help of topology= (a fixed string in cluster.c's key table) names
+ * every fabric of the table, so that a new entry cannot be left out. */
+Test(topo, help_names_every_fabric)
+{
+  const char *help = cluster_key_help(CK_TOPOLOGY);
+  for (int t = 0; t < TOPO_COUNT; t++) {
+    const char *name = topo_fabric((enum topology)t)->name;
+    cr_assert(strstr(help, name) != NULL, "topology= help lacks %s", name);
+  }
+}

@@ -5,56 +5,54 @@
 
 #include <stdlib.h>
 
+#include "workloads/layer.h"
 #include "workloads/schedule.h"
 
-/* Split (tensor-parallel) and replicated parameters of one layer, and the
- * experts' share of the split ones (all of them for one GPU). */
-static void layer_parts(const struct model *m, double *split, double *repl,
-                        double *experts)
+/* One layer's parameters by how they are held (layer.h): split by TP
+ * (all experts' copies of the routed ones), replicated on every TP rank,
+ * and the routed experts' part of each (split over EP). */
+struct parts {
+  double split, repl, xsplit, xrepl;
+};
+
+static struct parts layer_parts(const struct model *m)
 {
-  double h = (double)m->hidden, f = (double)m->ffn;
-  double qkv = h + 2.0 * (double)model_kv_dim(m);
-  double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
-  double e = (double)m->experts;
-  double s = h * qkv + h * h;           /* QKV and output projection */
-  double r = 0;
-  double mlp = h * f * gates + f * h;   /* one expert's FFN */
-  if (m->gpt_style) {
-    s += qkv;                           /* QKV bias (column-parallel) */
-    r += h;                             /* projection bias (row-parallel) */
-    mlp += f * gates;                   /* FC1 bias, split */
-    r += e * h;                         /* FC2 bias, replicated */
-    r += 4 * h;                         /* two LayerNorms, weight and bias */
-  } else {
-    r += 2 * h;                         /* two RMSNorms */
+  struct layer_desc d;
+  layer_describe(m, &d);
+  struct parts p = {0};
+  for (int i = 0; i < d.nw; i++) {
+    const struct lweight *w = &d.w[i];
+    double n = lweight_elems(&d, w);
+    bool repl = w->split == LW_REPL;
+    if (repl)
+      p.repl += n;
+    else
+      p.split += n;
+    if (w->routed && repl)
+      p.xrepl += n;
+    else if (w->routed)
+      p.xsplit += n;
   }
-  s += e * mlp;
-  if (model_is_moe(m))
-    r += h * e;                         /* router */
-  *split = s;
-  *repl = r;
-  *experts = model_is_moe(m) ? e * mlp : 0;
+  return p;
 }
 
 double layer_params(const struct model *m)
 {
-  double s, r, x;
-  layer_parts(m, &s, &r, &x);
-  return s + r;
+  struct parts p = layer_parts(m);
+  return p.split + p.repl;
 }
 
 double layer_expert_params_rank(const struct model *m, long tp, long ep)
 {
-  double s, r, x;
-  layer_parts(m, &s, &r, &x);
-  return x / (double)tp / (double)ep;
+  struct parts p = layer_parts(m);
+  return p.xsplit / (double)tp / (double)ep + p.xrepl / (double)ep;
 }
 
 double layer_params_rank(const struct model *m, long tp, long ep)
 {
-  double s, r, x;
-  layer_parts(m, &s, &r, &x);
-  return (s - x) / (double)tp + r + layer_expert_params_rank(m, tp, ep);
+  struct parts p = layer_parts(m);
+  return (p.split - p.xsplit) / (double)tp + (p.repl - p.xrepl) +
+         layer_expert_params_rank(m, tp, ep);
 }
 
 double embedding_params(const struct model *m)
@@ -123,15 +121,16 @@ double model_flops_per_iter(const struct model *m, long global_batch)
 {
   double B = (double)global_batch, s = (double)m->seq, h = (double)m->hidden;
   double T = B * s;
-  double qkv = h + 2.0 * (double)model_kv_dim(m);
-  double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
-  double fwd_layer = 2 * T * h * qkv      /* QKV */
-                     + 4 * T * s * h      /* QK^T and PV, full square */
-                     + 2 * T * h * h      /* projection */
-                     + (double)m->topk * 2 * T * h * (double)m->ffn *
-                           (gates + 1);  /* FC1 (+ gate) and FC2 */
-  if (model_is_moe(m))
-    fwd_layer += 2 * T * h * (double)m->experts; /* router */
+  struct layer_desc d;
+  layer_describe(m, &d);
+  /* Every linear layer's 2 T in out, a routed expert's over the tokens
+   * routed to it (T x top-k in all), and QK^T and PV over the full square. */
+  double fwd_layer = 4 * T * s * h;
+  for (int i = 0; i < d.nw; i++) {
+    const struct lweight *w = &d.w[i];
+    if (lweight_matrix(w))
+      fwd_layer += 2 * (w->routed ? (double)m->topk * T : T) * w->in * w->out;
+  }
   double logits = 2 * T * h * (double)m->vocab;
   return 3 * ((double)m->layers * fwd_layer + logits);
 }
@@ -173,6 +172,15 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
     per_token = 2 * h / (p->sp ? t : 1);
     break;
   case RECOMP_SELECTIVE:
+    if (p->sel_ops) {
+      /* torchtitan's op policy keeps, per token: the layer's input and
+       * FC2's output (2h each), the outputs of the matmuls it saves, q
+       * (2h), v (2kv) and FC1's gate (2f), attention's output (2h) and
+       * its log-sum-exp (4 bytes per head). */
+      per_token = 4 * h / (p->sp ? t : 1) +
+                  (2 * h + 2 * kv + 2 * f + 2 * h + 4 * a) / t;
+      break;
+    }
     per_token = repl / (p->sp ? t : 1) + split / t;
     break;
   default:

@@ -112,6 +112,7 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   c->T_local = p->sp ? c->T / c->t : c->T;
   c->vlast = p->pp * p->vchunks - 1;
   c->ops = p->t3[0] > 0 ? &bld_t3_ops : &bld_megatron_ops;
+  layer_describe(m, &c->ld);
   long max_dp = 4 * (m->layers + 4) + 16;
   if (p->zero == 3)
     max_dp += 4 * (m->layers + 4) * p->microbatches;

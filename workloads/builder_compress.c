@@ -48,9 +48,13 @@ void bld_bucket_add(struct ctx *c, double *acc, enum bucket_unit u)
 {
   double h = c->h, t = c->t, V = (double)c->m->vocab, rc = 0, mat = 0, n;
   if (u == BU_LAYER) {
-    double qkv = (h + 2 * c->kv) / t, G = c->gates, f = c->f;
-    rc = (h + qkv) + (h / t + h) + (h + G * f / t) + (f / t + h);
-    mat = h * qkv + h * h / t + h * G * f / t + f / t * h;
+    for (int i = 0; i < c->ld.nw; i++) {
+      const struct lweight *w = &c->ld.w[i];
+      if (lweight_matrix(w)) {
+        rc += lweight_rc_rank(w, t);
+        mat += lweight_elems_rank(&c->ld, w, t, 1);
+      }
+    }
     n = c->lp;
   } else if (u == BU_HEAD) {
     n = c->head;

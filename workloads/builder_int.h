@@ -9,6 +9,7 @@
 #define WEFT_BUILDER_INT_H
 
 #include "workloads/builder.h"
+#include "workloads/layer.h"
 
 struct ctx;
 
@@ -43,6 +44,7 @@ struct ctx {
   struct graph *g;
   const struct model *m;
   const struct plan *p;
+  struct layer_desc ld; /* the model's layer (layer.h) */
   long s;             /* stage */
   int16_t chunk;      /* the model chunk of the pass being built (-1:
                          after the passes) */
@@ -231,5 +233,22 @@ long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, enum tpo_linear which
  * weight-gradient GEMM. */
 long bld_tpo_bulk(struct ctx *c, long layer, enum tpo_linear which, double M,
                   double N, double K);
+
+/* The layer's forward at steps st[0 .. left - 1] (layer.h): builds a TP
+ * all-gather with the linear after it, or a row-parallel linear with the
+ * reduce-scatter after it, overlapped, and returns the steps it built (2);
+ * 0 (nothing built) when the overlap is off or the steps are not such a
+ * pair. */
+int bld_tpo_fwd(struct ctx *c, const struct lstep *st, int left, int phase,
+                long layer);
+
+/* The layer's backward at step st[0], whose `before` steps st[-1], ...
+ * come next in reverse: builds a gathered output gradient with a
+ * row-parallel linear's gradients, or a column-parallel linear's
+ * gradients with the reduce-scatter of its data gradient, overlapped
+ * (`cast`: the FP8 cast of a linear's output gradient); returns the steps
+ * it built (2) with the weight-gradient GEMM in *out_wgrad, or 0. */
+int bld_tpo_bwd(struct ctx *c, const struct lstep *st, int before, long layer,
+                bld_cast_fn *cast, long *out_wgrad);
 
 #endif

@@ -3,8 +3,10 @@
  * tensor parallelism (builder.h describes the kernels), of the embedding
  * and of the loss: GEMMs and grouped GEMMs, attention (fused, unfused, or
  * as ring attention with context parallelism), the TP/SP collectives, the
- * MoE token exchange and the FP8 casts.  bld_megatron_ops gathers them for
- * the stage programs; Tensor3D borrows attention and the loss kernels.
+ * MoE token exchange and the FP8 casts.  A layer's passes run the steps
+ * of its description (layer.h) forward, and in reverse for the backward.
+ * bld_megatron_ops gathers them for the stage programs; Tensor3D borrows
+ * attention and the loss kernels.
  */
 #include "workloads/builder_int.h"
 
@@ -205,83 +207,274 @@ static void fp8_grad_cast(struct ctx *c, long l, double elements)
     bld_kernel(c, KK_ELEMWISE, PH_BWD, l, 0, (2 + fp8_both(c)) * elements);
 }
 
-static void layer_fwd(struct ctx *c, long l, int phase)
+/* Eager PyTorch (plan fusion=eager) runs RMSNorm, SwiGLU and RoPE as
+ * sequences of ATen ops, each a kernel of its own reading and writing
+ * HBM; fused kernels (Transformer Engine, Megatron-Core's fusions,
+ * torch.compile) run each as one.  Bytes per element of the tensor, e the
+ * activation's width, in op order:
+ *   RMSNorm forward (pytorch/pytorch aten/src/ATen/native/layer_norm.cpp,
+ *     rms_norm_symint, the composite eager path): x.to(float) e+4, pow 8,
+ *     mean 4, then per row add eps and rsqrt, x * rsqrt 8, .type_as 4+e,
+ *     * weight 2e;
+ *   its autograd backward: * weight 2e (and weight's gradient 2e),
+ *     type_as 4+e, * rsqrt 8 and the rsqrt's gradient 8, mean's and pow's
+ *     8, the two gradients of x summed 12, to(float) 4+e;
+ *   SwiGLU (per element of f): silu 2e, * up 3e; backward: mul's two
+ *     gradients 3e each, silu's 3e;
+ *   RoPE (torchtitan's apply_rotary_emb, per element of Q and of K):
+ *     .float() e+4, complex multiply 8, .type_as 4+e; the backward the
+ *     same three.
+ * A LayerNorm (GPT style) is one kernel in eager PyTorch too
+ * (native_layer_norm). */
+static void eager_ops(struct ctx *c, int phase, long l, const double *bpe,
+                      int n, double elems)
 {
-  double e = c->e, Tl = c->T_local, h = c->h, T = c->T;
-  double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
-  fp8_fwd_casts(c, phase, l);
-  bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
-  bld_tpo_ag_gemm(c, phase, l, T, (h + 2 * c->kv) / c->t, h, NULL, 0);
-  bld_attention(c, phase, l, false);
-  bld_tpo_gemm_rs(c, phase, l, TPO_PROJ, T, h, h / c->t);
-  /* dropout and residual */
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
-  bld_kernel(c, KK_NORM, phase, l, 0, e * 2 * Tl * h);
-  if (!model_is_moe(c->m)) {
-    bld_tpo_ag_gemm(c, phase, l, M, c->gates * c->f / c->t, h, NULL, 0);
-    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
-               e * (c->gates + 1) * M * c->f / c->t);
-    bld_tpo_gemm_rs(c, phase, l, TPO_FC2, M, h, c->f / c->t);
-  } else {
-    sp_gather(c, phase, l);
-    bld_gemm(c, phase, l, T, (double)c->m->experts, h); /* router */
-    a2a(c, phase, l);                               /* dispatch */
-    ffn_gemm(c, phase, l, M, c->gates * c->f / c->t, h, false);
-    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
-               e * (c->gates + 1) * M * c->f / c->t);
-    ffn_gemm(c, phase, l, M, h, c->f / c->t, false);
-    a2a(c, phase, l);                               /* combine */
-    tp_reduce(c, phase, l);
-  }
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
+  for (int i = 0; i < n; i++)
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, bpe[i] * elems);
 }
 
-/* Returns the index of the layer's last weight-gradient GEMM. */
-static long layer_bwd(struct ctx *c, long l)
+static bool eager_rms(const struct ctx *c)
+{
+  return c->p->eager && !c->m->gpt_style;
+}
+
+/* A norm over `rows` rows of the hidden size, forward or backward. */
+static void norm_pass(struct ctx *c, int phase, long l, double rows, bool bwd)
+{
+  double e = c->e, n = rows * c->h;
+  if (!eager_rms(c)) {
+    bld_kernel(c, KK_NORM, phase, l, 0, e * (bwd ? 3 : 2) * n);
+    return;
+  }
+  if (!bwd) {
+    const double fwd[] = {e + 4, 8, 4, 8, 4 + e, 2 * e};
+    eager_ops(c, phase, l, fwd, 3, n);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 8 * rows); /* eps, rsqrt */
+    eager_ops(c, phase, l, fwd + 3, 3, n);
+    return;
+  }
+  const double b[] = {2 * e, 2 * e, 4 + e, 8, 8, 8, 12, 4 + e};
+  eager_ops(c, phase, l, b, 8, n);
+}
+
+/* RoPE on the rank's Q and K heads, either way. */
+static void rope_pass(struct ctx *c, int phase, long l)
+{
+  double e = c->e, q = c->T * c->a * c->d / c->t, k = c->T * c->kv / c->t;
+  if (!c->p->eager) {
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * e * (q + k));
+    return;
+  }
+  const double ops[] = {e + 4, 8, 4 + e};
+  eager_ops(c, phase, l, ops, 3, q);
+  eager_ops(c, phase, l, ops, 3, k);
+}
+
+/* The token rows of the FFN: the rank's tokens x top-k (routed copies,
+ * times the busiest expert's imbalance). */
+static double ffn_rows(const struct ctx *c)
+{
+  return c->T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
+}
+
+/* The token rows of a linear step's GEMM. */
+static double linear_rows(const struct ctx *c, const struct lweight *w)
+{
+  return w->role == LW_FFN ? ffn_rows(c) : c->T;
+}
+
+/* A GEMM of linear `w`: the FFN's through ffn_gemm (grouped over local
+ * experts), the others plain. */
+static long linear_gemm(struct ctx *c, const struct lweight *w, int phase,
+                        long l, double M, double N, double K, bool wgrad)
+{
+  if (w->role == LW_FFN)
+    return ffn_gemm(c, phase, l, M, N, K, wgrad);
+  return bld_gemm(c, phase, l, M, N, K);
+}
+
+/* Forward of step `st` of layer `l` in `phase` (PH_FWD, PH_RECOMP). */
+static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
+{
+  double e = c->e, Tl = c->T_local, h = c->h;
+  const struct lweight *w = st->w >= 0 ? &c->ld.w[st->w] : NULL;
+  double N, K;
+  switch (st->kind) {
+  case LS_FP8_CASTS:
+    fp8_fwd_casts(c, phase, l);
+    break;
+  case LS_NORM:
+    norm_pass(c, phase, l, Tl, false);
+    break;
+  case LS_TP_IN:
+    sp_gather(c, phase, l);
+    break;
+  case LS_LINEAR:
+    lweight_gemm_nk(w, c->t, &N, &K);
+    linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
+    break;
+  case LS_ROPE:
+    rope_pass(c, phase, l);
+    break;
+  case LS_ATTN:
+    bld_attention(c, phase, l, false);
+    break;
+  case LS_TP_OUT:
+    tp_reduce(c, phase, l);
+    break;
+  case LS_RESID: /* dropout and residual */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
+    break;
+  case LS_A2A:
+    a2a(c, phase, l);
+    break;
+  case LS_ACT: {
+    double M = ffn_rows(c);
+    if (eager_rms(c) && c->gates == 2) {
+      const double ops[] = {2 * e, 3 * e};
+      eager_ops(c, phase, l, ops, 2, M * c->f / c->t);
+      break;
+    }
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+               e * (c->gates + 1) * M * c->f / c->t);
+    break;
+  }
+  }
+}
+
+/* Backward of step `st`; returns the weight-gradient GEMM of a linear
+ * step, -1 for the others. */
+static long step_bwd(struct ctx *c, const struct lstep *st, long l)
 {
   const int B = PH_BWD;
-  double e = c->e, Tl = c->T_local, h = c->h, T = c->T, t = c->t;
-  double M = T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
-  double F = c->f / t, G = c->gates;
+  double e = c->e, Tl = c->T_local, h = c->h, t = c->t;
+  const struct lweight *w = st->w >= 0 ? &c->ld.w[st->w] : NULL;
+  switch (st->kind) {
+  case LS_FP8_CASTS:
+    break;
+  case LS_NORM:
+    norm_pass(c, B, l, Tl, true);
+    break;
+  case LS_TP_IN:
+    tp_reduce(c, B, l);
+    break;
+  case LS_LINEAR: {
+    double M = linear_rows(c, w), N, K;
+    lweight_gemm_nk(w, t, &N, &K);
+    if (w->cast)
+      fp8_grad_cast(c, l, M * N);
+    linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
+    return w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
+                           : linear_gemm(c, w, B, l, N, K, M, true);
+  }
+  case LS_ROPE:
+    rope_pass(c, B, l);
+    break;
+  case LS_ATTN:
+    if (c->p->recompute == RECOMP_SELECTIVE && !c->p->sel_ops)
+      bld_attention(c, PH_RECOMP, l, false);
+    bld_attention(c, B, l, true);
+    break;
+  case LS_TP_OUT:
+    sp_gather(c, B, l);
+    break;
+  case LS_RESID:
+    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
+    break;
+  case LS_A2A:
+    a2a(c, B, l);
+    break;
+  case LS_ACT: {
+    /* Reads dy and the G inputs, writes their G gradients (GELU: x, dy ->
+     * dx; SwiGLU: gate, up, dy -> dgate, dup). */
+    double M = ffn_rows(c), G = c->gates;
+    if (eager_rms(c) && G == 2) {
+      const double ops[] = {3 * e, 3 * e, 3 * e};
+      eager_ops(c, B, l, ops, 3, M * c->f / t);
+      break;
+    }
+    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
+    break;
+  }
+  }
+  return -1;
+}
+
+/* The matrices torchtitan multiplies for linear `w`, as it holds them
+ * (q, k and v apart; SwiGLU's gate and up apart): their output features,
+ * in order.  Returns how many. */
+static int linear_pieces(const struct ctx *c, const struct lweight *w,
+                         double *out)
+{
+  if (w->role == LW_ATTN && w->split == LW_COL) {
+    out[0] = w->out - 2 * c->kv;
+    out[1] = out[2] = c->kv;
+    return 3;
+  }
+  for (int k = 0; k < w->tensors; k++)
+    out[k] = w->out / w->tensors;
+  return w->tensors;
+}
+
+/* torchtitan's op-level selective recomputation (plan.h, sel_ops): before
+ * a layer's backward, its forward again for what the policy did not
+ * save: every element-wise step, and every second matrix multiply in
+ * module order, each a GEMM of its own columns.  Attention's output is
+ * saved; collectives and FP8 casts are not redone. */
+static void recompute_ops(struct ctx *c, long l)
+{
+  long mm = 0;
+  for (int i = 0; i < c->ld.ns; i++) {
+    const struct lstep *st = &c->ld.st[i];
+    if (st->kind == LS_NORM || st->kind == LS_ROPE || st->kind == LS_RESID ||
+        st->kind == LS_ACT) {
+      step_fwd(c, st, PH_RECOMP, l);
+      continue;
+    }
+    if (st->kind != LS_LINEAR)
+      continue;
+    const struct lweight *w = &c->ld.w[st->w];
+    double piece[LAYER_WEIGHTS_MAX], N, K;
+    int np = linear_pieces(c, w, piece);
+    lweight_gemm_nk(w, c->t, &N, &K);
+    for (int k = 0; k < np; k++)
+      if (++mm % 2 == 0)
+        linear_gemm(c, w, PH_RECOMP, l, linear_rows(c, w),
+                    w->split == LW_COL ? piece[k] / c->t : N, K, false);
+  }
+}
+
+/* The layer's steps (layer.h) in order. */
+static void layer_fwd(struct ctx *c, long l, int phase)
+{
+  for (int i = 0, k; i < c->ld.ns; i += k) {
+    /* TP communication overlap takes the steps it overlaps */
+    k = bld_tpo_fwd(c, &c->ld.st[i], c->ld.ns - i, phase, l);
+    if (!k) {
+      step_fwd(c, &c->ld.st[i], phase, l);
+      k = 1;
+    }
+  }
+}
+
+/* The steps in reverse; returns the layer's last weight-gradient GEMM. */
+static long layer_bwd(struct ctx *c, long l)
+{
   if (c->p->recompute == RECOMP_FULL)
     layer_fwd(c, l, PH_RECOMP);
-  bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
-  if (model_is_moe(c->m)) {
-    sp_gather(c, B, l);
-    a2a(c, B, l); /* combine's backward */
-    fp8_grad_cast(c, l, M * h);
-    ffn_gemm(c, B, l, M, F, h, false); /* FC2 data gradient */
-  } else {
-    bld_tpo_ag_gemm(c, B, l, M, F, h, fp8_grad_cast, M * h);
+  else if (c->p->recompute == RECOMP_SELECTIVE && c->p->sel_ops)
+    recompute_ops(c, l);
+  long last = -1;
+  for (int i = c->ld.ns - 1, k; i >= 0; i -= k) {
+    long w = -1;
+    k = bld_tpo_bwd(c, &c->ld.st[i], i, l, fp8_grad_cast, &w);
+    if (!k) {
+      w = step_bwd(c, &c->ld.st[i], l);
+      k = 1;
+    }
+    if (w >= 0)
+      last = w;
   }
-  ffn_gemm(c, B, l, F, h, M, true);    /* FC2 weight gradient */
-  /* Activation backward: reads dy and the G inputs, writes their G
-   * gradients (GELU: x, dy -> dx; SwiGLU: gate, up, dy -> dgate, dup). */
-  bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
-  fp8_grad_cast(c, l, M * G * F);
-  if (!model_is_moe(c->m)) {
-    bld_tpo_bulk(c, l, TPO_FC1, M, h, G * F); /* FC1 data and weight gradients */
-  } else {
-    ffn_gemm(c, B, l, M, h, G * F, false); /* FC1 data gradient */
-    ffn_gemm(c, B, l, G * F, h, M, true);  /* FC1 weight gradient */
-    a2a(c, B, l); /* dispatch's backward */
-    double E = (double)c->m->experts;
-    bld_gemm(c, B, l, T, h, E);
-    bld_gemm(c, B, l, E, h, T);
-    tp_reduce(c, B, l);
-  }
-  bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
-  bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
-  /* projection data gradient */
-  bld_tpo_ag_gemm(c, B, l, T, h / t, h, fp8_grad_cast, T * h);
-  bld_gemm(c, B, l, h / t, h, T);          /* projection weight gradient */
-  if (c->p->recompute == RECOMP_SELECTIVE)
-    bld_attention(c, PH_RECOMP, l, false);
-  bld_attention(c, B, l, true);
-  double qkv = (h + 2 * c->kv) / t;
-  fp8_grad_cast(c, l, T * qkv);
-  long last = bld_tpo_bulk(c, l, TPO_QKV, T, h, qkv); /* QKV data, weight grads */
-  bld_kernel(c, KK_NORM, B, l, 0, e * 3 * Tl * h);
   return last;
 }
 
@@ -329,8 +522,8 @@ void bld_loss_kernel(struct ctx *c, enum phase ph)
 
 static void loss_fwd(struct ctx *c)
 {
-  double e = c->e, V = (double)c->m->vocab, t = c->t;
-  bld_kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T_local * c->h);
+  double V = (double)c->m->vocab, t = c->t;
+  norm_pass(c, PH_FWD, -1, c->T_local, false);
   sp_gather(c, PH_FWD, -1);
   bld_gemm(c, PH_FWD, -1, c->T, V / t, c->h);
   bld_loss_kernel(c, PH_FWD);
@@ -342,12 +535,12 @@ static void loss_fwd(struct ctx *c)
 /* Returns the output layer's weight-gradient GEMM. */
 static long loss_bwd(struct ctx *c)
 {
-  double e = c->e, V = (double)c->m->vocab, t = c->t;
+  double V = (double)c->m->vocab, t = c->t;
   bld_loss_kernel(c, PH_BWD);
   bld_gemm(c, PH_BWD, -1, c->T, c->h, V / t);
   long w = bld_gemm(c, PH_BWD, -1, V / t, c->h, c->T);
   tp_reduce(c, PH_BWD, -1);
-  bld_kernel(c, KK_NORM, PH_BWD, -1, 0, e * 3 * c->T_local * c->h);
+  norm_pass(c, PH_BWD, -1, c->T_local, true);
   return w;
 }
 

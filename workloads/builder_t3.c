@@ -147,30 +147,68 @@ static long t3_linear_bwd(struct ctx *c, struct t3s *s, long l, double in,
   return w;
 }
 
+/* The next linear step after step i in the direction `dir` (+1 forward,
+ * -1 backward), or NULL. */
+static const struct lweight *next_linear(const struct layer_desc *d, int i,
+                                         int dir)
+{
+  for (int j = i + dir; j >= 0 && j < d->ns; j += dir)
+    if (d->st[j].kind == LS_LINEAR)
+      return &d->w[d->st[j].w];
+  return NULL;
+}
+
+/* Gather the weight of the next linear step after step i, if any. */
+static void t3_prefetch(struct ctx *c, struct t3s *s, int phase, long l,
+                        int i, int dir)
+{
+  const struct lweight *w = next_linear(&c->ld, i, dir);
+  if (w)
+    t3_gather(c, s, phase, l, w->in, w->out, w->split == LW_ROW);
+}
+
+/* The layer's steps (layer.h) as Tensor3D runs them: the residual
+ * stream's kernels on h/GX channels, the activation's on f/GY, each
+ * linear reducing inside itself (the TP steps are Megatron's) while the
+ * next linear's weight block is gathered; no MoE or FP8 steps (plan.c
+ * refuses them with Tensor3D).  Backward runs the steps in reverse and
+ * returns the task the layer's gradient waits for. */
 static void t3_layer_fwd(struct ctx *c, long l, int phase)
 {
+  const struct layer_desc *d = &c->ld;
   struct t3s s;
   t3_init(c, &s);
   double e = c->e, h = c->h, G = c->gates, f = c->f;
-  double qkv = h + 2 * c->kv;
-  t3_gather(c, &s, phase, l, h, qkv, false);
+  t3_prefetch(c, &s, phase, l, -1, 1);
   long ag = s.ag;
-  t3_elem(c, &s, KK_NORM, phase, l, e * 2 * h / s.gx);
-  t3_gather(c, &s, phase, l, h, h, true);
-  t3_linear_fwd(c, &s, phase, l, h, qkv, false, ag); /* QKV */
-  ag = s.ag;
-  t3_attention(c, &s, phase, l, false);
-  t3_gather(c, &s, phase, l, h, G * f, false);
-  t3_linear_fwd(c, &s, phase, l, h, h, true, ag);    /* projection */
-  ag = s.ag;
-  t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 3 * h / s.gx);
-  t3_elem(c, &s, KK_NORM, phase, l, e * 2 * h / s.gx);
-  t3_gather(c, &s, phase, l, f, h, true);
-  t3_linear_fwd(c, &s, phase, l, h, G * f, false, ag); /* FC1 */
-  ag = s.ag;
-  t3_elem(c, &s, KK_ELEMWISE, phase, l, e * (G + 1) * f / s.gy);
-  t3_linear_fwd(c, &s, phase, l, f, h, true, ag);    /* FC2 */
-  t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 3 * h / s.gx);
+  for (int i = 0; i < d->ns; i++) {
+    const struct lstep *st = &d->st[i];
+    const struct lweight *w = st->w >= 0 ? &d->w[st->w] : NULL;
+    switch (st->kind) {
+    case LS_NORM:
+      t3_elem(c, &s, KK_NORM, phase, l, e * 2 * h / s.gx);
+      break;
+    case LS_LINEAR:
+      t3_prefetch(c, &s, phase, l, i, 1);
+      t3_linear_fwd(c, &s, phase, l, w->in, w->out, w->split == LW_ROW, ag);
+      ag = s.ag;
+      break;
+    case LS_ROPE: /* Q and K of the rank's heads/GY */
+      t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 2 * (h + c->kv) / s.gy);
+      break;
+    case LS_ATTN:
+      t3_attention(c, &s, phase, l, false);
+      break;
+    case LS_RESID:
+      t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 3 * h / s.gx);
+      break;
+    case LS_ACT:
+      t3_elem(c, &s, KK_ELEMWISE, phase, l, e * (G + 1) * f / s.gy);
+      break;
+    default:
+      break;
+    }
+  }
 }
 
 static long t3_layer_bwd(struct ctx *c, long l)
@@ -178,31 +216,43 @@ static long t3_layer_bwd(struct ctx *c, long l)
   if (c->p->recompute == RECOMP_FULL)
     t3_layer_fwd(c, l, PH_RECOMP);
   const int B = PH_BWD;
+  const struct layer_desc *d = &c->ld;
   struct t3s s;
   t3_init(c, &s);
   double e = c->e, h = c->h, G = c->gates, f = c->f;
-  double qkv = h + 2 * c->kv;
-  t3_gather(c, &s, B, l, f, h, true);
-  long ag = s.ag;
-  t3_elem(c, &s, KK_ELEMWISE, B, l, e * 3 * h / s.gx);
-  t3_gather(c, &s, B, l, h, G * f, false);
-  t3_linear_bwd(c, &s, l, f, h, true, ag);        /* FC2 */
-  ag = s.ag;
-  t3_elem(c, &s, KK_ELEMWISE, B, l, e * (2 * G + 1) * f / s.gy);
-  t3_gather(c, &s, B, l, h, h, true);
-  t3_linear_bwd(c, &s, l, h, G * f, false, ag);   /* FC1 */
-  ag = s.ag;
-  t3_elem(c, &s, KK_NORM, B, l, e * 3 * h / s.gx);
-  t3_elem(c, &s, KK_ELEMWISE, B, l, e * 3 * h / s.gx);
-  t3_gather(c, &s, B, l, h, qkv, false);
-  t3_linear_bwd(c, &s, l, h, h, true, ag);        /* projection */
-  ag = s.ag;
-  if (c->p->recompute == RECOMP_SELECTIVE)
-    t3_attention(c, &s, PH_RECOMP, l, false);
-  t3_attention(c, &s, B, l, true);
-  long w = t3_linear_bwd(c, &s, l, h, qkv, false, ag); /* QKV */
-  t3_elem(c, &s, KK_NORM, B, l, e * 3 * h / s.gx);
-  return w;
+  t3_prefetch(c, &s, B, l, d->ns, -1);
+  long ag = s.ag, last = -1;
+  for (int i = d->ns - 1; i >= 0; i--) {
+    const struct lstep *st = &d->st[i];
+    const struct lweight *w = st->w >= 0 ? &d->w[st->w] : NULL;
+    switch (st->kind) {
+    case LS_NORM:
+      t3_elem(c, &s, KK_NORM, B, l, e * 3 * h / s.gx);
+      break;
+    case LS_LINEAR:
+      t3_prefetch(c, &s, B, l, i, -1);
+      last = t3_linear_bwd(c, &s, l, w->in, w->out, w->split == LW_ROW, ag);
+      ag = s.ag;
+      break;
+    case LS_ROPE:
+      t3_elem(c, &s, KK_ELEMWISE, B, l, e * 2 * (h + c->kv) / s.gy);
+      break;
+    case LS_ATTN:
+      if (c->p->recompute == RECOMP_SELECTIVE)
+        t3_attention(c, &s, PH_RECOMP, l, false);
+      t3_attention(c, &s, B, l, true);
+      break;
+    case LS_RESID:
+      t3_elem(c, &s, KK_ELEMWISE, B, l, e * 3 * h / s.gx);
+      break;
+    case LS_ACT:
+      t3_elem(c, &s, KK_ELEMWISE, B, l, e * (2 * G + 1) * f / s.gy);
+      break;
+    default:
+      break;
+    }
+  }
+  return last;
 }
 
 /* The embedding: a vocabulary/GY x h/GX block of the table, sharded over

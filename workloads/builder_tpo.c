@@ -247,3 +247,79 @@ long bld_tpo_bulk(struct ctx *c, long layer, enum tpo_linear which, double M,
   bld_wait_for(c, rs);
   return w;
 }
+
+/* ---- The layer's steps (layer.h) that meet a TP collective ---- */
+
+/* A linear step's weight that the overlap splits: split `sp` over TP,
+ * not an expert's (a MoE layer's feed-forward block keeps its own
+ * collectives), and built as [out x in] when a weight gradient is built
+ * by the bulk overlap. */
+static const struct lweight *overlapped(const struct ctx *c,
+                                        const struct lstep *st,
+                                        enum lw_split sp)
+{
+  if (st->kind != LS_LINEAR || st->w < 0)
+    return NULL;
+  const struct lweight *w = &c->ld.w[st->w];
+  if (w->split != sp || w->routed ||
+      (w->role == LW_FFN && model_is_moe(c->m)))
+    return NULL;
+  return w;
+}
+
+/* Token rows of a dense linear's GEMM (builder_layer.c, linear_rows). */
+static double rows(const struct ctx *c, const struct lweight *w)
+{
+  return w->role == LW_FFN ? c->T * c->topk : c->T;
+}
+
+int bld_tpo_fwd(struct ctx *c, const struct lstep *st, int left, int phase,
+                long layer)
+{
+  if (!bld_tpo_on(c) || left < 2)
+    return 0;
+  const struct lweight *w;
+  double N, K;
+  if (st[0].kind == LS_TP_IN && (w = overlapped(c, &st[1], LW_COL))) {
+    lweight_gemm_nk(w, c->t, &N, &K);
+    bld_tpo_ag_gemm(c, phase, layer, rows(c, w), N, K, NULL, 0);
+    return 2;
+  }
+  if (st[1].kind == LS_TP_OUT && (w = overlapped(c, &st[0], LW_ROW))) {
+    lweight_gemm_nk(w, c->t, &N, &K);
+    bld_tpo_gemm_rs(c, phase, layer, w->role == LW_FFN ? TPO_FC2 : TPO_PROJ,
+                    rows(c, w), N, K);
+    return 2;
+  }
+  return 0;
+}
+
+int bld_tpo_bwd(struct ctx *c, const struct lstep *st, int before, long layer,
+                bld_cast_fn *cast, long *out_wgrad)
+{
+  if (!bld_tpo_on(c) || before < 1)
+    return 0;
+  const struct lweight *w;
+  double N, K, M;
+  if (st[0].kind == LS_TP_OUT && (w = overlapped(c, &st[-1], LW_ROW))) {
+    /* the output gradient gathered, then the data gradient, as
+     * step_bwd's LS_TP_OUT and LS_LINEAR */
+    lweight_gemm_nk(w, c->t, &N, &K);
+    M = rows(c, w);
+    bld_tpo_ag_gemm(c, PH_BWD, layer, M, K, N, w->cast ? cast : NULL, M * N);
+    *out_wgrad = w->wgrad_in_out ? bld_gemm(c, PH_BWD, layer, K, N, M)
+                                 : bld_gemm(c, PH_BWD, layer, N, K, M);
+    return 2;
+  }
+  if (st[-1].kind == LS_TP_IN && (w = overlapped(c, &st[0], LW_COL)) &&
+      !w->wgrad_in_out) {
+    lweight_gemm_nk(w, c->t, &N, &K);
+    M = rows(c, w);
+    if (w->cast)
+      cast(c, layer, M * N);
+    *out_wgrad = bld_tpo_bulk(c, layer, w->role == LW_FFN ? TPO_FC1 : TPO_QKV,
+                              M, K, N);
+    return 2;
+  }
+  return 0;
+}

@@ -113,12 +113,11 @@ enum group_kind bld_expert_group(const struct plan *p, long *n)
 }
 
 /* The tensors of a unit's dense parameters per rank, in module order, in
- * elements: a layer's norms, attention and MLP as Megatron-LM lays them
- * out (fused QKV; SwiGLU's gate and up projections apart, as Hugging Face
- * models hold them); what an MoE layer holds beyond its attention (router,
- * shared biases; experts outside EP) as one tensor; the embedding and the
+ * elements: a layer's weights as layer.h lists them (SwiGLU's FC1 as its
+ * gate and up tensors), what an MoE layer holds beyond its attention and
+ * norms (router, experts outside EP) as one tensor; the embedding and the
  * output layer as one each.  The sum is the unit's params. */
-enum { UNIT_TENSORS_MAX = 16 };
+enum { UNIT_TENSORS_MAX = LAYER_WEIGHTS_MAX + 4 };
 static int unit_tensors(const struct ctx *c, const struct unit *u,
                         double *out)
 {
@@ -126,29 +125,15 @@ static int unit_tensors(const struct ctx *c, const struct unit *u,
     out[0] = u->params;
     return 1;
   }
-  double h = c->h, t = c->t, qkv = h + 2 * c->kv, f = c->f;
-  bool gpt = c->m->gpt_style, moe = model_is_moe(c->m);
+  const struct layer_desc *d = &c->ld;
   int n = 0;
-  out[n++] = h;                 /* first norm (weight) */
-  if (gpt)
-    out[n++] = h;               /* its bias */
-  out[n++] = h * qkv / t;       /* QKV */
-  if (gpt)
-    out[n++] = qkv / t;
-  out[n++] = h * h / t;         /* output projection */
-  if (gpt)
-    out[n++] = h;
-  out[n++] = h;                 /* second norm */
-  if (gpt)
-    out[n++] = h;
-  if (!moe) {
-    for (int k = 0; k < (int)c->gates; k++)
-      out[n++] = h * f / t;     /* FC1 (gate, up) */
-    if (gpt)
-      out[n++] = f * c->gates / t;
-    out[n++] = f * h / t;       /* FC2 */
-    if (gpt)
-      out[n++] = h;
+  for (int i = 0; i < d->nw; i++) {
+    const struct lweight *w = &d->w[i];
+    if (w->routed || w->role == LW_ROUTER)
+      continue;
+    double per = lweight_elems_rank(d, w, c->t, 1) / w->tensors;
+    for (int k = 0; k < w->tensors; k++)
+      out[n++] = per;
   }
   double sum = 0;
   for (int k = 0; k < n; k++)

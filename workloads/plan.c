@@ -11,6 +11,7 @@
 
 #include "sim/base/names.h"
 #include "sim/base/units.h"
+#include "workloads/stack.h"
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
 
@@ -358,6 +359,43 @@ static const char *const grad_accums[] = {"autograd", "buffer", "fused",
 
 const char *grad_accum_name(enum grad_accum ga) { return grad_accums[ga]; }
 
+/* fusion=fused|eager. */
+static int set_fusion(struct plan *p, enum plan_key k, const char *v,
+                      struct weft_err *err)
+{
+  static const char *const fusions[] = {"fused", "eager", NULL};
+  int i;
+  (void)k;
+  int rc = choice(v, fusions, &i, err);
+  if (!rc)
+    p->eager = i == 1;
+  return rc;
+}
+
+/* selective=attention|ops. */
+static int set_selective(struct plan *p, enum plan_key k, const char *v,
+                         struct weft_err *err)
+{
+  static const char *const sels[] = {"attention", "ops", NULL};
+  int i;
+  (void)k;
+  int rc = choice(v, sels, &i, err);
+  if (!rc)
+    p->sel_ops = i == 1;
+  return rc;
+}
+
+/* stack=NAME: recorded here; plan_set applies its settings. */
+static int set_stack(struct plan *p, enum plan_key k, const char *v,
+                     struct weft_err *err)
+{
+  (void)k;
+  if (stack_check(v, err))
+    return -1;
+  snprintf(p->stack, sizeof p->stack, "%s", v);
+  return 0;
+}
+
 static int set_grad_accum(struct plan *p, enum plan_key k, const char *v,
                           struct weft_err *err)
 {
@@ -519,6 +557,18 @@ static const struct {
             "main_grad hook) or fused (Megatron's gradient accumulation "
             "fusion, no pass; the default with shard_impl megatron; else "
             "autograd)"},
+    [PK_STACK] = {"stack", "NAME", set_stack,
+            "software stack: sets how a framework runs the job (weft list "
+            "stacks shows each one's settings); settings given to the job "
+            "override it (default none)"},
+    [PK_FUSION] = {"fusion", "fused|eager", set_fusion,
+            "the layer's memory-bound work: fused kernels (Transformer "
+            "Engine, Megatron-Core, torch.compile) or eager PyTorch (RMSNorm,"
+            " SwiGLU and RoPE as separate ATen ops; default fused)"},
+    [PK_SELECTIVE] = {"selective", "attention|ops", set_selective,
+            "what recompute=selective recomputes: the attention core "
+            "(Megatron-LM) or torchtitan's op policy (element-wise work and "
+            "every second matmul; default attention)"},
     [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo|torch",
                             set_tp_overlap,
             "overlap TP collectives with the GEMMs around them: te (Megatron-"
@@ -545,6 +595,8 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
     return weft_err_prefix(err, origin);
   p->set[k] = true;
   snprintf(p->origin[k], sizeof p->origin[k], "%s", origin);
+  if (k == PK_STACK) /* its settings, where the job sets none */
+    return stack_apply(p, value, origin, err);
   return 0;
 }
 
@@ -681,6 +733,7 @@ static int check_tensor3d(struct plan *p, const struct model *m,
                                       "weights already)"
                      : model_is_moe(m) ? "MoE models"
                      : m->dtype == DTYPE_FP8 ? "FP8 linear layers"
+                     : p->sel_ops ? "selective=ops (torchtitan's policy)"
                      : p->compress != CM_NONE ? "gradient compression"
                                               : NULL;
   if (what)
@@ -1002,6 +1055,11 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_GRAD_ACCUM:
     snprintf(buf, size, "%s", grad_accum_name(p->grad_accum));
     break;
+  case PK_SELECTIVE:
+    snprintf(buf, size, "%s", p->sel_ops ? "ops" : "attention");
+    break;
+  case PK_FUSION: snprintf(buf, size, "%s", p->eager ? "eager" : "fused"); break;
+  case PK_STACK: snprintf(buf, size, "%s", p->stack[0] ? p->stack : "none"); break;
   case PK_TP_COMM_OVERLAP:
     snprintf(buf, size, "%s", tp_overlap_name(p->tp_overlap));
     break;

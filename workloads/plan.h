@@ -32,8 +32,8 @@ enum plan_key {
   PK_ATTENTION, PK_P2P, PK_GRAD_DTYPE, PK_ZERO, PK_FSDP, PK_HSDP,
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
-  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_TP_COMM_OVERLAP,
-  PK_COUNT
+  PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
+  PK_SELECTIVE, PK_TP_COMM_OVERLAP, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -194,6 +194,21 @@ struct plan {
                              synchronous send/recv), else it goes on */
   enum shard_impl shard_impl; /* how ZeRO-3/FSDP runs (above) */
   enum cross_entropy xent; /* how the loss runs (above) */
+  char stack[32];          /* the software stack applied (stack.h), or "" */
+  /* How the layer's memory-bound work runs: fused kernels (Megatron-Core's
+   * and Transformer Engine's fusions, torch.compile; the default) or
+   * eager PyTorch, where RMSNorm, SwiGLU and RoPE are sequences of ATen
+   * ops, each a kernel of its own with its own trip through HBM
+   * (builder_layer.c, eager_*). */
+  bool eager;
+  /* What recompute=selective recomputes: the attention core (Megatron-LM,
+   * Korthikanti et al.; the default) or, as torchtitan's op-level
+   * selective checkpointing does (torchtitan/models/llama3/infra/
+   * parallelize.py, _apply_ac_to_transformer_block with
+   * selective_ac_option "op"), every op of a layer outside its save list:
+   * all element-wise work and every second matrix multiply (wk, wo, w3
+   * of a Llama layer), keeping attention's output. */
+  bool sel_ops;
   enum fp8_recipe fp8_recipe; /* how FP8 tensors are scaled (above) */
   bool unfused_attention; /* attention as batched GEMMs with materialized
                              scores, softmax and dropout kernels (Megatron-LM

@@ -37,7 +37,7 @@ expect 1 "weft: --gpu: unknown GPU 'Z100' (see weft list gpus)" platform dgx-h10
 expect 1 "weft: --scale: unknown factor 'memory'; expected compute, hbm_bw, hbm_cap, nvlink or nic" platform dgx-h100 --scale memory=2
 expect 1 "weft: /nonexistent/c.xml: cannot open: No such file or directory" platform /nonexistent/c.xml
 expect 1 "weft: /nonexistent/dir/p.xml: cannot write: No such file or directory" platform dgx-h100 -o /nonexistent/dir/p.xml
-expect 2 "weft: list: unknown list 'cpus'; expected models, gpus, nics, nodes, switches, trends, clusters or collectives" list cpus
+expect 2 "weft: list: unknown list 'cpus'; expected models, gpus, nics, nodes, switches, trends, clusters, collectives or stacks" list cpus
 
 # weft graph: bad workloads.
 expect 1 "weft: no model: give --model NAME or a workload file with <model>" graph --global-batch 8
@@ -134,6 +134,15 @@ mkdir -p "$tmp/elsewhere"
 (cd / && "$weft" run --json) | sed 's/"sim_wall_s": [0-9.]*/"sim_wall_s": 0/' >"$tmp/r3"
 if cmp -s "$tmp/r1" "$tmp/r2" && cmp -s "$tmp/r1" "$tmp/r3" && grep -q '"iteration_time_s"' "$tmp/r1" &&
    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/r1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft run --json not deterministic or malformed"; cat "$tmp/r1" "$tmp/r2"; fi
+
+# Tracing changes no figure: the same JSON with and without a trace (an
+# FSDP job inside one node, whose gathers and reduce-scatters overlap on
+# NVLink: the closed form of whole-node collectives once ignored that and
+# reported less overlapped communication untraced).
+fsdp8="--model llama3-8b --layers 4 --cluster dgx-h100 --gpus 8 --fsdp yes --global-batch 8"
+"$weft" run $fsdp8 --json -q | sed 's/"sim_wall_s": [^,}]*//' >"$tmp/u.json"
+"$weft" run $fsdp8 --json -q --chrome "$tmp/u.trace" | sed 's/"sim_wall_s": [^,}]*//' >"$tmp/t.json"
+if cmp -s "$tmp/u.json" "$tmp/t.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a trace changes weft run's figures"; diff "$tmp/u.json" "$tmp/t.json" | head -5; fi
 
 # Traces: identical runs give identical files; pj_dump parses the Paje one
 # and the Chrome one is valid JSON.
