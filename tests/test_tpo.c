@@ -431,3 +431,21 @@ Test(tpo, graph_file_keeps_held_sms)
   graph_free(g);
   graph_free(h);
 }
+
+/* TP 1 has nothing to overlap: the setting is accepted and changes
+ * nothing (a software stack may set it for every plan). */
+Test(tpo, tp1_is_a_no_op)
+{
+  static const char *const kv[] = {"global_batch", "1", "tp_comm_overlap",
+                                   "nemo", NULL};
+  static const char *const off[] = {"global_batch", "1", NULL};
+  struct model m;
+  struct plan p, q;
+  struct graph *g = build_layers("llama3-8b", 2, 1, kv, &m, &p);
+  struct graph *h = build_layers("llama3-8b", 2, 1, off, &m, &q);
+  cr_assert_eq(g->prog[0].n, h->prog[0].n);
+  cr_assert(memcmp(g->prog[0].tasks, h->prog[0].tasks,
+                   (size_t)g->prog[0].n * sizeof *g->prog[0].tasks) == 0);
+  graph_free(g);
+  graph_free(h);
+}

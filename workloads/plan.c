@@ -820,7 +820,8 @@ static int check_tp(const struct plan *p, const struct model *m,
   if (p->sp && p->tp == 1)
     return weft_errf(err, WEFT_EINVAL, "%s: sequence parallelism needs TP > "
                      "1", p->origin[PK_SP]);
-  if (p->tp_overlap != TPO_NONE && (!p->sp || !d1))
+  /* TP 1 has nothing to overlap (a stack may set it for every plan) */
+  if (p->tp_overlap != TPO_NONE && p->tp > 1 && (!p->sp || !d1))
     return weft_errf(err, WEFT_EINVAL, "%s: TP communication overlap needs "
                      "sequence parallelism and Megatron's 1D TP (Megatron-LM "
                      "asserts it: arguments.py)", p->origin[PK_TP_COMM_OVERLAP]);
