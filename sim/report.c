@@ -584,6 +584,10 @@ void report_print_text(FILE *f, const struct report *r)
   if (m->expert_shard > 1)
     fprintf(f, ", experts' over %.0f", m->expert_shard);
   fputc('\n', f);
+  if (p->mem_framework != MF_ZERO)
+    fprintf(f, "    allocations as %s makes them (--mem-framework), with "
+            "the CUDA context; the allocator's fragmentation not counted\n",
+            mem_framework_name(p->mem_framework));
   if (r->fit_hint[0])
     fprintf(f, "    to fit: %s (%s)\n", r->fit_hint,
             units_fmt_human(r->fit_hint_bytes, UNIT_SIZE, t, sizeof t));

@@ -244,6 +244,8 @@
   X(PLAN_FUSION, "inputs.plan.fusion", SETTING, NULL, COL, true, PK_FUSION)   \
   X(PLAN_SELECTIVE, "inputs.plan.selective",                                  \
     SETTING, NULL, COL, true, PK_SELECTIVE)                                   \
+  X(PLAN_MEM_FRAMEWORK, "inputs.plan.mem_framework",                          \
+    SETTING, NULL, NOCOL, p->mem_framework != MF_ZERO, PK_MEM_FRAMEWORK)      \
   X(PLAN_TP_COMM_OVERLAP, "inputs.plan.tp_comm_overlap",                      \
     SETTING, NULL, NOCOL, p->tp_overlap != TPO_NONE, PK_TP_COMM_OVERLAP)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \

@@ -194,3 +194,149 @@ Test(accounting, torchtitan_op_policy_activations)
   REL(layer_activation_bytes(&m, &p),
       s * 2 * (4 * h + 2 * h + 2 * kv + 2 * f + 2 * h + 4 * a));
 }
+
+/* A Llama-style model under `framework`, resolved on `gpus` GPUs. */
+static void llama(struct model *m, struct plan *p, const char *preset,
+                  enum mem_framework framework, long gpus, int zero,
+                  enum recompute r)
+{
+  cr_assert_eq(model_from_preset(m, preset, NULL), 0);
+  plan_init(p);
+  p->zero = zero;
+  p->fsdp = zero >= 3;
+  p->micro_batch = 1;
+  p->global_batch = gpus;
+  p->recompute = r;
+  p->mem_framework = framework;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
+}
+
+/* torchtitan's FSDP2 keeps FP32 sharded parameters (MixedPrecisionPolicy
+ * casts them to BF16 when gathered: no master copy), FP32 gradients and
+ * FP32 Adam moments: 4 + 4 + 8 bytes per parameter, all over the shard
+ * group. */
+Test(accounting, torchtitan_fsdp2_states)
+{
+  struct model m;
+  struct plan p;
+  llama(&m, &p, "llama3-8b", MF_TORCHTITAN, 8, 3, RECOMP_SELECTIVE);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 96e9, &mem);
+  double P = model_params(&m);
+  REL(mem.weights, 4 * P / 8);
+  REL(mem.grads, 4 * P / 8);
+  REL(mem.optimizer, 8 * P / 8);
+  /* The ZeRO accounting of the same plan: 2 + 2 + 12. */
+  p.mem_framework = MF_ZERO;
+  memory_per_gpu(&m, &p, 96e9, &mem);
+  REL(mem.weights, 2 * P / 8);
+  REL(mem.optimizer, 12 * P / 8);
+}
+
+/* torchtitan's per-op selective checkpointing keeps the block's input,
+ * the attention kernel's output and log-sum-exp, and the outputs of wq,
+ * wv, w1 and w2 (the odd matrix multiplies in forward order):
+ * s b (2h + 2h + 2kv + 2f + 2h + 2h + 4a) per layer. */
+Test(accounting, torchtitan_op_sac_activations)
+{
+  struct model m;
+  struct plan p;
+  llama(&m, &p, "llama3-8b", MF_TORCHTITAN, 8, 3, RECOMP_SELECTIVE);
+  p.micro_batch = 2;
+  p.global_batch = 16;
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 8, &err), 0, "%s", err.msg);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 96e9, &mem);
+  double s = 8192, b = 2, h = 4096, kv = 1024, f = 14336, a = 32, L = 32;
+  REL(mem.activations, L * s * b * (8 * h + 2 * kv + 2 * f + 4 * a));
+  /* The eager FP32 loss (12 bytes per logit in its backward) is the
+   * larger moment here, with the final norm and output layer gathered in
+   * BF16 (never resharded after the forward pass); beside it the
+   * all-gather streams' blocks: two flat outputs, the output unit's and a
+   * layer's, and one shard's BF16 copy. */
+  double V = 128256, N = 8, R = V * h + h, Lp = layer_params(&m);
+  REL(mem.transient, 12 * s * b * V + 2 * R + 2 * (Lp + R) + 2 * Lp / N);
+}
+
+/* A layer's backward as the larger moment (a 32K vocabulary): what the
+ * per-op policy dropped is recomputed (Korthikanti's layer without
+ * dropout masks minus what was kept: s b (4h + 2kv + 4f)), and FSDP2
+ * holds on the compute stream the layer's unsharded BF16 parameters (2
+ * bytes per layer parameter) and gradients (2) and two FP32
+ * reduce-scatter inputs (8); beside them, on the all-gather streams, two
+ * flat BF16 outputs (two layers': here a layer is larger than the output
+ * unit) and a shard's copy (2/N). */
+Test(accounting, torchtitan_layer_backward_moment)
+{
+  struct model m;
+  struct plan p;
+  llama(&m, &p, "llama2-7b", MF_TORCHTITAN, 8, 3, RECOMP_SELECTIVE);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  double s = 4096, b = 1, h = 4096, kv = 4096, f = 11008, V = 32000, N = 8;
+  double Lp = layer_params(&m);
+  double remat = s * b * (4 * h + 2 * kv + 4 * f);
+  double R = V * h + h;
+  double bwd = remat + 2 * Lp + 2 * Lp + 8 * Lp;
+  double side = 4 * Lp + 2 * Lp / N;
+  cr_assert_gt(Lp, R);
+  cr_assert_gt(bwd, 12 * s * b * V + 2 * R);
+  REL(mem.transient, bwd + side);
+  /* A BF16 reduce dtype (grad_dtype given) halves the reduce-scatter
+   * inputs. */
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_GRAD_DTYPE, "bf16", "x", &err), 0);
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  REL(mem.transient, bwd - 4 * Lp + side);
+  /* The CUDA context counts outside framework zero. */
+  double ctx = mem.buffers;
+  p.mem_framework = MF_ZERO;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  REL(ctx - mem.buffers, 287047680.0);
+}
+
+/* Transformer Engine caches the FP8 weight and its transpose of the
+ * linear layers only: 2 bytes per QKV, projection and FFN weight, none
+ * for the embedding, output layer and norms. */
+Test(accounting, megatron_fp8_cache_is_linear_weights)
+{
+  struct model m;
+  struct plan p;
+  llama(&m, &p, "llama3-8b", MF_MEGATRON, 8, 1, RECOMP_SELECTIVE);
+  m.dtype = DTYPE_FP8;
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  double h = 4096, kv = 1024, f = 14336, L = 32;
+  double linear = L * (h * (h + 2 * kv) + h * h + 3 * h * f);
+  REL(mem.weights, 2 * model_params(&m) + 2 * linear);
+  p.mem_framework = MF_ZERO; /* the whole model cached */
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  REL(mem.weights, 4 * model_params(&m));
+}
+
+/* A model without dropout stores no dropout masks (PyTorch's dropout with
+ * p = 0 returns its input): 2 bytes per token and layer fewer than
+ * Korthikanti's count for Llama; GPT keeps them. */
+Test(accounting, megatron_no_dropout_masks)
+{
+  struct model m;
+  struct plan p;
+  llama(&m, &p, "llama3-8b", MF_MEGATRON, 8, 1, RECOMP_SELECTIVE);
+  struct memory mg, zr;
+  memory_per_gpu(&m, &p, 80e9, &mg);
+  p.mem_framework = MF_ZERO;
+  memory_per_gpu(&m, &p, 80e9, &zr);
+  REL(zr.activations - mg.activations, 32 * 8192 * 1 * 2 * 4096.0);
+  REL(mg.grads, zr.grads);
+  REL(mg.optimizer, zr.optimizer);
+  cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
+  struct weft_err err = {0};
+  cr_assert_eq(plan_resolve(&p, &m, 8, &err), 0, "%s", err.msg);
+  memory_per_gpu(&m, &p, 80e9, &zr);
+  p.mem_framework = MF_MEGATRON;
+  memory_per_gpu(&m, &p, 80e9, &mg);
+  REL(mg.activations, zr.activations);
+  REL(mg.total, zr.total + MEM_CUDA_CONTEXT_BYTES);
+}

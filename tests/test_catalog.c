@@ -49,7 +49,9 @@ Test(catalog, a100_matches_spec_rows)
   REL(g->peak_flops[DTYPE_FP16], 312e12);
   REL(g->peak_flops[DTYPE_TF32], 156e12);
   cr_assert_eq(g->peak_flops[DTYPE_FP8], 0.0, "A100 has no FP8");
-  REL(g->hbm_bytes, 80e9);
+  /* SPEC-A100-HBM-CAP's "80 GB" is the GiB-sized stacks nvidia-smi
+   * reports as 81920 MiB (catalog.xml) */
+  REL(g->hbm_bytes, 81920.0 * 1048576);
   REL(g->hbm_bw_Bps, 2.039e12);
   REL(2 * g->nvlink_bw_Bps, 600e9);
   REL(g->max_w, 400);
@@ -132,7 +134,7 @@ Test(catalog, future_gpu_by_named_factors)
   REL(f->peak_flops[DTYPE_BF16], 2 * 989.4e12);
   REL(f->peak_flops[DTYPE_FP8], 2 * 1978.9e12);
   REL(f->hbm_bw_Bps, 1.5 * 3.35e12);
-  REL(f->hbm_bytes, 160e9);
+  REL(f->hbm_bytes, 2 * 81559.0 * 1048576);
   REL(f->nvlink_bw_Bps, 1800e9);
   REL(f->max_w, 700);
   cr_assert(strstr(f->source, "H100-SXM scaled"), "%s", f->source);
@@ -167,7 +169,7 @@ Test(catalog, scale_in_place)
   s.hbm_cap = 0.5;
   gpu_spec_scale(&g, &s);
   REL(g.peak_flops[DTYPE_BF16], 936e12);
-  REL(g.hbm_bytes, 40e9);
+  REL(g.hbm_bytes, 0.5 * 81920.0 * 1048576);
   REL(g.hbm_bw_Bps, 2.039e12);
 }
 

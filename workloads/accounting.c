@@ -244,6 +244,211 @@ static void comm_count(const struct model *m, const struct plan *p,
     *peers = p->vchunks > 1 || (stage > 0 && stage < p->pp - 1) ? 2 : 1;
 }
 
+/* Weights of the linear layers of one layer held by a GPU (the QKV,
+ * projection and FFN GEMMs' weights, experts split over EP): what
+ * Transformer Engine runs in FP8 and caches (not the embedding, the output
+ * layer, the norms, biases or the router, which Megatron-Core keeps in
+ * 16 bits: megatron/core/models/gpt/gpt_model.py builds the output layer
+ * as tensor_parallel.ColumnParallelLinear, the router as a plain
+ * torch.nn.functional.linear in moe/router.py). */
+static double layer_linear_weights_rank(const struct model *m, long tp,
+                                        long ep)
+{
+  double h = (double)m->hidden, f = (double)m->ffn;
+  double qkv = h + 2.0 * (double)model_kv_dim(m);
+  double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
+  double e = (double)m->experts;
+  double attn = (h * qkv + h * h) / (double)tp;
+  double mlp = e * (h * f * gates + f * h) / (double)tp;
+  return attn + (model_is_moe(m) ? mlp / (double)ep : mlp);
+}
+
+static double stage_linear_weights_rank(const struct model *m,
+                                        const struct plan *p, long stage)
+{
+  double n = 0;
+  for (long c = 0; c < p->vchunks; c++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, c, &first, &count);
+    (void)first;
+    n += (double)count * layer_linear_weights_rank(m, p->tp, p->ep);
+  }
+  return n;
+}
+
+/* Bytes of one layer and micro-batch that Korthikanti et al. count for
+ * dropout and that a model without dropout (weft's Llama-style models:
+ * Llama, Mixtral and their recipes set hidden and attention dropout to 0)
+ * never stores: PyTorch's dropout with p = 0 returns its input
+ * (aten/src/ATen/native/Dropout.cpp: the fused kernel needs p > 0, the
+ * unfused path returns the input when p == 0), so neither the two 1-byte
+ * masks of the residual stream (nor those of the routed copies) nor, with
+ * unfused attention, the scores' mask and dropout output (3 of the 5 bytes
+ * per score) exist.  Full recomputation stores none of them anyway. */
+static double dropout_bytes(const struct model *m, const struct plan *p)
+{
+  if (m->gpt_style || p->recompute == RECOMP_FULL || p->t3[0] > 0)
+    return 0;
+  double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
+  double h = (double)m->hidden, t = (double)p->tp;
+  double k = (double)m->topk;
+  double masks = (2 + (k > 1 ? k - 1 : 0)) * h / (p->sp ? t : 1);
+  if (p->unfused_attention && p->recompute == RECOMP_NONE)
+    masks += 3 * (double)m->heads * s / t;
+  return s * b * masks;
+}
+
+/* Activation bytes of one layer and micro-batch that torchtitan's per-op
+ * selective checkpointing keeps (torchtitan
+ * distributed/activation_checkpoint.py, SelectiveAC at b5bcd76, 2026-08):
+ * the whole block is checkpointed, so its input stays (2h per token, the
+ * residual stream); inside it only the outputs of the ops in its save
+ * list survive the forward: the attention kernel's (SDPA: the output, 2h,
+ * and the FP32 log-sum-exp, 4 bytes per head) and every other matrix
+ * multiply, counted in forward order from 1 and the odd ones saved
+ * ("Save all compute/comm ops, except every second mm/linear").  The
+ * matrix multiplies of torchtitan's Llama block, in order: wq (h), wk
+ * (kv), wv (kv), wo (h), w1 (f), w3 (f), w2 (h) (models/llama3/model.py;
+ * a GELU MLP has w1 and w2 only).  So with SwiGLU wq, wv, w1 and w2 are
+ * kept: 8h + 2kv + 2f + 4a bytes per token.  Norms, RoPE, SiLU and the
+ * products are recomputed. */
+static double op_sac_layer_bytes(const struct model *m, const struct plan *p)
+{
+  double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
+  double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
+  double kv = (double)model_kv_dim(m), f = (double)m->ffn;
+  double widths[7] = {h, kv, kv, h, f, f, h};
+  int n = 7;
+  if (m->ffn_kind != FFN_SWIGLU) {
+    widths[5] = h; /* w1 (f), w2 (h) */
+    n = 6;
+  }
+  double kept = 0;
+  for (int i = 0; i < n; i++)
+    if ((i + 1) % 2 == 1)
+      kept += 2 * widths[i];
+  double per_token = 2 * h / (p->sp ? t : 1) + (kept + 2 * h + 4 * a) / t;
+  return s * b * per_token;
+}
+
+/* Megatron-Core with Transformer Engine (enum mem_framework): what differs
+ * from the ZeRO paper's accounting in `x`, the stage's memory so far. */
+static void megatron_terms(const struct model *m, const struct plan *p,
+                           long stage, double n_layers, struct memory *x)
+{
+  /* Transformer Engine casts each FP8 linear weight once per iteration and
+   * keeps the FP8 copy and its transpose for the later micro-batches
+   * (is_first_microbatch, megatron/core/extensions/transformer_engine.py:
+   * TELinear.forward passes it unless disable_parameter_transpose_cache);
+   * only the linear layers' weights, not the embedding, output layer or
+   * norms that the ZeRO accounting counted.  (MXFP8: row- and column-wise
+   * copies with a scale per 32 elements.) */
+  if (m->dtype == DTYPE_FP8 && p->zero < 3) {
+    double per = p->fp8_recipe == FP8_MXFP8 ? 2 * (1 + 1.0 / 32) : 2;
+    double all = stage_params_rank(m, p, stage);
+    x->weights += per * (stage_linear_weights_rank(m, p, stage) - all);
+  }
+  /* The gradient buffer (DistributedDataParallel's main_grad,
+   * param_and_grad_buffer.py group_params_for_buffers: FP32 when
+   * grad_reduce_in_fp32, else the parameters' dtype) is grad_dtype wide and
+   * whole on every rank: the distributed optimizer reduce-scatters into
+   * the rank's piece of it but keeps the buffer (ZeRO-1), which the ZeRO
+   * accounting already does; nothing to change. */
+  x->activations -= dropout_bytes(m, p) * n_layers;
+}
+
+/* torchtitan on FSDP2 (enum mem_framework): what differs from the ZeRO
+ * paper's accounting in `x`.  `params` and `xp` are the stage's dense and
+ * expert parameters, `N` and `Nx` their shard groups, as in
+ * memory_per_gpu. */
+static void torchtitan_terms(const struct model *m, const struct plan *p,
+                             long stage, double params, double xp, double N,
+                             double Nx, struct memory *x)
+{
+  /* fully_shard with MixedPrecisionPolicy(param_dtype=bf16,
+   * reduce_dtype=fp32) (torchtitan distributed/fsdp.py): the sharded
+   * parameters stay FP32 and are cast to BF16 when gathered, so there is no
+   * separate master copy; their gradients arrive reduced and are kept in
+   * the sharded parameter's dtype, FP32; AdamW's exp_avg and exp_avg_sq
+   * follow the parameters, FP32.  4 + 4 + 8 bytes per parameter, sharded
+   * from ZeRO stage 3, 2 and 1 on as the ZeRO accounting shards them. */
+  double w3 = p->zero >= 3, g2 = p->zero >= 2, o1 = p->zero >= 1;
+  x->weights = 4 * (params / (w3 ? N : 1) + xp / (w3 ? Nx : 1));
+  x->grads = 4 * (params / (g2 ? N : 1) + xp / (g2 ? Nx : 1));
+  x->optimizer = 8 * (params / (o1 ? N : 1) + xp / (o1 ? Nx : 1));
+  /* (FP8 through torchao's float8 linear layers casts the weights at
+   * each use, dynamic scaling, and caches none: no FP8 copy is counted.) */
+  /* Activations: torchtitan's Llama has no dropout; its selective mode is
+   * the per-op policy, not Megatron's attention-core recomputation. */
+  double kept = p->recompute == RECOMP_SELECTIVE && p->t3[0] == 0
+                    ? op_sac_layer_bytes(m, p)
+                    : layer_activation_bytes(m, p) - dropout_bytes(m, p);
+  long inflight;
+  x->activations = kept * peak_layers_inflight(m, p, stage, &inflight);
+  /* Two moments compete for the peak, both with every stored activation:
+   * the loss, at the end of the forward pass, and a layer's backward.
+   * The loss (components/loss.py cross_entropy_loss, eager): the BF16
+   * logits (2 bytes each) cast to FP32 (4) for log_softmax, whose FP32
+   * output (4) the backward keeps; the trainer deletes the logits after the
+   * loss (trainer.py: `del pred`), and the backward then holds the kept
+   * output, the FP32 gradient from nll_loss and log_softmax's FP32
+   * gradient: 12 bytes per logit, the larger of the two (forward: 10). */
+  double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
+  double loss = stage == p->pp - 1
+                    ? 12 * s * b * (double)m->vocab / (double)p->tp
+                    : 0;
+  /* A layer's backward: its recomputed activations (under selective, what
+   * the per-op policy dropped; under full, the whole layer), then FSDP2's
+   * buffers as _fsdp_collectives.py allocates them (pytorch/pytorch at
+   * 8fc2039):
+   * foreach_all_gather allocates the flat all-gather output (the unit's
+   * parameters in BF16) on the all-gather copy-in stream, with a BF16 copy
+   * of the shard as its input; foreach_all_gather_copy_out copies it into
+   * per-parameter unsharded tensors on the compute stream; the flat output
+   * is kept until the next all-gather's copy-out, which with the
+   * one-unit-ahead prefetch means two of them live at once.  In the
+   * backward, foreach_reduce copies the unsharded BF16 gradients into a
+   * reduce-scatter input of the reduce dtype (grad_dtype if given, else
+   * torchtitan's default mixed_precision_reduce, FP32) on the compute
+   * stream and keeps it until the next reduce-scatter: two of them.
+   * PyTorch's caching allocator serves a stream from its own blocks
+   * (CUDACachingAllocator.cpp: a free block is reused only by the stream
+   * it was allocated on), so what the all-gather streams reserved stays
+   * reserved beside the compute stream's peak: it adds to either moment. */
+  struct plan q = *p;
+  q.recompute = RECOMP_NONE;
+  double layer_none = layer_activation_bytes(m, &q) - dropout_bytes(m, &q);
+  double remat = p->recompute == RECOMP_NONE ? 0 : layer_none - kept;
+  if (remat < 0)
+    remat = 0;
+  double L = layer_params_rank(m, p->tp, p->ep);
+  double rs = p->set[PK_GRAD_DTYPE] ? dtype_bytes(p->grad_dtype) : 4;
+  double fsdp = 0, side = 0, root = 0;
+  if (p->zero >= 3) {
+    /* NEEDSWORK: with pipeline parallelism torchtitan does not reshard
+     * after the forward pass (fsdp.py get_fsdp_reshard_after_forward_policy:
+     * "default" is `not pp_enabled`), so a whole stage stays gathered;
+     * plan_resolve refuses ZeRO-3 with PP today, so only PP 1 is here. */
+    /* The final norm and output layer, one unit that is never resharded
+     * after the forward pass (fsdp.py: "do not reshard_after_forward the
+     * last layers by default since FSDP would prefetch them
+     * immediately"): its unsharded BF16 parameters stay from the forward
+     * to its own backward, so through the loss but not a layer's
+     * backward. */
+    double R = output_params(m) / (double)p->tp + final_norm_params(m);
+    root = 2 * R;
+    /* The layer's unsharded parameters and gradients and two
+     * reduce-scatter inputs on the compute stream ... */
+    fsdp = 2 * L + 2 * L + 2 * rs * L;
+    /* ... and on the all-gather streams two flat outputs at once, the
+     * largest pair being a layer's beside the output unit's, and the copy
+     * of one shard. */
+    side = 2 * (L + (R > L ? R : L)) + 2 * L / N;
+  }
+  double bwd = remat + fsdp;
+  x->transient = (loss + root > bwd ? loss + root : bwd) + side;
+}
+
 void memory_per_gpu(const struct model *m, const struct plan *p,
                     double hbm_bytes, struct memory *out)
 {
@@ -304,12 +509,18 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                      (double)m->ffn * (double)m->hidden / vsplit;
     if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
+    if (p->mem_framework == MF_MEGATRON)
+      megatron_terms(m, p, st, peak_layers_inflight(m, p, st, &inflight), &x);
+    else if (p->mem_framework == MF_TORCHTITAN)
+      torchtitan_terms(m, p, st, params, xp, N, Nx, &x);
     comm_count(m, p, &l, st, &x.communicators, &x.p2p_peers);
     x.buffers = (double)x.communicators * MEM_NCCL_CHANNELS *
                     MEM_NCCL_CONN_BYTES +
                 (double)x.p2p_peers * MEM_NCCL_P2P_CHANNELS *
                     MEM_NCCL_P2P_BYTES +
                 MEM_CUBLAS_BYTES;
+    if (p->mem_framework != MF_ZERO)
+      x.buffers += MEM_CUDA_CONTEXT_BYTES;
     x.shard = p->zero >= 1 ? N : 1;
     x.expert_shard = p->zero >= 1 && xp > 0 ? Nx : 1;
     x.total = x.weights + x.grads + x.optimizer + x.activations +

@@ -19,6 +19,21 @@
  * parameter the GPU holds.  Activations follow
  * Korthikanti et al. (MLSys 2023) per layer and micro-batch, times the
  * micro-batches the stage's schedule keeps in flight at its peak.
+ *
+ * That is the plan's mem_framework `zero`, the default.  `megatron` and
+ * `torchtitan` follow what those stacks allocate (plan.h, enum
+ * mem_framework; accounting.c, megatron_terms and torchtitan_terms, each
+ * term with the code it comes from); what the gradient setting grad_dtype
+ * means differs: Megatron's main_grad buffer (FP32 unless
+ * grad_reduce_in_fp32 is off, as NeMo's performance recipes set it), the
+ * ZeRO paper's stored gradients, FSDP2's reduce dtype (the gradients kept
+ * are always FP32 there, the sharded parameters' dtype).  Not counted by
+ * any: the caching allocator's fragmentation (PyTorch's
+ * expandable_segments, which torchtitan's run_train.sh and NeMo's memory
+ * guide set, exist to shrink it; weft has no measurement of what is left),
+ * the optimizer step's own transients (the activations
+ * are gone by then), and Megatron's --fp8-param-gather (FP8 parameters: 2
+ * bytes per linear weight fewer).
  */
 #ifndef WEFT_ACCOUNTING_H
 #define WEFT_ACCOUNTING_H
@@ -70,20 +85,28 @@ double layer_activation_bytes(const struct model *m, const struct plan *p);
  * not modelled).  Pipeline transfers use Simple alone: 4 MiB per channel,
  * MEM_NCCL_P2P_CHANNELS per peer.  PyTorch's cuBLAS workspaces: 32 MiB
  * (CUBLAS_WORKSPACE_CONFIG ":4096:8" on Hopper and later; 8.1 MiB before,
- * the difference is left out) and cuBLASLt's 1 MiB.  The CUDA context, the
- * allocator's fragmentation and NVLS buffers are not counted. */
+ * the difference is left out) and cuBLASLt's 1 MiB.  The allocator's
+ * fragmentation and NVLS buffers are not counted; the CUDA context only
+ * outside framework zero (below). */
 #define MEM_NCCL_CONN_BYTES (524288.0 + 4915200.0 + 4194304.0)
 #define MEM_NCCL_CHANNELS 32
 #define MEM_NCCL_P2P_BYTES 4194304.0
 #define MEM_NCCL_P2P_CHANNELS 2
 #define MEM_CUBLAS_BYTES (33.0 * 1048576)
+/* The CUDA context a PyTorch process creates on its GPU, with CUDA's lazy
+ * module loading, which PyTorch sets since 1.13 and CUDA makes the default
+ * from 12.2: 287,047,680 bytes, against 666,632,192 loaded eagerly, as
+ * measured in pytorch/pytorch#86509.  Counted by the megatron and
+ * torchtitan memory frameworks (plan.h, enum mem_framework), not by zero. */
+#define MEM_CUDA_CONTEXT_BYTES 287047680.0
 
 struct memory {
   double weights, grads, optimizer; /* bytes per GPU */
   double activations;  /* stored at the schedule's peak */
   double transient;    /* one layer re-materialized under full recompute,
                           plus the logits of the last stage */
-  double buffers;      /* communication and workspace buffers (above) */
+  double buffers;      /* communication and workspace buffers (above),
+                          and the CUDA context outside framework zero */
   long communicators;  /* NCCL communicators running collectives */
   long p2p_peers;      /* pipeline peers */
   /* The shard factors that applied: optimizer state, gradients and

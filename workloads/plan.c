@@ -437,6 +437,25 @@ static int set_fp8_recipe(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const mem_frameworks[] = {"zero", "megatron", "torchtitan",
+                                             NULL};
+
+const char *mem_framework_name(enum mem_framework f)
+{
+  return mem_frameworks[f];
+}
+
+static int set_mem_framework(struct plan *p, enum plan_key k, const char *v,
+                             struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, mem_frameworks, &i, err);
+  if (!rc)
+    p->mem_framework = (enum mem_framework)i;
+  return rc;
+}
+
 static const char *const tp_overlaps[] = {"no", "te", "nemo", "torch",
                                           NULL};
 
@@ -569,6 +588,11 @@ static const struct {
             "what recompute=selective recomputes: the attention core "
             "(Megatron-LM) or torchtitan's op policy (element-wise work and "
             "every second matmul; default attention)"},
+    [PK_MEM_FRAMEWORK] = {"mem_framework", "zero|megatron|torchtitan",
+                          set_mem_framework,
+            "whose allocations the memory estimate follows: zero (the ZeRO "
+            "paper's 16 bytes per parameter), megatron (Megatron-Core with "
+            "Transformer Engine) or torchtitan (FSDP2) (default zero)"},
     [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo|torch",
                             set_tp_overlap,
             "overlap TP collectives with the GEMMs around them: te (Megatron-"
@@ -1061,6 +1085,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_FUSION: snprintf(buf, size, "%s", p->eager ? "eager" : "fused"); break;
   case PK_STACK: snprintf(buf, size, "%s", p->stack[0] ? p->stack : "none"); break;
+  case PK_MEM_FRAMEWORK:
+    snprintf(buf, size, "%s", mem_framework_name(p->mem_framework));
+    break;
   case PK_TP_COMM_OVERLAP:
     snprintf(buf, size, "%s", tp_overlap_name(p->tp_overlap));
     break;

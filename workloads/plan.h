@@ -33,7 +33,7 @@ enum plan_key {
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
-  PK_SELECTIVE, PK_TP_COMM_OVERLAP, PK_COUNT
+  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_TP_COMM_OVERLAP, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -131,6 +131,23 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
  * over Z every backward: their shards are not modelled as accumulating. */
 enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
 
+/* Whose allocations the memory estimate follows (accounting.h,
+ * memory_per_gpu; a software stack sets it):
+ *   zero: the ZeRO paper's mixed-precision Adam (2 + grad_dtype + 12 bytes
+ *     per parameter) with Korthikanti's activations, weft's model before
+ *     2026-11;
+ *   megatron: Megatron-Core with Transformer Engine: grad_dtype is the
+ *     main_grad buffer's (whole on every rank under the distributed
+ *     optimizer), FP8 weight caches of the linear layers only, no dropout
+ *     masks in models without dropout (Llama);
+ *   torchtitan: torchtitan on FSDP2 (MixedPrecisionPolicy param bf16,
+ *     reduce fp32): FP32 parameters, gradients and Adam moments (no master
+ *     copy), its per-op selective checkpointing, the unsharded layers'
+ *     lifetimes and the eager FP32 loss;
+ * both of the latter count the CUDA context; none counts the caching
+ * allocator's fragmentation. */
+enum mem_framework { MF_ZERO, MF_MEGATRON, MF_TORCHTITAN };
+
 /* Tensor-parallel communication overlapped with the GEMMs around it
  * (builder_tpo.c describes what is split and overlapped with what):
  *   no: every TP collective blocks the compute stream (Megatron-LM's
@@ -144,7 +161,7 @@ enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
  *   nemo: the same with the configuration NeMo and Megatron-Bridge run
  *     Llama 3 70B with on H100 (userbuffers_fp8_h100_h8192_tp4_mbs1_
  *     seqlen8192): bulk overlaps that take no SMs from their GEMMs, 24 and
- *     16 SMs for the reduce-scatters, FP8 reduce-scatter buffers.
+ *     16 SMs for the reduce-scatters, FP8 reduce-scatter buffers;
  *   torch: PyTorch's async TP (torch.distributed._symmetric_memory's
  *     fused all-gather-matmul and matmul-reduce-scatter, which
  *     torch.compile substitutes when torchtitan's
@@ -233,9 +250,10 @@ struct plan {
    * collectives overlap the next piece's computation (builder_t3.c). */
   long t3[3];
   long pieces;
+  enum mem_framework mem_framework; /* memory as it allocates (above) */
   enum compress compress; /* gradient compression (above) */
-  enum tp_overlap tp_overlap; /* TP communication overlap (above) */
   double compress_param;  /* its rank, fraction or bits */
+  enum tp_overlap tp_overlap; /* TP communication overlap (above) */
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
@@ -267,6 +285,8 @@ const char *cross_entropy_name(enum cross_entropy x);
 const char *fp8_recipe_name(enum fp8_recipe r);
 /* "none", "fp16", "powersgd", "topk", "randomk", "sign", "efsign", "qsgd". */
 const char *compress_name(enum compress c);
+/* "zero", "megatron", "torchtitan". */
+const char *mem_framework_name(enum mem_framework f);
 /* "no", "te", "nemo", "torch". */
 const char *tp_overlap_name(enum tp_overlap o);
 

@@ -55,7 +55,7 @@ expect 1 "weft: $tmp/w.xml:3: <optimizer>: unknown element; expected model, plan
 
 # weft graph: a workload file, flags on top, a summary on stderr.
 printf '<workload name="t">\n  <model preset="gpt-1.7b" layers="4"/>\n  <plan tp="2" pp="2" global_batch="8" schedule="interleaved:2"/>\n  <cluster preset="selene" gpus="8"/>\n</workload>\n' >"$tmp/w.xml"
-expect 0 "weft: gpt-1.7b on 8 GPUs (TP 2, PP 2, DP 2): 2 stage programs, 607 tasks; 4.036e+13 model FLOPs, 4.036e+13 with recomputation; 3.527 GB per GPU of 80 GB (fits)" graph "$tmp/w.xml" -o "$tmp/g.txt"
+expect 0 "weft: gpt-1.7b on 8 GPUs (TP 2, PP 2, DP 2): 2 stage programs, 607 tasks; 4.036e+13 model FLOPs, 4.036e+13 with recomputation; 3.527 GB per GPU of 85.9 GB (fits)" graph "$tmp/w.xml" -o "$tmp/g.txt"
 golden graph-small.txt graph "$tmp/w.xml" --micro-batch 2 --global-batch 8 --recompute full
 
 printf '<cluster name="c" node="DGX-H100"\n  nodes="2" oversubscription="0"/>\n' >"$tmp/c.xml"
@@ -303,7 +303,7 @@ fi
 expect 0 "weft: warning: 5 layers do not divide evenly over 2 pipeline stages; layers per stage: 3 2 (first_stage_layers and last_stage_layers choose the split)" \
   run --json --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8
 expect 0 "" run --json -q --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8
-expect 0 "weft: gpt-1.7b on 8 GPUs (TP 1, PP 2, DP 4): 2 stage programs, 286 tasks; 4.755e+13 model FLOPs, 4.755e+13 with recomputation; 6.645 GB per GPU of 80 GB (fits)" \
+expect 0 "weft: gpt-1.7b on 8 GPUs (TP 1, PP 2, DP 4): 2 stage programs, 286 tasks; 4.755e+13 model FLOPs, 4.755e+13 with recomputation; 6.645 GB per GPU of 85.9 GB (fits)" \
   graph --quiet --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8 -o /dev/null
 expect 0 "" run --json --model gpt-1.7b --layers 5 --pp 2 --first-stage-layers 3 \
   --gpus 8 --global-batch 8
@@ -346,13 +346,14 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 
 # weft run --json carries every field the README's table documents and
 # nothing else (three runs: one that fits, one that does not, which adds
-# the fit hint, and a ZeRO-3 one, which adds shard_impl); its memory terms
-# sum to the total.
+# the fit hint, and a ZeRO-3 one, which adds shard_impl, with torchtitan's
+# memory, which adds mem_framework); its memory terms sum to the total.
 "$weft" run --json >"$tmp/j1" 2>/dev/null
 "$weft" run --json --model gpt3-175b --gpus 64 --tp 8 --global-batch 64 \
   >"$tmp/j2" 2>/dev/null
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 16 --zero 3 \
-  --shard-impl deepspeed --global-batch 16 >"$tmp/j3" 2>/dev/null
+  --shard-impl deepspeed --global-batch 16 --mem-framework torchtitan \
+  >"$tmp/j3" 2>/dev/null
 "$weft" run --json --breakdown --model gpt-1.7b --layers 4 --gpus 16 --tp 2 \
   --pp 2 --cp 2 --global-batch 8 >"$tmp/j4" 2>/dev/null
 # inputs.plan.tp_comm_overlap is printed only when the overlap is on
