@@ -13,6 +13,15 @@
  * coll_plan_make says (phases of flows, delays in the bridge's calendar)
  * and completes the members when the last of it ends.
  *
+ * Under contention (engine_params.comm_contention) a running block of
+ * kernels keeps how far it got (kidx, kfrac at kt); every start or end of
+ * communication on its GPU brings it up to date at the old rates and
+ * schedules its end anew at the new ones, the earlier delay left to fire
+ * as stale (its generation is behind the rank's).  Under the host clock
+ * (host_op_s > 0) the issue time of a task is a function of its index
+ * alone (hcnt) and of the last sync point passed, so nothing per task is
+ * stored; a stream whose next task is not yet issued waits on a delay.
+ *
  * All state of a replay is in one struct engine, passed explicitly (the
  * SimGrid completion callback gets it as its context), so that one process
  * can run several replays one after another on the same platform; times
@@ -55,9 +64,11 @@ void engine_params_default(struct engine_params *p)
   p->tree_bw = COLL_TREE_BW;
   p->algo = CA_AUTO;
   p->nccl_hops = true;
+  p->comm_contention = true;
+  p->host_op_s = 0;
 }
 
-enum { TAG_KERNEL, TAG_INST, TAG_FLOW };
+enum { TAG_KERNEL, TAG_INST, TAG_FLOW, TAG_KDYN, TAG_ISSUE };
 
 struct inst;
 
@@ -78,11 +89,36 @@ struct stage_info {
   double *dur;                /* kernel durations */
   double kind_s[KK_COUNT];    /* their sum by kind of kernel */
   uint8_t *target;            /* task -> another task depends on it */
+  /* Host clock (host_op_s > 0, else NULL and -1): tasks that cost the
+   * host an issue up to each task, the first optimizer-phase task (the
+   * sync point, -1: none) and the tasks of each stream before it. */
+  int32_t *hcnt;
+  long sync;
+  int32_t sync_need[ST_COUNT];
+  /* Contention (comm_contention, else NULL), by kernel: the time its HBM
+   * bytes take at the cost model's efficiency, and its 128 x 128 output
+   * tiles (0: not a GEMM). */
+  double *cmem, *ctiles;
 };
 
 struct ktag {
   int type; /* TAG_KERNEL */
   int32_t rank, task;
+};
+
+/* A kernel block's delay under contention: stale (ignored) once the
+ * block's remaining work was rescaled, which schedules a new one. */
+struct kdyn {
+  int type; /* TAG_KDYN */
+  int32_t rank, task;
+  uint32_t gen;
+  struct kdyn *next; /* in the engine's free list */
+};
+
+/* The host's wait before issuing the next task of a stream. */
+struct itag {
+  int type; /* TAG_ISSUE */
+  int32_t rank, stream;
 };
 
 struct rank_state {
@@ -106,6 +142,27 @@ struct rank_state {
   double *crit_s0, *crit_end;
   int64_t *crit_pred;
   int32_t last_task;          /* the last task to complete */
+  /* Contention (comm_contention): the NCCL kernels on this GPU, their
+   * CTAs and, by link (0: NVLink, 1: NIC), their count and the sum of
+   * their HBM bytes per byte on the link; the running block of kernels:
+   * its first position in the compute stream, the kernel it is at, the
+   * share of that kernel left and when that was last brought up to date;
+   * the generation of its delay; kernel time by kind as it ran. */
+  int32_t ctas;
+  int32_t nlink[2];
+  double fsum[2];
+  int32_t kfirst, kidx;
+  double kfrac, kt;
+  uint32_t kgen;
+  double *kind_act;
+  /* Host clock (host_op_s > 0): the host issues task i at h_base +
+   * host_op_s x (hcnt[i] - h_cnt0); whether it has passed the sync point;
+   * by stream, 1 + the position whose issue it waited for. */
+  double h_base;
+  int32_t h_cnt0;
+  bool synced;
+  int32_t hwaited[ST_COUNT];
+  struct itag *itag;          /* ST_COUNT of them */
 };
 
 /* A collective or transfer instance: its members as they arrive, then what
@@ -124,6 +181,12 @@ struct inst {
   uint64_t k0, k1, k2;
   double crit_s0;    /* the last member's arrival */
   int64_t crit_pred;  /* what let that member start */
+  /* Contention: the CTAs its NCCL kernel takes on each member's GPU, the
+   * link its bytes cross (0: NVLink, 1: NIC) and HBM bytes per byte on
+   * that link. */
+  int32_t ctas;
+  int link;
+  double hbm_per_byte;
   int32_t *ranks, *tasks;
   struct inst *hnext;
 };
@@ -173,6 +236,12 @@ struct engine {
    * cause of every task that starts meanwhile), -1 at the start. */
   bool bd;
   int64_t cause;
+  bool cont;        /* comm_contention */
+  bool host;        /* host_op_s > 0 */
+  double link_Bps[2]; /* NVLink's and the NIC's rates as collectives reach
+                         them (coll_model) */
+  struct kdyn *kfree;  /* fired kernel-block tags, for reuse (a block may
+                          be rescheduled at every communication event) */
 };
 
 static int64_t crit_pack(long rank, long task)
@@ -301,6 +370,8 @@ static void comm_begins(const struct engine *E, struct rank_state *r,
 /* ---- task life -------------------------------------------------------- */
 
 static void try_advance(struct engine *E, long rank);
+static void contention_change(struct engine *E, struct rank_state *r,
+                              const struct inst *in, int sign);
 
 static const struct task *task_of(const struct engine *E, long rank,
                                   long task)
@@ -402,6 +473,9 @@ static void inst_complete(struct engine *E, struct inst *in)
   inst_unlink(E, in);
   for (int k = 0; k < n; k++)
     if (tasks[k] >= 0)
+      contention_change(E, &E->rs[ranks[k]], in, -1);
+  for (int k = 0; k < n; k++)
+    if (tasks[k] >= 0)
       complete(E, ranks[k], tasks[k]);
   free(in->plan);
   free(in);
@@ -418,6 +492,237 @@ static void start_phase(struct engine *E, struct inst *in);
 static bool simulated(const struct engine *E, long rank)
 {
   return !E->rsym || node_of(E, rank) == 0;
+}
+
+/* ---- contention: compute beside communication ------------------------ */
+
+/* While a collective or transfer runs on a GPU, NCCL's kernel for it is
+ * resident there: one CTA per channel (NCCL 2.30 src/enqueue.cc,
+ * topoGetAlgoInfo: "nc" channels of "nt" threads, each channel one block
+ * of the kernel), holding those SMs for the whole collective, and its
+ * bytes go through HBM.  A kernel beside it runs on the SMs left and
+ * with the HBM bandwidth left.  NVIDIA's forum thread "Compute-
+ * Communication Overlap Causes Severe GEMM Performance Degradation
+ * because of Tail Effect" (forums.developer.nvidia.com/t/337991, H100)
+ * measures both the CTAs (ncclAllGather launched 24 blocks) and the wave
+ * effect (a 132-block GEMM needs a second wave and takes nearly twice as
+ * long): tests/test_contention.c checks that case. */
+
+/* CTAs of a large collective: 24 channels, the H100 measurement above.
+ * NEEDSWORK: NCCL's channel count depends on the node's topology
+ * (src/graph/search.cc, the SM90 speed arrays and dupChannels); one
+ * figure for every GPU until a catalog field holds each node type's. */
+#define COMM_CTAS 24
+/* NCCL narrows a small collective to fewer channels: while nBytes <
+ * nc x nt x threshold, nc-- (enqueue.cc), with Simple's nt = 512
+ * threads (NCCL_SIMPLE_MAX_NTHREADS, src/include/device.h) and threshold
+ * 64 bytes per thread (NCCL_SIMPLE_THREAD_THRESHOLD, src/include/comm.h). */
+#define NCCL_SIMPLE_NT 512.0
+#define NCCL_SIMPLE_THRESHOLD 64.0
+/* A send or receive: NCCL's p2p channels per peer, 2 ("2 p2p channels per
+ * peer", NCCL INFO line in github.com/NVIDIA/nccl/issues/1189;
+ * src/graph/paths.cc, p2pnChannelsPerPeer). */
+#define COMM_P2P_CTAS 2
+/* The GEMM tile of the cost model's wave term (workloads/costmodel.c,
+ * TILE): a GEMM's CTAs are its 128 x 128 output tiles. */
+#define CONT_TILE 128.0
+
+/* The CTAs of a collective of `n` members: NCCL's channel narrowing on
+ * the bytes each rank hands it (nBytes: the per-rank count of an
+ * all-gather, reduce-scatter or all-to-all, the buffer of the others). */
+static int32_t coll_ctas(const struct task *t, int n)
+{
+  /* TP communication overlap (workloads/builder_tpo.c): Transformer
+   * Engine's userbuffers kernels run on SMs the GEMM beside them gave up
+   * for its whole run (its task.sms_held, in its cost), ring exchanges
+   * and PyTorch's pulls on copy engines: no SMs taken here, HBM still. */
+  if (t->kind == TK_COLL && t->stream == ST_T3 && t->group == GK_TP)
+    return 0;
+  /* A send-receive ring (context parallelism's exchange) is NCCL send and
+   * receive calls in one group: p2p channels, a send and a receive of a
+   * channel sharing its block. */
+  if (t->kind != TK_COLL || t->op == CO_SENDRECV)
+    return COMM_P2P_CTAS;
+  double nbytes = t->bytes;
+  if ((t->op == CO_ALLGATHER || t->op == CO_REDUCE_SCATTER ||
+       t->op == CO_ALLTOALL) && n > 1)
+    nbytes /= n;
+  double nc = floor(nbytes / (NCCL_SIMPLE_NT * NCCL_SIMPLE_THRESHOLD));
+  return nc < 1 ? 1 : nc > COMM_CTAS ? COMM_CTAS : (int32_t)nc;
+}
+
+/* HBM bytes a member's GPU moves per byte its link carries.  A ring step
+ * that reduces writes the incoming chunk (the peer's write into this
+ * GPU's buffer), reads it and the local chunk, and sends the sum on: 3; a
+ * step that copies writes the incoming chunk and reads it to forward it:
+ * 2 (NCCL's recvReduceSend and recvCopySend primitives).  An all-reduce is
+ * half of each; a send reads its bytes once, a receive writes them once. */
+static double hbm_per_byte(const struct task *t)
+{
+  if (t->kind != TK_COLL)
+    return 1;
+  switch ((enum coll_op)t->op) {
+  case CO_ALLREDUCE:
+    return 2.5;
+  case CO_REDUCE_SCATTER:
+    return 3;
+  default: /* all-gather, all-to-all, broadcast, send-receive rings */
+    return 2;
+  }
+}
+
+/* The HBM bandwidth the NCCL kernels on r's GPU consume: each link at the
+ * rate collectives reach on it, shared by the collectives on it. */
+static double hbm_use(const struct engine *E, const struct rank_state *r)
+{
+  double u = 0;
+  for (int l = 0; l < 2; l++)
+    if (r->nlink[l] > 0)
+      u += E->link_Bps[l] * r->fsum[l] / r->nlink[l];
+  return u;
+}
+
+/* How many times longer the compute part of kernel t takes with `ctas`
+ * SMs taken: a GEMM's waves of tiles on the SMs left over its waves on
+ * all of them (the cost model's wave term); any other kernel the SMs'
+ * ratio. */
+static double gemm_tiles(const struct task *t)
+{
+  if (t->op != KK_GEMM && t->op != KK_GGEMM)
+    return 0;
+  double b = t->batch > 1 ? (double)t->batch : 1.0;
+  return t->op == KK_GGEMM
+             ? b * ceil(t->m / CONT_TILE) * ceil(t->n / CONT_TILE)
+             : ceil(b * t->m / CONT_TILE) * ceil(t->n / CONT_TILE);
+}
+
+static double sm_slowdown(const struct gpu_spec *g, double tiles,
+                          int32_t ctas)
+{
+  if (ctas <= 0 || g->sms <= 0)
+    return 1;
+  double s = g->sms, s2 = s - ctas < 1 ? 1 : s - ctas;
+  if (tiles <= 0)
+    return s / s2;
+  return ceil(tiles / s2) / ceil(tiles / s);
+}
+
+/* Kernel `task`'s duration on r's GPU as its communication stands.  The
+ * cost model's time less the launch is the compute part when the FLOPs
+ * bound it (its HBM bytes at the model's efficiency take less), else the
+ * memory part; the compute part stretches by sm_slowdown, the memory part
+ * by the HBM bandwidth over what is left of it. */
+static double kernel_time(const struct engine *E, const struct rank_state *r,
+                          long task)
+{
+  const struct stage_info *si = &E->st[r->stage];
+  double d = si->dur[task];
+  double u = hbm_use(E, r);
+  if (!r->ctas && u <= 0)
+    return d;
+  const struct gpu_spec *g = &E->c->gpu;
+  const struct task *t = &E->g->prog[r->stage].tasks[task];
+  double base = d - g->launch_s;
+  if (base <= 0 || g->hbm_bw_Bps <= 0)
+    return d;
+  /* Never binds on the catalog's GPUs (NVLink x 3 < HBM / 4); a guard
+   * against a hand-made GPU whose links outrun its memory. */
+  double avail = fmax(g->hbm_bw_Bps - u, 0.25 * g->hbm_bw_Bps);
+  double mem = si->cmem[task];
+  double stretch = g->hbm_bw_Bps / avail;
+  if (t->flops > 0 && base > mem)
+    return fmax(base * sm_slowdown(g, si->ctiles[task], r->ctas),
+                mem * stretch) + g->launch_s;
+  return base * stretch + g->launch_s;
+}
+
+/* The position in the compute stream of the running block's kernel k. */
+static long block_task(const struct engine *E, const struct rank_state *r,
+                       long k)
+{
+  return E->st[r->stage].list[ST_COMPUTE][r->kfirst + k];
+}
+
+/* The running block's remaining time as communication stands now. */
+static double block_left(const struct engine *E, const struct rank_state *r)
+{
+  double left = 0;
+  for (long k = r->kidx; k < r->merged; k++)
+    left += (k == r->kidx ? r->kfrac : 1) * kernel_time(E, r, block_task(E, r, k));
+  return left;
+}
+
+/* Bring the running block up to now at the rates communication gave it
+ * since r->kt (to its end: all that is left), crediting each kind of
+ * kernel with the time it ran. */
+static void block_advance(const struct engine *E, struct rank_state *r,
+                          bool to_end)
+{
+  double el = now(E) - r->kt;
+  r->kt = now(E);
+  while (r->kidx < r->merged) {
+    long tk = block_task(E, r, r->kidx);
+    double T = kernel_time(E, r, tk), rem = r->kfrac * T;
+    int op = E->g->prog[r->stage].tasks[tk].op;
+    if (!to_end && el < rem) {
+      r->kind_act[op] += el;
+      r->kfrac -= el / T;
+      return;
+    }
+    r->kind_act[op] += rem;
+    el -= rem;
+    r->kidx++;
+    r->kfrac = 1;
+    if (!to_end && r->kidx == r->merged) { /* rounding: its delay ends it */
+      r->kidx = r->merged - 1;
+      r->kfrac = 0;
+      return;
+    }
+  }
+}
+
+/* (Re)schedule the running block's end; an earlier delay becomes stale. */
+static void block_schedule(struct engine *E, struct rank_state *r)
+{
+  struct kdyn *k = E->kfree;
+  if (k)
+    E->kfree = k->next;
+  else
+    k = xmalloc(sizeof *k);
+  *k = (struct kdyn){TAG_KDYN, r->ktag.rank, r->ktag.task, ++r->kgen, NULL};
+  sgb_delay(block_left(E, r), k);
+}
+
+/* Communication `in` starts (sign 1) or ends (-1) on r's GPU: the
+ * running kernel's remaining work is rescaled. */
+static void contention_change(struct engine *E, struct rank_state *r,
+                              const struct inst *in, int sign)
+{
+  if (!E->cont)
+    return;
+  if (r->computing)
+    block_advance(E, r, false);
+  r->ctas += sign * in->ctas;
+  r->nlink[in->link] += sign;
+  r->fsum[in->link] += sign * in->hbm_per_byte;
+  if (r->nlink[in->link] == 0)
+    r->fsum[in->link] = 0; /* no rounding residue */
+  if (r->computing)
+    block_schedule(E, r);
+}
+
+/* What `in` takes from each member's GPU (t: a member's task). */
+static void contention_of(const struct engine *E, struct inst *in,
+                          const struct task *t)
+{
+  int n = in->sym_n > 1 ? in->sym_n : in->n;
+  in->ctas = coll_ctas(t, n);
+  in->hbm_per_byte = hbm_per_byte(t);
+  in->link = 0;
+  for (int k = 1; k < in->n; k++)
+    if (in->ranks[k] >= 0 && in->ranks[0] >= 0 &&
+        node_of(E, in->ranks[k]) != node_of(E, in->ranks[0]))
+      in->link = 1;
 }
 
 /* One activity of an instance ended: the next phase, the delay after the
@@ -447,6 +752,32 @@ static void on_done(void *ctx, void *tag)
   if (type == TAG_KERNEL) {
     struct ktag *k = tag;
     complete(E, k->rank, k->task);
+    return;
+  }
+  if (type == TAG_KDYN) {
+    struct kdyn k = *(struct kdyn *)tag;
+    ((struct kdyn *)tag)->next = E->kfree;
+    E->kfree = tag;
+    struct rank_state *r = &E->rs[k.rank];
+    if (k.gen != r->kgen)
+      return; /* stale: the block was rescaled */
+    block_advance(E, r, true);
+    complete(E, k.rank, k.task);
+    return;
+  }
+  if (type == TAG_ISSUE) {
+    struct itag *it = tag;
+    struct rank_state *r = &E->rs[it->rank];
+    r->busy[it->stream] = 0;
+    /* The host issued it: on the critical path, the task before it on
+     * its stream stands for the cause (the host's time is no task). */
+    int64_t cause = E->cause;
+    long prev = r->next[it->stream] - 1;
+    E->cause = prev >= 0 ? crit_pack(it->rank,
+                               E->st[r->stage].list[it->stream][prev])
+                         : -1;
+    try_advance(E, it->rank);
+    E->cause = cause;
     return;
   }
   if (type == TAG_FLOW) {
@@ -532,6 +863,12 @@ static void last_arrival(struct engine *E, struct inst *in, long rank,
 static void launch_coll(struct engine *E, struct inst *in)
 {
   bool local = E->rsym; /* every member simulated: inside node 0 */
+  struct coll_call call = call_of(E, in);
+  for (int k = 0; k < in->n; k++)
+    if (in->tasks[k] >= 0) {
+      contention_of(E, in, task_of(E, in->ranks[k], in->tasks[k]));
+      break;
+    }
   for (int k = 0; k < in->n; k++) {
     if (in->tasks[k] < 0) {
       local = false;
@@ -539,8 +876,8 @@ static void launch_coll(struct engine *E, struct inst *in)
     }
     struct rank_state *r = &E->rs[in->ranks[k]];
     comm_begins(E, r, task_of(E, in->ranks[k], in->tasks[k]));
+    contention_change(E, r, in, 1);
   }
-  struct coll_call call = call_of(E, in);
   struct coll_plan plan;
   coll_plan_make(&E->cm, &call, &plan);
   in->extra_s = plan.extra_s;
@@ -626,8 +963,11 @@ static void arrive_p2p(struct engine *E, long rank, long task)
   if (++in->arrived < 2)
     return;
   last_arrival(E, in, rank, task);
-  for (int k = 0; k < 2; k++)
+  contention_of(E, in, t);
+  for (int k = 0; k < 2; k++) {
     comm_begins(E, &E->rs[in->ranks[k]], t);
+    contention_change(E, &E->rs[in->ranks[k]], in, 1);
+  }
   if (E->cm.free_comm || t->bytes <= 0) {
     in->remaining = 1;
     in->timer_done = true;
@@ -654,9 +994,24 @@ static bool deps_done(const struct rank_state *r, const struct stage_info *si,
   return true;
 }
 
+/* Whether the host clock lets kernel `task` start `after` seconds from
+ * now or earlier: it is past the sync point and issued by then. */
+static bool host_ahead(const struct engine *E, const struct rank_state *r,
+                       long task, double after)
+{
+  const struct stage_info *si = &E->st[r->stage];
+  if (si->sync >= 0 && task >= si->sync && !r->synced)
+    return false;
+  double at = r->h_base + E->p.host_op_s * (si->hcnt[task] - r->h_cnt0);
+  return at <= now(E) + after;
+}
+
 /* Start a kernel.  Consecutive kernels that nothing else waits for and
  * that wait for nothing but their predecessor run as one execution: same
- * time, far fewer activities.  Not when a task hook wants every kernel. */
+ * time, far fewer activities.  Under the host clock, only kernels the host
+ * has issued by the time they could start at the earliest (the durations
+ * without contention, which only slows kernels down); under contention,
+ * not when a task hook or the breakdown wants each kernel's times. */
 static void start_kernel(struct engine *E, long rank, long task)
 {
   struct rank_state *r = &E->rs[rank];
@@ -664,11 +1019,14 @@ static void start_kernel(struct engine *E, long rank, long task)
   const struct program *pr = &E->g->prog[r->stage];
   double dur = si->dur[task];
   long last = task;
+  bool merge = !(E->cont && (E->bd || E->p.on_task));
   r->merged = 1;
-  while (!si->target[last] &&
+  while (merge && !si->target[last] &&
          r->next[ST_COMPUTE] < si->len[ST_COMPUTE]) {
     long nx = si->list[ST_COMPUTE][r->next[ST_COMPUTE]];
     if (pr->tasks[nx].kind != TK_KERNEL || pr->tasks[nx].ndep)
+      break;
+    if (E->host && !host_ahead(E, r, nx, dur))
       break;
     dur += si->dur[nx];
     last = nx;
@@ -679,6 +1037,14 @@ static void start_kernel(struct engine *E, long rank, long task)
   r->computing = 1;
   r->ktag.task = (int32_t)last;
   E->kernels += r->merged;
+  if (E->cont) { /* the block's time as communication stands, and on */
+    r->kfirst = si->pos[task];
+    r->kidx = 0;
+    r->kfrac = 1;
+    r->kt = now(E);
+    block_schedule(E, r);
+    return;
+  }
   sgb_delay(dur, &r->ktag);
 }
 
@@ -705,6 +1071,38 @@ static void start(struct engine *E, long rank, long task)
   }
 }
 
+/* Whether the host has issued `task`, the next of stream s (host clock);
+ * if not, the stream waits: for the sync point's tasks to complete (the
+ * completions call try_advance), or for the issue time (a delay). */
+static bool host_issued(struct engine *E, long rank, int s, long task)
+{
+  struct rank_state *r = &E->rs[rank];
+  const struct stage_info *si = &E->st[r->stage];
+  if (si->sync >= 0 && task >= si->sync && !r->synced) {
+    for (int k = 0; k < ST_COUNT; k++)
+      if (r->done[k] < si->sync_need[k])
+        return false;
+    /* The host issued everything before the sync point, then waited for
+     * the GPU to finish it. */
+    int32_t before = si->sync > 0 ? si->hcnt[si->sync - 1] : 0;
+    double issued = r->h_base + E->p.host_op_s * (before - r->h_cnt0);
+    r->h_base = fmax(issued, now(E));
+    r->h_cnt0 = before;
+    r->synced = true;
+  }
+  if (r->hwaited[s] == r->next[s] + 1) { /* its wait is over */
+    r->hwaited[s] = 0;
+    return true;
+  }
+  double at = r->h_base + E->p.host_op_s * (si->hcnt[task] - r->h_cnt0);
+  if (at <= now(E))
+    return true;
+  r->busy[s] = 1;
+  r->hwaited[s] = r->next[s] + 1;
+  sgb_delay(at - now(E), &r->itag[s]);
+  return false;
+}
+
 static void try_advance(struct engine *E, long rank)
 {
   struct rank_state *r = &E->rs[rank];
@@ -722,6 +1120,8 @@ static void try_advance(struct engine *E, long rank)
         continue;
       long task = si->list[s][r->next[s]];
       if (!deps_done(r, si, &pr->tasks[task], pr))
+        continue;
+      if (E->host && !host_issued(E, rank, s, task))
         continue;
       start(E, rank, task);
       again = true; /* a zero-time task may have completed: look again */
@@ -747,8 +1147,23 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
     si->len[s] = 0;
   }
   int32_t seq[GK_COUNT] = {0};
+  si->sync = -1;
+  if (p->host_op_s > 0)
+    si->hcnt = xcalloc((size_t)pr->n + 1, sizeof *si->hcnt);
+  if (p->comm_contention && !p->free_comm) {
+    si->cmem = xcalloc((size_t)pr->n + 1, sizeof *si->cmem);
+    si->ctiles = xcalloc((size_t)pr->n + 1, sizeof *si->ctiles);
+  }
   for (long i = 0; i < pr->n; i++) {
     const struct task *t = &pr->tasks[i];
+    if (si->hcnt) { /* kernels, collectives and sends cost an issue */
+      si->hcnt[i] = (i ? si->hcnt[i - 1] : 0) + (t->kind != TK_RECV);
+      if (t->phase == PH_OPT && si->sync < 0) {
+        si->sync = i;
+        for (int k = 0; k < ST_COUNT; k++)
+          si->sync_need[k] = (int32_t)si->len[k];
+      }
+    }
     si->pos[i] = (int32_t)si->len[t->stream];
     si->list[t->stream][si->len[t->stream]++] = (int32_t)i;
     if (t->kind == TK_COLL)
@@ -756,6 +1171,14 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
     if (t->kind == TK_KERNEL) {
       si->dur[i] = cost_kernel(&c->gpu, p->dtype, p->attn_kernel, t, p->table);
       si->kind_s[t->op] += si->dur[i];
+      if (si->cmem) {
+        const struct gpu_spec *g = &c->gpu;
+        si->cmem[i] = g->hbm_bw_Bps > 0
+                          ? t->bytes / (g->hbm_bw_Bps *
+                                        cost_mem_efficiency(g, t))
+                          : 0;
+        si->ctiles[i] = gemm_tiles(t);
+      }
     }
   }
 }
@@ -854,10 +1277,21 @@ static int engine_setup(struct engine *E, const struct graph *g,
   E->copies = E->nranks / (E->nsim * E->rank_step);
   E->bd = p->breakdown;
   E->cause = -1;
+  E->cont = p->comm_contention && !p->free_comm;
+  E->host = p->host_op_s > 0;
+  E->link_Bps[0] = E->cm.nvlink_bw_Bps * E->cm.nvlink_eff;
+  E->link_Bps[1] = E->cm.nic_bw_Bps * E->cm.nic_eff;
   for (long i = 0; i < E->nsim; i++) {
     struct rank_state *rs = &E->rs[E->sim[i]];
     long n = E->st[rs->stage].n;
     E->tasks_total += n;
+    if (E->cont)
+      rs->kind_act = xcalloc(KK_COUNT, sizeof *rs->kind_act);
+    if (E->host) {
+      rs->itag = xcalloc(ST_COUNT, sizeof *rs->itag);
+      for (int k = 0; k < ST_COUNT; k++)
+        rs->itag[k] = (struct itag){TAG_ISSUE, (int32_t)E->sim[i], k};
+    }
     if (E->bd) {
       rs->crit_s0 = xcalloc((size_t)n + 1, sizeof *rs->crit_s0);
       rs->crit_end = xcalloc((size_t)n + 1, sizeof *rs->crit_end);
@@ -895,6 +1329,8 @@ static void collect_stages(const struct engine *E, double end,
       st->exposed_s[k] += r->exposed_by[k];
     }
     st->idle_s += end - r->compute - r->exposed;
+    for (int k = 0; r->kind_act && k < KK_COUNT; k++)
+      st->compute_by_kind_s[k] += r->kind_act[k];
   }
   for (long s = 0; s < S; s++) {
     struct engine_stage *st = &out->stages[s];
@@ -906,7 +1342,9 @@ static void collect_stages(const struct engine *E, double end,
       st->exposed_s[k] /= n;
     }
     for (int k = 0; k < KK_COUNT; k++)
-      st->compute_by_kind_s[k] = st->gpus ? E->st[s].kind_s[k] : 0;
+      st->compute_by_kind_s[k] = !st->gpus ? 0
+                                 : E->cont ? st->compute_by_kind_s[k] / n
+                                           : E->st[s].kind_s[k];
   }
 }
 
@@ -965,8 +1403,8 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
     if (st->end > end)
       end = st->end;
     comp += st->compute;
-    for (int k = 0; k < KK_COUNT; k++)
-      kind[k] += E->st[st->stage].kind_s[k];
+    for (int k = 0; k < KK_COUNT; k++) /* as they ran, under contention */
+      kind[k] += st->kind_act ? st->kind_act[k] : E->st[st->stage].kind_s[k];
     ov += st->overlapped;
     ex += st->exposed;
     simulated++;
@@ -1001,6 +1439,9 @@ static void engine_release(struct engine *E)
     free(E->st[s].cseq);
     free(E->st[s].dur);
     free(E->st[s].target);
+    free(E->st[s].hcnt);
+    free(E->st[s].cmem);
+    free(E->st[s].ctiles);
     for (int k = 0; k < ST_COUNT; k++)
       free(E->st[s].list[k]);
   }
@@ -1011,6 +1452,8 @@ static void engine_release(struct engine *E)
     free(E->rs[r].crit_s0);
     free(E->rs[r].crit_end);
     free(E->rs[r].crit_pred);
+    free(E->rs[r].kind_act);
+    free(E->rs[r].itag);
   }
   free(E->rs);
   free(E->hosts);
@@ -1019,6 +1462,11 @@ static void engine_release(struct engine *E)
     while (E->table[h])
       inst_free(E, E->table[h]);
   free(E->table);
+  while (E->kfree) {
+    struct kdyn *k = E->kfree;
+    E->kfree = k->next;
+    free(k);
+  }
 }
 
 int engine_run(const struct graph *g, const struct cluster *c,

@@ -61,10 +61,31 @@ struct engine_params {
    * route's latency only. */
   bool nccl_hops;
   bool free_comm;              /* communication takes no time (tests) */
-  /* A collective over every GPU of one node has the node's NVLinks to
-   * itself (nothing else can use them while it runs), so its flows' time
-   * is known in closed form and the engine times it with one delay instead
-   * of n flows.  force_flows simulates the flows anyway. */
+  /* Compute beside communication (engine.c, "contention"): while a
+   * collective or transfer runs on a GPU, its NCCL kernel holds some of
+   * the GPU's SMs (one CTA per channel) and its data moves through HBM, so
+   * a kernel running beside it gets fewer SMs (compute-bound: the cost
+   * model's waves on the SMs left) and less HBM bandwidth (memory-bound).
+   * The kernel's remaining work is rescaled whenever communication on its
+   * GPU starts or ends.  On by default; off: kernels cost the same beside
+   * communication (weft before issue 37). */
+  bool comm_contention;
+  /* Host issue (engine.c, "host clock"): each kernel, collective and send
+   * costs its rank's one issuing CPU thread host_op_s (eager PyTorch's
+   * dispatch and launch); a task starts no earlier than the host issued
+   * it, and before the first optimizer-phase task the host waits until
+   * the GPU has finished all it issued (the gradient norm's and found-inf
+   * check's host reads).  0 (the default): no host clock at all.  The
+   * software stacks set it: PyTorch's operator micro-benchmarks measure
+   * about 3.3 us of host time per eager CUDA op (split, in
+   * github.com/pytorch/pytorch pull 32194), before Python module code
+   * and hooks around it. */
+  double host_op_s;
+  /* A collective of the compute stream over every GPU of one node has
+   * the node's NVLinks to itself (the other streams' collectives run as
+   * flows: coll.h, struct coll_call's shared), so its flows' time is known
+   * in closed form and the engine times it with one delay instead of n
+   * flows.  force_flows simulates the flows anyway. */
   bool force_flows;
   /* Simulate every rank and every flow: no symmetric shortcut at all
    * (neither TP nor replica symmetry, engine.c), as --every-rank. */

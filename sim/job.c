@@ -25,6 +25,8 @@ void job_spec_init(struct job_spec *s, const struct workload *w,
   engine_params_default(&s->ep);
   s->ep.dtype = w->model.dtype;
   s->ep.attn_kernel = w->plan.attn_kernel;
+  s->ep.comm_contention = w->plan.comm_contention;
+  s->ep.host_op_s = w->plan.host_op_s;
 }
 
 int job_check_size(const struct workload *w, bool force, struct weft_err *err)

@@ -246,6 +246,10 @@
     SETTING, NULL, COL, true, PK_SELECTIVE)                                   \
   X(PLAN_MEM_FRAMEWORK, "inputs.plan.mem_framework",                          \
     SETTING, NULL, NOCOL, p->mem_framework != MF_ZERO, PK_MEM_FRAMEWORK)      \
+  X(PLAN_COMM_CONTENTION, "inputs.plan.comm_contention",                      \
+    SETTING, NULL, COL, true, PK_COMM_CONTENTION)                             \
+  X(PLAN_HOST_OP, "inputs.plan.host_op",                                      \
+    SETTING, NULL, COL, true, PK_HOST_OP)                                     \
   X(PLAN_TP_COMM_OVERLAP, "inputs.plan.tp_comm_overlap",                      \
     SETTING, NULL, NOCOL, p->tp_overlap != TPO_NONE, PK_TP_COMM_OVERLAP)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \

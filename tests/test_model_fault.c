@@ -140,7 +140,8 @@ Test(model_fault, plans_that_do_not_divide)
   bad_plan("gpt-1.7b", 32, KV("pp", "4", "schedule", "interleaved:2",
                               "global-batch", "40"), WEFT_EINVAL,
            "--schedule: the interleaved schedule needs the micro-batches per "
-           "pipeline (5) to be a multiple of PP 4");
+           "pipeline (5) to be a multiple of PP 4, or a group size: "
+           "interleaved:2:5 runs them as one group");
   bad_plan("gpt-1.7b", 32, KV("sp", "yes", "global-batch", "512"),
            WEFT_EINVAL, "--sp: sequence parallelism needs TP > 1");
   bad_plan("gpt-1.7b", 32, KV("tp", "2"), WEFT_EINVAL,

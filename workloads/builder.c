@@ -229,8 +229,9 @@ static int build_stage(struct graph *g, const struct model *m,
   struct ctx c;
   ctx_init(&c, g, m, p, stage);
   long n_ops;
-  struct sched_op *ops = schedule_build(p->schedule, p->pp, p->microbatches,
-                                        p->vchunks, stage, &n_ops);
+  struct sched_op *ops = schedule_build_group(p->schedule, p->pp,
+                                              p->microbatches, p->vchunks,
+                                              p->vgroup, stage, &n_ops);
   /* The last backward op of each chunk releases its gradient buckets;
    * the first one's gradients need no accumulation under autograd. */
   long *last_bwd = xcalloc((size_t)p->vchunks, sizeof *last_bwd);

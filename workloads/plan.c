@@ -11,6 +11,7 @@
 
 #include "sim/base/names.h"
 #include "sim/base/units.h"
+#include "workloads/schedule.h"
 #include "workloads/stack.h"
 
 static const char *const dim_names[PD_COUNT] = {"tp", "cp", "dp", "pp"};
@@ -31,6 +32,7 @@ void plan_init(struct plan *p)
   p->attn_kernel = -1;
   p->moe_imbalance = 1;
   p->pieces = 1;
+  p->comm_contention = true;
   for (int d = 0; d < PD_COUNT; d++)
     p->order[d] = (enum pdim)d;
   for (int k = 0; k < PK_COUNT; k++)
@@ -203,7 +205,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
 {
   bool *f = k == PK_SP ? &p->sp : k == PK_OVERLAP_GRAD ? &p->overlap_grad
           : k == PK_SPLIT_UNITS ? &p->split_units
-          : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather : &p->fsdp;
+          : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather
+          : k == PK_COMM_CONTENTION ? &p->comm_contention : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -217,15 +220,27 @@ static int set_schedule(struct plan *p, enum plan_key k, const char *v,
   if (strcmp(v, "gpipe") == 0 || strcmp(v, "1f1b") == 0) {
     p->schedule = v[0] == 'g' ? SCHED_GPIPE : SCHED_1F1B;
     p->vchunks = 1;
+    p->vgroup = 0;
     return 0;
   }
   if (strncmp(v, "interleaved:", 12) != 0)
     return weft_errf(err, WEFT_EINVAL, "'%s' is not gpipe, 1f1b or "
                      "interleaved:V", v);
-  int rc = units_parse_int(v + 12, 2, WEFT_MAX_LAYERS, &n, err);
+  /* interleaved:V:G sets Megatron-Core's microbatch_group_size_per_vp_stage
+   * (schedule.h); the check against PP and the micro-batches waits for
+   * plan_resolve. */
+  char chunks[32];
+  const char *colon = strchr(v + 12, ':');
+  long g = 0;
+  size_t len = colon ? (size_t)(colon - (v + 12)) : strlen(v + 12);
+  snprintf(chunks, sizeof chunks, "%.*s", (int)(len < 31 ? len : 31), v + 12);
+  int rc = units_parse_int(chunks, 2, WEFT_MAX_LAYERS, &n, err);
+  if (!rc && colon)
+    rc = units_parse_int(colon + 1, 1, WEFT_MAX_MICROBATCHES, &g, err);
   if (!rc) {
     p->schedule = SCHED_INTERLEAVED;
     p->vchunks = n;
+    p->vgroup = g;
   }
   return rc;
 }
@@ -271,6 +286,20 @@ static int set_imbalance(struct plan *p, enum plan_key k, const char *v,
                          struct weft_err *err)
 {
   return units_parse_real(v, 1, 1024, &p->moe_imbalance, err);
+}
+
+/* --host-op TIME: the host's issue time per task, at most a second. */
+static int set_host_op(struct plan *p, enum plan_key k, const char *v,
+                       struct weft_err *err)
+{
+  (void)k;
+  double t;
+  int rc = units_parse(v, UNIT_TIME, &t, err);
+  if (!rc && !(t >= 0 && t <= 1))
+    rc = weft_errf(err, WEFT_EINVAL, "'%s' is not a time from 0 to 1s", v);
+  if (!rc)
+    p->host_op_s = t;
+  return rc;
 }
 
 static int set_zero(struct plan *p, enum plan_key k, const char *v,
@@ -329,10 +358,12 @@ static int set_attention(struct plan *p, enum plan_key k, const char *v,
   (void)k;
   int i;
   int rc = choice(v, (const char *const[]){"flash", "unfused", "flash2",
-                                           "flash3", "cudnn", NULL}, &i, err);
+                                           "flash3", "cudnn", "sdpa", NULL},
+                  &i, err);
   if (!rc) {
     p->unfused_attention = i == 1;
-    p->attn_kernel = i >= 2 ? attn_kernel_from_name(v) : -1;
+    p->attn_sdpa = i == 5; /* the kernel follows the GPU (workload.c) */
+    p->attn_kernel = i >= 2 && i <= 4 ? attn_kernel_from_name(v) : -1;
   }
   return rc;
 }
@@ -501,9 +532,11 @@ static const struct {
         "sequences per micro-batch (default 1)"},
     [PK_GLOBAL_BATCH] = {"global_batch", "N", set_batch,
         "sequences per iteration (required; a multiple of micro-batch x DP)"},
-    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V", set_schedule,
-            "pipeline schedule; interleaved:V runs V model chunks per GPU "
-            "(default 1f1b)"},
+    [PK_SCHEDULE] = {"schedule", "gpipe|1f1b|interleaved:V[:G]",
+            set_schedule, "pipeline schedule; interleaved:V runs V model "
+            "chunks per GPU, micro-batches in groups of G per chunk "
+            "(Megatron-Core's microbatch_group_size_per_vp_stage, G in [PP, "
+            "M] or all M < PP; default PP); default 1f1b"},
     [PK_RECOMPUTE] = {"recompute", "none|selective|full", set_recompute,
             "activation recomputation: none, selective (attention core) or "
             "full (default none)"},
@@ -514,11 +547,12 @@ static const struct {
         "reduce gradient buckets during the backward pass (default yes)"},
     [PK_ORDER] = {"order", "tp-cp-dp-pp", set_order,
         "rank order of the dimensions, innermost first (default tp-cp-dp-pp)"},
-    [PK_ATTENTION] = {"attention", "flash|unfused|flash2|flash3|cudnn",
+    [PK_ATTENTION] = {"attention", "flash|unfused|flash2|flash3|cudnn|sdpa",
                       set_attention,
             "attention kernel: flash (the GPU's default fused kernel), a "
-            "fused kernel by name, or unfused batched GEMMs with materialized"
-            " scores (default flash)"},
+            "fused kernel by name, sdpa (PyTorch 2.5-2.10's SDPA: "
+            "FlashAttention-2 where the GPU runs it, else the default), or "
+            "unfused batched GEMMs with materialized scores (default flash)"},
     [PK_P2P] = {"p2p", "async|blocking", set_p2p,
             "pipeline send/recv: async, or blocking (Megatron-LM 2021: "
             "compute waits for delivery; default async)"},
@@ -593,6 +627,13 @@ static const struct {
             "whose allocations the memory estimate follows: zero (the ZeRO "
             "paper's 16 bytes per parameter), megatron (Megatron-Core with "
             "Transformer Engine) or torchtitan (FSDP2) (default zero)"},
+    [PK_COMM_CONTENTION] = {"comm_contention", "yes|no", set_flag,
+            "kernels beside a collective or transfer run on the SMs and HBM "
+            "bandwidth its NCCL kernel leaves them (default yes)"},
+    [PK_HOST_OP] = {"host_op", "TIME", set_host_op,
+            "host time to issue each kernel, collective and send from one "
+            "CPU thread; kernels wait for it, and the host waits for the GPU"
+            " before the optimizer step (default 0: no host clock)"},
     [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo|torch",
                             set_tp_overlap,
             "overlap TP collectives with the GEMMs around them: te (Megatron-"
@@ -971,11 +1012,9 @@ static int resolve_batch(struct plan *p, struct weft_err *err)
     return weft_errf(err, WEFT_ELIMIT, "%s: %ld micro-batches per pipeline "
                      "exceed the limit of %d", p->origin[PK_GLOBAL_BATCH],
                      p->microbatches, WEFT_MAX_MICROBATCHES);
-  if (p->schedule == SCHED_INTERLEAVED && p->microbatches % p->pp != 0)
-    return weft_errf(err, WEFT_EINVAL, "%s: the interleaved schedule needs "
-                     "the micro-batches per pipeline (%ld) to be a multiple "
-                     "of PP %ld", p->origin[PK_SCHEDULE], p->microbatches,
-                     p->pp);
+  if (p->schedule == SCHED_INTERLEAVED)
+    return schedule_check_group(p->pp, p->microbatches, p->vchunks,
+                                p->vgroup, p->origin[PK_SCHEDULE], err);
   return 0;
 }
 
@@ -1008,7 +1047,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_MICRO_BATCH: snprintf(buf, size, "%ld", p->micro_batch); break;
   case PK_GLOBAL_BATCH: snprintf(buf, size, "%ld", p->global_batch); break;
   case PK_SCHEDULE:
-    if (p->schedule == SCHED_INTERLEAVED)
+    if (p->schedule == SCHED_INTERLEAVED && p->vgroup > 0)
+      snprintf(buf, size, "interleaved:%ld:%ld", p->vchunks, p->vgroup);
+    else if (p->schedule == SCHED_INTERLEAVED)
       snprintf(buf, size, "interleaved:%ld", p->vchunks);
     else
       snprintf(buf, size, "%s", sched_name(p->schedule));
@@ -1030,6 +1071,7 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   }
   case PK_ATTENTION:
     snprintf(buf, size, "%s", p->unfused_attention ? "unfused"
+                              : p->attn_sdpa ? "sdpa"
                               : p->attn_kernel < 0
                                   ? "flash"
                                   : attn_kernel_name(
@@ -1088,6 +1130,10 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_MEM_FRAMEWORK:
     snprintf(buf, size, "%s", mem_framework_name(p->mem_framework));
     break;
+  case PK_COMM_CONTENTION:
+    snprintf(buf, size, "%s", p->comm_contention ? "yes" : "no");
+    break;
+  case PK_HOST_OP: snprintf(buf, size, "%gs", p->host_op_s); break;
   case PK_TP_COMM_OVERLAP:
     snprintf(buf, size, "%s", tp_overlap_name(p->tp_overlap));
     break;

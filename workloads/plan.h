@@ -33,7 +33,8 @@ enum plan_key {
   PK_MOE_IMBALANCE, PK_FIRST_LAYERS, PK_LAST_LAYERS, PK_SPLIT_UNITS,
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
-  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_TP_COMM_OVERLAP, PK_COUNT
+  PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
+  PK_TP_COMM_OVERLAP, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -186,6 +187,8 @@ struct plan {
   long global_batch;      /* sequences per iteration */
   enum sched_kind schedule;
   long vchunks;           /* model chunks per GPU (interleaved), else 1 */
+  long vgroup;            /* micro-batches per group and chunk (interleaved
+                           * only, schedule.h); 0: the default, pp */
   enum recompute recompute;
   double bucket_bytes;    /* DDP gradient bucket size */
   bool overlap_grad;      /* reduce buckets during the backward pass */
@@ -231,6 +234,12 @@ struct plan {
                              scores, softmax and dropout kernels (Megatron-LM
                              before FlashAttention, 2021), else one fused
                              flash-style kernel */
+  /* attention=sdpa: PyTorch's scaled_dot_product_attention as 2.5 to 2.10
+   * choose its backend (aten/src/ATen/native/transformers/cuda/
+   * sdp_utils.cpp: flash before efficient before math; cuDNN first on
+   * Hopper only from 2.11, analysis/reconcile): FlashAttention-2 where the
+   * GPU runs it, else the GPU's default kernel (workload.c resolves it). */
+  bool attn_sdpa;
   int attn_kernel;        /* which fused kernel (enum attn_kernel), -1: the
                              GPU's default (`--attention flash`) */
   /* Uneven pipelines (plan_chunk_layers): layers of the first and last
@@ -253,6 +262,12 @@ struct plan {
   enum mem_framework mem_framework; /* memory as it allocates (above) */
   enum compress compress; /* gradient compression (above) */
   double compress_param;  /* its rank, fraction or bits */
+  /* Engine settings (engine.h, engine_params): kernels beside
+   * communication lose the SMs and HBM bandwidth it takes (default yes);
+   * the host's time to issue each kernel, collective and send (0: no host
+   * clock, the default). */
+  bool comm_contention;
+  double host_op_s;
   enum tp_overlap tp_overlap; /* TP communication overlap (above) */
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
@@ -290,7 +305,8 @@ const char *mem_framework_name(enum mem_framework f);
 /* "no", "te", "nemo", "torch". */
 const char *tp_overlap_name(enum tp_overlap o);
 
-/* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V;
+/* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V or
+ * interleaved:V:G;
  * "recompute": none, selective, full; "order": e.g. tp-cp-dp-pp;
  * "bucket": a size such as 25MB; "sp" and "overlap_grad": yes/no). */
 int plan_set(struct plan *p, enum plan_key k, const char *value,
@@ -298,7 +314,8 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
 
 /* Derive dp and the micro-batch count for `gpus` GPUs and check the plan
  * against the model: degrees divide GPUs, heads, KV heads, FFN, layers and
- * batch; interleaving needs micro-batches to be a multiple of pp. */
+ * batch; interleaving needs micro-batches to be a multiple of pp, or a
+ * group size that schedule_check_group accepts. */
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err) WEFT_WUR;
 

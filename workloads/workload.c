@@ -202,6 +202,9 @@ int workload_resolve_hw(struct workload *w, const struct catalog *cat,
                      "gpus shows what each GPU has)",
                      w->model.origin[MK_DTYPE], out_cluster->gpu.name,
                      dtype_name(w->model.dtype));
+  if (w->plan.attn_sdpa)
+    w->plan.attn_kernel = out_cluster->gpu.attn[AK_FLASH2].have ? AK_FLASH2
+                                                                : -1;
   const struct plan *p = &w->plan;
   if (p->fp8_recipe == FP8_MXFP8 && w->model.dtype != DTYPE_FP8)
     return weft_errf(err, WEFT_EINVAL, "%s: the mxfp8 recipe scales FP8 "

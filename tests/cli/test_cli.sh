@@ -144,6 +144,15 @@ fsdp8="--model llama3-8b --layers 4 --cluster dgx-h100 --gpus 8 --fsdp yes --glo
 "$weft" run $fsdp8 --json -q --chrome "$tmp/u.trace" | sed 's/"sim_wall_s": [^,}]*//' >"$tmp/t.json"
 if cmp -s "$tmp/u.json" "$tmp/t.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a trace changes weft run's figures"; diff "$tmp/u.json" "$tmp/t.json" | head -5; fi
 
+# --attention sdpa is FlashAttention-2 where the GPU runs it (H100), the
+# GPU's default where it does not (B200).
+sd="--model llama3-8b --layers 2 --gpus 8 --global-batch 8 --json -q"
+a=$("$weft" run $sd --cluster dgx-h100 --attention sdpa | sed 's/.*"iteration_time_s": \([^,]*\).*/\1/')
+b=$("$weft" run $sd --cluster dgx-h100 --attention flash2 | sed 's/.*"iteration_time_s": \([^,]*\).*/\1/')
+c=$("$weft" run $sd --cluster dgx-b200 --attention sdpa | sed 's/.*"iteration_time_s": \([^,]*\).*/\1/')
+d=$("$weft" run $sd --cluster dgx-b200 | sed 's/.*"iteration_time_s": \([^,]*\).*/\1/')
+if [ -n "$a" ] && [ "$a" = "$b" ] && [ -n "$c" ] && [ "$c" = "$d" ] && [ "$a" != "$("$weft" run $sd --cluster dgx-h100 | sed 's/.*"iteration_time_s": \([^,]*\).*/\1/')" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --attention sdpa ($a $b $c $d)"; fi
+
 # Traces: identical runs give identical files; pj_dump parses the Paje one
 # and the Chrome one is valid JSON.
 small="--model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 2 --global-batch 16"

@@ -15,7 +15,7 @@ expect 2 "weft: --budget: 'x' is not a number; expected a time such as 0.35us" p
 expect 2 "weft: --top: '-1' is below the minimum of 0" plan --model gpt-1.7b --gpus 8 --global-batch 8 --top -1
 expect 2 "weft: --jobs: '0' is below the minimum of 1" plan --model gpt-1.7b --gpus 8 --global-batch 8 -j 0
 expect 1 "weft: --tp: TP 3 x PP 1 x CP 1 = 3 does not divide 8 GPUs" plan --model gpt-1.7b --gpus 8 --global-batch 8 --tp 3
-expect 1 "weft: none of the 759 valid plans fits in the 80 GB of a H100-SXM: the least needs 817.4 GB per GPU (fix fewer settings, or give the job more GPUs)" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
+expect 1 "weft: none of the 759 valid plans fits in the 86 GB of a H100-SXM: the least needs 817.4 GB per GPU (fix fewer settings, or give the job more GPUs)" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
 
 # Every plan of GPT 1.7B on 8 A100 with a global batch of 16, simulated.
 "$weft" plan --model gpt-1.7b --gpus 8 --global-batch 16 --top 100000 \

@@ -55,7 +55,7 @@ if "$weft" sweep st.xml -o st.csv -j 2 >out 2>err &&
    [ "$(field st.csv 2 status)" = ok ] &&
    field st.csv 2 reason | grep -q "^warning: 25 layers do not divide evenly" &&
    [ "$(field st.csv 3 status)" = no_fit ] &&
-   field st.csv 3 reason | grep -q "^needs .* per GPU of 80 GB" &&
+   field st.csv 3 reason | grep -q "^needs .* per GPU of 85.9 GB" &&
    [ "$(field st.csv 3 fits_in_memory)" = false ] &&
    [ -n "$(field st.csv 3 iteration_time_s)" ] &&
    [ "$(field st.csv 4 status)" = invalid ] &&
