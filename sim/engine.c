@@ -532,6 +532,12 @@ static bool simulated(const struct engine *E, long rank)
  * all-gather, reduce-scatter or all-to-all, the buffer of the others). */
 static int32_t coll_ctas(const struct task *t, int n)
 {
+  /* TP communication overlap (workloads/builder_tpo.c): Transformer
+   * Engine's userbuffers kernels run on SMs the GEMM beside them gave up
+   * for its whole run (its task.sms_held, in its cost), ring exchanges
+   * and PyTorch's pulls on copy engines: no SMs taken here, HBM still. */
+  if (t->kind == TK_COLL && t->stream == ST_T3 && t->group == GK_TP)
+    return 0;
   /* A send-receive ring (context parallelism's exchange) is NCCL send and
    * receive calls in one group: p2p channels, a send and a receive of a
    * channel sharing its block. */

@@ -252,6 +252,8 @@
     SETTING, NULL, COL, true, PK_HOST_OP)                                     \
   X(PLAN_FP8_PARAMS, "inputs.plan.fp8_params",                                \
     SETTING, NULL, COL, true, PK_FP8_PARAMS)                                  \
+  X(PLAN_TP_COMM_OVERLAP, "inputs.plan.tp_comm_overlap",                      \
+    SETTING, NULL, NOCOL, p->tp_overlap != TPO_NONE, PK_TP_COMM_OVERLAP)      \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

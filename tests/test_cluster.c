@@ -182,7 +182,8 @@ Test(cluster, projection_by_trend)
                      989.4e12 * pow(t->per_year[GQ_BF16], y), 1e3);
   cr_assert_float_eq(c.gpu.hbm_bw_Bps, 3.35e12 * pow(t->per_year[GQ_HBM_BW], y),
                      1);
-  cr_assert_float_eq(c.gpu.hbm_bytes, 80e9 * pow(t->per_year[GQ_HBM_CAP], y), 1);
+  cr_assert_float_eq(c.gpu.hbm_bytes,
+                     81559.0 * 1048576 * pow(t->per_year[GQ_HBM_CAP], y), 1);
   cr_assert_float_eq(c.gpu.max_w, 700 * pow(t->per_year[GQ_POWER], y), 1e-9);
   cr_assert_float_eq(c.nic.bw_Bps, 50e9 * pow(t->per_year[GQ_NIC], y), 1);
   cr_assert_str_eq(c.trend, "datasheets");

@@ -161,7 +161,7 @@ Test(model_fault, plans_that_do_not_divide)
   bad_plan("gpt-1.7b", 32, KV("p2p", "eager"), WEFT_EINVAL,
            "--p2p: 'eager' is not async or blocking");
   bad_plan("gpt-1.7b", 32, KV("attention", "paged"), WEFT_EINVAL,
-           "--attention: 'paged' is not flash, unfused, flash2, flash3 or cudnn");
+           "--attention: 'paged' is not flash, unfused, flash2, flash3, cudnn or sdpa");
   bad_plan("gpt-1.7b", 32, KV("micro-batch", "0"), WEFT_EINVAL,
            "--micro-batch: '0' is below the minimum of 1");
   bad_plan("gpt-1.7b", 32, KV("global-batch", "99999999999"), WEFT_ELIMIT,

@@ -199,4 +199,56 @@ enum group_kind bld_expert_group(const struct plan *p, long *n);
 /* ZeRO-3 / FSDP: either pass of a chunk over its units. */
 void bld_zero3_body(struct ctx *c, const struct pass *ps);
 
+/* ---- Tensor-parallel communication overlap (builder_tpo.c) ----
+ * Each emits, with the setting off (or TP 1, or no SP), exactly
+ * the blocking collective and the GEMM builder_layer.c emitted before. */
+
+/* A kernel pass over `elements` of layer `layer` before a GEMM (an FP8
+ * cast of its input), which the overlap may run on the local shard. */
+typedef void bld_cast_fn(struct ctx *c, long layer, double elements);
+
+/* Whether layer passes overlap their TP communication (plan.tp_overlap
+ * with TP > 1 and SP). */
+bool bld_tpo_on(const struct ctx *c);
+
+/* The SP all-gather of a T x h activation, then `cast` (NULL: none) over
+ * `cast_elems`, then [M x N] = [M x K] @ [K x N]: the column-parallel
+ * forward GEMMs and the row-parallel data gradients.  Returns the last
+ * GEMM. */
+long bld_tpo_ag_gemm(struct ctx *c, int phase, long layer, double M, double N,
+                     double K, bld_cast_fn *cast, double cast_elems);
+
+/* The linear layers whose GEMMs overlap communication. */
+enum tpo_linear { TPO_QKV, TPO_PROJ, TPO_FC1, TPO_FC2 };
+
+/* [M x N] = [M x K] @ [K x N] of `which` (TPO_PROJ or TPO_FC2), then the
+ * reduce-scatter (all-reduce without SP) of its T x h output: the
+ * row-parallel forward GEMMs.  Returns the last GEMM. */
+long bld_tpo_gemm_rs(struct ctx *c, int phase, long layer, enum tpo_linear which,
+                     double M, double N, double K);
+
+/* The backward of column-parallel `which` (TPO_QKV or TPO_FC1): data
+ * gradient [M x N] = [M x K] @ [K x N], weight gradient [K x N] = [K x M]
+ * @ [M x N], and the data gradient's reduce-scatter.  Returns the
+ * weight-gradient GEMM. */
+long bld_tpo_bulk(struct ctx *c, long layer, enum tpo_linear which, double M,
+                  double N, double K);
+
+/* The layer's forward at steps st[0 .. left - 1] (layer.h): builds a TP
+ * all-gather with the linear after it, or a row-parallel linear with the
+ * reduce-scatter after it, overlapped, and returns the steps it built (2);
+ * 0 (nothing built) when the overlap is off or the steps are not such a
+ * pair. */
+int bld_tpo_fwd(struct ctx *c, const struct lstep *st, int left, int phase,
+                long layer);
+
+/* The layer's backward at step st[0], whose `before` steps st[-1], ...
+ * come next in reverse: builds a gathered output gradient with a
+ * row-parallel linear's gradients, or a column-parallel linear's
+ * gradients with the reduce-scatter of its data gradient, overlapped
+ * (`cast`: the FP8 cast of a linear's output gradient); returns the steps
+ * it built (2) with the weight-gradient GEMM in *out_wgrad, or 0. */
+int bld_tpo_bwd(struct ctx *c, const struct lstep *st, int before, long layer,
+                bld_cast_fn *cast, long *out_wgrad);
+
 #endif

@@ -447,8 +447,14 @@ static void recompute_ops(struct ctx *c, long l)
 /* The layer's steps (layer.h) in order. */
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
-  for (int i = 0; i < c->ld.ns; i++)
-    step_fwd(c, &c->ld.st[i], phase, l);
+  for (int i = 0, k; i < c->ld.ns; i += k) {
+    /* TP communication overlap takes the steps it overlaps */
+    k = bld_tpo_fwd(c, &c->ld.st[i], c->ld.ns - i, phase, l);
+    if (!k) {
+      step_fwd(c, &c->ld.st[i], phase, l);
+      k = 1;
+    }
+  }
 }
 
 /* The steps in reverse; returns the layer's last weight-gradient GEMM. */
@@ -459,8 +465,13 @@ static long layer_bwd(struct ctx *c, long l)
   else if (c->p->recompute == RECOMP_SELECTIVE && c->p->sel_ops)
     recompute_ops(c, l);
   long last = -1;
-  for (int i = c->ld.ns - 1; i >= 0; i--) {
-    long w = step_bwd(c, &c->ld.st[i], l);
+  for (int i = c->ld.ns - 1, k; i >= 0; i -= k) {
+    long w = -1;
+    k = bld_tpo_bwd(c, &c->ld.st[i], i, l, fp8_grad_cast, &w);
+    if (!k) {
+      w = step_bwd(c, &c->ld.st[i], l);
+      k = 1;
+    }
     if (w >= 0)
       last = w;
   }

@@ -46,13 +46,23 @@ void cost_table_free(struct cost_table *t)
 
 /* The efficiency of a GEMM whose output is `tiles` 128x128 tiles with a
  * reduction of length k. */
+static double gemm_eff_on(const struct gpu_spec *g, enum dtype dt,
+                          double tiles, double k, double sms);
+
 static double gemm_eff_tiles(const struct gpu_spec *g, enum dtype dt,
                              double tiles, double k)
 {
+  return gemm_eff_on(g, dt, tiles, k, g->sms);
+}
+
+/* The same on `sms` of the GPU's SMs: the waves are of `sms` tiles. */
+static double gemm_eff_on(const struct gpu_spec *g, enum dtype dt,
+                          double tiles, double k, double sms)
+{
   double wave = 1.0;
-  if (g->sms > 0) {
-    double waves = ceil(tiles / g->sms);
-    wave = tiles / (waves * g->sms);
+  if (sms > 0) {
+    double waves = ceil(tiles / sms);
+    wave = tiles / (waves * sms);
   }
   bool f8 = dt == DTYPE_FP8;
   double ceiling = f8 && g->gemm_eff_fp8 > 0 ? g->gemm_eff_fp8 : g->gemm_eff;
@@ -179,6 +189,17 @@ static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
               ? cost_ggemm_efficiency_in(g, dt, b, t->m, t->n, t->k)
               : cost_gemm_efficiency_in(g, dt, b * t->m, t->n, t->k);
       comp = t->flops / (peak * eff);
+      if (t->sms_held > 0 && g->sms > t->sms_held) {
+        /* A GEMM beside a communication kernel runs on the SMs left
+         * (cuBLAS's sm_count, TE comm_gemm_overlap.cpp _math_sms): that
+         * share of the peak, in waves of that many tiles. */
+        double left = (double)(g->sms - t->sms_held);
+        double tiles = t->op == KK_GGEMM
+                           ? b * ceil(t->m / TILE) * ceil(t->n / TILE)
+                           : ceil(b * t->m / TILE) * ceil(t->n / TILE);
+        comp = t->flops / (peak * left / g->sms *
+                           gemm_eff_on(g, dt, tiles, t->k, left));
+      }
     } else {
       comp = attn_time(g, attn, t);
     }
@@ -231,6 +252,8 @@ double cost_kernel(const struct gpu_spec *g, enum dtype dt, int attn,
   bool found;
   enum dtype kd = cost_kernel_dtype(dt, t);
   double v = table_time(table, g, kd, t, &found);
+  if (found && t->sms_held > 0 && g->sms > t->sms_held)
+    v *= (double)g->sms / (g->sms - t->sms_held); /* measured on all SMs */
   return found ? v : model_time(g, kd, attn, t);
 }
 

@@ -488,6 +488,22 @@ static int set_mem_framework(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const tp_overlaps[] = {"no", "te", "nemo", "torch",
+                                          NULL};
+
+const char *tp_overlap_name(enum tp_overlap o) { return tp_overlaps[o]; }
+
+static int set_tp_overlap(struct plan *p, enum plan_key k, const char *v,
+                          struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, tp_overlaps, &i, err);
+  if (!rc)
+    p->tp_overlap = (enum tp_overlap)i;
+  return rc;
+}
+
 typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
                            struct weft_err *err);
 
@@ -623,6 +639,12 @@ static const struct {
             "FP8 models: linear weights held in FP8 (Transformer Engine's "
             "FP8 parameters, Megatron's --fp8-param-gather): no BF16 copy "
             "beside the FP8 cache, parameter gathers at 1 byte (default no)"},
+    [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo|torch",
+                            set_tp_overlap,
+            "overlap TP collectives with the GEMMs around them: te (Megatron-"
+            "Core's --tp-comm-overlap with Transformer Engine's userbuffers "
+            "at their defaults), nemo (with NeMo's H100 configuration) or "
+            "torch (PyTorch's async TP); needs SP (default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -868,6 +890,11 @@ static int check_tp(const struct plan *p, const struct model *m,
   if (p->sp && p->tp == 1)
     return weft_errf(err, WEFT_EINVAL, "%s: sequence parallelism needs TP > "
                      "1", p->origin[PK_SP]);
+  /* TP 1 has nothing to overlap (a stack may set it for every plan) */
+  if (p->tp_overlap != TPO_NONE && p->tp > 1 && (!p->sp || !d1))
+    return weft_errf(err, WEFT_EINVAL, "%s: TP communication overlap needs "
+                     "sequence parallelism and Megatron's 1D TP (Megatron-LM "
+                     "asserts it: arguments.py)", p->origin[PK_TP_COMM_OVERLAP]);
   if (p->sp && m->seq % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide sequence "
                      "length %ld (sequence parallelism)", p->origin[PK_SP],
@@ -1115,6 +1142,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     snprintf(buf, size, "%s", p->fp8_params ? "yes" : "no");
     break;
   case PK_HOST_OP: snprintf(buf, size, "%gs", p->host_op_s); break;
+  case PK_TP_COMM_OVERLAP:
+    snprintf(buf, size, "%s", tp_overlap_name(p->tp_overlap));
+    break;
   default:
     snprintf(buf, size, "?");
   }

@@ -34,7 +34,7 @@ enum plan_key {
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
-  PK_FP8_PARAMS, PK_COUNT
+  PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_COUNT
 };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
@@ -149,6 +149,30 @@ enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
  * allocator's fragmentation. */
 enum mem_framework { MF_ZERO, MF_MEGATRON, MF_TORCHTITAN };
 
+/* Tensor-parallel communication overlapped with the GEMMs around it
+ * (builder_tpo.c describes what is split and overlapped with what):
+ *   no: every TP collective blocks the compute stream (Megatron-LM's
+ *     default, weft's model before 2026-11);
+ *   te: Megatron-Core's --tp-comm-overlap with Transformer Engine's
+ *     userbuffers at their defaults (TE module/base.py initialize_ub):
+ *     ring-exchange all-gathers pipelined with the GEMM chunks of QKV and
+ *     FC1 forward and of the projection's and FC2's data gradients,
+ *     reduce-scatters pipelined with 4 splits of the projection and FC2
+ *     forward, and bulk overlaps of QKV's and FC1's backward;
+ *   nemo: the same with the configuration NeMo and Megatron-Bridge run
+ *     Llama 3 70B with on H100 (userbuffers_fp8_h100_h8192_tp4_mbs1_
+ *     seqlen8192): bulk overlaps that take no SMs from their GEMMs, 24 and
+ *     16 SMs for the reduce-scatters, FP8 reduce-scatter buffers;
+ *   torch: PyTorch's async TP (torch.distributed._symmetric_memory's
+ *     fused all-gather-matmul and matmul-reduce-scatter, which
+ *     torch.compile substitutes when torchtitan's
+ *     enable_async_tensor_parallel is set): all-gathers pulled shard by
+ *     shard beside the GEMM on the shards already there, reduce-scatters
+ *     as GEMMs on each rank's rows pulled by their owner and summed.
+ * All need sequence parallelism, as Megatron-LM asserts (arguments.py) and
+ * torchtitan's SequenceParallel layers imply. */
+enum tp_overlap { TPO_NONE, TPO_TE, TPO_NEMO, TPO_TORCH };
+
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
                   SI_DEEPSPEED_2021, SI_MEGATRON };
 #define MEGATRON_BUCKET_ELEMS 4e7    /* at least; 1e6 x DP beyond 40 */
@@ -250,6 +274,7 @@ struct plan {
    * clock, the default). */
   bool comm_contention;
   double host_op_s;
+  enum tp_overlap tp_overlap; /* TP communication overlap (above) */
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
@@ -283,6 +308,8 @@ const char *fp8_recipe_name(enum fp8_recipe r);
 const char *compress_name(enum compress c);
 /* "zero", "megatron", "torchtitan". */
 const char *mem_framework_name(enum mem_framework f);
+/* "no", "te", "nemo", "torch". */
+const char *tp_overlap_name(enum tp_overlap o);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V or
  * interleaved:V:G;

@@ -38,7 +38,9 @@ static const struct stack stacks[] = {
      "'hybrid' delayed-scaling recipe, fp8_params=True); the recipes' "
      "distributed optimizer "
      "with overlap_grad_reduce and overlap_param_gather, "
-     "cross_entropy_loss_fusion; megatron/core/fusions/"
+     "cross_entropy_loss_fusion, tp_comm_overlap (Transformer Engine's "
+     "userbuffers at their defaults; needs SP with TP > 1); "
+     "megatron/core/fusions/"
      "fused_cross_entropy.py; attention by TE's DotProductAttention (cuDNN "
      "on Hopper and Blackwell)",
      {{"attention", "flash"},
@@ -52,6 +54,7 @@ static const struct stack stacks[] = {
       {"fp8_recipe", "delayed"},
       {"mem_framework", "megatron"},
       {"fp8_params", "yes"},
+      {"tp_comm_overlap", "te"},
       {"host_op", "3.3us"},
       {NULL, NULL}}},
     {"torchtitan",

@@ -283,7 +283,9 @@ static int read_task(struct reader *r, struct graph *g, long s, char *line)
   t.group = (uint8_t)gr;
   long v;
   int rc;
-  if ((rc = read_long(r, &p, -1, 1, &v, "peer")))
+  /* The same column holds a kernel's held SMs (graph.h). */
+  if ((rc = read_long(r, &p, k == TK_KERNEL ? 0 : -1,
+                      k == TK_KERNEL ? INT8_MAX : 1, &v, "peer")))
     return rc;
   t.peer = (int8_t)v;
   if ((rc = read_long(r, &p, -1, WEFT_MAX_LAYERS, &v, "chunk")))

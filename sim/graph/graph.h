@@ -69,7 +69,12 @@ struct task {
   uint8_t stream; /* enum stream */
   uint8_t phase;  /* enum phase */
   uint8_t group;  /* enum group_kind, collectives */
-  int8_t peer;    /* send/recv: +1 next virtual stage, -1 previous */
+  union {
+    int8_t peer;      /* send/recv: +1 next virtual stage, -1 previous */
+    int8_t sms_held;  /* kernel: SMs a communication kernel beside it
+                         holds, which the kernel cannot use (TP overlap,
+                         workloads/builder_tpo.c; 0: none) */
+  };
   int16_t chunk;  /* model chunk, -1 if none */
   int32_t mb;     /* micro-batch, -1 if none */
   int32_t layer;  /* model layer, -1 if none */

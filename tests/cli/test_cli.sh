@@ -365,7 +365,10 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
   >"$tmp/j3" 2>/dev/null
 "$weft" run --json --breakdown --model gpt-1.7b --layers 4 --gpus 16 --tp 2 \
   --pp 2 --cp 2 --global-batch 8 >"$tmp/j4" 2>/dev/null
-if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" <<'PY'
+# inputs.plan.tp_comm_overlap is printed only when the overlap is on
+"$weft" run --json --model gpt-1.7b --layers 2 --gpus 8 --tp 4 --sp yes \
+  --tp-comm-overlap te --global-batch 8 >"$tmp/j5" 2>/dev/null
+if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" <<'PY'
 import json, re, sys
 doc = open(sys.argv[1]).read()
 sec = doc[doc.index("### `weft run --json`"):]
