@@ -546,7 +546,7 @@ static void membound(const struct graph *g, int phase, long *n, double *bytes)
 /* A Llama layer's memory-bound work, fused and eager (builder_layer.c's
  * byte counts): fused, per token, two norms 2 x 2e h, RoPE 2e (h + kv),
  * two residuals 2 x 3e h, SwiGLU 3e f; eager, the RMSNorms' ATen ops
- * (24 + 6e) h plus 8 per row, RoPE (2e + 16)(h + kv), SwiGLU 5e f.  The
+ * (24 + 6e) h plus 2 x 8 per row, RoPE (2e + 16)(h + kv), SwiGLU 5e f.  The
  * backward: fused 2 x 3e h, 2e (h + kv), 2 x 3e h, 5e f; eager
  * (44 + 6e) h per norm, RoPE (2e + 16)(h + kv), SwiGLU 9e f. */
 Test(builder, llama_layer_fused_and_eager_bytes)
@@ -562,14 +562,14 @@ Test(builder, llama_layer_fused_and_eager_bytes)
     long n;
     double bytes;
     membound(g, PH_FWD, &n, &bytes);
-    double want = eager ? T * (2 * ((24 + 6 * e) * h + 8) +
+    double want = eager ? T * (2 * ((24 + 6 * e) * h + 16) +
                                (2 * e + 16) * (h + kv) + 2 * 3 * e * h +
                                5 * e * f)
                         : T * (2 * 2 * e * h + 2 * e * (h + kv) +
                                2 * 3 * e * h + 3 * e * f);
     cr_assert(fabs(bytes - want) <= 1e-9 * want, "%s fwd %.17g vs %.17g",
               eager ? "eager" : "fused", bytes, want);
-    cr_assert_eq(n, eager ? 2 * 7 + 6 + 2 + 2 : 2 + 1 + 2 + 1);
+    cr_assert_eq(n, eager ? 2 * 8 + 6 + 2 + 2 : 2 + 1 + 2 + 1);
     membound(g, PH_BWD, &n, &bytes);
     want = eager ? T * (2 * (44 + 6 * e) * h + (2 * e + 16) * (h + kv) +
                         2 * 3 * e * h + 9 * e * f)

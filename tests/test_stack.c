@@ -84,3 +84,27 @@ Test(stack, unknown_is_refused_naming_the_stacks)
   cr_assert(strstr(err.msg, "w.xml:3: no stack 'megatron'"), "%s", err.msg);
   cr_assert(strstr(err.msg, "megatron-core"), "%s", err.msg);
 }
+
+/* One stack per job (a second would keep what the first set and it does
+ * not); "none" is weft's defaults; a stack's fsdp=yes does not raise the
+ * job's own ZeRO stage. */
+Test(stack, one_per_job_none_and_the_jobs_zero)
+{
+  struct plan p;
+  struct weft_err err = {0};
+  plan_init(&p);
+  cr_assert_eq(plan_set(&p, PK_STACK, "megatron-core", "w.xml:2", &err), 0);
+  cr_assert_neq(plan_set(&p, PK_STACK, "torchtitan", "--stack", &err), 0);
+  cr_assert_str_eq(err.msg, "--stack: the job already runs stack "
+                   "megatron-core (w.xml:2); one stack per job");
+  plan_init(&p);
+  cr_assert_eq(plan_set(&p, PK_STACK, "none", "--stack", &err), 0);
+  char v[64];
+  plan_value_text(&p, PK_STACK, v, sizeof v);
+  cr_assert_str_eq(v, "none");
+  cr_assert(!p.set[PK_ATTENTION] && !p.set[PK_FSDP]);
+  plan_init(&p);
+  cr_assert_eq(plan_set(&p, PK_ZERO, "2", "--zero", &err), 0);
+  cr_assert_eq(plan_set(&p, PK_STACK, "torchtitan", "--stack", &err), 0);
+  cr_assert_eq(p.zero, 2);
+}

@@ -135,6 +135,8 @@ double model_flops_per_iter(const struct model *m, long global_batch)
   return 3 * ((double)m->layers * fwd_layer + logits);
 }
 
+static double op_sac_layer_bytes(const struct model *m, const struct plan *p);
+
 double layer_activation_bytes(const struct model *m, const struct plan *p)
 {
   /* Context parallelism keeps 1/cp of the sequence on each rank. */
@@ -172,15 +174,8 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
     per_token = 2 * h / (p->sp ? t : 1);
     break;
   case RECOMP_SELECTIVE:
-    if (p->sel_ops) {
-      /* torchtitan's op policy keeps, per token: the layer's input and
-       * FC2's output (2h each), the outputs of the matmuls it saves, q
-       * (2h), v (2kv) and FC1's gate (2f), attention's output (2h) and
-       * its log-sum-exp (4 bytes per head). */
-      per_token = 4 * h / (p->sp ? t : 1) +
-                  (2 * h + 2 * kv + 2 * f + 2 * h + 4 * a) / t;
-      break;
-    }
+    if (p->sel_ops) /* torchtitan's op policy: what it saves */
+      return op_sac_layer_bytes(m, p);
     per_token = repl / (p->sp ? t : 1) + split / t;
     break;
   default:
@@ -354,7 +349,8 @@ static void megatron_terms(const struct model *m, const struct plan *p,
    * whole on every rank: the distributed optimizer reduce-scatters into
    * the rank's piece of it but keeps the buffer (ZeRO-1), which the ZeRO
    * accounting already does; nothing to change. */
-  x->activations -= dropout_bytes(m, p) * n_layers;
+  if (!(p->recompute == RECOMP_SELECTIVE && p->sel_ops))
+    x->activations -= dropout_bytes(m, p) * n_layers; /* none counted */
 }
 
 /* torchtitan on FSDP2 (enum mem_framework): what differs from the ZeRO

@@ -249,7 +249,8 @@ static void norm_pass(struct ctx *c, int phase, long l, double rows, bool bwd)
   if (!bwd) {
     const double fwd[] = {e + 4, 8, 4, 8, 4 + e, 2 * e};
     eager_ops(c, phase, l, fwd, 3, n);
-    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 8 * rows); /* eps, rsqrt */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 8 * rows); /* add_(eps) */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 8 * rows); /* rsqrt */
     eager_ops(c, phase, l, fwd + 3, 3, n);
     return;
   }

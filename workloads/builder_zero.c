@@ -67,15 +67,15 @@ void bld_gather_buckets(struct ctx *c, long ch, int phase, long after,
       gather[i] = -1;
     if (i > 0 && u[i].bucket == u[i - 1].bucket)
       continue;
-    double params = 0;
-    for (int j = i; j < n && u[j].bucket == u[i].bucket; j++)
-      params += u[j].params;
     /* FP8 parameters (plan.h, fp8_params) are gathered in FP8: a layer's
-     * bucket at 1 byte per parameter (its norms, a few in 10^4, too). */
-    bool f8 = c->p->fp8_params && c->m->dtype == DTYPE_FP8 && u[i].layer >= 0;
+     * at 1 byte per parameter (its norms, a few in 10^4, too), the
+     * embedding's and the output layer's at the model's width. */
+    bool f8 = c->p->fp8_params && c->m->dtype == DTYPE_FP8;
+    double bytes = 0;
+    for (int j = i; j < n && u[j].bucket == u[i].bucket; j++)
+      bytes += u[j].params * (f8 && u[j].layer >= 0 ? 1 : c->e);
     long x = bld_coll(c, CO_ALLGATHER, layout_grad_group(&c->g->layout), ST_AG,
-                      phase, u[i].layer >= 0 ? u[i].layer : -1,
-                      params * (f8 ? 1 : c->e));
+                      phase, u[i].layer >= 0 ? u[i].layer : -1, bytes);
     if (gather)
       gather[i] = x;
     if (after >= 0)

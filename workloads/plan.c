@@ -422,6 +422,13 @@ static int set_stack(struct plan *p, enum plan_key k, const char *v,
                      struct weft_err *err)
 {
   (void)k;
+  /* One stack per job: a second would keep what the first set and the
+   * second does not (or refuses, as FSDP after zero=1). */
+  if (p->stack[0])
+    return weft_errf(err, WEFT_EINVAL, "the job already runs stack %s (%s); "
+                     "one stack per job", p->stack, p->origin[PK_STACK]);
+  if (strcmp(v, "none") == 0) /* weft's defaults, as a sweep's baseline */
+    return 0;
   if (stack_check(v, err))
     return -1;
   snprintf(p->stack, sizeof p->stack, "%s", v);
@@ -638,7 +645,8 @@ static const struct {
     [PK_FP8_PARAMS] = {"fp8_params", "yes|no", set_flag,
             "FP8 models: linear weights held in FP8 (Transformer Engine's "
             "FP8 parameters, Megatron's --fp8-param-gather): no BF16 copy "
-            "beside the FP8 cache, parameter gathers at 1 byte (default no)"},
+            "beside the FP8 cache; the distributed optimizer's (ZeRO-1/2) "
+            "parameter gathers at 1 byte (default no)"},
     [PK_TP_COMM_OVERLAP] = {"tp_comm_overlap", "no|te|nemo|torch",
                             set_tp_overlap,
             "overlap TP collectives with the GEMMs around them: te (Megatron-"
@@ -665,7 +673,7 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
     return weft_err_prefix(err, origin);
   p->set[k] = true;
   snprintf(p->origin[k], sizeof p->origin[k], "%s", origin);
-  if (k == PK_STACK) /* its settings, where the job sets none */
+  if (k == PK_STACK && p->stack[0]) /* its settings, where the job sets none */
     return stack_apply(p, value, origin, err);
   return 0;
 }
@@ -803,7 +811,8 @@ static int check_tensor3d(struct plan *p, const struct model *m,
                                       "weights already)"
                      : model_is_moe(m) ? "MoE models"
                      : m->dtype == DTYPE_FP8 ? "FP8 linear layers"
-                     : p->sel_ops ? "selective=ops (torchtitan's policy)"
+                     : p->sel_ops && p->recompute == RECOMP_SELECTIVE
+                         ? "selective=ops (torchtitan's policy)"
                      : p->compress != CM_NONE ? "gradient compression"
                                               : NULL;
   if (what)
@@ -894,7 +903,9 @@ static int check_tp(const struct plan *p, const struct model *m,
   if (p->tp_overlap != TPO_NONE && p->tp > 1 && (!p->sp || !d1))
     return weft_errf(err, WEFT_EINVAL, "%s: TP communication overlap needs "
                      "sequence parallelism and Megatron's 1D TP (Megatron-LM "
-                     "asserts it: arguments.py)", p->origin[PK_TP_COMM_OVERLAP]);
+                     "asserts it: arguments.py); add --sp yes, as NeMo runs "
+                     "TP > 1, or --tp-comm-overlap no",
+                     p->origin[PK_TP_COMM_OVERLAP]);
   if (p->sp && m->seq % p->tp != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: TP %ld does not divide sequence "
                      "length %ld (sequence parallelism)", p->origin[PK_SP],
@@ -917,8 +928,9 @@ static int check_pipeline(const struct plan *p, const struct model *m,
                      "PP > 1", p->origin[PK_SCHEDULE]);
   if (p->zero >= 2 && p->pp > 1)
     return weft_errf(err, WEFT_EINVAL, "%s: ZeRO stage %d cannot be combined "
-                     "with pipeline parallelism (PP %ld), as in DeepSpeed; use "
-                     "stage 1", p->origin[p->set[PK_FSDP] ? PK_FSDP
+                     "with pipeline parallelism (PP %ld) in weft (DeepSpeed "
+                     "refuses it; torchtitan's FSDP2 with PP is not modelled); "
+                     "use stage 1", p->origin[p->set[PK_FSDP] ? PK_FSDP
                                            : p->set[PK_HSDP] ? PK_HSDP
                                                              : PK_ZERO],
                      p->zero, p->pp);

@@ -146,6 +146,10 @@ int stack_apply(struct plan *p, const char *name, const char *origin,
                        s->name, s->set[i].key);
     if (p->set[k])
       continue;
+    /* fsdp=yes also sets zero=3 (plan.c, set_flag): not over the job's
+     * own zero. */
+    if (k == PK_FSDP && p->set[PK_ZERO])
+      continue;
     if (plan_set(p, (enum plan_key)k, s->set[i].value, from, err))
       return -1;
   }
