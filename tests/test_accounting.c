@@ -364,3 +364,21 @@ Test(accounting, fp8_params_replace_the_cache)
   REL(f8p.weights, bf.weights);
   REL(f8.weights, 2 * bf.weights);
 }
+
+/* Under TP the op policy's saved w2 output is a full-width partial sum on
+ * every rank (row-parallel, before its reduction); the others split. */
+Test(accounting, torchtitan_op_policy_under_tp)
+{
+  struct model m;
+  struct plan p;
+  cr_assert_eq(model_from_preset(&m, "llama3-8b", NULL), 0);
+  plan_init(&p);
+  p.micro_batch = 1;
+  p.tp = 2;
+  p.recompute = RECOMP_SELECTIVE;
+  p.sel_ops = true;
+  double s = (double)m.seq, h = (double)m.hidden, f = (double)m.ffn;
+  double kv = (double)model_kv_dim(&m), a = (double)m.heads, t = 2;
+  REL(layer_activation_bytes(&m, &p),
+      s * (2 * h + (2 * h + 2 * kv + 2 * f + 2 * h + 4 * a) / t + 2 * h));
+}

@@ -319,10 +319,15 @@ static double op_sac_layer_bytes(const struct model *m, const struct plan *p)
     n = 6;
   }
   double kept = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n - 1; i++)
     if ((i + 1) % 2 == 1)
       kept += 2 * widths[i];
-  double per_token = 2 * h / (p->sp ? t : 1) + (kept + 2 * h + 4 * a) / t;
+  /* The last matmul, w2, is row-parallel: its output before the reduction
+   * is a full-width partial sum on every TP rank, kept whole when the
+   * policy saves it (the 7th matmul of a SwiGLU layer; a GELU layer's 6th
+   * is recomputed). */
+  double w2 = n % 2 == 1 ? 2 * widths[n - 1] : 0;
+  double per_token = 2 * h / (p->sp ? t : 1) + (kept + 2 * h + 4 * a) / t + w2;
   return s * b * per_token;
 }
 
