@@ -18,6 +18,7 @@
 #include "sim/engine.h"
 #include "sim/platload.h"
 #include "workloads/accounting.h"
+#include "workloads/closedform.h"
 #include "workloads/builder.h"
 #include "workloads/schedule.h"
 
@@ -437,6 +438,23 @@ Test(schedule, fewer_microbatches_than_stages_closed_form)
         cr_assert_float_eq(t, (double)(v * p + m - 1) * (tf + tb), 1e-9,
                            "PP %ld V %ld M %ld: %g", p, v, m, t);
       }
+}
+
+/* The closed form's bubble share (closedform.h) is what the replay leaves
+ * idle beside a stage's busy time, v m chunk passes of tf + tb: for
+ * fewer micro-batches than stages and for groups of PP alike. */
+Test(schedule, closed_form_bubble_share_matches_the_replay)
+{
+  for (long p = 2; p <= 8; p++)
+    for (long v = 2; v <= 3; v++)
+      for (long m = 1; m < p; m++) {
+        double tf = 1.0 / (double)v, tb = 2.0 / (double)v;
+        double t = replay_group(SCHED_INTERLEAVED, p, m, v, m, tf, tb);
+        double busy = (double)(v * m) * (tf + tb);
+        cr_assert_float_eq(t / busy - 1, closed_form_bubble_share(p, v, m),
+                           1e-9, "PP %ld V %ld M %ld", p, v, m);
+      }
+  cr_assert_float_eq(closed_form_bubble_share(4, 2, 8), 3.0 / 16, 1e-12);
 }
 
 /* The whole engine on the builder's graph of a small GPT (v p layers) on

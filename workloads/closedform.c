@@ -260,6 +260,14 @@ static void stage_eval(const struct graph *g, long s, const struct cluster *c,
   }
 }
 
+double closed_form_bubble_share(long pp, long v, long m)
+{
+  double P = (double)pp, V = v > 0 ? (double)v : 1, M = (double)m;
+  if (m < pp)
+    return (V * (P - M) + M - 1) / (V * M);
+  return (P - 1) / (V * M);
+}
+
 void closed_form_eval(const struct graph *g, const struct cluster *c,
                       enum dtype dt, struct closed_form *out)
 {
@@ -281,8 +289,7 @@ void closed_form_eval(const struct graph *g, const struct cluster *c,
       tail = st.optim + side_excess;
   }
   const struct graph_layout *l = &g->layout;
-  double m = (double)(mb_max + 1), v = l->vchunks > 0 ? (double)l->vchunks : 1;
-  cf.bubble_s = busy * (double)(l->pp - 1) / (m * v);
+  cf.bubble_s = busy * closed_form_bubble_share(l->pp, l->vchunks, mb_max + 1);
   cf.iteration_s = busy + cf.bubble_s + tail;
   *out = cf;
 }

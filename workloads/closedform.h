@@ -61,6 +61,14 @@ struct closed_form {
 };
 
 /* Evaluate the estimate of `g` on `c` for a model computing in `dt`. */
+/* The pipeline bubble as a share of a stage's busy time, for PP stages,
+ * V model chunks and M micro-batches a pipeline: (PP - 1) / (V M) (1F1B,
+ * interleaved with groups of PP); with fewer micro-batches than stages
+ * (Megatron-Core's flexible interleaving with one group of M, Llama 3's
+ * layout), the last micro-batch leaves the first stage after V PP + M - 1
+ * chunk passes: (V (PP - M) + M - 1) / (V M). */
+double closed_form_bubble_share(long pp, long v, long m);
+
 void closed_form_eval(const struct graph *g, const struct cluster *c,
                       enum dtype dt, struct closed_form *out);
 
