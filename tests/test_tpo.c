@@ -191,7 +191,8 @@ Test(tpo, needs_sequence_parallelism)
                           "te"), 4,
           "--tp_comm_overlap: TP communication overlap needs sequence "
           "parallelism and Megatron's 1D TP (Megatron-LM asserts it: "
-          "arguments.py)");
+          "arguments.py); add --sp yes, as NeMo runs TP > 1, or "
+          "--tp-comm-overlap no");
 }
 
 /* A GEMM on 132 - 16 SMs: that share of the peak, in waves of 116 tiles. */
