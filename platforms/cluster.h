@@ -94,6 +94,11 @@ struct cluster {
   struct gpu_spec gpu;  /* scaled by `scale` */
   struct nic_spec nic;  /* scaled by `scale` */
   int nodes, gpus_per_node, nics_per_node, gpus;
+  /* Racks of trays (a node type with tray=): the job takes `gpus_per_node`
+   * GPUs, whole trays of `tray`, in each of `nodes` racks of `rack_gpus`;
+   * the NVLink domain is the rack, its other GPUs are idle (not part of
+   * the job).  Other node types: tray 0, rack_gpus == gpus_per_node. */
+  int tray, rack_gpus;
   int nodes_per_leaf, leaves_per_pod, leaves, pods;
   double oversub, pod_oversub;
   double nvlink_lat_s, switch_lat_s;
