@@ -737,18 +737,26 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
  * pin message by message.  NEEDSWORK: split it into phases as
  * plan_resolve was, keeping that order. */
 /* Racks for `trays` trays of a node type of `per_rack` trays, the same
- * number in each: the fewest racks that hold them, or `racks` when given
- * (> 0); 0 when they do not split evenly over those racks. */
+ * number in each: `racks` when given (> 0), else the fewest that hold
+ * them, or failing that the fewest that use half of each rack or more
+ * (weft's choice: 1024 GPUs of NVL72 are 16 racks of 64, not 15 uneven
+ * ones, but 100 GPUs are not 5 racks of 20); 0 when no such split
+ * exists.  One rack always holds a job of up to its trays. */
 static long tray_racks(long trays, long per_rack, long racks)
 {
-  long r = racks > 0 ? racks : (trays + per_rack - 1) / per_rack;
-  return trays % r == 0 && trays / r <= per_rack ? r : 0;
+  if (racks > 0)
+    return trays % racks == 0 && trays / racks <= per_rack ? racks : 0;
+  long least = (trays + per_rack - 1) / per_rack;
+  for (long r = least; r == least || 2 * trays >= r * per_rack; r++)
+    if (trays % r == 0)
+      return r;
+  return 0;
 }
 
 /* The GPUs per node a job takes of a node type with trays (tray=, as
  * NVL72): whole trays, the same number in each of the fewest racks that
- * hold the job (or of the --nodes racks), so that every node of the job
- * is alike (weft's collectives and placement take nodes of one size; a
+ * hold the job at half a rack or more each (or of the --nodes racks), so
+ * that every node of the job is alike (weft's collectives and placement take nodes of one size; a
  * scheduler's block allocation, as Slurm's topology/block with --segment,
  * gives such jobs).  A job of whole racks, a node type without trays, or
  * GPUs per node set by the user keep the node's GPUs, as before. */
@@ -785,12 +793,11 @@ static int tray_split(const struct cluster_desc *d,
   while (!tray_racks(hi / node->tray, per_rack, 0))
     hi += node->tray;
   return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs (%ld trays of %d) do not "
-                   "split evenly over the %ld %s racks that hold them "
-                   "(weft gives every rack of a job the same trays): take "
-                   "%ld or %ld GPUs, or set --nodes or --gpus-per-node",
+                   "split evenly over %s racks (weft gives every rack of "
+                   "a job the same trays, half a rack or more): take %ld or "
+                   "%ld GPUs, or set --nodes or --gpus-per-node",
                    where(d, CK_GPUS), g, g / node->tray, node->tray,
-                   (g / node->tray + per_rack - 1) / per_rack, node->name,
-                   lo, hi);
+                   node->name, lo, hi);
 }
 
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,

@@ -26,7 +26,7 @@ expect 2 "weft: unknown command 'simulate' (see weft help)" simulate
 expect 2 "weft: platform: unknown option '--colour'" platform --colour red
 expect 2 "weft: platform: unexpected argument 'b'" platform a b
 expect 1 "weft: --gpus: missing value" platform dgx-h100 --gpus
-expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, perlmutter, h100-oversub" platform dgx-h900
+expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, gb300-nvl72, perlmutter, h100-oversub" platform dgx-h900
 expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus 12
 expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus=12
 expect 1 "weft: --nodes: '1000000' exceeds the limit of 65536" platform dgx-h100 --nodes 1000000
