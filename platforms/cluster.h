@@ -2,8 +2,9 @@
  * cluster.h - GPU clusters: what a cluster is made of and how its fabric is
  * shaped, from presets (platforms/clusters.xml), XML files and flags.
  *
- * A cluster is `nodes` NVLink domains ("nodes": a DGX box, or a whole NVL72
- * rack) of `gpus_per_node` GPUs.  Inside a node every GPU has an NVLink link
+ * A cluster is `nodes` NVLink domains ("nodes": a DGX box, or an NVL72
+ * rack, of which a job may take some trays: tray, rack_gpus) of
+ * `gpus_per_node` GPUs.  Inside a node every GPU has an NVLink link
  * to the NVSwitch; every GPU sends off-node traffic through its NIC (GPUs
  * share NICs when there are fewer NICs than GPUs).  Nodes hang off leaf
  * groups of `nodes_per_leaf`, leaf groups off pods of `leaves_per_pod`, pods
