@@ -556,7 +556,7 @@ static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
                                          "nvlink_lat", "nvls", "coll_nvlink_eff",
                                          "coll_nvls_eff", "coll_nic_eff",
                                          "coll_lat", "coll_ring_loss", "coll_floor",
-                                         "coll_ll_bw", "source",
+                                         "coll_ll_bw", "tray", "source",
                                          NULL};
 
 #define N struct node_spec
@@ -580,6 +580,7 @@ static const struct key node_keys[] = {
     K_QTY0("coll_floor", false, UNIT_TIME, MAX_LAT, N, coll_floor_s, 0),
     K_QTY0("coll_ll_bw", false, UNIT_BW, MAX_BW, N, coll_ll_bw_Bps,
            CATALOG_DEFAULT_COLL_LL_BW),
+    K_INT("tray", false, 0, WEFT_MAX_GPUS_PER_NODE, N, tray),
     K_STR("source", false, N, source),
 };
 #undef N
@@ -601,6 +602,11 @@ static int read_node(struct catalog *cat, const struct xin_doc *doc,
   if (n.gpus % n.nics != 0)
     return xin_errf(doc, e, err, WEFT_EINVAL, "%d NICs do not divide %d GPUs",
                     n.nics, n.gpus);
+  /* A job takes whole trays, each with its own NICs (cluster_resolve). */
+  if (n.tray && (n.gpus % n.tray != 0 || n.tray % (n.gpus / n.nics) != 0))
+    return xin_errf(doc, e, err, WEFT_EINVAL, "trays of %d GPUs do not "
+                    "divide the node's %d GPUs and its %d NICs", n.tray,
+                    n.gpus, n.nics);
   struct node_spec *s = slot(cat, doc, e, (void **)&cat->nodes, &cat->n_nodes,
                              cat->builtin[CATALOG_NODES], sizeof n,
                              n.name);

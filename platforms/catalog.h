@@ -130,6 +130,9 @@ struct node_spec {
                               the older additive model, coll.c) */
   double coll_ll_bw_Bps;   /* NCCL's cap on a one-node LL ring's bus
                               bandwidth (llMaxBws, by GPU generation) */
+  int tray;                /* GPUs per compute tray of a rack-scale NVLink
+                              domain (NVL72: 4), the least a job takes; 0:
+                              a job takes whole nodes */
   char source[WEFT_MAX_SOURCE];
 };
 

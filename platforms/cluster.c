@@ -736,6 +736,70 @@ static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
  * NIC, counts, then the fabric's own resolution), which the fault tests
  * pin message by message.  NEEDSWORK: split it into phases as
  * plan_resolve was, keeping that order. */
+/* Racks for `trays` trays of a node type of `per_rack` trays, the same
+ * number in each: `racks` when given (> 0), else the fewest that hold
+ * them, or failing that the fewest that use half of each rack or more
+ * (weft's choice: 1024 GPUs of NVL72 are 16 racks of 64, not 15 uneven
+ * ones, but 100 GPUs are not 5 racks of 20); 0 when no such split
+ * exists.  One rack always holds a job of up to its trays. */
+static long tray_racks(long trays, long per_rack, long racks)
+{
+  if (racks > 0)
+    return trays % racks == 0 && trays / racks <= per_rack ? racks : 0;
+  long least = (trays + per_rack - 1) / per_rack;
+  for (long r = least; r == least || 2 * trays >= r * per_rack; r++)
+    if (trays % r == 0)
+      return r;
+  return 0;
+}
+
+/* The GPUs per node a job takes of a node type with trays (tray=, as
+ * NVL72): whole trays, the same number in each of the fewest racks that
+ * hold the job at half a rack or more each (or of the --nodes racks), so
+ * that every node of the job is alike (weft's collectives and placement take nodes of one size; a
+ * scheduler's block allocation, as Slurm's topology/block with --segment,
+ * gives such jobs).  A job of whole racks, a node type without trays, or
+ * GPUs per node set by the user keep the node's GPUs, as before. */
+static int tray_split(const struct cluster_desc *d,
+                      const struct node_spec *node, int *gpus_per_node,
+                      struct weft_err *err)
+{
+  *gpus_per_node = d->set[CK_GPUS_PER_NODE] ? (int)d->num[CK_GPUS_PER_NODE]
+                                            : node->gpus;
+  if (!node->tray || d->set[CK_GPUS_PER_NODE] || !d->set[CK_GPUS] ||
+      (long)d->num[CK_GPUS] % node->gpus == 0)
+    return 0;
+  long g = (long)d->num[CK_GPUS], per_rack = node->gpus / node->tray;
+  long asked = d->set[CK_NODES] ? (long)d->num[CK_NODES] : 0;
+  if (g % node->tray != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs are not whole compute "
+                     "trays of %s (%d GPUs per tray, %d per rack)",
+                     where(d, CK_GPUS), g, node->name, node->tray,
+                     node->gpus);
+  long racks = tray_racks(g / node->tray, per_rack, asked);
+  if (racks) {
+    *gpus_per_node = (int)(g / racks);
+    return 0;
+  }
+  if (asked)
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs (%ld trays of %d) do "
+                     "not split evenly over %s (%ld racks of %ld trays)",
+                     where(d, CK_GPUS), g, g / node->tray, node->tray,
+                     where(d, CK_NODES), asked, per_rack);
+  /* The nearest counts below and above that do split. */
+  long lo = g - node->tray, hi = g + node->tray;
+  while (lo > 0 && !tray_racks(lo / node->tray, per_rack, 0))
+    lo -= node->tray;
+  while (!tray_racks(hi / node->tray, per_rack, 0))
+    hi += node->tray;
+  return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs (%ld trays of %d) do not "
+                   "split evenly over %s racks (weft gives every rack of "
+                   "a job the same trays, half a rack or more): take %ld or "
+                   "%ld GPUs, or set --nodes or --gpus-per-node",
+                   where(d, CK_GPUS), g, g / node->tray, node->tray,
+                   node->name, lo, hi);
+}
+
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
                     struct cluster *out, struct weft_err *err)
 {
@@ -766,8 +830,11 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.gpu = *gpu;
   c.nic = *nic;
 
-  c.gpus_per_node = d->set[CK_GPUS_PER_NODE] ? (int)d->num[CK_GPUS_PER_NODE]
-                                             : node->gpus;
+  int rc = tray_split(d, node, &c.gpus_per_node, err);
+  if (rc)
+    return rc;
+  c.tray = d->set[CK_GPUS_PER_NODE] ? 0 : node->tray;
+  c.rack_gpus = c.tray ? node->gpus : c.gpus_per_node;
   if (d->set[CK_NICS_PER_NODE])
     c.nics_per_node = (int)d->num[CK_NICS_PER_NODE];
   else if (c.gpus_per_node == node->gpus)
@@ -832,7 +899,7 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   const struct switch_spec *sw = catalog_switch_for(cat, c.nic.name);
   if (sw)
     c.sw = *sw;
-  int rc = resolve_topology(d, &c, err);
+  rc = resolve_topology(d, &c, err);
   if (rc)
     return rc;
 

@@ -2,8 +2,9 @@
  * cluster.h - GPU clusters: what a cluster is made of and how its fabric is
  * shaped, from presets (platforms/clusters.xml), XML files and flags.
  *
- * A cluster is `nodes` NVLink domains ("nodes": a DGX box, or a whole NVL72
- * rack) of `gpus_per_node` GPUs.  Inside a node every GPU has an NVLink link
+ * A cluster is `nodes` NVLink domains ("nodes": a DGX box, or an NVL72
+ * rack, of which a job may take some trays: tray, rack_gpus) of
+ * `gpus_per_node` GPUs.  Inside a node every GPU has an NVLink link
  * to the NVSwitch; every GPU sends off-node traffic through its NIC (GPUs
  * share NICs when there are fewer NICs than GPUs).  Nodes hang off leaf
  * groups of `nodes_per_leaf`, leaf groups off pods of `leaves_per_pod`, pods
@@ -94,6 +95,11 @@ struct cluster {
   struct gpu_spec gpu;  /* scaled by `scale` */
   struct nic_spec nic;  /* scaled by `scale` */
   int nodes, gpus_per_node, nics_per_node, gpus;
+  /* Racks of trays (a node type with tray=): the job takes `gpus_per_node`
+   * GPUs, whole trays of `tray`, in each of `nodes` racks of `rack_gpus`;
+   * the NVLink domain is the rack, its other GPUs are idle (not part of
+   * the job).  Other node types: tray 0, rack_gpus == gpus_per_node. */
+  int tray, rack_gpus;
   int nodes_per_leaf, leaves_per_pod, leaves, pods;
   double oversub, pod_oversub;
   double nvlink_lat_s, switch_lat_s;

@@ -315,6 +315,11 @@ static void write_header(struct out *o, const struct cluster *c)
           c->gpus, c->nodes, c->gpus_per_node, c->gpu.name,
           units_fmt_human(c->gpu.peak_flops[DTYPE_BF16], UNIT_FLOPS, b1,
                           sizeof b1), c->node_type);
+  if (c->gpus_per_node < c->rack_gpus)
+    fprintf(f, "  Each node is one rack (one NVLink domain): the job uses "
+            "%d of its %d\n  trays of %d GPUs; the other %d GPUs are idle, "
+            "not part of the job.\n", c->gpus_per_node / c->tray,
+            c->rack_gpus / c->tray, c->tray, c->rack_gpus - c->gpus_per_node);
   fprintf(f, "  NVLink: %s per direction per GPU, %s GPU to GPU.\n",
           units_fmt_human(c->gpu.nvlink_bw_Bps, UNIT_BW, b1, sizeof b1),
           units_fmt_human(c->nvlink_lat_s, UNIT_TIME, b2, sizeof b2));

@@ -5,6 +5,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "platforms/cluster.h"
@@ -357,4 +359,99 @@ Test(cluster, placement_refusals)
   cr_assert_str_eq(err.msg, "w.xml:2: <cluster>: a torus has no pods or "
                    "groups to spread over (placement spread is for fat "
                    "trees, rail fabrics and dragonflies)");
+}
+
+/* A cluster of NVL72 racks with `kv` flags set over the preset. */
+static struct cluster resolve_nvl(const char *preset, const char *const *kv)
+{
+  struct cluster_desc d;
+  struct cluster c;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, preset, &err), 0, "%s", err.msg);
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(cluster_desc_set(&d, cluster_key_from_name(kv[i]), kv[i + 1],
+                                  kv[i], 2, &err), 0, "%s", err.msg);
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  return c;
+}
+
+/* NVL72 racks are taken by whole trays of 4 GPUs, the same number in each
+ * rack: 64 GPUs are 16 trays of one rack (one NVLink domain, 64 NICs, 8
+ * GPUs idle); 144 two whole racks; 128 two racks of 64; 1024 (256 trays:
+ * 15 racks would need 17.07 trays each) 16 racks of 64; --nodes 4 with 128
+ * GPUs four racks of 8 trays. */
+Test(cluster, nvl72_takes_whole_trays)
+{
+  static const struct {
+    const char *gpus, *nodes;
+    int want_nodes, want_per_node;
+  } cases[] = {{"4", NULL, 1, 4},        {"64", NULL, 1, 64},
+               {"72", NULL, 1, 72},      {"128", NULL, 2, 64},
+               {"144", NULL, 2, 72},     {"1024", NULL, 16, 64},
+               {"16384", NULL, 256, 64}, {"128", "4", 4, 32}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *kv[] = {"gpus", cases[i].gpus, cases[i].nodes ? "nodes" : NULL,
+                        cases[i].nodes, NULL};
+    struct cluster c = resolve_nvl("gb200-nvl72", kv);
+    cr_assert_eq(c.nodes, cases[i].want_nodes, "%s GPUs", cases[i].gpus);
+    cr_assert_eq(c.gpus_per_node, cases[i].want_per_node, "%s GPUs",
+                 cases[i].gpus);
+    cr_assert_eq(c.gpus, atoi(cases[i].gpus));
+    cr_assert_eq(c.nics_per_node, c.gpus_per_node); /* one NIC per GPU */
+    cr_assert_eq(c.nvl_rack, c.gpus_per_node);      /* the rack: one tier */
+    cr_assert_eq(c.tray, 4);
+    cr_assert_eq(c.rack_gpus, 72);
+  }
+  /* GPUs per node set by the user: no trays, as before. */
+  const char *kv[] = {"gpus", "128", "gpus_per_node", "64", NULL};
+  struct cluster c = resolve_nvl("gb200-nvl72", kv);
+  cr_assert_eq(c.tray, 0);
+  cr_assert_eq(c.rack_gpus, 64);
+  /* Other node types have no trays. */
+  c = resolve_preset("dgx-h100", NULL, NULL);
+  cr_assert_eq(c.tray, 0);
+  cr_assert_eq(c.rack_gpus, c.gpus_per_node);
+}
+
+/* GB300 NVL72 from NVIDIA's datasheet: the rack's dense figures over 72
+ * GPUs (BF16 180 PF, FP8 360 PF, 576 TB/s), 279 GB each, 900 GB/s NVLink
+ * per direction (130 TB/s both ways over 72), one ConnectX-8 at 800 Gb/s
+ * per GPU, 1.4 kW. */
+Test(cluster, gb300_nvl72_is_the_datasheet)
+{
+  const char *kv[] = {"gpus", "64", NULL};
+  struct cluster c = resolve_nvl("gb300-nvl72", kv);
+  cr_assert_str_eq(c.node_type, "GB300-NVL72");
+  cr_assert_str_eq(c.gpu.name, "GB300");
+  cr_assert_eq(c.gpu.peak_flops[DTYPE_BF16], 2500e12);
+  cr_assert_eq(c.gpu.peak_flops[DTYPE_FP8], 5000e12);
+  cr_assert_eq(c.gpu.hbm_bytes, 279e9);
+  cr_assert_eq(c.gpu.hbm_bw_Bps, 8000e9);
+  cr_assert_eq(c.gpu.nvlink_bw_Bps, 900e9);
+  cr_assert_eq(c.gpu.max_w, 1400);
+  cr_assert_eq(c.nic.bw_Bps, 100e9);
+  cr_assert_eq(c.nodes, 1);
+  cr_assert_eq(c.gpus_per_node, 64);
+  cr_assert_eq(c.rack_gpus, 72);
+}
+
+/* A node type's tray must divide its GPUs and hold whole NICs. */
+Test(cluster, tray_must_divide_the_node)
+{
+  char path[] = "/tmp/weft-cluster-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "<cluster name=\"odd\" preset=\"gb200-nvl72\">\n"
+             "  <node name=\"Rack5\" gpu=\"GB200\" gpus=\"72\" nic=\"NDR\""
+             " nics=\"72\" nvlink_lat=\"1us\" tray=\"5\"/>\n"
+             "</cluster>\n");
+  fclose(f);
+  struct cluster_desc d;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_neq(cluster_desc_load(&d, cat, path, &err), 0);
+  cr_assert(strstr(err.msg, "trays of 5 GPUs do not divide the node's 72 "
+                            "GPUs and its 72 NICs"), "%s", err.msg);
+  unlink(path);
 }

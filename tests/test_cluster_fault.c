@@ -48,15 +48,32 @@ Test(cluster_fault, unknown_preset)
   cr_assert_eq(cluster_desc_preset(&d, "dgx-z900", &err), WEFT_ENOTFOUND);
   cr_assert_str_eq(err.msg, "unknown cluster 'dgx-z900'; known clusters: "
                    "selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, "
-                   "gb200-nvl72, perlmutter, h100-oversub");
+                   "gb200-nvl72, gb300-nvl72, perlmutter, h100-oversub");
 }
 
 Test(cluster_fault, gpus_do_not_divide_into_nodes)
 {
   bad_flag("dgx-h100", "gpus", "12", WEFT_EINVAL,
            "--gpus: 12 GPUs do not divide into nodes of 8 GPUs");
-  bad_flag("gb200-nvl72", "gpus", "16384", WEFT_EINVAL,
-           "--gpus: 16384 GPUs do not divide into nodes of 72 GPUs");
+  /* NVL72 racks are taken by whole trays of 4: 66 is not whole trays; 100
+   * (25 trays) splits evenly over no count of racks from the 2 that hold
+   * it to the most that keep half of each rack busy (25 / 18 to 2 x 25 /
+   * 18: 2), and 96 (2 x 12 trays) and 104 (2 x 13) are the nearest that
+   * do; likewise 148 (37 trays, 3 or 4 racks) between 144 (2 whole racks)
+   * and 156 (3 x 13 trays; 152, 38 trays, splits over neither 3 nor 4). */
+  bad_flag("gb200-nvl72", "gpus", "66", WEFT_EINVAL,
+           "--gpus: 66 GPUs are not whole compute trays of GB200-NVL72 (4 "
+           "GPUs per tray, 72 per rack)");
+  bad_flag("gb200-nvl72", "gpus", "100", WEFT_EINVAL,
+           "--gpus: 100 GPUs (25 trays of 4) do not split evenly over "
+           "GB200-NVL72 racks (weft gives every rack of a job the same "
+           "trays, half a rack or more): take 96 or 104 GPUs, or set --nodes "
+           "or --gpus-per-node");
+  bad_flag("gb200-nvl72", "gpus", "148", WEFT_EINVAL,
+           "--gpus: 148 GPUs (37 trays of 4) do not split evenly over "
+           "GB200-NVL72 racks (weft gives every rack of a job the same "
+           "trays, half a rack or more): take 144 or 156 GPUs, or set --nodes "
+           "or --gpus-per-node");
 }
 
 Test(cluster_fault, zero_negative_nan_huge)
@@ -163,7 +180,7 @@ Test(cluster_fault, files)
   bad_file("<cluster name=\"x\" preset=\"nope\"/>", WEFT_ENOTFOUND,
            ":1: <cluster>: attribute 'preset': unknown cluster 'nope'; known "
            "clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, "
-           "gb200-nvl72, perlmutter, h100-oversub");
+           "gb200-nvl72, gb300-nvl72, perlmutter, h100-oversub");
   bad_file("<cluster name=\"x\" nodes=\"4\"/>", WEFT_EINVAL,
            ":1: <cluster>: no node type; set node= or --node");
   bad_file("<platform/>", WEFT_EINVAL,

@@ -223,6 +223,11 @@ ParameterizedTestParameters(platform, presets)
       {"dgx-h100", 16384, "", ""},     {"dgx-h200", 2048, "", ""},
       {"dgx-b200", 4096, "", ""},      {"gb200-nvl72", 72, "", ""},
       {"gb200-nvl72", 1152, "", ""},   {"gb200-nvl72", 16416, "", ""},
+      /* Part of NVL72 racks: 16 of 18 trays of one rack, of two, of 16
+       * (two leaf groups); GB300 racks on XDR. */
+      {"gb200-nvl72", 64, "", ""},     {"gb200-nvl72", 128, "", ""},
+      {"gb200-nvl72", 1024, "", ""},   {"gb300-nvl72", 576, "", ""},
+      {"gb300-nvl72", 256, "", ""},
       {"h100-oversub", 1024, "", ""},
       {"dgx-h100", 256, "nics_per_node", "2"},
       {"dgx-h100", 512, "gpus_per_node", "64"},

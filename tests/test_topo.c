@@ -167,10 +167,10 @@ static void rail_want(const struct cluster *c, long a, long b, struct want *w)
   w->lat += 2 * c->nic.lat_s + hops * c->switch_lat_s;
 }
 
-static void check_rail(const char *const *kv)
+static void check_rail_on(const char *preset, const char *const *kv)
 {
   struct cluster c;
-  load("dgx-h100", kv, &c, false);
+  load(preset, kv, &c, false);
   struct want w;
   for (long a = 0; a < c.gpus; a += (c.gpus > 64 ? 7 : 1))
     for (long b = 0; b < c.gpus; b++)
@@ -178,6 +178,20 @@ static void check_rail(const char *const *kv)
         rail_want(&c, a, b, &w);
         check(a, b, &w);
       }
+}
+
+static void check_rail(const char *const *kv)
+{
+  check_rail_on("dgx-h100", kv);
+}
+
+/* Part of NVL72 racks (16 of 18 trays each) on rails: the rack's 64 GPUs
+ * are one NVLink domain of 64 rails, racks in separate units. */
+Test(topo, rail_only_partial_nvl72)
+{
+  const char *kv[] = {"gpus=128", "topology=rail-only", "nodes_per_leaf=1",
+                      NULL};
+  check_rail_on("gb200-nvl72", kv);
 }
 
 Test(topo, rail_pxn)

@@ -26,7 +26,7 @@ expect 2 "weft: unknown command 'simulate' (see weft help)" simulate
 expect 2 "weft: platform: unknown option '--colour'" platform --colour red
 expect 2 "weft: platform: unexpected argument 'b'" platform a b
 expect 1 "weft: --gpus: missing value" platform dgx-h100 --gpus
-expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, perlmutter, h100-oversub" platform dgx-h900
+expect 1 "weft: unknown cluster 'dgx-h900'; known clusters: selene, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, gb300-nvl72, perlmutter, h100-oversub" platform dgx-h900
 expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus 12
 expect 1 "weft: --gpus: 12 GPUs do not divide into nodes of 8 GPUs" platform dgx-h100 --gpus=12
 expect 1 "weft: --nodes: '1000000' exceeds the limit of 65536" platform dgx-h100 --nodes 1000000
@@ -89,6 +89,19 @@ if grep -q '48 switches of 64 ports (32 + 16 + 0 by tier), 3072 switch ports, 20
 if grep -q '16 cables; 1.574 kW at full traffic (NICs); \$0.176 M at the catalog' "$tmp/parts"; then ok; else ko "torus parts with prices: $(cat "$tmp/parts")"; fi
 n=$("$weft" run --model gpt-1.7b --cluster dgx-h100 --gpus 64 --global-batch 64 --catalog "$tmp/prices.xml" --json -q | python3 -c 'import json,sys; n=json.load(sys.stdin)["network"]; print(n["switches"], n["cables"], n["power_w"], n["cost_usd"])')
 if [ "$n" = "1 64 2866.4 254000" ]; then ok; else ko "network of weft run --json: $n"; fi
+# Part of an NVL72 rack (issue 38): 64 GPUs are 16 of a rack's 18 trays,
+# one NVLink domain, so TP, DP and PP all stay on NVLink and no byte
+# crosses a NIC; 144 GPUs are two whole racks joined by the NIC fabric
+# (DP 18 crosses them); 66 GPUs are not whole trays.
+n=$("$weft" run --model llama3-70b --cluster gb200-nvl72 --gpus 64 --tp 4 --pp 2 --global-batch 64 --json -q | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["inputs"]["cluster"]; print(c["nodes"], c["gpus_per_node"], c["nics_per_node"], d["dp"], d["network_bytes"])')
+if [ "$n" = "1 64 64 8 0" ]; then ok; else ko "64 GPUs of an NVL72 rack: $n"; fi
+n=$("$weft" run --model llama3-70b --cluster gb200-nvl72 --gpus 144 --tp 4 --pp 2 --global-batch 144 --json -q | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["inputs"]["cluster"]; print(c["nodes"], c["gpus_per_node"], d["network_bytes"] > 0)')
+if [ "$n" = "2 72 True" ]; then ok; else ko "144 GPUs on two NVL72 racks: $n"; fi
+expect 1 "weft: --gpus: 66 GPUs are not whole compute trays of GB200-NVL72 (4 GPUs per tray, 72 per rack)" run --model llama3-70b --cluster gb200-nvl72 --gpus 66
+n=$("$weft" platform gb300-nvl72 --gpus 128 | sed -n 7,9p)
+if [ "$n" = "  128 GPUs: 2 nodes of 64 x GB300 (2.5 Pflop/s), node type GB300-NVL72.
+  Each node is one rack (one NVLink domain): the job uses 16 of its 18
+  trays of 4 GPUs; the other 8 GPUs are idle, not part of the job." ]; then ok; else ko "weft platform of partial GB300 racks: $n"; fi
 printf '<catalog><switch name="X" nic="NDR" ports="64" idle_power="1W" max_power="2W" price="-5"/></catalog>\n' >"$tmp/bad.xml"
 expect 1 "weft: $tmp/bad.xml:1: <switch>: attribute 'price': '-5' is negative" platform dgx-h100 --catalog "$tmp/bad.xml"
 expect 1 "weft: topology rail at 512 GPUs: its routes depend on both GPUs, so its XML lists one per pair (261632); weft platform writes it up to 256 GPUs, weft run builds it in memory at any size" platform dgx-h100 --gpus 512 --topology rail
