@@ -140,8 +140,8 @@ void build_unit_params(const struct model *m, const struct plan *p,
   double h = (double)m->hidden, t = (double)p->tp;
   *layer = layer_params_rank(m, p->tp, p->ep);
   *emb = (double)m->vocab * h / t + (m->gpt_style ? (double)m->seq * h : 0);
-  double out_layer = (!m->gpt_style || p->pp > 1) ? (double)m->vocab * h / t
-                                                  : 0;
+  double out_layer = (!model_tied(m) || p->pp > 1) ? (double)m->vocab * h / t
+                                                    : 0;
   *head = out_layer + final_norm_params(m);
 }
 
@@ -184,7 +184,7 @@ static void optimizer_step(struct ctx *c)
   struct graph *g = c->g;
   long stage = c->s;
   /* Tied embedding: first and last stage sum their copies' gradients. */
-  if (m->gpt_style && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
+  if (model_tied(m) && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
     long i = bld_coll(c, CO_ALLREDUCE, GK_EMB, ST_DP, PH_OPT, -1,
                       (double)m->vocab * c->h / c->t * c->grad_e);
     graph_dep(g, stage, c->last_compute);
