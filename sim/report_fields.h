@@ -21,8 +21,7 @@
  *   KIND    COL a results column of weft sweep; LEAD a leading field that
  *           repeats inputs.* (not a column: it would clash with a study's
  *           own columns); NOCOL neither (the wall time, which differs from
- *           run to run, --breakdown, and the model's parameter counts,
- *           which a sweep's columns of inputs.model.* determine)
+ *           run to run, --breakdown, and settings printed only when set)
  *   WHEN    the field is printed only when this is true
  *   VALUE   an expression over report_print_json's locals: r (the report),
  *           f (the stream), p (the plan), md (the model), m (the memory),
@@ -59,9 +58,9 @@
     NUM, "%.6g", COL, true, r->model_flops_per_gpu / r->peak_flops)           \
   X(TOKENS_PER_S, "tokens_per_s", NUM, "%.6g", COL, true, r->tokens_per_s)    \
   X(PARAMS_TOTAL, "params_total",                                             \
-    NUM, "%.0f", NOCOL, true, model_params(md))                               \
+    NUM, "%.0f", COL, true, model_params(md))                                 \
   X(PARAMS_ACTIVE, "params_active",                                           \
-    NUM, "%.0f", NOCOL, true, model_active_params(md))                        \
+    NUM, "%.0f", COL, true, model_active_params(md))                          \
   X(COMPUTE_S, "compute_s", NUM, "%.9g", COL, true, res->compute_s)           \
   X(COMPUTE_GEMM_S, "compute_gemm_s", NUM, "%.9g", COL, true, r->gemm_s)      \
   X(COMPUTE_ATTENTION_S, "compute_attention_s",                               \

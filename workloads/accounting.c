@@ -85,6 +85,8 @@ double model_active_params(const struct model *m)
 {
   struct parts p = layer_parts(m);
   double routed = p.xsplit + p.xrepl;
+  if (routed == 0) /* dense */
+    return model_params(m);
   double idle = routed * (1 - (double)m->topk / (double)m->experts);
   return model_params(m) - (double)m->layers * idle;
 }

@@ -17,6 +17,7 @@
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/bounds.h"
 #include "sim/base/xalloc.h"
@@ -288,6 +289,10 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
            "kv_heads=%ld ffn=%ld vocab=%ld seq=%ld experts=%ld topk=%ld",
            m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->vocab, m->seq, m->experts, m->topk);
+  if (m->head_dim > 0) { /* only when set apart: older graphs unchanged */
+    size_t n = strlen(g->model);
+    snprintf(g->model + n, sizeof g->model - n, " head_dim=%ld", m->head_dim);
+  }
   snprintf(g->plan, sizeof g->plan, "tp=%ld pp=%ld dp=%ld sp=%s "
            "micro_batch=%ld global_batch=%ld schedule=%s v=%ld recompute=%s "
            "zero=%d shard=%ld", p->tp, p->pp, p->dp, p->sp ? "yes" : "no",

@@ -80,7 +80,9 @@ int model_check(const struct model *m, struct weft_err *err) WEFT_WUR;
 /* Derived sizes. */
 static inline long model_head_dim(const struct model *m)
 {
-  return m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
+  if (m->head_dim > 0)
+    return m->head_dim;
+  return m->heads > 0 ? m->hidden / m->heads : 0; /* 0: not yet set */
 }
 /* Width of Q, and of the attention's output: heads x head_dim (hidden
  * unless the head dimension is set apart). */
