@@ -267,3 +267,34 @@ Test(layer, builders_with_head_dim_apart, .timeout = 120)
     graph_free(g);
   }
 }
+
+/* Qwen3's q/k norm kernels: per layer and micro-batch, a norm over the
+ * rank's (heads + kv_heads) / t rows of head_dim per token, 2 e bytes per
+ * element forward and 3 e backward, as the hidden-size norms; the graph
+ * without qk_norm has exactly those bytes less. */
+Test(layer, qk_norm_kernel_bytes)
+{
+  double bytes[2];
+  struct model m;
+  struct plan p;
+  for (int on = 0; on < 2; on++) {
+    struct graph *g = build_layers("qwen3-8b", 2, 2,
+                                   KV("tp", "2", "global_batch", "1"), &m, &p);
+    graph_free(g);
+    m.qk_norm = on;
+    struct weft_err err = {0};
+    g = build_graph(&m, &p, &err);
+    cr_assert(g, "%s", err.msg);
+    bytes[on] = 0;
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_KERNEL && t->op == KK_NORM && t->layer == 0 &&
+          t->mb == 0)
+        bytes[on] += t->bytes;
+    }
+    graph_free(g);
+  }
+  double T = (double)m.seq, e = 2, rows = T * (32 + 8) / 2;
+  EQ(bytes[1] - bytes[0], (2 + 3) * e * rows * 128);
+}
