@@ -22,8 +22,10 @@
  * arXiv:2505.09388, Sec. 3.2); Mixtral-8x22B
  * (huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json:
  * 56 layers, hidden 6144, 48 heads, 8 KV heads, intermediate 16384,
- * num_local_experts 8, num_experts_per_tok 2, vocab_size 32768, untied)
- * with the 4096-token sequence of the mixtral-8x7b preset.
+ * num_local_experts 8, num_experts_per_tok 2, vocab_size 32768 of the
+ * v3 tokenizer, untied; the first community conversion,
+ * mistral-community/Mixtral-8x22B-v0.1, has 32000, 0.01 B fewer
+ * parameters) with the 4096-token sequence of the mixtral-8x7b preset.
  */
 #include "workloads/model.h"
 
