@@ -543,6 +543,9 @@ void report_print_text(FILE *f, const struct report *r)
           "TFLOP/s   MFU %.1f %%\n", r->hw_flops_per_gpu / 1e12,
           r->model_flops_per_gpu / 1e12,
           100 * r->model_flops_per_gpu / r->peak_flops);
+  fprintf(f, "  parameters       %10.4g B total, %.4g B active\n",
+          model_params(&r->w->model) / 1e9,
+          model_active_params(&r->w->model) / 1e9);
   fprintf(f, "  compute          %10.4f s  %5.1f %%\n", res->compute_s,
           100 * res->compute_s / T);
   fprintf(f, "    GEMM %.4f s, attention %.4f s, memory-bound %.4f s, "

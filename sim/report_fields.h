@@ -21,7 +21,7 @@
  *   KIND    COL a results column of weft sweep; LEAD a leading field that
  *           repeats inputs.* (not a column: it would clash with a study's
  *           own columns); NOCOL neither (the wall time, which differs from
- *           run to run, and --breakdown)
+ *           run to run, --breakdown, and settings printed only when set)
  *   WHEN    the field is printed only when this is true
  *   VALUE   an expression over report_print_json's locals: r (the report),
  *           f (the stream), p (the plan), md (the model), m (the memory),
@@ -57,6 +57,10 @@
   X(MFU, "mfu",                                                               \
     NUM, "%.6g", COL, true, r->model_flops_per_gpu / r->peak_flops)           \
   X(TOKENS_PER_S, "tokens_per_s", NUM, "%.6g", COL, true, r->tokens_per_s)    \
+  X(PARAMS_TOTAL, "params_total",                                             \
+    NUM, "%.0f", COL, true, model_params(md))                                 \
+  X(PARAMS_ACTIVE, "params_active",                                           \
+    NUM, "%.0f", COL, true, model_active_params(md))                          \
   X(COMPUTE_S, "compute_s", NUM, "%.9g", COL, true, res->compute_s)           \
   X(COMPUTE_GEMM_S, "compute_gemm_s", NUM, "%.9g", COL, true, r->gemm_s)      \
   X(COMPUTE_ATTENTION_S, "compute_attention_s",                               \
@@ -190,6 +194,14 @@
   X(MODEL_TOPK, "inputs.model.topk", LONG, NULL, COL, true, md->topk)         \
   X(MODEL_STYLE, "inputs.model.style",                                        \
     WORD, NULL, COL, true, md->gpt_style ? "gpt" : "llama")                   \
+  X(MODEL_HEAD_DIM, "inputs.model.head_dim",                                  \
+    LONG, NULL, NOCOL, md->head_dim > 0, md->head_dim)                        \
+  X(MODEL_QKV_BIAS, "inputs.model.qkv_bias",                                  \
+    BOOL, NULL, NOCOL, md->qkv_bias != MO_STYLE, model_qkv_bias(md))          \
+  X(MODEL_QK_NORM, "inputs.model.qk_norm",                                    \
+    BOOL, NULL, NOCOL, md->qk_norm, md->qk_norm)                              \
+  X(MODEL_TIED, "inputs.model.tied",                                          \
+    BOOL, NULL, NOCOL, md->tied != MO_STYLE, model_tied(md))                  \
   X(PLAN_TP, "inputs.plan.tp", SETTING, NULL, COL, true, PK_TP)               \
   X(PLAN_PP, "inputs.plan.pp", SETTING, NULL, COL, true, PK_PP)               \
   X(PLAN_DP, "inputs.plan.dp", SETTING, NULL, COL, true, PK_DP)               \

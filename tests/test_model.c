@@ -105,3 +105,59 @@ Test(model, model_flops_formula)
     cr_assert(fabs(got - want) <= 1e-9 * want, "%s", m.name);
   }
 }
+
+/* The 2025 presets against their model cards, within 1 %: Qwen3-8B 8.2 B
+ * and Qwen3-32B 32.8 B ("Number of Parameters", huggingface.co/Qwen/
+ * Qwen3-8B and Qwen/Qwen3-32B), Mixtral 8x22B 141 B of which 39 B active
+ * (mistral.ai/news/mixtral-8x22b: "39B active parameters out of 141B"). */
+Test(model, published_totals_and_active_of_2025_presets)
+{
+  const struct { const char *n; double total, active; } s[] = {
+      {"qwen3-8b", 8.2, 8.2},
+      {"qwen3-32b", 32.8, 32.8},
+      {"mixtral-8x22b", 141, 39}};
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    struct model m = get(s[i].n);
+    double t = model_params(&m) / 1e9, a = model_active_params(&m) / 1e9;
+    cr_assert(fabs(t / s[i].total - 1) <= 0.01, "%s: %.3f B", s[i].n, t);
+    cr_assert(fabs(a / s[i].active - 1) <= 0.01, "%s: %.3f B active",
+              s[i].n, a);
+  }
+}
+
+#define EQ_REL(a, b)                                                          \
+  cr_assert(fabs((a) - (b)) <= 1e-9 * fabs(b), "%.17g != %.17g", (a), (b))
+
+/* Active parameters: the routed experts counted top-k of E times. */
+Test(model, active_params_closed_form)
+{
+  struct model m = get("mixtral-8x7b");
+  double l = 32, h = 4096, f = 14336, E = 8, k = 2;
+  double expert = 3 * h * f;
+  EQ_REL(model_params(&m) - model_active_params(&m), l * (E - k) * expert);
+  struct model d = get("llama3-8b");
+  cr_assert_eq(model_active_params(&d), model_params(&d));
+}
+
+Test(model, head_dim_and_qwen3_shapes)
+{
+  struct model m = get("qwen3-32b");
+  cr_assert_eq(model_head_dim(&m), 128);
+  cr_assert_eq(model_q_dim(&m), 8192);
+  cr_assert_eq(model_kv_dim(&m), 1024);
+  cr_assert(m.qk_norm);
+  cr_assert_not(model_tied(&m));
+  cr_assert_not(model_qkv_bias(&m));
+  /* head_dim frees heads from dividing hidden. */
+  struct weft_err err = {0};
+  cr_assert_eq(model_set(&m, MK_HEADS, "40", "--heads", &err), 0);
+  cr_assert_eq(model_set(&m, MK_KV_HEADS, "8", "--kv-heads", &err), 0);
+  cr_assert_eq(model_check(&m, &err), 0, "%s", err.msg);
+  cr_assert_eq(model_q_dim(&m), 40 * 128);
+  /* The defaults follow the style. */
+  struct model g = get("gpt-1.7b");
+  cr_assert(model_tied(&g) && model_qkv_bias(&g) && !g.qk_norm);
+  cr_assert_eq(model_head_dim(&g), 96);
+  cr_assert_eq(model_set(&g, MK_QK_NORM, "maybe", "--qk-norm", &err),
+               WEFT_EINVAL);
+}

@@ -23,7 +23,8 @@ Test(model_fault, unknown_preset_lists_the_known)
                    "gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, "
                    "gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, "
                    "llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, "
-                   "llama3-405b, mixtral-8x7b");
+                   "llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, "
+                   "mixtral-8x22b");
 }
 
 static void bad_set(const char *key, const char *value, int code,

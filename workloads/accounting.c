@@ -65,7 +65,7 @@ double embedding_params(const struct model *m)
 
 double output_params(const struct model *m)
 {
-  return m->gpt_style ? 0.0 : (double)m->vocab * (double)m->hidden;
+  return model_tied(m) ? 0.0 : (double)m->vocab * (double)m->hidden;
 }
 
 double final_norm_params(const struct model *m)
@@ -77,6 +77,18 @@ double model_params(const struct model *m)
 {
   return (double)m->layers * layer_params(m) + embedding_params(m) +
          output_params(m) + final_norm_params(m);
+}
+
+/* Parameters a token passes through: the routed experts' copies counted
+ * top-k of `experts` times (the figure model cards give as "active"). */
+double model_active_params(const struct model *m)
+{
+  struct parts p = layer_parts(m);
+  double routed = p.xsplit + p.xrepl;
+  if (routed == 0) /* dense */
+    return model_params(m);
+  double idle = routed * (1 - (double)m->topk / (double)m->experts);
+  return model_params(m) - (double)m->layers * idle;
 }
 
 double stage_params_rank(const struct model *m, const struct plan *p,
@@ -96,9 +108,10 @@ double stage_params_rank(const struct model *m, const struct plan *p,
   }
   if (stage == p->pp - 1) {
     n += final_norm_params(m);
-    /* The output layer: its own weights (Llama), or the tied copy of the
-     * embedding that Megatron keeps on the last stage (GPT, pp > 1). */
-    if (!m->gpt_style || p->pp > 1)
+    /* The output layer: its own weights (untied, as Llama), or the tied
+     * copy of the embedding that Megatron keeps on the last stage (tied,
+     * as GPT, pp > 1). */
+    if (!model_tied(m) || p->pp > 1)
       n += (double)m->vocab * (double)m->hidden / t;
   }
   return n;
@@ -120,12 +133,13 @@ double stage_expert_params_rank(const struct model *m, const struct plan *p,
 double model_flops_per_iter(const struct model *m, long global_batch)
 {
   double B = (double)global_batch, s = (double)m->seq, h = (double)m->hidden;
-  double T = B * s;
+  double T = B * s, q = (double)model_q_dim(m);
   struct layer_desc d;
   layer_describe(m, &d);
   /* Every linear layer's 2 T in out, a routed expert's over the tokens
-   * routed to it (T x top-k in all), and QK^T and PV over the full square. */
-  double fwd_layer = 4 * T * s * h;
+   * routed to it (T x top-k in all), and QK^T and PV over the full square,
+   * each head's head_dim wide (heads x head_dim: hidden unless set). */
+  double fwd_layer = 4 * T * s * q;
   for (int i = 0; i < d.nw; i++) {
     const struct lweight *w = &d.w[i];
     if (lweight_matrix(w))
@@ -143,16 +157,17 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
   double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
   double kv = (double)model_kv_dim(m), f = (double)m->ffn;
-  double k = (double)m->topk;
+  double q = (double)model_q_dim(m), k = (double)m->topk;
   double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
   /* Korthikanti et al. Sec. 4.1 per token: outside the tensor-parallel
    * regions 10h (LayerNorm inputs 4h, QKV and FC1 inputs 2h each, two
    * dropout masks h each); inside, Q 2h, K and V 2kv each, projection input
-   * 2h, FFN activations 2f per gate and 2f after the activation (24h for GPT),
+   * 2h (Q and the projection input are heads x head_dim wide: h unless
+   * head_dim is set), FFN activations 2f per gate and 2f after the activation (24h for GPT),
    * and the attention scores 5 a s (softmax 2, its dropout mask 1, its
    * dropout output 2 bytes per score). */
   double repl = 10 * h;
-  double split = 2 * h + 4 * kv + 2 * h + k * (2 * f * gates + 2 * f);
+  double split = 2 * q + 4 * kv + 2 * q + k * (2 * f * gates + 2 * f);
   if (k > 1)
     repl += (k - 1) * 3 * h; /* routed copies of the FC1 input and mask */
   /* Unfused attention keeps the scores (Korthikanti's 5as term); a fused
@@ -226,7 +241,7 @@ static void comm_count(const struct model *m, const struct plan *p,
   n += layout_shard(l) < p->dp;   /* HSDP: shard and replica groups */
   n += p->ep > 1;                 /* expert all-to-all */
   n += model_is_moe(m) && p->dp / p->ep * p->cp > 1 && p->ep > 1; /* EDP */
-  n += p->pp > 1 && m->gpt_style && (stage == 0 || stage == p->pp - 1);
+  n += p->pp > 1 && model_tied(m) && (stage == 0 || stage == p->pp - 1);
   *comms = n;
   /* Interleaving wraps the chunks around: every stage talks to both
    * neighbours; otherwise the ends have one.  With two stages both
@@ -250,10 +265,11 @@ static double layer_linear_weights_rank(const struct model *m, long tp,
                                         long ep)
 {
   double h = (double)m->hidden, f = (double)m->ffn;
-  double qkv = h + 2.0 * (double)model_kv_dim(m);
+  double q = (double)model_q_dim(m);
+  double qkv = q + 2.0 * (double)model_kv_dim(m);
   double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
   double e = (double)m->experts;
-  double attn = (h * qkv + h * h) / (double)tp;
+  double attn = (h * qkv + q * h) / (double)tp;
   double mlp = e * (h * f * gates + f * h) / (double)tp;
   return attn + (model_is_moe(m) ? mlp / (double)ep : mlp);
 }
@@ -302,7 +318,8 @@ static double dropout_bytes(const struct model *m, const struct plan *p)
  * and the FP32 log-sum-exp, 4 bytes per head) and every other matrix
  * multiply, counted in forward order from 1 and the odd ones saved
  * ("Save all compute/comm ops, except every second mm/linear").  The
- * matrix multiplies of torchtitan's Llama block, in order: wq (h), wk
+ * matrix multiplies of torchtitan's Llama block, in order: wq (h; heads x
+ * head_dim when that is set apart), wk
  * (kv), wv (kv), wo (h), w1 (f), w3 (f), w2 (h) (models/llama3/model.py;
  * a GELU MLP has w1 and w2 only).  So with SwiGLU wq, wv, w1 and w2 are
  * kept: 8h + 2kv + 2f + 4a bytes per token.  Norms, RoPE, SiLU and the
@@ -312,7 +329,7 @@ static double op_sac_layer_bytes(const struct model *m, const struct plan *p)
   double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
   double kv = (double)model_kv_dim(m), f = (double)m->ffn;
-  double widths[7] = {h, kv, kv, h, f, f, h};
+  double widths[7] = {(double)model_q_dim(m), kv, kv, h, f, f, h};
   int n = 7;
   if (m->ffn_kind != FFN_SWIGLU) {
     widths[5] = h; /* w1 (f), w2 (h) */

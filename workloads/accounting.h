@@ -52,6 +52,8 @@ double embedding_params(const struct model *m);
 double output_params(const struct model *m);
 double final_norm_params(const struct model *m);
 double model_params(const struct model *m);
+/* Of them, those one token uses (MoE: top-k of the experts). */
+double model_active_params(const struct model *m);
 
 /* Parameters of one layer held by one GPU of tensor-parallel degree tp and
  * expert-parallel degree ep (split weights / tp, experts / ep, plus

@@ -17,6 +17,7 @@
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/bounds.h"
 #include "sim/base/xalloc.h"
@@ -140,8 +141,8 @@ void build_unit_params(const struct model *m, const struct plan *p,
   double h = (double)m->hidden, t = (double)p->tp;
   *layer = layer_params_rank(m, p->tp, p->ep);
   *emb = (double)m->vocab * h / t + (m->gpt_style ? (double)m->seq * h : 0);
-  double out_layer = (!m->gpt_style || p->pp > 1) ? (double)m->vocab * h / t
-                                                  : 0;
+  double out_layer = (!model_tied(m) || p->pp > 1) ? (double)m->vocab * h / t
+                                                    : 0;
   *head = out_layer + final_norm_params(m);
 }
 
@@ -184,7 +185,7 @@ static void optimizer_step(struct ctx *c)
   struct graph *g = c->g;
   long stage = c->s;
   /* Tied embedding: first and last stage sum their copies' gradients. */
-  if (m->gpt_style && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
+  if (model_tied(m) && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
     long i = bld_coll(c, CO_ALLREDUCE, GK_EMB, ST_DP, PH_OPT, -1,
                       (double)m->vocab * c->h / c->t * c->grad_e);
     graph_dep(g, stage, c->last_compute);
@@ -288,6 +289,10 @@ struct graph *build_graph(const struct model *m, const struct plan *p,
            "kv_heads=%ld ffn=%ld vocab=%ld seq=%ld experts=%ld topk=%ld",
            m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->vocab, m->seq, m->experts, m->topk);
+  if (m->head_dim > 0) { /* only when set apart: older graphs unchanged */
+    size_t n = strlen(g->model);
+    snprintf(g->model + n, sizeof g->model - n, " head_dim=%ld", m->head_dim);
+  }
   snprintf(g->plan, sizeof g->plan, "tp=%ld pp=%ld dp=%ld sp=%s "
            "micro_batch=%ld global_batch=%ld schedule=%s v=%ld recompute=%s "
            "zero=%d shard=%ld", p->tp, p->pp, p->dp, p->sp ? "yes" : "no",

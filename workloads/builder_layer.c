@@ -118,8 +118,10 @@ static long attention_block(struct ctx *c, int phase, long layer, bool bwd)
   double heads = c->a / c->t;
   /* c->S: the local sequence (all of it without CP, one CP rank's share
    * with it, each block being as long as the local part). */
-  double flops = 4 * c->b * c->S * c->S * c->h / c->t;
-  double q = c->T * c->h / c->t, kv = c->T * c->kv / c->t;
+  /* Q is heads x head_dim wide (the hidden size unless head_dim is set). */
+  double qw = c->a * c->d;
+  double flops = 4 * c->b * c->S * c->S * qw / c->t;
+  double q = c->T * qw / c->t, kv = c->T * c->kv / c->t;
   struct task t = {.kind = TK_KERNEL, .op = bwd ? KK_ATTN_BWD : KK_ATTN,
                    .stream = ST_COMPUTE, .phase = (uint8_t)phase,
                    .layer = (int32_t)layer, .m = (uint32_t)c->S,
@@ -238,10 +240,11 @@ static bool eager_rms(const struct ctx *c)
   return c->p->eager && !c->m->gpt_style;
 }
 
-/* A norm over `rows` rows of the hidden size, forward or backward. */
-static void norm_pass(struct ctx *c, int phase, long l, double rows, bool bwd)
+/* A norm over `rows` rows of `width` elements, forward or backward. */
+static void norm_rows(struct ctx *c, int phase, long l, double rows,
+                      double width, bool bwd)
 {
-  double e = c->e, n = rows * c->h;
+  double e = c->e, n = rows * width;
   if (!eager_rms(c)) {
     bld_kernel(c, KK_NORM, phase, l, 0, e * (bwd ? 3 : 2) * n);
     return;
@@ -256,6 +259,20 @@ static void norm_pass(struct ctx *c, int phase, long l, double rows, bool bwd)
   }
   const double b[] = {2 * e, 2 * e, 4 + e, 8, 8, 8, 12, 4 + e};
   eager_ops(c, phase, l, b, 8, n);
+}
+
+/* A norm over `rows` rows of the hidden size. */
+static void norm_pass(struct ctx *c, int phase, long l, double rows, bool bwd)
+{
+  norm_rows(c, phase, l, rows, c->h, bwd);
+}
+
+/* Qwen3's RMSNorm of the rank's q and k heads (layer.h, LS_QK_NORM): a
+ * row per head and token, head_dim wide, like the hidden-size norm. */
+static void qk_norm_pass(struct ctx *c, int phase, long l, bool bwd)
+{
+  double heads = (c->a * c->d + c->kv) / c->d; /* q and k heads */
+  norm_rows(c, phase, l, c->T * heads / c->t, c->d, bwd);
 }
 
 /* RoPE on the rank's Q and K heads, either way. */
@@ -314,6 +331,9 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     lweight_gemm_nk(w, c->t, &N, &K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
     break;
+  case LS_QK_NORM:
+    qk_norm_pass(c, phase, l, false);
+    break;
   case LS_ROPE:
     rope_pass(c, phase, l);
     break;
@@ -368,6 +388,9 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     return w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
                            : linear_gemm(c, w, B, l, N, K, M, true);
   }
+  case LS_QK_NORM:
+    qk_norm_pass(c, B, l, true);
+    break;
   case LS_ROPE:
     rope_pass(c, B, l);
     break;
@@ -427,7 +450,8 @@ static void recompute_ops(struct ctx *c, long l)
   long mm = 0;
   for (int i = 0; i < c->ld.ns; i++) {
     const struct lstep *st = &c->ld.st[i];
-    if (st->kind == LS_NORM || st->kind == LS_ROPE || st->kind == LS_RESID ||
+    if (st->kind == LS_NORM || st->kind == LS_QK_NORM ||
+        st->kind == LS_ROPE || st->kind == LS_RESID ||
         st->kind == LS_ACT) {
       step_fwd(c, st, PH_RECOMP, l);
       continue;

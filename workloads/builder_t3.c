@@ -193,8 +193,12 @@ static void t3_layer_fwd(struct ctx *c, long l, int phase)
       t3_linear_fwd(c, &s, phase, l, w->in, w->out, w->split == LW_ROW, ag);
       ag = s.ag;
       break;
-    case LS_ROPE: /* Q and K of the rank's heads/GY */
-      t3_elem(c, &s, KK_ELEMWISE, phase, l, e * 2 * (h + c->kv) / s.gy);
+    case LS_QK_NORM: /* q and k of the rank's heads/GY */
+      t3_elem(c, &s, KK_NORM, phase, l, e * 2 * (c->a * c->d + c->kv) / s.gy);
+      break;
+    case LS_ROPE: /* Q (heads x head_dim) and K of the rank's heads/GY */
+      t3_elem(c, &s, KK_ELEMWISE, phase, l,
+              e * 2 * (c->a * c->d + c->kv) / s.gy);
       break;
     case LS_ATTN:
       t3_attention(c, &s, phase, l, false);
@@ -234,8 +238,11 @@ static long t3_layer_bwd(struct ctx *c, long l)
       last = t3_linear_bwd(c, &s, l, w->in, w->out, w->split == LW_ROW, ag);
       ag = s.ag;
       break;
+    case LS_QK_NORM:
+      t3_elem(c, &s, KK_NORM, B, l, e * 3 * (c->a * c->d + c->kv) / s.gy);
+      break;
     case LS_ROPE:
-      t3_elem(c, &s, KK_ELEMWISE, B, l, e * 2 * (h + c->kv) / s.gy);
+      t3_elem(c, &s, KK_ELEMWISE, B, l, e * 2 * (c->a * c->d + c->kv) / s.gy);
       break;
     case LS_ATTN:
       if (c->p->recompute == RECOMP_SELECTIVE)

@@ -46,10 +46,28 @@ static void add_linear(struct layer_desc *d, struct lweight w, bool bias,
   add_step(d, LS_LINEAR, i);
 }
 
+/* Qwen3's RMSNorm of each head of q and of k (Qwen3Attention.q_norm and
+ * k_norm in transformers' models/qwen3/modeling_qwen3.py: one weight of
+ * head_dim elements each, shared by the heads), after the QKV GEMM and
+ * before RoPE. */
+static void add_qk_norm(struct layer_desc *d, double head_dim)
+{
+  add_weight(d, (struct lweight){.name = "q_norm", .role = LW_NORM,
+                                 .out = head_dim, .split = LW_REPL,
+                                 .tensors = 1});
+  add_weight(d, (struct lweight){.name = "k_norm", .role = LW_NORM,
+                                 .out = head_dim, .split = LW_REPL,
+                                 .tensors = 1});
+  add_step(d, LS_QK_NORM, -1);
+}
+
 void layer_describe(const struct model *m, struct layer_desc *d)
 {
   double h = (double)m->hidden, f = (double)m->ffn;
-  double qkv = h + 2.0 * (double)model_kv_dim(m);
+  /* Q is heads x head_dim wide, K and V kv_heads x head_dim each; the
+   * projection maps the heads back to the hidden size. */
+  double q = (double)model_q_dim(m);
+  double qkv = q + 2.0 * (double)model_kv_dim(m);
   int gates = m->ffn_kind == FFN_SWIGLU ? 2 : 1;
   bool gpt = m->gpt_style, moe = model_is_moe(m);
   *d = (struct layer_desc){.experts = (double)m->experts};
@@ -60,11 +78,13 @@ void layer_describe(const struct model *m, struct layer_desc *d)
   add_linear(d, (struct lweight){.name = "qkv", .role = LW_ATTN, .in = h,
                                  .out = qkv, .split = LW_COL, .tensors = 1,
                                  .cast = true},
-             gpt, "qkv.bias");
+             model_qkv_bias(m), "qkv.bias");
+  if (m->qk_norm)
+    add_qk_norm(d, (double)model_head_dim(m));
   if (!gpt) /* GPT: learned positions, added to the embedding */
     add_step(d, LS_ROPE, -1);
   add_step(d, LS_ATTN, -1);
-  add_linear(d, (struct lweight){.name = "proj", .role = LW_ATTN, .in = h,
+  add_linear(d, (struct lweight){.name = "proj", .role = LW_ATTN, .in = q,
                                  .out = h, .split = LW_ROW, .tensors = 1,
                                  .cast = true, .wgrad_in_out = true},
              gpt, "proj.bias");

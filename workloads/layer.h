@@ -15,7 +15,8 @@
  * (fused QKV; SwiGLU's gate and up projections one matrix, held as two
  * tensors as Hugging Face models hold them): first norm, QKV, output
  * projection, second norm, router (MoE), FC1, FC2, each followed by its
- * bias where the model has biases (GPT style).
+ * bias where the model has biases (GPT style; Q, K and V alone for Qwen2),
+ * and Qwen3's q and k norms after the QKV's.
  */
 #ifndef WEFT_LAYER_H
 #define WEFT_LAYER_H
@@ -67,6 +68,7 @@ enum lstep_kind {
                    backward: the input gradient's reduction */
   LS_LINEAR,    /* a GEMM with weight `w`; backward: data and weight
                    gradients */
+  LS_QK_NORM,   /* RMSNorm over each head of q and of k (Qwen3) */
   LS_ROPE,      /* rotary position embedding of Q and K (models
                    without learned positions) */
   LS_ATTN,      /* the attention core (scores, softmax, values) */

@@ -9,6 +9,23 @@
  * 32000, sequence 4096); Llama 3 (Llama Team 2024, Table 3: 8B, 70B, 405B,
  * 8 KV heads, vocabulary 128256, sequence 8192); Mixtral 8x7B (Jiang et al.
  * 2024, Table 1: 8 experts, top-2, FFN 14336, 8 KV heads).
+ *
+ * Presets of 2025 from the published Hugging Face configs (config.json,
+ * fields in parentheses): Qwen3-8B and Qwen3-32B
+ * (huggingface.co/Qwen/Qwen3-8B/blob/main/config.json and
+ * Qwen/Qwen3-32B: num_hidden_layers, hidden_size, num_attention_heads,
+ * num_key_value_heads, head_dim 128, intermediate_size, vocab_size 151936,
+ * attention_bias false, tie_word_embeddings false; Qwen3's attention
+ * normalizes q and k per head, Qwen3Attention.q_norm/k_norm in
+ * transformers' models/qwen3/modeling_qwen3.py) with the 4096-token
+ * sequence of Qwen3's general pre-training stage (Qwen3 Technical Report,
+ * arXiv:2505.09388, Sec. 3.2); Mixtral-8x22B
+ * (huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json:
+ * 56 layers, hidden 6144, 48 heads, 8 KV heads, intermediate 16384,
+ * num_local_experts 8, num_experts_per_tok 2, vocab_size 32768 of the
+ * v3 tokenizer, untied; the first community conversion,
+ * mistral-community/Mixtral-8x22B-v0.1, has 32000, 0.01 B fewer
+ * parameters) with the 4096-token sequence of the mixtral-8x7b preset.
  */
 #include "workloads/model.h"
 
@@ -28,6 +45,12 @@
    .ffn = f, .vocab = v, .seq = s, .ffn_kind = FFN_SWIGLU,                     \
    .dtype = DTYPE_BF16, .experts = 1, .topk = 1, .gpt_style = false}
 
+#define QWEN3(nm, l, h, a, f)                                                  \
+  {.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = 8,            \
+   .ffn = f, .vocab = 151936, .seq = 4096, .ffn_kind = FFN_SWIGLU,             \
+   .dtype = DTYPE_BF16, .experts = 1, .topk = 1, .gpt_style = false,           \
+   .head_dim = 128, .qk_norm = true, .tied = MO_NO}
+
 static const struct model presets[] = {
     GPT("gpt-1.7b", 24, 2304, 24),      GPT("gpt-3.6b", 30, 3072, 32),
     GPT("gpt-7.5b", 36, 4096, 32),      GPT("gpt-18.4b", 40, 6144, 48),
@@ -45,6 +68,12 @@ static const struct model presets[] = {
      .kv_heads = 8, .ffn = 14336, .vocab = 32000, .seq = 4096,
      .ffn_kind = FFN_SWIGLU, .dtype = DTYPE_BF16, .experts = 8, .topk = 2,
      .gpt_style = false},
+    QWEN3("qwen3-8b", 36, 4096, 32, 12288),
+    QWEN3("qwen3-32b", 64, 5120, 64, 25600),
+    {.name = "mixtral-8x22b", .layers = 56, .hidden = 6144, .heads = 48,
+     .kv_heads = 8, .ffn = 16384, .vocab = 32768, .seq = 4096,
+     .ffn_kind = FFN_SWIGLU, .dtype = DTYPE_BF16, .experts = 8, .topk = 2,
+     .gpt_style = false, .tied = MO_NO},
 };
 
 #define N_PRESETS ((int)(sizeof presets / sizeof *presets))
@@ -108,6 +137,14 @@ static const struct {
     [MK_STYLE] = {"style", 0, 0,
         "gpt (LayerNorm, learned positions, tied embedding) or llama "
         "(RMSNorm, RoPE, untied)"},
+    [MK_HEAD_DIM] = {"head_dim", 1, WEFT_MAX_HIDDEN,
+        "width of an attention head (default: hidden/heads)"},
+    [MK_QKV_BIAS] = {"qkv_bias", 0, 0,
+        "biases on Q, K and V (Qwen2; default: the style's)"},
+    [MK_QK_NORM] = {"qk_norm", 0, 0,
+        "RMSNorm over each head of q and k (Qwen3; default: no)"},
+    [MK_TIED] = {"tied", 0, 0,
+        "output layer tied to the embedding (default: the style's)"},
 };
 
 int model_key_from_name(const char *name)
@@ -124,6 +161,7 @@ const char *model_key_hint(enum model_key k)
   case MK_FFN_KIND: return "gelu|swiglu";
   case MK_DTYPE: return "fp32|bf16|fp16|fp8";
   case MK_STYLE: return "gpt|llama";
+  case MK_QKV_BIAS: case MK_QK_NORM: case MK_TIED: return "yes|no";
   default: return "N";
   }
 }
@@ -162,6 +200,18 @@ int model_set(struct model *m, enum model_key k, const char *value,
       m->gpt_style = i == 0;
     break;
   }
+  case MK_QKV_BIAS: case MK_QK_NORM: case MK_TIED: {
+    int i;
+    rc = names_choice(value, (const char *const[]){"yes", "no", NULL}, &i,
+                      err);
+    if (rc)
+      break;
+    if (k == MK_QK_NORM)
+      m->qk_norm = i == 0;
+    else
+      *(k == MK_TIED ? &m->tied : &m->qkv_bias) = i == 0 ? MO_YES : MO_NO;
+    break;
+  }
   default:
     rc = units_parse_int(value, keys[k].min, keys[k].max, &v, err);
     if (rc)
@@ -181,6 +231,7 @@ int model_set(struct model *m, enum model_key k, const char *value,
     case MK_SEQ: m->seq = v; break;
     case MK_EXPERTS: m->experts = v; break;
     case MK_TOPK: m->topk = v; break;
+    case MK_HEAD_DIM: m->head_dim = v; break;
     default: break;
     }
   }
@@ -198,7 +249,7 @@ int model_check(const struct model *m, struct weft_err *err)
     return weft_errf(err, WEFT_EINVAL, "model '%s' is incomplete: layers, "
                      "hidden, heads, ffn, vocab and seq are required",
                      m->name);
-  if (m->hidden % m->heads != 0)
+  if (m->head_dim == 0 && m->hidden % m->heads != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: %ld heads do not divide hidden "
                      "size %ld", m->origin[MK_HEADS], m->heads, m->hidden);
   if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
