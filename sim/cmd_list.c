@@ -7,6 +7,7 @@
 
 #include "platforms/catalog.h"
 #include "platforms/cluster.h"
+#include "sim/base/names.h"
 #include "sim/base/units.h"
 #include "sim/coll.h"
 #include "sim/commands.h"
@@ -36,10 +37,9 @@ static void list_stacks(void)
     const struct stack *st = stack_at(i);
     printf("%s%s: %s\n  sets:", i ? "\n" : "", st->name, st->about);
     for (int k = 0; st->set[k].key; k++) {
-      printf(" --");
-      for (const char *c = st->set[k].key; *c; c++)
-        putchar(*c == '_' ? '-' : *c);
-      printf(" %s", st->set[k].value);
+      char flag[128];
+      names_flag(st->set[k].key, st->set[k].value, flag, sizeof flag);
+      printf(" %s", flag);
     }
     /* the sources, wrapped at 78 columns */
     printf("\n  from:");

@@ -14,6 +14,21 @@
 
 #include "workloads/plan.h"
 
+/* torchtitan's settings, eager or compiled (fusion): the two stacks
+ * differ in nothing else. */
+#define TORCHTITAN(fusion)                                                    \
+  {{"fsdp", "yes"},                                                           \
+   {"shard_impl", "fsdp2"},                                                   \
+   {"grad_dtype", "fp32"},                                                    \
+   {"grad_accum", "autograd"},                                                \
+   {"attention", "sdpa"},                                                     \
+   {"cross_entropy", "fused"},                                                \
+   {"fusion", fusion},                                                        \
+   {"selective", "ops"},                                                      \
+   {"mem_framework", "torchtitan"},                                           \
+   {"host_op", "3.3us"},                                                      \
+   {NULL, NULL}}
+
 static const struct stack stacks[] = {
     {"megatron-2021",
      "Megatron-LM v2.5 (2021-08), as the SC21 paper ran it",
@@ -62,36 +77,17 @@ static const struct stack stacks[] = {
      "pytorch/torchtitan: parallelize_llama (fully_shard per Transformer "
      "block with MixedPrecisionPolicy(param_dtype=bfloat16, "
      "reduce_dtype=float32)); SDPA attention (FlashAttention-2 where the "
-     "GPU runs it, PyTorch 2.5-2.10); the loss: F.cross_entropy on the logits cast to float; "
+     "GPU runs it, PyTorch 2.5-2.10); the loss: F.cross_entropy on the "
+     "logits cast to float; "
      "eager RMSNorm (nn.RMSNorm), SwiGLU and apply_rotary_emb; "
      "selective activation checkpointing by its op policy "
      "(models/llama3/infra/parallelize.py, _save_list)",
-     {{"fsdp", "yes"},
-      {"shard_impl", "fsdp2"},
-      {"grad_dtype", "fp32"},
-      {"grad_accum", "autograd"},
-      {"attention", "sdpa"},
-      {"cross_entropy", "fused"},
-      {"fusion", "eager"},
-      {"selective", "ops"},
-      {"mem_framework", "torchtitan"},
-      {"host_op", "3.3us"},
-      {NULL, NULL}}},
+     TORCHTITAN("eager")},
     {"torchtitan-compile",
      "torchtitan with torch.compile of each Transformer block (FSDP2, 2025)",
      "pytorch/torchtitan: as torchtitan, with --compile.enable: Inductor "
      "fuses RMSNorm, SwiGLU and RoPE into single kernels",
-     {{"fsdp", "yes"},
-      {"shard_impl", "fsdp2"},
-      {"grad_dtype", "fp32"},
-      {"grad_accum", "autograd"},
-      {"attention", "sdpa"},
-      {"cross_entropy", "fused"},
-      {"fusion", "fused"},
-      {"selective", "ops"},
-      {"mem_framework", "torchtitan"},
-      {"host_op", "3.3us"},
-      {NULL, NULL}}},
+     TORCHTITAN("fused")},
     {"deepspeed-2021",
      "DeepSpeed ZeRO-3 as of 2021 (v0.5)",
      "microsoft/DeepSpeed v0.5: runtime/zero/stage3.py (a gather per "
