@@ -42,17 +42,23 @@ double layer_params(const struct model *m)
   return p.split + p.repl;
 }
 
+/* The routed experts' share of `p` on one rank. */
+static double expert_share(const struct parts *p, long tp, long ep)
+{
+  return p->xsplit / (double)tp / (double)ep + p->xrepl / (double)ep;
+}
+
 double layer_expert_params_rank(const struct model *m, long tp, long ep)
 {
   struct parts p = layer_parts(m);
-  return p.xsplit / (double)tp / (double)ep + p.xrepl / (double)ep;
+  return expert_share(&p, tp, ep);
 }
 
 double layer_params_rank(const struct model *m, long tp, long ep)
 {
   struct parts p = layer_parts(m);
   return (p.split - p.xsplit) / (double)tp + (p.repl - p.xrepl) +
-         layer_expert_params_rank(m, tp, ep);
+         expert_share(&p, tp, ep);
 }
 
 double embedding_params(const struct model *m)
