@@ -68,6 +68,11 @@ struct ctx {
                                 (bld_wait_for) */
   int npending;
   long last_compute;  /* the last task on the compute stream */
+  /* DeepSpeed 2021's module fetches (builder_zero.c, ds21_pass): called
+   * before a linear step's GEMMs with the step's weight (layer.h index)
+   * while a pass runs under it, else NULL. */
+  void (*pre_linear)(struct ctx *c, long layer, int w, int phase);
+  struct ds21 *ds21;
   /* The stage's parameters per rank (ctx_init): */
   double lp, lx;      /* dense and expert parameters of a layer */
   double emb;         /* embedding (and GPT's position embedding) */

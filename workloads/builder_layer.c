@@ -328,6 +328,8 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     sp_gather(c, phase, l);
     break;
   case LS_LINEAR:
+    if (c->pre_linear)
+      c->pre_linear(c, l, st->w, phase);
     lweight_gemm_nk(w, c->t, &N, &K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
     break;
@@ -380,6 +382,8 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     tp_reduce(c, B, l);
     break;
   case LS_LINEAR: {
+    if (c->pre_linear)
+      c->pre_linear(c, l, st->w, B);
     double M = linear_rows(c, w), N, K;
     lweight_gemm_nk(w, t, &N, &K);
     if (w->cast)

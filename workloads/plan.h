@@ -52,11 +52,17 @@ enum plan_key {
  *     others are gathered in batches of at most stage3_prefetch_bucket_size
  *     (5e7 elements) in module order, prefetched; gradients reduce-scattered
  *     in buckets of reduce_bucket_size (5e8 elements);
- *   deepspeed-2021: DeepSpeed ZeRO-3 v0.3.16-v0.4.x: one all-gather per
- *     parameter, each launched after torch.cuda.synchronize() (so no
- *     gather overlaps computation), gradients all-reduced in buckets of
- *     5e8 elements on the reduction stream, the host waiting for each
- *     bucket's reduction before it goes on;
+ *   deepspeed-2021: DeepSpeed ZeRO-3 v0.3.16-v0.5.x: each module's
+ *     fetch blocks the host until the GPU has drained (gathers and
+ *     gradient reductions included), then prefetches the next 5e7
+ *     elements of parameters, one all-gather per parameter, each after a
+ *     torch.cuda.synchronize() and a Python loop over the ranks, so they
+ *     run beside that module's computation; gradients reduce-scattered
+ *     parameter by parameter in buckets of 5e8 elements on the reduction
+ *     stream, the host waiting for each bucket's reduction before it goes
+ *     on (builder_zero.c, ds21_pass, for the code read; the host's work
+ *     costs time only under a host clock, --host-op, which its stack
+ *     sets);
  *   megatron: with ZeRO-1, Megatron-LM's distributed optimizer (Megatron
  *     Core's DistributedDataParallel and DistributedOptimizer, read at
  *     d98e8a6, 2026-08): gradients in buckets of max(4e7, 1e6 x DP)
