@@ -31,7 +31,7 @@ def main():
     w = lines.append
     w("Pati et al. (IISWC 2023) against weft: share of the iteration spent "
       "communicating (per-rank means; weft = simulated)")
-    w("paper (abstract): communication 40-75 %% of runtime as models and "
+    w("paper (abstract): communication 40-75 % of runtime as models and "
       "hardware evolve; communication hidden today often cannot be hidden "
       "in future, larger models")
     w("")
@@ -41,10 +41,9 @@ def main():
           "hardware generation (0 = DGX A100)" % (rep, 8 * int(rep)))
         gens = sorted({int(r["generations"]) for r in rows})
         w("  %-7s" % "hidden" + "".join("%24s" % ("gen %d" % g)
-                                        for g in gens) + "   fits")
+                                        for g in gens))
         for h in sorted({int(r["hidden"]) for r in rows}):
             cells = []
-            fits = []
             for g in gens:
                 x = [r for r in rows if r["replicas"] == rep
                      and int(r["hidden"]) == h and int(r["generations"]) == g]
@@ -54,8 +53,7 @@ def main():
                 e = 100 * float(x["exposed_comm_s"]) / it
                 share[(rep, h, g)] = (o + e, e, o)
                 cells.append("%24s" % ("%5.1f [%4.1f / %4.1f]" % (o + e, e, o)))
-                fits.append("y" if x["status"] == "ok" else "n")
-            w("  %-7d" % h + "".join(cells) + "   " + "".join(fits))
+            w("  %-7d" % h + "".join(cells))
         w("")
     for rep in ("1", "4"):
         fut = [v for k, v in share.items() if k[0] == rep and k[2] >= 1]
@@ -88,9 +86,9 @@ def plot(share, out):
                                              for h in hs)))
     cmds = ["set terminal svg size 800,500 dynamic",
             "set output 'comm-share.svg'",
-            "set title 'Pati et al.: communication share of runtime; weft, "
-            "TP 8 x DP 4 on DGX A100 projected (lines), paper''s 40-75 %% "
-            "band (abstract)'",
+            'set title "Pati et al. (IISWC 2023): communication share of '
+            'runtime\\nweft: TP 8 x DP 4 on DGX A100 projected (lines); '
+            'paper: 40-75 % (abstract, grey band)"',
             "set xlabel 'hardware generations after A100 (weft datasheet "
             "trend)'",
             "set ylabel 'communication, % of iteration'",

@@ -1,6 +1,6 @@
 set terminal svg size 800,500 dynamic
 set output 'comm-share.svg'
-set title 'Pati et al.: communication share of runtime; weft, TP 8 x DP 4 on DGX A100 projected (lines), paper''s 40-75 %% band (abstract)'
+set title "Pati et al. (IISWC 2023): communication share of runtime\nweft: TP 8 x DP 4 on DGX A100 projected (lines); paper: 40-75 % (abstract, grey band)"
 set xlabel 'hardware generations after A100 (weft datasheet trend)'
 set ylabel 'communication, % of iteration'
 set yrange [0:100]
