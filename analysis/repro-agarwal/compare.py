@@ -134,7 +134,7 @@ def plot(rows, out):
                 'set title "Agarwal et al. (MLSys 2022) setup: %s, 64 V100 '
                 '(16 x p3.8xlarge)\\nweft simulation (solid), the paper\'s '
                 'performance model on weft\'s inputs (dashed)"' % net,
-                "set xrange [0.8:25]",
+                "set xrange [0.8:120]",
                 "set xlabel 'network bandwidth per node (Gb/s)'",
                 "set ylabel 'speedup over DDP (>1: compression helps)'",
                 "set logscale xy", "set key outside right",

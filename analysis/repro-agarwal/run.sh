@@ -3,7 +3,7 @@
 # paper's setups (study.xml), then print weft beside the paper and draw the
 # plots (compare.py).  Run from the repository root after building weft:
 #   sh analysis/repro-agarwal/run.sh [OUTDIR]
-# 1176 scenarios (each simulated with and without compression) in about 45 s
+# 1764 scenarios (each simulated with and without compression) in about 45 s
 # with -j 2 on a shared 2-core machine.
 set -e
 dir=$(dirname "$0")

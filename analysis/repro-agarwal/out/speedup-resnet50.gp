@@ -1,7 +1,7 @@
 set terminal svg size 800,500 dynamic
 set output 'speedup-resnet50.svg'
 set title "Agarwal et al. (MLSys 2022) setup: resnet50-like (64 img), 64 V100 (16 x p3.8xlarge)\nweft simulation (solid), the paper's performance model on weft's inputs (dashed)"
-set xrange [0.8:25]
+set xrange [0.8:120]
 set xlabel 'network bandwidth per node (Gb/s)'
 set ylabel 'speedup over DDP (>1: compression helps)'
 set logscale xy
