@@ -849,8 +849,19 @@ int hfconfig_read(struct model *m, struct hfconfig_note *note,
   char *buf = slurp(path, &len, err);
   if (!buf)
     return err ? err->code : WEFT_EIO;
-  struct json_object *root = parse(path, buf, len, err);
+  int rc = hfconfig_read_text(m, note, path, buf, len, err);
   free(buf);
+  return rc;
+}
+
+int hfconfig_read_text(struct model *m, struct hfconfig_note *note,
+                       const char *path, const char *text, size_t len,
+                       struct weft_err *err)
+{
+  if (len > HF_MAX_BYTES)
+    return weft_errf(err, WEFT_ELIMIT, "%s: more than %ld bytes: not a "
+                     "config.json", path, HF_MAX_BYTES);
+  struct json_object *root = parse(path, text, len, err);
   if (!root)
     return err ? err->code : WEFT_EINVAL;
 

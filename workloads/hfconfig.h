@@ -30,6 +30,8 @@
 #ifndef WEFT_HFCONFIG_H
 #define WEFT_HFCONFIG_H
 
+#include <stddef.h>
+
 #include "sim/base/err.h"
 #include "workloads/model.h"
 
@@ -52,6 +54,12 @@ struct hfconfig_note {
  * touched on failure. */
 int hfconfig_read(struct model *m, struct hfconfig_note *note,
                   const char *path, struct weft_err *err) WEFT_WUR;
+
+/* The same from `len` bytes of `text` (no NUL needed); `path` names it in
+ * messages and the model. */
+int hfconfig_read_text(struct model *m, struct hfconfig_note *note,
+                       const char *path, const char *text, size_t len,
+                       struct weft_err *err) WEFT_WUR;
 
 /* Whether a --model value names a config file rather than a preset: it ends
  * in ".json" or holds a '/'. */
