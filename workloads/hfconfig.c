@@ -811,7 +811,7 @@ static struct json_object *parse(const char *path, const char *buf,
   return root;
 }
 
-/* The name: _name_or_path's last part, else the file's name without .json
+/* The name: _name_or_path, else the file's name without .json
  * (the directory's name for a plain "config.json"). */
 static void model_name(char *out, size_t size, const char *path,
                        struct json_object *root)
