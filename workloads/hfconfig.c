@@ -537,6 +537,8 @@ static int read_deepseek_v3(struct rd *r)
       (rc = need_long(r, "v_head_dim", &v)) ||
       (rc = get_long(r, "num_nextn_predict_layers", &mtp, &have)))
     return rc;
+  if (shared > WEFT_MAX_EXPERTS)
+    return bad(r, "n_shared_experts", "out of range", NULL);
   /* modeling_deepseek.py: MoE when layer_idx % moe_layer_freq == 0, the
    * first of each group; weft's moe_every makes it the last. */
   if (freq != 1)
