@@ -218,15 +218,26 @@ Test(hfconfig, deepseek_v3)
                    "by this weft");
 }
 
+/* Without window settings the 128-token window is a limit on --seq. */
 Test(hfconfig, gpt_oss_20b)
 {
-  loads_or_refuses(FIX "gpt-oss-20b.json",
-                   (const char *const[]){"out_bias", "window", "full_every",
-                                         NULL},
-                   "gpt-oss-20b",
-                   FIX "gpt-oss-20b.json: field 'attention_bias' (a bias on "
-                   "the attention's output projection) is not supported by "
-                   "this weft");
+  struct hfconfig_note n;
+  struct model m = read_ok(FIX "gpt-oss-20b.json", &n);
+  cr_assert_eq(m.layers, 24);
+  cr_assert_eq(m.hidden, 2880);
+  cr_assert_eq(m.heads, 64);
+  cr_assert_eq(m.kv_heads, 8);
+  cr_assert_eq(m.head_dim, 64, "2880 / 64 heads is 45, not head_dim");
+  cr_assert_eq(m.experts, 32);
+  cr_assert_eq(m.topk, 4);
+  cr_assert_eq(m.ffn, 2880);
+  cr_assert(model_qkv_bias(&m), "attention_bias true");
+  if (have("window") && have("full_every"))
+    cr_assert_eq(n.seq_limit, 0);
+  else
+    cr_assert_eq(n.seq_limit, 128);
+  if (have_preset("gpt-oss-20b"))
+    same_as_preset(m, "gpt-oss-20b");
 }
 
 Test(hfconfig, llama4_scout)

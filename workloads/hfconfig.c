@@ -249,7 +249,11 @@ static int read_common(struct rd *r)
   return 0;
 }
 
-/* attention_bias of LlamaAttention and its descendants: q, k, v and o. */
+/* attention_bias of LlamaAttention and its descendants: q, k, v and o.
+ * NEEDSWORK: the output projection's bias (hidden values a layer, 0.0001 %
+ * of gpt-oss-20b) has no setting in this weft; it is left out, as the
+ * gpt-oss presets leave it out (model.c), and set when an `out_bias`
+ * setting exists. */
 static int read_attention_bias(struct rd *r)
 {
   bool b = false;
@@ -258,6 +262,8 @@ static int read_attention_bias(struct rd *r)
     return rc;
   if ((rc = set(r, "qkv_bias", "attention_bias", "", "yes")))
     return rc;
+  if (!have_key("out_bias"))
+    return 0;
   return set(r, "out_bias", "attention_bias",
              "a bias on the attention's output projection", "yes");
 }
@@ -671,10 +677,11 @@ static int read_llama4_text(struct rd *r)
       (rc = set_opt(r, "moe_every", "interleave_moe_layer_step", "an MoE "
                     "layer every Nth layer", step, 1)))
     return rc;
-  /* Llama4TextAttention: an L2 norm of q and k on the RoPE layers; weft's
-   * qk_norm (an RMSNorm of each head) stands for it on every layer. */
-  if (qkn && (rc = set(r, "qk_norm", "use_qk_norm", "", "yes")))
-    return rc;
+  /* use_qk_norm: Llama4TextL2Norm of q and k on the RoPE layers, without
+   * weights: elementwise, like the rotary embedding it follows, which weft
+   * does not cost apart either; not weft's qk_norm (Qwen3's RMSNorm with
+   * weights on every layer), as the llama4-scout preset has it. */
+  (void)qkn;
   if (have_chunk && chunk > 0 && period != -1)
     rc = set_window(r, "attention_chunk_size", chunk, period, true);
   return rc;
