@@ -412,6 +412,9 @@ static int load_workload(const struct opts *o, const char *default_cluster,
   }
   if (!o->quiet && resolve_plan)
     warn_uneven(&w->plan, &w->model);
+  if (!o->quiet && w->model_is_config && w->hf.unknown[0])
+    fprintf(stderr, "weft: warning: %s: fields weft does not know, taken as "
+            "not changing the cost: %s\n", w->hf.path, w->hf.unknown);
   *out_cat = cat;
   return 0;
 }
@@ -571,7 +574,8 @@ void opts_settings_help(FILE *f, int groups)
   }
   if (groups & OPTS_WORKLOAD) {
     heading(f, "model settings (on top of --model's preset)");
-    opt_line(f, "--model NAME", "model preset (weft list models)");
+    opt_line(f, "--model NAME", "model preset (weft list models), or a Hugging"
+             " Face config.json (FILE.json or a path; give --seq)");
     for (int k = 0; k < MK_COUNT; k++) {
       names_flag(model_key_name((enum model_key)k),
                  model_key_hint((enum model_key)k), left, sizeof left);
