@@ -69,7 +69,7 @@ Test(layout, group_sizes)
                          [GK_SHARD] = 4 * 2, [GK_REPL] = 2, [GK_EP] = 4,
                          [GK_EDP] = 2, [GK_CP] = 2, [GK_DPCP] = 16,
                          [GK_EDPCP] = 4, [GK_T3X] = 1, [GK_T3Y] = 1,
-                         [GK_T3Z] = 1};
+                         [GK_T3Z] = 1, [GK_EPN] = 4, [GK_EPX] = 1};
   for (int gk = 0; gk < GK_COUNT; gk++) {
     layout_group(l, (enum group_kind)gk, 5, &g);
     cr_assert_eq(g.n, want[gk], "kind %d", gk);

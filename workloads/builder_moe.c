@@ -180,13 +180,14 @@ bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st)
   return st->kind == LS_TP_OUT && i > 0 && c->ld.st[i - 1].kind == LS_A2A;
 }
 
-/* Whether LS_A2A step `st` is the dispatch (after the router) rather than
- * the combine. */
+/* Whether LS_A2A step `st` is the dispatch (the layer's first) rather
+ * than the combine. */
 static bool is_dispatch(const struct ctx *c, const struct lstep *st)
 {
-  long i = st - c->ld.st;
-  return i > 0 && c->ld.st[i - 1].kind == LS_LINEAR &&
-         c->ld.w[c->ld.st[i - 1].w].role == LW_ROUTER;
+  for (const struct lstep *s = c->ld.st; s < st; s++)
+    if (s->kind == LS_A2A)
+      return false;
+  return true;
 }
 
 /* The router's kernels after its gating GEMM over n tokens

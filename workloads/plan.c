@@ -1104,7 +1104,7 @@ static int check_moe(struct plan *p, const struct model *m,
 {
   enum moe_dispatcher d = p->moe_dispatcher;
   const char *o = p->origin[PK_MOE_DISPATCHER];
-  p->ep_node = p->ep;
+  p->ep_node = 0; /* the whole EP group (layout.h) */
   if ((d != MD_BASIC || p->moe_capacity > 0 || p->moe_pad) &&
       !model_is_moe(m))
     return weft_errf(err, WEFT_EINVAL, "%s: MoE settings need an MoE model "

@@ -305,7 +305,7 @@ struct plan {
   /* Derived by plan_resolve: */
   long gpus;
   long microbatches;      /* per pipeline per iteration: m */
-  long ep_node;           /* EP ranks per node (deepep), else ep */
+  long ep_node;           /* EP ranks per node (deepep), else 0 */
 };
 
 /* Megatron-LM's defaults: 1F1B, no recomputation, micro-batch 1, 40M-element
