@@ -343,3 +343,29 @@ Test(moe_exec, refused)
           8, "--moe_dispatcher: 'nccl' is not basic, alltoall, allgather or "
           "deepep");
 }
+
+/* Full recomputation replays the MoE layer's forward, its dispatch and
+ * combine included; basic set explicitly is the default graph. */
+Test(moe_exec, recompute_and_default)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "recompute", "full",
+                                 "moe_dispatcher", "alltoall"), &m, &p);
+  long cnt;
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_RECOMP, 0, 0, &cnt),
+      coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_FWD, 0, 0, NULL));
+  cr_assert_eq(cnt, 3);
+  graph_free(g);
+  struct model m2;
+  struct plan p2;
+  g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "4", "tp", "2",
+                   "global_batch", "16"), &m, &p);
+  struct graph *g2 = build_layers("mixtral-8x7b", 2, 16, KV("ep", "4", "tp",
+                                  "2", "global_batch", "16", "moe_dispatcher",
+                                  "basic"), &m2, &p2);
+  cr_assert(graph_equal(g, g2));
+  graph_free(g);
+  graph_free(g2);
+}
