@@ -274,6 +274,8 @@ static enum comm_class task_class(const struct task *t)
   case GK_CP:
     return CC_CP;
   case GK_EP:
+  case GK_EPN:
+  case GK_EPX:
     return CC_EP;
   default: /* DP, EMB, SHARD, REPL, DPCP, EDP, EDPCP */
     return CC_DP;

@@ -238,6 +238,10 @@ int workload_resolve_hw(struct workload *w, const struct catalog *cat,
                      "gpus shows what each GPU has)",
                      w->model.origin[MK_DTYPE], out_cluster->gpu.name,
                      dtype_name(w->model.dtype));
+  /* DeepEP's NVLink hop spans the GPUs of one NVLink domain (a node, or
+   * the job's GPUs of an NVL72 rack). */
+  if (!w->plan.set[PK_MOE_NODE_GPUS])
+    w->plan.moe_node_gpus = out_cluster->gpus_per_node;
   if (w->plan.attn_sdpa)
     w->plan.attn_kernel = out_cluster->gpu.attn[AK_FLASH2].have ? AK_FLASH2
                                                                 : -1;

@@ -30,7 +30,7 @@ static const char *const coll_ops[CO_COUNT] = {
     "sendrecv"};
 static const char *const group_kinds[GK_COUNT] = {
     "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp",
-    "t3x", "t3y", "t3z"};
+    "t3x", "t3y", "t3z", "epn", "epx"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
                                               "dp", "ag", "cp", "t3"};
@@ -152,6 +152,8 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
   fprintf(f, "model %s\nplan %s\n", g->model, g->plan);
   if (l->t3[0] > 0)
     fprintf(f, "tensor3d %ld %ld %ld\n", l->t3[0], l->t3[1], l->t3[2]);
+  if (l->ep_node > 0)
+    fprintf(f, "ep_node %ld\n", l->ep_node);
   fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s"
           " shard=%ld\n", l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks,
           dim_names[l->order[0]], dim_names[l->order[1]],
@@ -397,6 +399,8 @@ static int read_layout(struct reader *r, const char *line,
   }
   if (l->t3[0] > 0 && l->t3[0] * l->t3[1] * l->t3[2] != l->tp)
     return rerr(r, "tensor3d grid is not the layout's TP%s", "");
+  if (l->ep_node > 0 && l->ep % l->ep_node != 0)
+    return rerr(r, "ep_node does not divide the layout's EP%s", "");
   return 0;
 }
 
@@ -417,6 +421,10 @@ static int read_header_line(struct reader *r, char *line,
   }
   if (strncmp(line, "tensor3d ", 9) == 0)
     return read_tensor3d(r, line, &st->l);
+  if (strncmp(line, "ep_node ", 8) == 0) { /* DeepEP's node (layout.h) */
+    p = line + 8;
+    return read_long(r, &p, 1, WEFT_MAX_DEGREE, &st->l.ep_node, "ep_node");
+  }
   if (strncmp(line, "tokens ", 7) == 0) {
     p = line + 7;
     return read_double(r, &p, &st->tokens, "tokens");

@@ -383,7 +383,12 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 8 --tp 4 --sp yes \
   --tp-comm-overlap te --global-batch 8 --head-dim 96 --qkv-bias no \
   --qk-norm yes --tied no >"$tmp/j5" 2>/dev/null
-if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" <<'PY'
+# and the MoE settings only when not their defaults
+"$weft" run --json --model mixtral-8x7b --layers 2 --gpus 8 --ep 8 \
+  --global-batch 8 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
+  --moe-max-nodes 1 >"$tmp/j6" 2>/dev/null
+if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" \
+  "$tmp/j6" <<'PY'
 import json, re, sys
 doc = open(sys.argv[1]).read()
 sec = doc[doc.index("### `weft run --json`"):]
