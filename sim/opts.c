@@ -368,6 +368,67 @@ int opts_workload_hw(const struct opts *o, const char *default_cluster,
   return load_workload(o, default_cluster, false, w, out_cat, out_c, err);
 }
 
+/* The model settings a model of no preset cannot do without (model_check). */
+static const enum model_key custom_required[] = {
+    MK_LAYERS, MK_HIDDEN, MK_HEADS, MK_FFN, MK_VOCAB, MK_SEQ};
+
+/* "--layers, --hidden, --heads, --ffn, --vocab and --seq" into buf: the
+ * required keys, all of them or (missing) those not given. */
+static void required_flags(const struct opts *o, bool missing, char *buf,
+                           size_t size)
+{
+  const char *names[sizeof custom_required / sizeof *custom_required];
+  int n = 0;
+  for (size_t i = 0; i < sizeof custom_required / sizeof *custom_required;
+       i++) {
+    const char *key = model_key_name(custom_required[i]);
+    if (!missing || !opts_has(o, key))
+      names[n++] = key;
+  }
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < size; i++) {
+    char flag[OPTS_MAX_NAME + 2];
+    names_flag(names[i], NULL, flag, sizeof flag);
+    len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                            i == 0 ? "" : i == n - 1 ? " and " : ", ", flag);
+  }
+}
+
+/* No --model and no workload model: model settings on the command line
+ * make a model of no preset, labelled "custom", as a <model> without
+ * preset= does in a file; it needs every required setting, said by flag. */
+static int custom_model(const struct opts *o, struct workload *w,
+                        struct weft_err *err)
+{
+  bool any = false;
+  for (int i = 0; i < o->n_set; i++)
+    any |= model_key_from_name(o->set[i].name) >= 0;
+  if (!any)
+    return 0; /* no_model says so once every flag is checked */
+  char flags[160];
+  required_flags(o, true, flags, sizeof flags);
+  if (flags[0])
+    return weft_errf(err, WEFT_EINVAL, "%s: required by a model of no "
+                     "preset (or name one: --model NAME, weft list models)",
+                     flags);
+  workload_custom_model(w);
+  for (int k = 0; k < MK_COUNT; k++)
+    names_flag(model_key_name((enum model_key)k), NULL, w->model.origin[k],
+               sizeof w->model.origin[k]);
+  return 0;
+}
+
+/* No model at all, after the flags: the three ways to give one. */
+static int no_model(const struct opts *o, struct weft_err *err)
+{
+  char flags[160];
+  required_flags(o, false, flags, sizeof flags);
+  return weft_errf(err, WEFT_EINVAL, "no model: give --model NAME (weft list "
+                   "models), a workload file with <model>, or a custom "
+                   "model's %s", flags);
+}
+
 static int load_workload(const struct opts *o, const char *default_cluster,
                          bool resolve_plan, struct workload *w,
                          struct catalog **out_cat, struct cluster *out_c,
@@ -394,6 +455,13 @@ static int load_workload(const struct opts *o, const char *default_cluster,
   for (int i = 0; i < o->n_set && !rc; i++)
     if (strcmp(o->set[i].name, "model") == 0)
       rc = workload_flag(w, o->set[i].name, o->set[i].value, err);
+  if (!rc && !w->have_model)
+    rc = custom_model(o, w, err);
+  /* Plan settings no file gives are the flags' to answer for (a missing
+   * global batch is --global-batch's, not the plan's). */
+  for (int k = 0; k < PK_COUNT && !o->positional; k++)
+    names_flag(plan_key_name((enum plan_key)k), NULL, w->plan.origin[k],
+               sizeof w->plan.origin[k]);
   for (int i = 0; i < o->n_set && !rc; i++) {
     if (strcmp(o->set[i].name, "model") == 0)
       continue;
@@ -402,6 +470,8 @@ static int load_workload(const struct opts *o, const char *default_cluster,
       rc = weft_errf(err, WEFT_EINVAL, "--%s: not a workload setting",
                      o->set[i].name);
   }
+  if (!rc && !w->have_model)
+    rc = no_model(o, err);
   if (!rc)
     rc = resolve_plan ? workload_resolve(w, cat, default_cluster, out_c, err)
                       : workload_resolve_hw(w, cat, default_cluster, out_c,
