@@ -20,7 +20,7 @@
 enum run_opt {
   RUN_JSON, RUN_BREAKDOWN, RUN_PAJE, RUN_CHROME, RUN_COLLECTIVE, RUN_FIDELITY,
   RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
-  RUN_KERNEL_TABLE, RUN_FORCE, RUN_COUNT
+  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_COUNT
 };
 
 static const struct opt run_opts[] = {
@@ -51,6 +51,9 @@ static const struct opt run_opts[] = {
       "measured kernel times (CSV)"},
     [RUN_FORCE] = {"force", 0, OPT_FLAG, NULL,
       "simulate a job whose task graph exceeds the memory limit"},
+    [RUN_MUST_FIT] = {"must-fit", 0, OPT_FLAG, NULL,
+      "exit with status 3 when the job does not fit in GPU memory (the "
+      "summary or JSON is printed all the same; fits_in_memory says it)"},
     [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
 };
 OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
@@ -177,6 +180,10 @@ int cmd_run(int argc, char **argv)
       report_print_json(stdout, &res.r);
     else
       report_print_text(stdout, &res.r);
+    if (!res.r.mem.fits && opts_get(&a.o, RUN_MUST_FIT)) {
+      fprintf(stderr, "weft: --must-fit: the job does not fit in GPU memory\n");
+      rc = 3;
+    }
     job_result_release(&res);
   }
   cmd_run_args_release(&a);

@@ -76,7 +76,8 @@ static void man_page(FILE *f)
         "cluster files, where they are written with '_' for '-'.\n", f);
   opts_man_settings(f, OPTS_CLUSTER | OPTS_WORKLOAD);
   fputs(".SH EXIT STATUS\n0 on success, 1 for a bad value or file, 2 for "
-        "a usage error (an unknown command or option).\n"
+        "a usage error (an unknown command or option), 3 from weft run "
+        "--must-fit for a job that does not fit in GPU memory.\n"
         ".SH SEE ALSO\nREADME.md of the weft sources.\n", f);
 }
 

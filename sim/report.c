@@ -537,6 +537,20 @@ void report_print_text(FILE *f, const struct report *r)
                                            : sched_name(p->schedule),
           recompute_name(p->recompute), p->stack[0] ? ", stack " : "",
           p->stack);
+  /* A job that does not fit is said before its figures (issue 40): they
+   * are those of a GPU with the memory it lacks.  --must-fit fails it. */
+  if (!r->mem.fits) {
+    char t[32];
+    fprintf(f, "  DOES NOT FIT     %s per GPU of %s: this job cannot run as "
+            "planned; the figures below assume a GPU with the memory",
+            units_fmt_human(r->mem.total, UNIT_SIZE, a, sizeof a),
+            units_fmt_human(r->mem.capacity, UNIT_SIZE, b, sizeof b));
+    if (r->fit_hint[0])
+      fprintf(f, " (to fit: %s, %s)\n", r->fit_hint,
+              units_fmt_human(r->fit_hint_bytes, UNIT_SIZE, t, sizeof t));
+    else
+      fprintf(f, "\n");
+  }
   fprintf(f, "  iteration        %10.4f s   %.0f tokens/s\n", T,
           r->tokens_per_s);
   fprintf(f, "  per GPU          %10.1f TFLOP/s (Megatron count)   %.1f model "

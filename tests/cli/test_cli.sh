@@ -137,6 +137,15 @@ expect 1 "weft: --ffn, --vocab and --seq: required by a model of no preset (or n
 expect 1 "weft: --global-batch: global batch is required (set global_batch= or --global-batch)" run --model llama3-8b
 "$weft" run --layers 80 --hidden 8192 --heads 64 --kv-heads 8 --ffn 29568 --ffn-kind swiglu --vocab 152064 --seq 4096 --style llama --cluster dgx-h100 --gpus 64 --tp 8 --pp 4 --sp yes --global-batch 64 >"$tmp/custom" 2>&1
 if head -1 "$tmp/custom" | grep -qx "custom on 64 x H100-SXM (dgx-h100): TP 8, PP 4, DP 2, SP, micro-batch 1, global batch 64, 1f1b, recompute none"; then ok; else ko "custom model from flags"; cat "$tmp/custom"; fi
+# A job that does not fit says so on its second line, before its figures;
+# --must-fit makes it exit 3 (issue 40), text or JSON; a job that fits
+# exits 0 with it.
+"$weft" run --model llama3-8b --gpus 8 --global-batch 8 >"$tmp/oom" 2>"$tmp/err"
+if [ $? -eq 0 ] && sed -n 2p "$tmp/oom" | grep -qx "  DOES NOT FIT     171.7 GB per GPU of 85.9 GB: this job cannot run as planned; the figures below assume a GPU with the memory (to fit: --zero 2, 73.35 GB)"; then ok; else ko "does not fit, first"; head -3 "$tmp/oom"; fi
+expect 3 "weft: --must-fit: the job does not fit in GPU memory" run --model llama3-8b --gpus 8 --global-batch 8 --must-fit
+expect 3 "weft: --must-fit: the job does not fit in GPU memory" run --model llama3-8b --gpus 8 --global-batch 8 --must-fit --json
+if python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["fits_in_memory"] is False' "$tmp/out"; then ok; else ko "--must-fit --json still prints"; fi
+expect 0 "" run --model gpt-1.7b --layers 2 --gpus 8 --global-batch 8 --must-fit
 "$weft" run --model gpt-1.7b --layers 2 --gpus 32 --tp 2 --global-batch 64 >"$tmp/plain" 2>&1
 if head -1 "$tmp/plain" | grep -qx "gpt-1.7b on 32 x A100-80GB (selene): TP 2, PP 1, DP 16, micro-batch 1, global batch 64, 1f1b, recompute none"; then ok; else ko "plan defaults, not the demo's"; cat "$tmp/plain"; fi
 # The summary says which symmetric shortcut ran, and --every-rank none.
