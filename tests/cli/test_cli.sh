@@ -68,6 +68,28 @@ printf '<catalog>\n<nic name="HDR" bw="200" lat="1us"/>\n</catalog>\n' >"$tmp/ca
 expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expected a bandwidth such as 450GBps" list gpus --catalog "$tmp/cat.xml"
 expect 1 "weft: $tmp/cat.xml:2: <nic>: attribute 'bw': '200' has no unit; expected a bandwidth such as 450GBps" platform --catalog "$tmp/cat.xml"
 
+# Inline hardware a cluster file defines but does not use is warned about
+# (issue 40: the README's <node> without node= on <cluster> was ignored).
+printf '<cluster name="future" preset="dgx-h100" nodes="2">\n  <future name="H100-NVL2x" base="H100-SXM" nvlink="2"/>\n  <node name="Box" gpu="H100-NVL2x" gpus="8" nic="XDR" nics="8" nvlink_lat="0.5us"/>\n</cluster>\n' >"$tmp/inline.xml"
+"$weft" platform "$tmp/inline.xml" -o "$tmp/p.xml" 2>"$tmp/err"
+if [ "$(head -2 "$tmp/err")" = "weft: warning: $tmp/inline.xml: <node> 'Box' is defined but not used: the cluster's nodes are DGX-H100 (node=\"Box\" on <cluster> or --node Box uses it)
+weft: warning: $tmp/inline.xml: GPU 'H100-NVL2x' is defined but not used: the cluster's GPU is H100-SXM (a <node> with gpu=\"H100-NVL2x\" that the cluster uses, or --gpu H100-NVL2x, uses it)" ]; then ok; else ko "unused inline hardware"; cat "$tmp/err"; fi
+"$weft" platform "$tmp/inline.xml" --node Box -o "$tmp/p.xml" 2>"$tmp/err"
+if head -1 "$tmp/err" | grep -q "^weft: wrote .*: 16 GPUs (2 nodes of 8 x H100-NVL2x), fat-tree, 100 GB/s NICs$"; then ok; else ko "inline node used"; cat "$tmp/err"; fi
+"$weft" run --model gpt-1.7b --layers 2 --gpus 16 --global-batch 16 --cluster "$tmp/inline.xml" -q >/dev/null 2>"$tmp/err"
+if [ ! -s "$tmp/err" ]; then ok; else ko "-q silences the unused hardware"; cat "$tmp/err"; fi
+
+# What-if hardware is in the summary's headline and the line under it
+# (issue 40); a --scale factor given twice is refused like any setting.
+expect 1 "weft: --scale: factor compute given twice" run --model gpt-1.7b --scale compute=2 --scale compute=3
+expect 1 "weft: --scale: factor nic given twice" platform dgx-h100 --scale nic=2,compute=2,nic=3
+expect 1 "weft: --scale-compute: factor compute given twice (with --scale)" platform dgx-h100 --scale compute=2 --scale-compute 3
+"$weft" run --model gpt-1.7b --layers 2 --cluster dgx-h100 --gpus 8 --global-batch 8 --scale compute=2 >"$tmp/whatif" 2>&1
+if [ "$(head -2 "$tmp/whatif")" = "gpt-1.7b on 8 x H100-SXM what-if (dgx-h100): TP 1, PP 1, DP 8, micro-batch 1, global batch 8, 1f1b, recompute none
+  what-if hardware compute x2: 1979 TFLOP/s bf16, HBM 85.52 GB at 3.35 TB/s, NVLink 450 GB/s, NIC 50 GB/s" ]; then ok; else ko "--scale in the summary"; head -2 "$tmp/whatif"; fi
+"$weft" run --model gpt-1.7b --layers 2 --cluster dgx-h100 --gpus 8 --global-batch 8 --generations 1 >"$tmp/whatif" 2>&1
+if sed -n 2p "$tmp/whatif" | grep -qx "  what-if hardware GPU 2.33 years and NIC 2.33 years ahead by the datasheets trend: 2645 TFLOP/s bf16, HBM 145.2 GB at 6.799 TB/s, NVLink 805.7 GB/s, NIC 104.5 GB/s"; then ok; else ko "--generations in the summary"; head -2 "$tmp/whatif"; fi
+
 # Success paths: a file is written and the summary goes to stderr.
 expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), fat-tree, 25 GB/s NICs
 weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switches of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog); cost unknown (the catalog gives no price of the HDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform selene --gpus 64 -o "$tmp/p.xml"

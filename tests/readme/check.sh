@@ -6,13 +6,19 @@
 # or, when its first line is "$ build/weft ARGS", that line and then the
 # output.  The wall time on the "simulated ... in X s" line is masked: it
 # is the only figure that varies between identical runs.  --update rewrites
-# the blocks in place (after a change that moves the figures).
+# the blocks in place (after a change that moves the figures).  A fence
+# right after a line
+#   <!-- file: NAME -->
+# is written to NAME in the scratch directory the commands run in, so that
+# a file the README shows is the file a later output block reads.
 # Prints "readme: N passed, N failed".
 weft=$1
 readme=$2
 update=$3
+case $weft in /*) ;; *) weft=$PWD/$weft ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/work"
 mask() { sed 's/^\(  simulated .* in \)[0-9.]* s\( (.*)\)\{0,1\}$/\1X s\2/'; }
 pass=0
 fail=0
@@ -28,7 +34,20 @@ while IFS= read -r line; do
       args=${line#'<!-- output: '}
       args=${args%' -->'}
       state=fence ;;
+    '<!-- file: '*' -->')
+      name=${line#'<!-- file: '}
+      name=${name%' -->'}
+      : >"$tmp/work/$name"
+      state=filefence ;;
     esac ;;
+  filefence)
+    printf '%s\n' "$line" >>"$tmp/new"
+    case $line in '```'*) state=file ;;
+    *) echo "readme: no fence after <!-- file: $name -->"; exit 1 ;; esac ;;
+  file)
+    printf '%s\n' "$line" >>"$tmp/new"
+    if [ "$line" = '```' ]; then state=text
+    else printf '%s\n' "$line" >>"$tmp/work/$name"; fi ;;
   fence)
     printf '%s\n' "$line" >>"$tmp/new"
     [ "$line" = '```' ] || { echo "readme: no fence after <!-- output: $args -->"; exit 1; }
@@ -40,7 +59,7 @@ while IFS= read -r line; do
       prompt=""
       head -1 "$tmp/old" | grep -q '^\$ build/weft ' && prompt="\$ build/weft $args"
       # shellcheck disable=SC2086
-      { [ -n "$prompt" ] && printf '%s\n' "$prompt"; "$weft" $args 2>&1; } >"$tmp/out"
+      { [ -n "$prompt" ] && printf '%s\n' "$prompt"; (cd "$tmp/work" && "$weft" $args 2>&1); } >"$tmp/out"
       mask <"$tmp/old" >"$tmp/masked_old"
       if mask <"$tmp/out" | cmp -s - "$tmp/masked_old"; then
         pass=$((pass + 1))
