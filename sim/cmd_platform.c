@@ -15,10 +15,11 @@ static void print_parts(FILE *f, const struct cluster *c)
 {
   struct topo_parts p;
   topo_parts(c, &p);
-  fprintf(f, "%s fabric of %d GPUs (%d nodes): %ld NIC ports, %ld switches "
+  fprintf(f, "%s fabric of %d GPUs (%d node%s): %ld NIC ports, %ld switch%s "
           "of %d ports (%ld + %ld + %ld by tier), %ld switch ports, %ld "
           "cables", topology_name(c->topology), c->gpus, c->nodes,
-          p.nic_ports, p.switches_all, p.radix, p.switches[0], p.switches[1],
+          c->nodes == 1 ? "" : "s", p.nic_ports, p.switches_all,
+          p.switches_all == 1 ? "" : "es", p.radix, p.switches[0], p.switches[1],
           p.switches[2], p.ports_all, p.cables);
   if (p.have_switch_power)
     fprintf(f, "; %.4g kW at full traffic (NICs%s)", p.power_w / 1e3,
@@ -83,8 +84,9 @@ int cmd_platform(int argc, char **argv)
     return cli_fail(&err);
   if (strcmp(out, "-") != 0) {
     char a[32];
-    fprintf(stderr, "weft: wrote %s: %d GPUs (%d nodes of %d x %s), %s, %s "
-            "NICs\n", out, c.gpus, c.nodes, c.gpus_per_node, c.gpu.name,
+    fprintf(stderr, "weft: wrote %s: %d GPUs (%d node%s of %d x %s), %s, %s "
+            "NICs\n", out, c.gpus, c.nodes, c.nodes == 1 ? "" : "s",
+            c.gpus_per_node, c.gpu.name,
             topology_name(c.topology),
             units_fmt_human(c.nic.bw_Bps, UNIT_BW, a, sizeof a));
     fprintf(stderr, "weft: ");

@@ -635,7 +635,7 @@ static void key_word(struct wrap *w, const char *key, const char *hint)
 {
   char flag[OPTS_MAX_NAME + 2];
   names_flag(key, NULL, flag, sizeof flag);
-  char val[64];
+  char val[192];
   snprintf(val, sizeof val, " %s", hint);
   word(w, flag, val);
 }

@@ -462,8 +462,9 @@ static void print_energy(FILE *f, const struct report *r)
       snprintf(nic, sizeof nic, "NICs not counted (no %s power in the "
                "catalog)", c->nic.name);
     if (r->have_switch)
-      snprintf(sw, sizeof sw, "%ld %s switches %.4g kJ", r->switches,
-               c->sw.name, r->switch_energy_j / 1e3);
+      snprintf(sw, sizeof sw, "%ld %s switch%s %.4g kJ", r->switches,
+               c->sw.name, r->switches == 1 ? "" : "es",
+               r->switch_energy_j / 1e3);
     else
       snprintf(sw, sizeof sw, "switches not counted (no %s switch in the "
                "catalog)", c->nic.name);

@@ -92,7 +92,7 @@ if sed -n 2p "$tmp/whatif" | grep -qx "  what-if hardware GPU 2.33 years and NIC
 
 # Success paths: a file is written and the summary goes to stderr.
 expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), fat-tree, 25 GB/s NICs
-weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switches of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog); cost unknown (the catalog gives no price of the HDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform selene --gpus 64 -o "$tmp/p.xml"
+weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switch of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog); cost unknown (the catalog gives no price of the HDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform selene --gpus 64 -o "$tmp/p.xml"
 expect 0 "weft: wrote $tmp/t.xml: 64 GPUs (8 nodes of 8 x H100-SXM), torus, 50 GB/s NICs
 weft: torus fabric of 64 GPUs (8 nodes): 64 NIC ports, 0 switches of 64 ports (0 + 0 + 0 by tier), 0 switch ports, 16 cables; 1.574 kW at full traffic (NICs); cost unknown (the catalog gives no price of the NDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 -o "$tmp/t.xml"
 # Prices from a catalog of one's own: NICs x price + switches x price +
@@ -138,7 +138,7 @@ expect 2 "weft: --fidelity: 'packet' is not flow, step or auto" coll allreduce -
 # weft run and weft coll.
 expect 2 "weft: coll: unknown operation 'allsum'; expected allreduce, allgather, reducescatter, alltoall or broadcast" coll allsum
 expect 2 "weft: coll: give an operation: allreduce, allgather, reducescatter, alltoall or broadcast" coll
-expect 1 "weft: --min-bytes: '1' has no unit; expected a size such as 80GiB" coll allreduce --min-bytes 1
+expect 1 "weft: --min-bytes: '1.5' has no unit; expected a size such as 80GiB" coll allreduce --min-bytes 1.5
 expect 2 "weft: run: unknown option '--colour'" run --model gpt-1.7b --colour red
 expect 1 "weft: /nonexistent.csv: cannot open: No such file or directory" run --model gpt-1.7b --gpus 8 --global-batch 8 --kernel-table /nonexistent.csv
 # weft coll --json is one JSON object with a result per size.
@@ -149,6 +149,17 @@ if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["op"
 # (A100: 50 W, 400 W), for every GPU.
 "$weft" run --json >"$tmp/run.json"
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); e = d["gpus"] * (50 * d["iteration_time_s"] + 350 * d["compute_s"]); assert abs(d["gpu_energy_j"] - e) <= 1e-5 * e, (d["gpu_energy_j"], e)' "$tmp/run.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: GPU energy"; fi
+
+# weft --version is the JSON's weft_version; the main help is not cut off
+# (issue 40's small items); coll takes nccl-tests' -b, -e, -f, -g and bare
+# byte counts (K, M, G binary as nccl-tests' parsesize).
+"$weft" --version >"$tmp/version" 2>&1
+if python3 -c 'import json, sys; v = open(sys.argv[2]).read(); assert v == "weft %s\n" % json.load(open(sys.argv[1]))["weft_version"], v' "$tmp/run.json" "$tmp/version"; then ok; else ko "weft --version"; cat "$tmp/version"; fi
+if "$weft" --help | grep -q -- "--compress none|fp16|powersgd\[:R\]|topk\[:F\]|randomk\[:F\]|sign|efsign|qsgd\[:B\]$"; then ok; else ko "weft --help cut off"; fi
+"$weft" coll allreduce -b 1K -e 8192 -f 8 -g 16 --json >"$tmp/coll.json" 2>&1
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["gpus"] == 16 and [r["bytes"] for r in d["results"]] == [1024, 8192], d' "$tmp/coll.json"; then ok; else ko "coll -b -e -f -g"; cat "$tmp/coll.json"; fi
+expect 2 "weft: -g: given with --gpus (they are the same)" coll allreduce -g 8 --gpus 8
+expect 1 "weft: --min-bytes: '8x' has unknown unit 'x'; expected a size such as 80GiB" coll allreduce -b 8x
 
 # The demo job is the job of no settings; any setting leaves it out
 # (issue 40): no model is an error, a custom model from flags is labelled

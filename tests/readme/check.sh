@@ -83,6 +83,30 @@ while IFS= read -r line; do
   esac
 done <"$readme"
 [ "$n" -gt 0 ] || { echo "readme: no <!-- output: --> blocks in $readme"; exit 1; }
+# The test counts the README gives ("ends with `Ok: N`", "N test programs:
+# S Criterion suites ... and K scripts") are the build's (the build of
+# $weft; a build without valgrind's test has one fewer than the README).
+build=$(dirname "$weft")
+if meson introspect --tests "$build" >"$tmp/tests.json" 2>/dev/null; then
+  set -- $(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+names = [x["name"] for x in t]
+suites = sum(1 for x in t if x["cmd"][0].split("/")[-1].startswith("test_") and not x["cmd"][0].endswith(".sh"))
+extra = 0 if "valgrind" in names else 1
+dup = sorted(set(n for n in names if names.count(n) > 1))
+print(len(t) + extra, suites, len(t) - suites + extra, ",".join(dup) or "-")' "$tmp/tests.json")
+  ok=$(sed -n 's/.*ends with `Ok: \([0-9]*\)`.*/\1/p' "$readme" | head -1)
+  progs=$(sed -n 's/.*(\([0-9]*\) test programs: \([0-9]*\) Criterion suites.*/\1 \2/p' "$readme" | head -1)
+  scripts=$(tr '\n' ' ' <"$readme" | sed -n 's/.* Criterion suites[^()]*, and \([0-9]*\) scripts.*/\1/p')
+  if [ "$ok" = "$1" ] && [ "$progs" = "$1 $2" ] && [ "$scripts" = "$3" ] && [ "$4" = - ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: README's test counts (Ok: $ok; programs and suites: $progs; scripts: $scripts) are not the build's: $1 tests, $2 Criterion suites, $3 scripts; names given twice: $4"
+  fi
+else
+  echo "readme: meson introspect --tests $build failed: the test counts are not checked"
+fi
 if [ "$update" = "--update" ]; then
   cp "$tmp/new" "$readme"
 fi
