@@ -26,13 +26,39 @@ static void print_parts(FILE *f, const struct cluster *c)
             p.switches_all ? " and switches" : "");
   else
     fprintf(f, "; power unknown (no %s switch in the catalog)", c->nic.name);
-  if (p.have_prices)
-    fprintf(f, "; $%.4g M at the catalog's prices (%s; %s)\n",
-            p.cost_usd / 1e6, c->nic.source, c->sw.source);
-  else
-    fprintf(f, "; cost unknown (the catalog gives no price of the %s NIC, "
-            "switch and links: price= and link_price= of <nic> and "
-            "<switch>)\n", c->nic.name);
+  if (p.have_prices) {
+    /* The sources of the prices, those the catalog gives (issue 40: two
+     * empty ones printed "(; )"). */
+    const char *a = c->nic.source, *b = c->sw.source;
+    fprintf(f, "; $%.4g M at the catalog's prices%s%s%s%s%s\n",
+            p.cost_usd / 1e6, a[0] || b[0] ? " (" : "", a,
+            a[0] && b[0] ? "; " : "", b, a[0] || b[0] ? ")" : "");
+    return;
+  }
+  /* What is missing, and only that: the NIC's price, the switch (none of
+   * the NIC's generation in the catalog), its price, its links' price. */
+  char miss[256] = "";
+  size_t n = 0;
+  const char *sep = "";
+  if (c->nic.price <= 0) {
+    n += (size_t)snprintf(miss + n, sizeof miss - n, "price= of <nic> %s",
+                          c->nic.name);
+    sep = ", ";
+  }
+  if (c->sw.ports <= 0) {
+    snprintf(miss + n, sizeof miss - n, "%sa <switch> of nic=\"%s\" with "
+             "price= and link_price=", sep, c->nic.name);
+  } else {
+    if (c->sw.price <= 0 && p.switches_all > 0 && n < sizeof miss) {
+      n += (size_t)snprintf(miss + n, sizeof miss - n, "%sprice= of <switch> "
+                            "%s", sep, c->sw.name);
+      sep = ", ";
+    }
+    if (c->sw.link_price <= 0 && n < sizeof miss)
+      snprintf(miss + n, sizeof miss - n, "%slink_price= of <switch> %s",
+               sep, c->sw.name);
+  }
+  fprintf(f, "; cost unknown (the catalog lacks %s)\n", miss);
 }
 
 /* The keys of the options below (opts_get), one per entry. */

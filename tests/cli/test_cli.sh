@@ -92,9 +92,9 @@ if sed -n 2p "$tmp/whatif" | grep -qx "  what-if hardware GPU 2.33 years and NIC
 
 # Success paths: a file is written and the summary goes to stderr.
 expect 0 "weft: wrote $tmp/p.xml: 64 GPUs (8 nodes of 8 x A100-80GB), fat-tree, 25 GB/s NICs
-weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switch of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog); cost unknown (the catalog gives no price of the HDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform selene --gpus 64 -o "$tmp/p.xml"
+weft: fat-tree fabric of 64 GPUs (8 nodes): 64 NIC ports, 1 switch of 64 ports (1 + 0 + 0 by tier), 64 switch ports, 64 cables; power unknown (no HDR switch in the catalog); cost unknown (the catalog lacks price= of <nic> HDR, a <switch> of nic=\"HDR\" with price= and link_price=)" platform selene --gpus 64 -o "$tmp/p.xml"
 expect 0 "weft: wrote $tmp/t.xml: 64 GPUs (8 nodes of 8 x H100-SXM), torus, 50 GB/s NICs
-weft: torus fabric of 64 GPUs (8 nodes): 64 NIC ports, 0 switches of 64 ports (0 + 0 + 0 by tier), 0 switch ports, 16 cables; 1.574 kW at full traffic (NICs); cost unknown (the catalog gives no price of the NDR NIC, switch and links: price= and link_price= of <nic> and <switch>)" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 -o "$tmp/t.xml"
+weft: torus fabric of 64 GPUs (8 nodes): 64 NIC ports, 0 switches of 64 ports (0 + 0 + 0 by tier), 0 switch ports, 16 cables; 1.574 kW at full traffic (NICs); cost unknown (the catalog lacks price= of <nic> NDR, link_price= of <switch> QM9790)" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 -o "$tmp/t.xml"
 # Prices from a catalog of one's own: NICs x price + switches x price +
 # cables x link price (1024 x 2000 + 48 x 30000 + 2048 x 1500 dollars).
 cat >"$tmp/prices.xml" <<'XML'
@@ -105,6 +105,14 @@ cat >"$tmp/prices.xml" <<'XML'
 XML
 "$weft" platform dgx-h100 --gpus 1024 --catalog "$tmp/prices.xml" --parts >"$tmp/parts" 2>&1
 if grep -q '48 switches of 64 ports (32 + 16 + 0 by tier), 3072 switch ports, 2048 cables; 87.21 kW at full traffic (NICs and switches); \$6.56 M at the catalog' "$tmp/parts"; then ok; else ko "parts with prices: $(cat "$tmp/parts")"; fi
+# Prices without sources print none (no "(; )"), and a switch priced
+# without its NIC lacks the NIC's price alone (issue 40).
+printf '<catalog>\n<nic name="NDR" bw="400Gbps" lat="1us" price="2000"/>\n<switch name="QM9790" nic="NDR" ports="64" idle_power="1228W" max_power="1292W" price="30000" link_price="1500"/>\n</catalog>\n' >"$tmp/nosrc.xml"
+"$weft" platform dgx-h100 --gpus 64 --catalog "$tmp/nosrc.xml" -o "$tmp/p.xml" -q 2>"$tmp/parts"
+if tail -1 "$tmp/parts" | grep -q 'cables; 1.292 kW at full traffic (NICs and switches); \$0.254 M at the catalog.s prices$'; then ok; else ko "prices without sources: $(cat "$tmp/parts")"; fi
+printf '<catalog>\n<switch name="QM9790" nic="NDR" ports="64" idle_power="1228W" max_power="1292W" price="30000" link_price="1500"/>\n</catalog>\n' >"$tmp/swonly.xml"
+"$weft" platform dgx-h100 --gpus 64 --catalog "$tmp/swonly.xml" -o "$tmp/p.xml" -q 2>"$tmp/parts"
+if tail -1 "$tmp/parts" | grep -q 'cost unknown (the catalog lacks price= of <nic> NDR)$'; then ok; else ko "switch priced, NIC not: $(cat "$tmp/parts")"; fi
 # A torus cable carries 8 NICs / 4 ports = 2 ports' bandwidth: 16 cables
 # priced as 32 links (64 x 2000 + 32 x 1500 dollars).
 "$weft" platform dgx-h100 --gpus 64 --topology torus --torus 2x4 --catalog "$tmp/prices.xml" --parts >"$tmp/parts" 2>&1
