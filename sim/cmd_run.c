@@ -20,7 +20,7 @@
 enum run_opt {
   RUN_JSON, RUN_BREAKDOWN, RUN_PAJE, RUN_CHROME, RUN_COLLECTIVE, RUN_FIDELITY,
   RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
-  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_COUNT
+  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_DRY_RUN, RUN_COUNT
 };
 
 static const struct opt run_opts[] = {
@@ -54,6 +54,9 @@ static const struct opt run_opts[] = {
     [RUN_MUST_FIT] = {"must-fit", 0, OPT_FLAG, NULL,
       "exit with status 3 when the job does not fit in GPU memory (the "
       "summary or JSON is printed all the same; fits_in_memory says it)"},
+    [RUN_DRY_RUN] = {"dry-run", 'n', OPT_FLAG, NULL,
+      "check the settings and print the job in one line, without "
+      "simulating it"},
     [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
 };
 OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
@@ -165,6 +168,18 @@ int cmd_run(int argc, char **argv)
   if (cmd_run_args(argc, argv, &a, &rc))
     return rc;
   a.spec.t0_s = t0;
+  if (opts_get(&a.o, RUN_DRY_RUN)) {
+    /* The settings resolved (model, plan against the cluster): what a
+     * newcomer can check before a long run, and the README check runs
+     * its examples with. */
+    const struct plan *p = &a.w.plan;
+    printf("%s on %ld x %s (%s): TP %ld, PP %ld, DP %ld, CP %ld, EP %ld, "
+           "micro-batch %ld, global batch %ld; not simulated (--dry-run)\n",
+           a.w.model.name, p->gpus, a.c.gpu.name, a.c.name, p->tp, p->pp,
+           p->dp, p->cp, p->ep, p->micro_batch, p->global_batch);
+    cmd_run_args_release(&a);
+    return 0;
+  }
   bool tty = isatty(STDERR_FILENO);
   if (tty)
     a.spec.ep.on_progress = show_progress;

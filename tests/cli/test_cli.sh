@@ -178,6 +178,10 @@ expect 1 "weft: --ffn, --vocab and --seq: required by a model of no preset (or n
 expect 1 "weft: --global-batch: global batch is required (set global_batch= or --global-batch)" run --model llama3-8b
 "$weft" run --layers 80 --hidden 8192 --heads 64 --kv-heads 8 --ffn 29568 --ffn-kind swiglu --vocab 152064 --seq 4096 --style llama --cluster dgx-h100 --gpus 64 --tp 8 --pp 4 --sp yes --global-batch 64 >"$tmp/custom" 2>&1
 if head -1 "$tmp/custom" | grep -qx "custom on 64 x H100-SXM (dgx-h100): TP 8, PP 4, DP 2, SP, micro-batch 1, global batch 64, 1f1b, recompute none"; then ok; else ko "custom model from flags"; cat "$tmp/custom"; fi
+# --dry-run (-n) resolves the job and prints it in one line, unsimulated.
+"$weft" run --model gpt3-175b --cluster selene --gpus 1536 --tp 8 --pp 8 --global-batch 1536 -n >"$tmp/dry" 2>&1
+if [ $? -eq 0 ] && [ "$(cat "$tmp/dry")" = "gpt3-175b on 1536 x A100-80GB (selene): TP 8, PP 8, DP 24, CP 1, EP 1, micro-batch 1, global batch 1536; not simulated (--dry-run)" ]; then ok; else ko "run --dry-run"; cat "$tmp/dry"; fi
+expect 1 "weft: --tp: TP 3 x PP 1 x CP 1 = 3 does not divide 32 GPUs" run --model gpt-1.7b --gpus 32 --tp 3 --global-batch 64 --dry-run
 # A job that does not fit says so on its second line, before its figures;
 # --must-fit makes it exit 3 (issue 40), text or JSON; a job that fits
 # exits 0 with it.

@@ -83,6 +83,38 @@ while IFS= read -r line; do
   esac
 done <"$readme"
 [ "$n" -gt 0 ] || { echo "readme: no <!-- output: --> blocks in $readme"; exit 1; }
+# The README's example commands in its sh blocks (continuation lines
+# joined, a trailing # comment and a > redirection dropped) run in the
+# scratch directory (issue 40: the examples are run, not only printed):
+# every `build/weft run` with --dry-run, which resolves the settings
+# without simulating; platform, graph, coll, list and help as they are.
+# plan, sweep and report need minutes or a study's results: not run.
+awk '
+  /^```sh/ { sh = 1; next }
+  /^```/ { sh = 0; next }
+  sh && cont { line = line " " $0 }
+  sh && !cont && /^build\/weft (run|platform|graph|coll|list|help) / { line = $0 }
+  sh && (cont || /^build\/weft (run|platform|graph|coll|list|help) /) {
+    cont = sub(/[ ]*\\$/, "", line)
+    if (!cont) {
+      sub(/[ ]+#.*$/, "", line); sub(/[ ]+>.*$/, "", line)
+      gsub(/[ ]+/, " ", line); print line
+    }
+  }
+' "$readme" >"$tmp/runs"
+while IFS= read -r cmd; do
+  args=${cmd#build/weft }
+  dry=""
+  case $args in *' --dry-run'*) ;; run\ *) dry=--dry-run ;; esac
+  # shellcheck disable=SC2086
+  if (cd "$tmp/work" && "$weft" $args $dry >/dev/null 2>"$tmp/err"); then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: the README's '$cmd' is refused: $(cat "$tmp/err")"
+  fi
+done <"$tmp/runs"
+grep -q '^build/weft run ' "$tmp/runs" || { echo "readme: no build/weft run example found"; fail=$((fail + 1)); }
 # The test counts the README gives ("ends with `Ok: N`", "N test programs:
 # S Criterion suites ... and K scripts") are the build's (the build of
 # $weft; a build without valgrind's test has one fewer than the README).
