@@ -21,6 +21,13 @@ static void print_parts(FILE *f, const struct cluster *c)
           c->nodes == 1 ? "" : "s", p.nic_ports, p.switches_all,
           p.switches_all == 1 ? "" : "es", p.radix, p.switches[0], p.switches[1],
           p.switches[2], p.ports_all, p.cables);
+  /* Switches are the catalog's of the NIC's generation (<switch nic=>),
+   * counted at its ports: a NIC made faster by --scale or a projection
+   * would need faster ports, which the catalog does not have (issue 40). */
+  if (p.switches_all && c->sw.ports > 0 &&
+      (c->scale.nic != 1 || c->proj_nic_years > 0))
+    fprintf(f, " (switches: %s's %d ports, of the catalog's %s NICs, not "
+            "of the scaled ones)", c->sw.name, c->sw.ports, c->sw.nic);
   if (p.have_switch_power)
     fprintf(f, "; %.4g kW at full traffic (NICs%s)", p.power_w / 1e3,
             p.switches_all ? " and switches" : "");

@@ -765,7 +765,9 @@ void opts_settings_help(FILE *f, int groups)
              "(XML; up to 8 files)");
   }
   if (groups & OPTS_WORKLOAD) {
-    heading(f, "model settings (on top of --model's preset)");
+    heading(f, "model settings (on top of --model's preset; without one, "
+            "--layers, --hidden, --heads, --ffn, --vocab and --seq make a "
+            "custom model)");
     opt_line(f, "--model NAME", "model preset (weft list models)");
     for (int k = 0; k < MK_COUNT; k++) {
       names_flag(model_key_name((enum model_key)k),

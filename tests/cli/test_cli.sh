@@ -105,6 +105,9 @@ cat >"$tmp/prices.xml" <<'XML'
 XML
 "$weft" platform dgx-h100 --gpus 1024 --catalog "$tmp/prices.xml" --parts >"$tmp/parts" 2>&1
 if grep -q '48 switches of 64 ports (32 + 16 + 0 by tier), 3072 switch ports, 2048 cables; 87.21 kW at full traffic (NICs and switches); \$6.56 M at the catalog' "$tmp/parts"; then ok; else ko "parts with prices: $(cat "$tmp/parts")"; fi
+# Switch counts of a scaled NIC are the catalog switch's, and say so.
+"$weft" platform dgx-h100 --gpus 64 --scale nic=2 -o "$tmp/p.xml" 2>"$tmp/parts"
+if tail -1 "$tmp/parts" | grep -q ' 64 cables (switches: QM9790.s 64 ports, of the catalog.s NDR NICs, not of the scaled ones); '; then ok; else ko "scaled NICs' switches: $(cat "$tmp/parts")"; fi
 # Prices without sources print none (no "(; )"), and a switch priced
 # without its NIC lacks the NIC's price alone (issue 40).
 printf '<catalog>\n<nic name="NDR" bw="400Gbps" lat="1us" price="2000"/>\n<switch name="QM9790" nic="NDR" ports="64" idle_power="1228W" max_power="1292W" price="30000" link_price="1500"/>\n</catalog>\n' >"$tmp/nosrc.xml"
