@@ -16,6 +16,17 @@ void workload_init(struct workload *w)
   cluster_desc_init(&w->cluster);
 }
 
+void workload_custom_model(struct workload *w)
+{
+  memset(&w->model, 0, sizeof w->model);
+  w->model.dtype = DTYPE_BF16;
+  w->model.experts = w->model.topk = 1;
+  w->model.ffn_kind = FFN_GELU;
+  w->model.gpt_style = true;
+  snprintf(w->model.name, sizeof w->model.name, "custom");
+  w->have_model = true;
+}
+
 static int set_model(void *ctx, int key, const char *value,
                      const char *origin, struct weft_err *err)
 {
@@ -69,12 +80,7 @@ static int read_model(struct workload *w, const struct xin_doc *doc,
     if ((rc = model_from_preset(&w->model, preset, err)))
       return xin_errf(doc, e, err, rc, "attribute 'preset': %s", err->msg);
   } else {
-    memset(&w->model, 0, sizeof w->model);
-    w->model.dtype = DTYPE_BF16;
-    w->model.experts = w->model.topk = 1;
-    w->model.ffn_kind = FFN_GELU;
-    w->model.gpt_style = true;
-    snprintf(w->model.name, sizeof w->model.name, "custom");
+    workload_custom_model(w);
     for (int k = 0; k < MK_COUNT; k++)
       xin_origin(doc, e, keys[k], w->model.origin[k],
                  sizeof w->model.origin[k]);

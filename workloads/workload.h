@@ -36,6 +36,11 @@ struct workload {
 
 void workload_init(struct workload *w);
 
+/* Start a model of no preset, named "custom": bf16, dense, GELU FFN, GPT
+ * style; layers, hidden, heads, ffn, vocab and seq are left for the
+ * caller to set (model_check refuses the model until they are). */
+void workload_custom_model(struct workload *w);
+
 /* Read a workload file; inline hardware of its <cluster> goes into `cat`. */
 int workload_read_file(struct workload *w, struct catalog *cat,
                        const char *path, struct weft_err *err) WEFT_WUR;
