@@ -21,18 +21,21 @@
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
 
+/* SimGrid's engine is not torn down at exit (sgb_boot): the platform's
+ * memory goes back with the process. */
 void platload_boot(int verbose)
 {
   static char a0[] = "weft";
   static char a1[] = "--log=root.thres:critical";
   static char a2[] = "--cfg=contexts/factory:raw";
-  char *argv[] = {a0, a1, a2, NULL};
-  int argc = 3;
+  static char a3[] = "--cfg=debug/clean-atexit:no";
+  char *argv[] = {a0, a1, a2, a3, NULL};
+  int argc = 4;
   if (verbose || getenv("WEFT_SIMGRID_LOG")) {
-    argv[1] = a2;
-    argc = 2;
+    argv[1] = a3;
+    argc = 3;
   }
-  simgrid_init(&argc, argv);
+  sgb_boot(&argc, argv);
 }
 
 int platload_file(const char *path, struct weft_err *err)
