@@ -138,11 +138,12 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
     sgb_zone_link(name, t->link[i].bw, t->link[i].lat);
   }
   double speed = platgen_host_speed(c);
+  struct platgen_prop pr[PLATGEN_HOST_PROPS];
+  platgen_host_props(c, 0, pr);
   for (long r = 0; r < c->gpus; r++) {
     platgen_host_name((int)r, name, sizeof name);
     sg_host_t h = sgb_zone_host(name, speed);
-    struct platgen_prop pr[PLATGEN_HOST_PROPS];
-    platgen_host_props(c, (int)r, pr);
+    platgen_host_props_rank(c, (int)r, pr);
     for (int i = 0; i < PLATGEN_HOST_PROPS; i++)
       sg_host_set_property_value(h, pr[i].name, pr[i].value);
   }
