@@ -4,9 +4,10 @@
  *   bench_platform PRESET GPUS [memory|xml]
  *
  * memory (the default; what weft run does, sim/platload.c's
- * platload_cluster): prints "gpus=N build_s=T peak_rss_mb=M", where build_s
- * covers the fabric (platforms/topo.c) and the SimGrid zone, its links and
- * hosts, sealed.  xml: generate platgen's XML into a file and load it;
+ * platload_cluster): prints "gpus=N build_s=T cpu_s=T peak_rss_mb=M", where
+ * build_s (wall) and cpu_s (the process's CPU time, which a shared machine
+ * inflates less) cover the fabric (platforms/topo.c) and the SimGrid zone,
+ * its links and hosts, sealed.  xml: generate platgen's XML into a file and load it;
  * prints "gpus=N xml_bytes=B gen_s=T load_s=T peak_rss_mb=M".  One engine
  * per process: tests/bench/run_platform.sh calls it repeatedly and takes
  * medians.
@@ -26,6 +27,13 @@ static double now(void)
 {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double cpu_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -61,14 +69,14 @@ int main(int argc, char **argv)
   }
   if (strcmp(mode, "memory") == 0) {
     platload_boot(0);
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     if (platload_cluster(&c, &err)) {
       fprintf(stderr, "bench_platform: %s\n", err.msg);
       return 1;
     }
-    double t1 = now();
-    printf("gpus=%d build_s=%.3f peak_rss_mb=%.1f\n", c.gpus, t1 - t0,
-           peak_rss_mb());
+    double t1 = now(), c1 = cpu_now();
+    printf("gpus=%d build_s=%.3f cpu_s=%.3f peak_rss_mb=%.1f\n", c.gpus,
+           t1 - t0, c1 - c0, peak_rss_mb());
     catalog_free(cat);
     return 0;
   }

@@ -2,7 +2,7 @@
 # run_platform.sh [BUILD_DIR] [RUNS] - platforms of growing size, medians
 # over RUNS runs (default 3).
 #   1. The in-memory platform weft builds (sim/platload.c): fabric, zone,
-#      links and hosts, sealed; build time and peak memory.  Target (issue
+#      links and hosts, sealed; build time (wall and CPU) and peak memory.  Target (issue
 #      2): 16384 H100 GPUs in under 5 s and 500 MB.
 #   2. platgen's XML of the same fat tree, written and loaded by SimGrid
 #      (what `weft platform` writes), for comparison.
@@ -21,12 +21,13 @@ median() { # FIELD: median of FIELD=value over the lines of $tmp/out
   sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$tmp/out" | sort -n |
     awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-printf '%-12s %7s %8s %8s\n' preset gpus build_s rss_MB
+printf '%-12s %7s %8s %8s %8s\n' preset gpus build_s cpu_s rss_MB
 for spec in dgx-h100:16384 dgx-h100:32768 dgx-h100:65536 dgx-h100:131072 gb200-nvl72:16416; do
   preset=${spec%%:*}; gpus=${spec##*:}
   : >"$tmp/out"
   for i in $(seq "$runs"); do "$build/tests/bench_platform" "$preset" "$gpus" memory >>"$tmp/out"; done
-  printf '%-12s %7d %8s %8s\n' "$preset" "$gpus" "$(median build_s)" "$(median peak_rss_mb)"
+  printf '%-12s %7d %8s %8s %8s\n' "$preset" "$gpus" "$(median build_s)" \
+    "$(median cpu_s)" "$(median peak_rss_mb)"
 done
 echo
 printf '%-12s %7s %8s %8s %8s %8s\n' 'preset(xml)' gpus xml_MB gen_s load_s rss_MB
@@ -40,18 +41,21 @@ for spec in dgx-h100:1024 dgx-h100:16384; do
 done
 [ "${JOBS:-1}" = 0 ] && exit 0
 echo
-printf '%-12s %7s %8s %8s %8s\n' job gpus wall_s sim_s rss_MB
+printf '%-12s %7s %8s %8s %8s %8s\n' job gpus wall_s cpu_s sim_s rss_MB
 for gpus in 16384 32768 65536 131072; do
   [ "$gpus" -gt "${MAX_GPUS:-131072}" ] && break
   : >"$tmp/out"
   for i in $(seq "$runs"); do
-    /usr/bin/time -f "wall_s=%e rss_kb=%M" -o "$tmp/time" "$build/weft" run --json \
+    /usr/bin/time -f "wall_s=%e user_s=%U sys_s=%S rss_kb=%M" -o "$tmp/time" "$build/weft" run --json \
       --model llama3-405b --cluster dgx-h100 --gpus "$gpus" --tp 8 --pp 16 \
       --global-batch $((gpus / 8)) >"$tmp/json" 2>/dev/null ||
       { echo "llama3-405b $gpus failed"; continue 2; }
     sim=$(sed -n 's/.*"sim_wall_s": \([0-9.]*\).*/\1/p' "$tmp/json")
-    echo "$(tail -1 "$tmp/time") sim_s=$sim" >>"$tmp/out"
+    t=$(tail -1 "$tmp/time")
+    cpu=$(echo "$t" | sed -n 's/.*user_s=\([0-9.]*\) sys_s=\([0-9.]*\).*/\1 \2/p' |
+      awk '{ printf "%.2f", $1 + $2 }')
+    echo "$t cpu_s=$cpu sim_s=$sim" >>"$tmp/out"
   done
-  printf '%-12s %7d %8s %8s %8.0f\n' llama3-405b "$gpus" "$(median wall_s)" \
-    "$(median sim_s)" "$(median rss_kb | awk '{ print $1 / 1024 }')"
+  printf '%-12s %7d %8s %8s %8s %8.0f\n' llama3-405b "$gpus" "$(median wall_s)" \
+    "$(median cpu_s)" "$(median sim_s)" "$(median rss_kb | awk '{ print $1 / 1024 }')"
 done
