@@ -151,15 +151,15 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
   return 0;
 }
 
-/* The platform is written to an anonymous in-memory file and SimGrid
- * reads it through /proc/self/fd: nothing is left on disk if the run is
- * killed (a 131072-GPU platform is 178 MB).  Where memfd is missing, a
- * temporary file, unlinked as soon as SimGrid has read it. */
 int platload_cluster(const struct cluster *c, struct weft_err *err)
 {
   return build_in_memory(c, err);
 }
 
+/* The platform is written to an anonymous in-memory file and SimGrid
+ * reads it through /proc/self/fd: nothing is left on disk if the run is
+ * killed (a 131072-GPU platform is 178 MB).  Where memfd is missing, a
+ * temporary file, unlinked as soon as SimGrid has read it. */
 int platload_cluster_xml(const struct cluster *c, struct weft_err *err)
 {
   char path[64];
