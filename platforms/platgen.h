@@ -72,6 +72,10 @@ struct platgen_prop {
 };
 void platgen_host_props(const struct cluster *c, int rank,
                         struct platgen_prop out[PLATGEN_HOST_PROPS]);
+/* Rewrite only what depends on the rank (node, local_rank) in `out`, which
+ * platgen_host_props filled for another rank of `c`. */
+void platgen_host_props_rank(const struct cluster *c, int rank,
+                             struct platgen_prop out[PLATGEN_HOST_PROPS]);
 
 /* The host name of a global GPU rank: "gpu<rank>". */
 void platgen_host_name(int rank, char *buf, size_t size);

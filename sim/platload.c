@@ -21,18 +21,21 @@
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
 
+/* SimGrid's engine is not torn down at exit (sgb_boot): the platform's
+ * memory goes back with the process. */
 void platload_boot(int verbose)
 {
   static char a0[] = "weft";
   static char a1[] = "--log=root.thres:critical";
   static char a2[] = "--cfg=contexts/factory:raw";
-  char *argv[] = {a0, a1, a2, NULL};
-  int argc = 3;
+  static char a3[] = "--cfg=debug/clean-atexit:no";
+  char *argv[] = {a0, a1, a2, a3, NULL};
+  int argc = 4;
   if (verbose || getenv("WEFT_SIMGRID_LOG")) {
-    argv[1] = a2;
-    argc = 2;
+    argv[1] = a3;
+    argc = 3;
   }
-  simgrid_init(&argc, argv);
+  sgb_boot(&argc, argv);
 }
 
 int platload_file(const char *path, struct weft_err *err)
@@ -135,11 +138,12 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
     sgb_zone_link(name, t->link[i].bw, t->link[i].lat);
   }
   double speed = platgen_host_speed(c);
+  struct platgen_prop pr[PLATGEN_HOST_PROPS];
+  platgen_host_props(c, 0, pr);
   for (long r = 0; r < c->gpus; r++) {
     platgen_host_name((int)r, name, sizeof name);
     sg_host_t h = sgb_zone_host(name, speed);
-    struct platgen_prop pr[PLATGEN_HOST_PROPS];
-    platgen_host_props(c, (int)r, pr);
+    platgen_host_props_rank(c, (int)r, pr);
     for (int i = 0; i < PLATGEN_HOST_PROPS; i++)
       sg_host_set_property_value(h, pr[i].name, pr[i].value);
   }
@@ -147,15 +151,15 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
   return 0;
 }
 
-/* The platform is written to an anonymous in-memory file and SimGrid
- * reads it through /proc/self/fd: nothing is left on disk if the run is
- * killed (a 131072-GPU platform is 178 MB).  Where memfd is missing, a
- * temporary file, unlinked as soon as SimGrid has read it. */
 int platload_cluster(const struct cluster *c, struct weft_err *err)
 {
   return build_in_memory(c, err);
 }
 
+/* The platform is written to an anonymous in-memory file and SimGrid
+ * reads it through /proc/self/fd: nothing is left on disk if the run is
+ * killed (a 131072-GPU platform is 178 MB).  Where memfd is missing, a
+ * temporary file, unlinked as soon as SimGrid has read it. */
 int platload_cluster_xml(const struct cluster *c, struct weft_err *err)
 {
   char path[64];

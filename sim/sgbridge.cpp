@@ -524,6 +524,21 @@ extern "C" long sgb_live(void)
   return (long)live.size() + pending + aflows_pending;
 }
 
+/* The engine, never destroyed.  simgrid_init keeps it in a function-local
+ * static (SimGrid 3.32 src/s4u/s4u_Engine.cpp), whose destructor at exit
+ * calls EngineImpl::shutdown, as does the atexit handler that
+ * EngineImpl::initialize registers unless debug/clean-atexit is off
+ * (src/kernel/EngineImpl.cpp).  Shutdown deletes the root zone, and with
+ * it every host and link one by one (~NetZoneImpl), and the LMM system:
+ * on a 131072-GPU platform it took longer than building it.  Here the
+ * engine is made on the heap and left to the end of the process, which
+ * gives the memory back at once; it stays reachable from
+ * Engine::instance_ until then. */
+extern "C" void sgb_boot(int* argc, char** argv)
+{
+  sg4::Engine::get_instance(argc, argv);
+}
+
 /* The in-memory zone (sgbridge.h).  Hosts are its only netpoints, so a
  * netpoint's id is its host's creation order. */
 namespace {

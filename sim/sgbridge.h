@@ -37,6 +37,12 @@ void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
  * CommImpl::finish), so every activity that can be a delay is one. */
 void sgb_delay(double seconds, void *tag);
 
+/* Start SimGrid's engine with these arguments (platload_boot).  The
+ * engine lives until the process ends and is never torn down when
+ * `--cfg=debug/clean-atexit:no` is among the arguments (sgbridge.cpp says
+ * why). */
+void sgb_boot(int *argc, char **argv);
+
 /* An in-memory platform: one zone holding every host, whose routes a
  * callback computes (platforms/topo.h; SimGrid's XML can only list
  * routes, and the fabrics that need this would need one per pair of

@@ -718,6 +718,87 @@ Test(topo, hosts_carry_properties)
   cr_assert(sg_host_get_property_value(h, "wattage_per_state"));
 }
 
+/* ---- the largest platforms (issue 41) ------------------------------------ */
+
+/* A fat tree's route from topo.h's description: NVLink inside a node;
+ * across nodes the two NICs, the leaf up-links when the leaf tier is
+ * oversubscribed and the leaves differ, the pod up-links when the pod
+ * tier is and the pods differ; 1, 3 or 5 switch hops of latency. */
+static void fat_tree_want(const struct cluster *c, long a, long b,
+                          struct want *w)
+{
+  int g = c->gpus_per_node, per = g / c->nics_per_node;
+  long na = a / g, nb = b / g;
+  memset(w, 0, sizeof *w);
+  if (na == nb) {
+    w_add(w, "gpu%ld-nvl_UP gpu%ld-nvl_DOWN", a, b);
+    w->lat = c->nvlink_lat_s;
+    return;
+  }
+  long la = na / c->nodes_per_leaf, lb = nb / c->nodes_per_leaf;
+  long pa = la / c->leaves_per_pod, pb = lb / c->leaves_per_pod;
+  bool leaf_up = la != lb && c->oversub > 1;
+  w_add(w, "node%ld-nic%d_UP", na, (int)(a % g) / per);
+  if (leaf_up)
+    w_add(w, "leaf%ld-up_UP", la);
+  if (pa != pb && c->pod_oversub > 1)
+    w_add(w, "pod%ld-up_UP pod%ld-up_DOWN", pa, pb);
+  if (leaf_up)
+    w_add(w, "leaf%ld-up_DOWN", lb);
+  w_add(w, "node%ld-nic%d_DOWN", nb, (int)(b % g) / per);
+  int hops = la == lb ? 1 : pa == pb ? 3 : 5;
+  w->lat = 2 * c->nic.lat_s + hops * c->switch_lat_s;
+}
+
+/* 131072 GPUs built in memory (issue 41's platform): every host, the
+ * last one's properties, and the routes of the pairs at the ends, across
+ * the last node, leaf and pod boundaries and of 4000 pseudo-random pairs
+ * against the oracle. */
+static void check_fat_tree_large(const char *const *kv)
+{
+  struct cluster c;
+  load("dgx-h100", kv, &c, false);
+  cr_assert_eq(c.gpus, 131072);
+  cr_assert_eq((long)sg_host_count(), 131072L);
+  sg_host_t h = host(131071);
+  cr_assert_str_eq(sg_host_get_property_value(h, "node"), "16383");
+  cr_assert_str_eq(sg_host_get_property_value(h, "local_rank"), "7");
+  long g = c.gpus_per_node, leaf = g * c.nodes_per_leaf;
+  long pod = leaf * c.leaves_per_pod, last = c.gpus - 1;
+  long pairs[][2] = {{0, 1},           {last, last - 1},   {0, last},
+                     {last, 0},        {last - g, last},   {last - leaf, last},
+                     {last, last - pod}, {pod - 1, pod},   {leaf - 1, leaf}};
+  struct want w;
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+    fat_tree_want(&c, pairs[i][0], pairs[i][1], &w);
+    check(pairs[i][0], pairs[i][1], &w);
+  }
+  unsigned long x = 12345;
+  for (int i = 0; i < 4000; i++) {
+    x = x * 6364136223846793005UL + 1442695040888963407UL;
+    long a = (long)((x >> 33) % (unsigned long)c.gpus);
+    x = x * 6364136223846793005UL + 1442695040888963407UL;
+    long b = (long)((x >> 33) % (unsigned long)c.gpus);
+    if (a == b)
+      continue;
+    fat_tree_want(&c, a, b, &w);
+    check(a, b, &w);
+  }
+}
+
+Test(topo, fat_tree_131072)
+{
+  const char *kv[] = {"gpus=131072", NULL};
+  check_fat_tree_large(kv);
+}
+
+Test(topo, fat_tree_131072_oversubscribed)
+{
+  const char *kv[] = {"gpus=131072", "oversubscription=2",
+                      "pod_oversubscription=3", NULL};
+  check_fat_tree_large(kv);
+}
+
 /* ---- parts against hand counts ----------------------------------------- */
 
 static void parts_of(const char *const *kv, struct topo_parts *p)
