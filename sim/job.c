@@ -102,6 +102,8 @@ static int simulate(const struct job_spec *s, const struct graph *g,
   struct tracing tracing = {NULL, s->c};
   if (jt->paje || jt->chrome) {
     tracing.tr = tr = trace_new(g);
+    for (long r = 0; r < layout_ranks(&g->layout); r++)
+      trace_set_node(tr, r, cluster_node_of(s->c, (int)r));
     int rc = trace_options(jt, tr, err);
     if (rc) {
       trace_free(tr);

@@ -2,9 +2,15 @@
  * trace.h - record the tasks a replay ran and write them as Paje (ViTE,
  * PajeNG's pj_dump) or Chrome trace-event JSON (Perfetto, chrome://tracing).
  *
- * One container (Paje) or process (Chrome) per GPU rank, one state type or
- * thread per stream.  Events are written in a total order (time, rank,
- * stream, task), so the same replay gives byte-identical files.
+ * Paje: containers cluster > node > GPU > stream, and each GPU's NVLink and
+ * NIC ports as link containers under its node carrying their send and
+ * receive rates; one state type whose values are the kinds of work, with
+ * phase, layer, micro-batch, group, shape and bytes as extra fields;
+ * transfers as Paje links between GPUs (traces/README.md).  Chrome: one
+ * process per GPU rank, one thread per stream it used, flow arrows from a
+ * send to its receive, counters of the link rates.  Events are written in
+ * a total order (time, rank, stream, task), so the same replay gives
+ * byte-identical files.
  */
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H
@@ -28,6 +34,10 @@ enum trace_level { TRACE_ALL, TRACE_COMM };
  * Paje trace shows the kept ranks only.  Errors name the --trace-* flag. */
 int trace_select(struct trace *t, const char *ranks, double t0_s, double t1_s,
                  enum trace_level level, struct weft_err *err) WEFT_WUR;
+
+/* Place `rank` on node `node` (>= 0) for the Paje hierarchy; ranks not
+ * placed are on node 0. */
+void trace_set_node(struct trace *t, long rank, int node);
 
 /* Record one task of `rank` that ran from start_s to end_s. */
 void trace_add(struct trace *t, long rank, long task, double start_s,
