@@ -653,94 +653,6 @@ static char *put_fixed(char *p, double v, int dec)
   return p;
 }
 
-/* ---- Chrome trace-event JSON ------------------------------------------ */
-
-/* Written by write_chrome into an open outfile; committed by the caller. */
-static bool write_chrome(const struct trace *t, struct outfile *out)
-{
-  /* Events by (start, rank, stream, task). */
-  struct record *ord = xmalloc(((size_t)t->n + 1) * sizeof *ord);
-  for (long i = 0; i < t->n; i++) {
-    const struct event *e = &t->ev[i];
-    ord[i] = (struct record){time_bits(e->start),
-                             (uint64_t)e->rank << 35 |
-                                 (uint64_t)e->stream << 32 |
-                                 (uint64_t)(uint32_t)e->task,
-                             (double)i};
-  }
-  ord = sort_records(ord, t->n);
-  struct tw *w = xmalloc(sizeof *w);
-  tw_open(w, out->f, out->path);
-  char *p = tw_begin(w);
-  p = PUT(p, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-  tw_end(w, p);
-  /* Separators go before each record, not after: a window or level that
-   * keeps no event (or no rank) must still end in valid JSON. */
-  bool any = false;
-  for (long r = 0; r < t->ranks; r++) {
-    if (!kept_rank(t, r))
-      continue;
-    p = tw_begin(w);
-    if (any)
-      p = PUT(p, ",\n");
-    any = true;
-    p = PUT(p, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
-    p = put_long(p, r);
-    p = PUT(p, ", \"args\": {\"name\": \"gpu");
-    p = put_long(p, r);
-    p = PUT(p, "\"}}");
-    tw_end(w, p);
-    for (int s = 0; s < ST_COUNT; s++) {
-      p = tw_begin(w);
-      p = PUT(p, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
-      p = put_long(p, r);
-      p = PUT(p, ", \"tid\": ");
-      p = put_long(p, s);
-      p = PUT(p, ", \"args\": {\"name\": \"");
-      p = put_str(p, stream_name((enum stream)s));
-      p = PUT(p, "\"}}");
-      tw_end(w, p);
-    }
-  }
-  for (long i = 0; i < t->n; i++) {
-    const struct event *e = &t->ev[(long)ord[i].delta];
-    const struct task *tk = &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
-    size_t len;
-    const char *name = name_at(t, e->rank, e->task, &len);
-    p = tw_begin(w);
-    if (any)
-      p = PUT(p, ",\n");
-    any = true;
-    p = PUT(p, "{\"ph\": \"X\", \"name\": \"");
-    p = put(p, name, len);
-    p = PUT(p, "\", \"pid\": ");
-    p = put_long(p, e->rank);
-    p = PUT(p, ", \"tid\": ");
-    p = put_long(p, e->stream);
-    p = PUT(p, ", \"ts\": ");
-    p = put_fixed(p, e->start * 1e6, 3);
-    p = PUT(p, ", \"dur\": ");
-    p = put_fixed(p, (e->end - e->start) * 1e6, 3);
-    p = PUT(p, ", \"args\": {\"task\": ");
-    p = put_long(p, e->task);
-    p = PUT(p, ", \"bytes\": ");
-    p = put_fixed(p, tk->bytes, 0);
-    p = PUT(p, ", \"flops\": ");
-    p = put_fixed(p, tk->flops, 0);
-    p = PUT(p, "}}");
-    tw_end(w, p);
-  }
-  p = tw_begin(w);
-  if (any)
-    p = PUT(p, "\n");
-  p = PUT(p, "]}\n");
-  tw_end(w, p);
-  bool ok = tw_close(w);
-  free(w);
-  free(ord);
-  return ok;
-}
-
 /* ---- Paje --------------------------------------------------------------- */
 
 /* The hierarchy, as the Paje file format specification (Schnorr, "Paje
@@ -1207,6 +1119,306 @@ static bool write_paje(const struct trace *t, struct outfile *out)
   free(val);
   free(used);
   free(rec);
+  return ok;
+}
+
+/* ---- Chrome trace-event JSON ------------------------------------------ */
+
+/* Times in whole nanoseconds: an event's start and end are each rounded
+ * once, and its duration is their difference, so a task that starts where
+ * the one before it ended never overlaps it (rounding the start and the
+ * duration apart made 1 ns overlaps). */
+static int64_t ns_of(double s) { return (int64_t)llround(s * 1e9); }
+
+/* ns as microseconds with 3 decimals (the format's unit). */
+static char *put_us(char *p, int64_t ns)
+{
+  if (ns < 0) {
+    *p++ = '-';
+    ns = -ns;
+  }
+  p = put_u64(p, (uint64_t)ns / 1000);
+  unsigned frac = (unsigned)((uint64_t)ns % 1000);
+  p[0] = '.';
+  p[1] = (char)('0' + frac / 100);
+  p[2] = (char)('0' + frac / 10 % 10);
+  p[3] = (char)('0' + frac % 10);
+  return p + 4;
+}
+
+/* A send's or receive's identity: the receiving rank, micro-batch,
+ * direction and sender's virtual stage (the engine's rendezvous key,
+ * sim/engine.c arrive_p2p), then the event. */
+struct p2p_key {
+  long dst, mb, dir, vsrc, ev;
+};
+
+static int by_p2p(const void *a, const void *b)
+{
+  const struct p2p_key *x = a, *y = b;
+  long d = x->dst != y->dst ? x->dst - y->dst
+           : x->mb != y->mb ? x->mb - y->mb
+           : x->dir != y->dir ? x->dir - y->dir
+           : x->vsrc != y->vsrc ? x->vsrc - y->vsrc
+                                : x->ev - y->ev;
+  return d < 0 ? -1 : d > 0;
+}
+
+static struct p2p_key p2p_key_of(const struct trace *t, long ev)
+{
+  const struct event *e = &t->ev[ev];
+  const struct task *tk = &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
+  long pp = t->g->layout.pp;
+  long vs = (long)tk->chunk * pp + stage_of(t, e->rank), vpeer = vs + tk->peer;
+  long dir = tk->phase == PH_FWD ? 0 : 1;
+  if (tk->kind == TK_RECV)
+    return (struct p2p_key){e->rank, tk->mb, dir, vpeer, ev};
+  long c[PD_COUNT];
+  layout_coords(&t->g->layout, e->rank, c);
+  c[PD_PP] = vpeer % pp;
+  return (struct p2p_key){layout_rank(&t->g->layout, c), tk->mb, dir, vs, ev};
+}
+
+/* Flow arrows (ph "s" and "f") from each recorded send to its recorded
+ * receive, both at the start of the transfer (the receive's start: it is
+ * shown from its transfer, trace_add), which lies inside both slices. */
+static bool chrome_flows(const struct trace *t, struct tw *w, bool *any)
+{
+  long ns = 0, nr = 0;
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    int kind = t->g->prog[stage_of(t, e->rank)].tasks[e->task].kind;
+    ns += kind == TK_SEND;
+    nr += kind == TK_RECV;
+  }
+  if (!ns || !nr)
+    return true;
+  struct p2p_key *s = xmalloc((size_t)ns * sizeof *s);
+  struct p2p_key *r = xmalloc((size_t)nr * sizeof *r);
+  ns = nr = 0;
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    int kind = t->g->prog[stage_of(t, e->rank)].tasks[e->task].kind;
+    if (kind == TK_SEND)
+      s[ns++] = p2p_key_of(t, i);
+    else if (kind == TK_RECV)
+      r[nr++] = p2p_key_of(t, i);
+  }
+  qsort(s, (size_t)ns, sizeof *s, by_p2p);
+  qsort(r, (size_t)nr, sizeof *r, by_p2p);
+  long id = 0;
+  for (long a = 0, b = 0; a < ns && b < nr;) {
+    struct p2p_key x = s[a], y = r[b];
+    x.ev = y.ev = 0;
+    int c = by_p2p(&x, &y);
+    if (c < 0) {
+      a++;
+      continue;
+    }
+    if (c > 0) {
+      b++;
+      continue;
+    }
+    const struct event *se = &t->ev[s[a].ev], *re = &t->ev[r[b].ev];
+    int64_t at = ns_of(re->start);
+    if (at < ns_of(se->start))
+      at = ns_of(se->start);
+    for (int end = 0; end < 2; end++) {
+      const struct event *e = end ? re : se;
+      char *p = tw_begin(w);
+      if (*any)
+        p = PUT(p, ",\n");
+      *any = true;
+      p = end ? PUT(p, "{\"ph\": \"f\", \"bp\": \"e\"")
+              : PUT(p, "{\"ph\": \"s\"");
+      p = PUT(p, ", \"name\": \"p2p\", \"cat\": \"transfer\", \"id\": ");
+      p = put_long(p, id);
+      p = PUT(p, ", \"pid\": ");
+      p = put_long(p, e->rank);
+      p = PUT(p, ", \"tid\": ");
+      p = put_long(p, e->stream);
+      p = PUT(p, ", \"ts\": ");
+      p = put_us(p, end ? ns_of(re->start) : at);
+      p = PUT(p, "}");
+      tw_end(w, p);
+    }
+    id++;
+    a++;
+    b++;
+  }
+  free(s);
+  free(r);
+  return true;
+}
+
+/* Counters ("ph" "C") of each kept rank's NVLink and NIC send and receive
+ * rates (GB/s), one event per rank, port and instant where they change:
+ * the Paje trace's link variables. */
+static void chrome_counters(const struct trace *t, struct tw *w, bool *any)
+{
+  long n = 4 * t->nf;
+  if (!n)
+    return;
+  struct record *rec = xmalloc((size_t)n * sizeof *rec);
+  long k = 0;
+  for (long i = 0; i < t->nf; i++) {
+    const struct flowrec *f = &t->fl[i];
+    int base = f->same_node ? 0 : 2;
+    double gb = f->rate / 1e9;
+    rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
+    rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
+    rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
+    rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
+  }
+  rec = sort_records(rec, n);
+  double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
+  for (long i = 0; i < n; i++) {
+    const struct record *x = &rec[i];
+    long rank = rec_rank(x);
+    int port = rec_var(x) >> 1;
+    double *v = &val[4 * rank + rec_var(x)];
+    *v += x->delta;
+    if (*v < 1e-9 && *v > -1e-9)
+      *v = 0;
+    /* One event for the last change of this rank's port at this time. */
+    if (i + 1 < n && rec[i + 1].t == x->t && rec_rank(&rec[i + 1]) == rank &&
+        rec_var(&rec[i + 1]) >> 1 == port)
+      continue;
+    if (!kept_rank(t, rank))
+      continue;
+    char *p = tw_begin(w);
+    if (*any)
+      p = PUT(p, ",\n");
+    *any = true;
+    p = PUT(p, "{\"ph\": \"C\", \"name\": \"");
+    p = put_str(p, port ? "NIC GB/s" : "NVLink GB/s");
+    p = PUT(p, "\", \"pid\": ");
+    p = put_long(p, rank);
+    p = PUT(p, ", \"ts\": ");
+    p = put_us(p, ns_of(bits_time(x->t)));
+    p = PUT(p, ", \"args\": {\"send\": ");
+    p = put_fixed(p, val[4 * rank + 2 * port], 6);
+    p = PUT(p, ", \"receive\": ");
+    p = put_fixed(p, val[4 * rank + 2 * port + 1], 6);
+    p = PUT(p, "}}");
+    tw_end(w, p);
+  }
+  free(val);
+  free(rec);
+}
+
+/* Written by write_chrome into an open outfile; committed by the caller. */
+static bool write_chrome(const struct trace *t, struct outfile *out)
+{
+  /* Events by (start, rank, stream, task). */
+  struct record *ord = xmalloc(((size_t)t->n + 1) * sizeof *ord);
+  uint8_t *used = xcalloc((size_t)t->ranks, 1);
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    used[e->rank] |= (uint8_t)(1u << e->stream);
+    ord[i] = (struct record){time_bits(e->start),
+                             (uint64_t)e->rank << 35 |
+                                 (uint64_t)e->stream << 32 |
+                                 (uint64_t)(uint32_t)e->task,
+                             (double)i};
+  }
+  ord = sort_records(ord, t->n);
+  struct tw *w = xmalloc(sizeof *w);
+  tw_open(w, out->f, out->path);
+  char *p = tw_begin(w);
+  p = PUT(p, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+  tw_end(w, p);
+  /* Separators go before each record, not after: a window or level that
+   * keeps no event (or no rank) must still end in valid JSON. */
+  bool any = false;
+  for (long r = 0; r < t->ranks; r++) {
+    if (!kept_rank(t, r))
+      continue;
+    p = tw_begin(w);
+    if (any)
+      p = PUT(p, ",\n");
+    any = true;
+    p = PUT(p, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
+    p = put_long(p, r);
+    p = PUT(p, ", \"args\": {\"name\": \"gpu");
+    p = put_long(p, r);
+    p = PUT(p, "\"}}");
+    tw_end(w, p);
+    for (int s = 0; s < ST_COUNT; s++) {
+      if (!(used[r] >> s & 1))
+        continue;
+      p = tw_begin(w);
+      p = PUT(p, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
+      p = put_long(p, r);
+      p = PUT(p, ", \"tid\": ");
+      p = put_long(p, s);
+      p = PUT(p, ", \"args\": {\"name\": \"");
+      p = put_str(p, stream_name((enum stream)s));
+      p = PUT(p, "\"}}");
+      tw_end(w, p);
+    }
+  }
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[(long)ord[i].delta];
+    const struct task *tk = &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
+    size_t len;
+    const char *name = name_at(t, e->rank, e->task, &len);
+    int64_t s0 = ns_of(e->start);
+    p = tw_begin(w);
+    if (any)
+      p = PUT(p, ",\n");
+    any = true;
+    p = PUT(p, "{\"ph\": \"X\", \"name\": \"");
+    p = put(p, name, len);
+    p = PUT(p, "\", \"cat\": \"");
+    p = put_str(p, work_of(tk));
+    p = PUT(p, "\", \"pid\": ");
+    p = put_long(p, e->rank);
+    p = PUT(p, ", \"tid\": ");
+    p = put_long(p, e->stream);
+    p = PUT(p, ", \"ts\": ");
+    p = put_us(p, s0);
+    p = PUT(p, ", \"dur\": ");
+    p = put_us(p, ns_of(e->end) - s0);
+    p = PUT(p, ", \"args\": {\"task\": ");
+    p = put_long(p, e->task);
+    p = PUT(p, ", \"phase\": \"");
+    p = put_str(p, phase_name((enum phase)tk->phase));
+    p = PUT(p, "\", \"layer\": ");
+    p = put_long(p, tk->layer);
+    p = PUT(p, ", \"mb\": ");
+    p = put_long(p, tk->mb);
+    if (tk->kind == TK_KERNEL && tk->m) {
+      p = PUT(p, ", \"shape\": \"");
+      if (tk->batch > 1) {
+        p = put_u64(p, tk->batch);
+        *p++ = '*';
+      }
+      p = put_u64(p, tk->m);
+      *p++ = 'x';
+      p = put_u64(p, tk->n);
+      *p++ = 'x';
+      p = put_u64(p, tk->k);
+      *p++ = '"';
+    }
+    p = PUT(p, ", \"bytes\": ");
+    p = put_fixed(p, tk->bytes, 0);
+    p = PUT(p, ", \"flops\": ");
+    p = put_fixed(p, tk->flops, 0);
+    p = PUT(p, "}}");
+    tw_end(w, p);
+  }
+  chrome_flows(t, w, &any);
+  chrome_counters(t, w, &any);
+  p = tw_begin(w);
+  if (any)
+    p = PUT(p, "\n");
+  p = PUT(p, "]}\n");
+  tw_end(w, p);
+  bool ok = tw_close(w);
+  free(w);
+  free(used);
+  free(ord);
   return ok;
 }
 
