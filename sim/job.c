@@ -65,6 +65,16 @@ static void record_flow(void *ctx, long src, long dst, double bytes,
                  bytes, s, e);
 }
 
+static void record_part(void *ctx, long src, long dst, double bytes,
+                        double s, double e)
+{
+  const struct tracing *t = ctx;
+  trace_add_flow_part(t->tr, src, dst,
+                      cluster_node_of(t->c, (int)src) ==
+                          cluster_node_of(t->c, (int)dst),
+                      bytes, s, e);
+}
+
 /* The trace selection (--trace-ranks, --trace-window, --trace-level). */
 static int trace_options(const struct job_trace *jt, struct trace *tr,
                          struct weft_err *err)
@@ -111,6 +121,8 @@ static int simulate(const struct job_spec *s, const struct graph *g,
     }
     ep->on_task = record;
     ep->on_flow = record_flow;
+    ep->on_flow_part = record_part;
+    ep->part_ranks = trace_kept(tr);
     ep->ctx = &tracing;
   }
   int rc = 0;
@@ -125,6 +137,8 @@ static int simulate(const struct job_spec *s, const struct graph *g,
   trace_free(tr);
   ep->on_task = NULL;
   ep->on_flow = NULL;
+  ep->on_flow_part = NULL;
+  ep->part_ranks = NULL;
   ep->ctx = NULL;
   return rc;
 }

@@ -30,6 +30,7 @@ struct flowrec {
   double start, end, rate, bytes;
   int32_t src, dst;
   uint8_t same_node;
+  uint8_t part; /* a part of a flow (trace_add_flow_part), else a whole */
 };
 
 struct trace {
@@ -38,6 +39,7 @@ struct trace {
   long n, cap;
   struct flowrec *fl;
   long nf, fcap;
+  long nparts;        /* of them parts: the rates come from them alone */
   long ranks;
   int32_t *stage;     /* pipeline stage of each rank */
   int32_t *node;      /* node of each rank (trace_set_node), or NULL */
@@ -64,8 +66,8 @@ static bool in_window(const struct trace *t, double start_s, double end_s)
   return end_s >= t->t0 && start_s <= t->t1;
 }
 
-void trace_add_flow(struct trace *t, long src, long dst, int same_node,
-                    double bytes, double start_s, double end_s)
+static void add_flow(struct trace *t, long src, long dst, int same_node,
+                     double bytes, double start_s, double end_s, bool part)
 {
   if (end_s <= start_s || !in_window(t, start_s, end_s) ||
       !(kept_rank(t, src) || kept_rank(t, dst)))
@@ -76,7 +78,29 @@ void trace_add_flow(struct trace *t, long src, long dst, int same_node,
   }
   t->fl[t->nf++] = (struct flowrec){start_s, end_s, bytes / (end_s - start_s),
                                     bytes, (int32_t)src, (int32_t)dst,
-                                    (uint8_t)(same_node != 0)};
+                                    (uint8_t)(same_node != 0), part};
+  t->nparts += part;
+}
+
+void trace_add_flow(struct trace *t, long src, long dst, int same_node,
+                    double bytes, double start_s, double end_s)
+{
+  add_flow(t, src, dst, same_node, bytes, start_s, end_s, false);
+}
+
+void trace_add_flow_part(struct trace *t, long src, long dst, int same_node,
+                         double bytes, double start_s, double end_s)
+{
+  add_flow(t, src, dst, same_node, bytes, start_s, end_s, true);
+}
+
+const unsigned char *trace_kept(const struct trace *t) { return t->keep; }
+
+/* Whether flow record f gives the link rates (parts when there are any)
+ * or stands for a transfer (whole flows). */
+static bool rates_of(const struct trace *t, const struct flowrec *f)
+{
+  return t->nparts ? f->part : true;
 }
 
 struct trace *trace_new(const struct graph *g)
@@ -791,11 +815,13 @@ static struct record *paje_records(const struct trace *t, long *out_n,
     const struct flowrec *f = &t->fl[i];
     uint8_t base = f->same_node ? 0 : 2;
     double gb = f->rate / 1e9;
-    rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
-    rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
-    rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
-    rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
-    if (kept_rank(t, f->src) && kept_rank(t, f->dst) && f->bytes > 0 &&
+    if (rates_of(t, f)) {
+      rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
+      rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
+      rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
+      rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
+    }
+    if (!f->part && kept_rank(t, f->src) && kept_rank(t, f->dst) &&
         i + 1 < (1l << REC_TASK_BITS)) {
       rec[k++] = rec_make(f->start, f->src, i, 0, 3, 0, 0);
       rec[k++] = rec_make(f->end, f->dst, i, 0, 3, 1, 0);
@@ -1263,12 +1289,19 @@ static void chrome_counters(const struct trace *t, struct tw *w, bool *any)
   long k = 0;
   for (long i = 0; i < t->nf; i++) {
     const struct flowrec *f = &t->fl[i];
+    if (!rates_of(t, f))
+      continue;
     int base = f->same_node ? 0 : 2;
     double gb = f->rate / 1e9;
     rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
     rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
     rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
     rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
+  }
+  n = k;
+  if (!n) {
+    free(rec);
+    return;
   }
   rec = sort_records(rec, n);
   double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);

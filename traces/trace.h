@@ -51,6 +51,19 @@ long trace_events(const struct trace *t);
 void trace_add_flow(struct trace *t, long src, long dst, int same_node,
                     double bytes, double start_s, double end_s);
 
+/* Record the bytes a flow from src to dst moved between start_s and
+ * end_s, a part of its life (the engine's on_flow_part).  Once any part
+ * is recorded, the link rates (Paje variables, Chrome counters) are
+ * those of the parts, not each whole flow's average over its life: two
+ * flows on one link at their averages can sum above what the link
+ * carries.  The transfers stay the whole flows of trace_add_flow. */
+void trace_add_flow_part(struct trace *t, long src, long dst, int same_node,
+                         double bytes, double start_s, double end_s);
+
+/* The ranks kept (one byte each, nonzero: kept), or NULL: all; borrowed
+ * until trace_free or the next trace_select. */
+const unsigned char *trace_kept(const struct trace *t);
+
 /* Write the recorded trace; a path ending in ".gz" is gzip-compressed
  * (Perfetto reads gzipped JSON; zcat feeds pj_dump).  trace_write writes
  * either or both (NULL: not that one), both at once on two threads unless
