@@ -13,6 +13,7 @@
 #include "sim/base/units.h"
 #include "sim/commands.h"
 #include "sim/platload.h"
+#include "sim/symmetry.h"
 #include "traces/trace.h"
 #include "workloads/builder.h"
 
@@ -101,6 +102,50 @@ static int trace_options(const struct job_trace *jt, struct trace *tr,
   return trace_select(tr, jt->ranks, t0, t1, (enum trace_level)lv, err);
 }
 
+/* What tracing costs the replay of `g` (issue 40, item 8): a trace needs
+ * every rank's tasks and every flow, so the engine's symmetric shortcuts
+ * (symmetry.h) and whole-node collectives in closed form are off.  When
+ * the job would have taken any, say so through jt->note: which, and how
+ * many ranks are simulated instead of how many. */
+static void trace_note(const struct job_spec *s, const struct graph *g,
+                       const struct engine_params *ep)
+{
+  const struct job_trace *jt = &s->trace;
+  const struct cluster *c = s->c;
+  const struct graph_layout *L = &g->layout;
+  if (!jt->note || ep->no_symmetry)
+    return;
+  struct symmetry sy;
+  symmetry_decide(L, c, ep->force_flows, false, &sy);
+  bool closed = !ep->force_flows && c->nvl_oversub == 1 &&
+                L->tp == c->gpus_per_node && L->order[0] == PD_TP;
+  if (!sy.tp && !sy.replicas && !sy.fabric && !closed)
+    return;
+  long nranks = layout_ranks(L), nsim = 0;
+  int node0 = cluster_node_of(c, 0);
+  for (long r = 0; r < nranks; r += sy.rank_step)
+    nsim += !sy.replicas || cluster_node_of(c, (int)r) == node0;
+  char what[160] = "";
+  const char *names[4] = {sy.tp ? "TP symmetry" : NULL,
+                          sy.replicas ? "replica symmetry" : NULL,
+                          sy.fabric ? "rings as one node's flows" : NULL,
+                          closed ? "whole-node collectives in closed form"
+                                 : NULL};
+  for (int i = 0; i < 4; i++)
+    if (names[i]) {
+      if (what[0])
+        strncat(what, ", ", sizeof what - strlen(what) - 1);
+      strncat(what, names[i], sizeof what - strlen(what) - 1);
+    }
+  char msg[512];
+  snprintf(msg, sizeof msg, "tracing replays every rank and every flow, "
+           "so this job's shortcuts are off (%s): %ld ranks simulated "
+           "instead of %ld (about %.3gx the work), whatever --trace-ranks "
+           "keeps (the figures agree with an untraced run's)", what, nranks, nsim,
+           (double)nranks / (double)(nsim ? nsim : 1));
+  jt->note(msg);
+}
+
 /* Replay `g` with the engine settings `ep`, writing the traces asked
  * for. */
 static int simulate(const struct job_spec *s, const struct graph *g,
@@ -111,6 +156,7 @@ static int simulate(const struct job_spec *s, const struct graph *g,
   struct trace *tr = NULL;
   struct tracing tracing = {NULL, s->c};
   if (jt->paje || jt->chrome) {
+    trace_note(s, g, ep);
     tracing.tr = tr = trace_new(g);
     for (long r = 0; r < layout_ranks(&g->layout); r++)
       trace_set_node(tr, r, cluster_node_of(s->c, (int)r));

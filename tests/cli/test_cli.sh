@@ -242,6 +242,13 @@ then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: trace selection"; 
 if command -v pj_dump >/dev/null; then
   if pj_dump "$tmp/s.paje" >"$tmp/dump" 2>&1 && ! grep -q 'gpu0[ ,]' "$tmp/dump" && grep -q '^State, gpu3 ' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects a selected Paje trace"; head -5 "$tmp/dump"; fi
 fi
+# Issue 40, item 8: tracing turns the symmetric shortcuts off, and says
+# so on stderr, with the cost; not under -q, nor where the job takes none
+# (pipelines keep every rank and flow).
+tp8="--model gpt-1.7b --layers 2 --cluster selene --gpus 16 --tp 8 --global-batch 16 --chrome $tmp/n.json --trace-ranks 0-7"
+expect 0 "weft: note: tracing replays every rank and every flow, so this job's shortcuts are off (TP symmetry, replica symmetry, rings as one node's flows, whole-node collectives in closed form): 16 ranks simulated instead of 1 (about 16x the work), whatever --trace-ranks keeps (the figures agree with an untraced run's)" run $tp8
+expect 0 "" run $tp8 -q
+expect 0 "" run $small --chrome "$tmp/n.json"
 expect 1 "weft: --trace-ranks: rank 80 is beyond the job's 16 ranks" run $small --paje "$tmp/x.paje" --trace-ranks 0-80
 expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "$tmp/x.paje" --trace-level kernels
 
