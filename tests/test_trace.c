@@ -415,3 +415,36 @@ Test(trace, chrome_flows_counters_and_no_overlap)
   trace_free(tr);
   graph_free(g);
 }
+
+/* Parts of flows (the engine's samples, issue 40 item 6): once any is
+ * recorded, the link rates are the parts', not the whole flows' averages
+ * (two flows on a 300 GB/s link: one alone at 300 for 2 s then at 150
+ * for 1 s, the other at 150 for that second; averages 250 and 150 sum to
+ * 400 in that second); transfers stay whole flows. */
+Test(trace, paje_rates_from_parts_transfers_whole)
+{
+  struct graph *g = small_graph(3, 1);
+  struct trace *tr = trace_new(g);
+  trace_add(tr, 0, 0, 0, 4);
+  trace_add_flow(tr, 0, 1, 1, 750e9, 0, 3);
+  trace_add_flow(tr, 0, 2, 1, 150e9, 2, 3);
+  trace_add_flow_part(tr, 0, 1, 1, 600e9, 0, 2);
+  trace_add_flow_part(tr, 0, 1, 1, 150e9, 2, 3);
+  trace_add_flow_part(tr, 0, 2, 1, 150e9, 2, 3);
+  char *b = written(tr, true);
+  cr_assert(strstr(b, "\n6 0.000000000 tx gpu0.nvlink 300.000000\n"), "%s", b);
+  cr_assert(strstr(b, "\n6 2.000000000 tx gpu0.nvlink 300.000000\n"), "%s", b);
+  cr_assert(strstr(b, "\n6 3.000000000 tx gpu0.nvlink 0.000000\n"), "%s", b);
+  cr_assert_null(strstr(b, "tx gpu0.nvlink 400"), "%s", b);
+  cr_assert_null(strstr(b, "tx gpu0.nvlink 250"), "%s", b);
+  cr_assert(strstr(b, "\n9 0.000000000 T c nvlink gpu0 f0 750000000000\n"), "%s", b);
+  cr_assert(strstr(b, "\n10 3.000000000 T c nvlink gpu1 f0\n"), "%s", b);
+  cr_assert(strstr(b, "\n9 2.000000000 T c nvlink gpu0 f1 150000000000\n"), "%s", b);
+  cr_assert_null(strstr(b, " f2"), "%s", b); /* parts are no transfers */
+  free(b);
+  b = written(tr, false);
+  cr_assert(strstr(b, "\"pid\": 0, \"ts\": 2000000.000, \"args\": {\"send\": 300.000000, "), "%s", b);
+  free(b);
+  trace_free(tr);
+  graph_free(g);
+}
