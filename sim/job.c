@@ -140,9 +140,9 @@ static void trace_note(const struct job_spec *s, const struct graph *g,
   char msg[512];
   snprintf(msg, sizeof msg, "tracing replays every rank and every flow, "
            "so this job's shortcuts are off (%s): %ld ranks simulated "
-           "instead of %ld (about %.3gx the work), whatever --trace-ranks "
-           "keeps (the figures agree with an untraced run's)", what, nranks, nsim,
-           (double)nranks / (double)(nsim ? nsim : 1));
+           "instead of %ld, each collective as its flows, whatever "
+           "--trace-ranks keeps; expect a replay many times slower (the "
+           "figures agree with an untraced run's)", what, nranks, nsim);
   jt->note(msg);
 }
 
