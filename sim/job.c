@@ -119,12 +119,14 @@ static void trace_note(const struct job_spec *s, const struct graph *g,
   symmetry_decide(L, c, ep->force_flows, false, &sy);
   bool closed = !ep->force_flows && c->nvl_oversub == 1 &&
                 L->tp == c->gpus_per_node && L->order[0] == PD_TP;
-  if (!sy.tp && !sy.replicas && !sy.fabric && !closed)
-    return;
   long nranks = layout_ranks(L), nsim = 0;
   int node0 = cluster_node_of(c, 0);
   for (long r = 0; r < nranks; r += sy.rank_step)
     nsim += !sy.replicas || cluster_node_of(c, (int)r) == node0;
+  /* Rings emit one node's flows over three nodes or more (coll.h). */
+  sy.fabric = sy.fabric && nranks >= 3 * (long)c->gpus_per_node;
+  if (nsim == nranks && !sy.fabric && !closed)
+    return;
   char what[160] = "";
   const char *names[4] = {sy.tp ? "TP symmetry" : NULL,
                           sy.replicas ? "replica symmetry" : NULL,

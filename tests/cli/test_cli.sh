@@ -254,7 +254,7 @@ fi
 # so on stderr, with the cost; not under -q, nor where the job takes none
 # (pipelines keep every rank and flow).
 tp8="--model gpt-1.7b --layers 2 --cluster selene --gpus 16 --tp 8 --global-batch 16 --chrome $tmp/n.json --trace-ranks 0-7"
-expect 0 "weft: note: tracing replays every rank and every flow, so this job's shortcuts are off (TP symmetry, replica symmetry, rings as one node's flows, whole-node collectives in closed form): 16 ranks simulated instead of 1, each collective as its flows, whatever --trace-ranks keeps; expect a replay many times slower (the figures agree with an untraced run's)" run $tp8
+expect 0 "weft: note: tracing replays every rank and every flow, so this job's shortcuts are off (TP symmetry, replica symmetry, whole-node collectives in closed form): 16 ranks simulated instead of 1, each collective as its flows, whatever --trace-ranks keeps; expect a replay many times slower (the figures agree with an untraced run's)" run $tp8
 expect 0 "" run $tp8 -q
 expect 0 "" run $small --chrome "$tmp/n.json"
 expect 1 "weft: --trace-ranks: rank 80 is beyond the job's 16 ranks" run $small --paje "$tmp/x.paje" --trace-ranks 0-80
