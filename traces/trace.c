@@ -1457,6 +1457,25 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
 
 /* ---- writing both ----------------------------------------------------- */
 
+/* Flows by (start, end, src, dst, bytes, part): the transfers' keys
+ * (f<index>) then follow the flows, not the order in which the engine
+ * saw them end (which differs with couriers, sgbridge.h). */
+static int by_flow(const void *a, const void *b)
+{
+  const struct flowrec *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  if (x->end != y->end)
+    return x->end < y->end ? -1 : 1;
+  if (x->src != y->src)
+    return x->src < y->src ? -1 : 1;
+  if (x->dst != y->dst)
+    return x->dst < y->dst ? -1 : 1;
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? -1 : 1;
+  return (x->part > y->part) - (x->part < y->part);
+}
+
 struct writer {
   const struct trace *t;
   bool (*write)(const struct trace *, struct outfile *);
@@ -1481,6 +1500,8 @@ int trace_write(struct trace *t, const char *paje, const char *chrome,
                         {t, write_chrome, {0}, false, 0}};
   const char *path[2] = {paje, chrome};
   make_names(t);
+  if (t->nf > 1)
+    qsort(t->fl, (size_t)t->nf, sizeof *t->fl, by_flow);
   for (int i = 0; i < 2; i++) {
     if (!path[i])
       continue;

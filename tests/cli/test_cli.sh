@@ -205,6 +205,12 @@ if command -v pj_dump >/dev/null; then
   m=$(pj_dump "$tmp/r.paje" | awk -F', *' '$1 == "Variable" { split($2, a, " "); k = a[2]; if ($7 > m[k]) m[k] = $7 } END { print m["NVLink"] + 0, m["NIC"] + 0 }')
   if [ "$m" = "300 25" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: link rates above the links' bandwidth: $m"; fi
 fi
+# The same traces whether couriers send the flows or not (sgbridge.h):
+# the link rates' samples and the transfers' keys do not depend on the
+# order in which flows that end together are seen to end.
+WEFT_COURIERS=on "$weft" run --model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 4 --global-batch 16 --paje "$tmp/co.paje" --chrome "$tmp/co.json" -q >/dev/null
+WEFT_COURIERS=off "$weft" run --model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 4 --global-batch 16 --paje "$tmp/cf.paje" --chrome "$tmp/cf.json" -q >/dev/null
+if cmp -s "$tmp/co.paje" "$tmp/cf.paje" && cmp -s "$tmp/co.json" "$tmp/cf.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: traces differ with couriers"; fi
 # Chrome (issue 40, item 7): no two events of one thread overlap (1 ns
 # overlaps from rounding once); every send has a flow arrow to its
 # receive; NVLink and NIC counters.
