@@ -45,9 +45,10 @@ void trace_add(struct trace *t, long rank, long task, double start_s,
 long trace_events(const struct trace *t);
 
 /* Record a flow of `bytes` from rank src to rank dst; `same_node` says
- * whether it crossed NVLink only (else the two GPUs' NICs).  The Paje trace
- * shows per GPU the NVLink and NIC send and receive rates (GB/s, each flow
- * at its average rate) as variables. */
+ * whether it crossed NVLink only (else the two GPUs' NICs).  It is a
+ * transfer (a Paje link, when both ends are kept); with no parts recorded
+ * (trace_add_flow_part) its average rate also counts in the send and
+ * receive rates of the GPUs' NVLink or NIC ports. */
 void trace_add_flow(struct trace *t, long src, long dst, int same_node,
                     double bytes, double start_s, double end_s);
 
