@@ -122,6 +122,12 @@ static int run_params(const struct opts *o, struct engine_params *ep)
   return 0;
 }
 
+/* What tracing costs (job.h), on stderr. */
+static void trace_note(const char *msg)
+{
+  fprintf(stderr, "weft: note: %s\n", msg);
+}
+
 int cmd_run_args(int argc, char **argv, struct run_args *out,
                  int *exit_code)
 {
@@ -151,7 +157,7 @@ int cmd_run_args(int argc, char **argv, struct run_args *out,
   s->trace = (struct job_trace){
       opts_get(o, RUN_PAJE), opts_get(o, RUN_CHROME),
       opts_get(o, RUN_TRACE_RANKS), opts_get(o, RUN_TRACE_WINDOW),
-      opts_get(o, RUN_TRACE_LEVEL)};
+      opts_get(o, RUN_TRACE_LEVEL), o->quiet ? NULL : trace_note};
   return 0;
 }
 

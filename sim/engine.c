@@ -72,12 +72,17 @@ enum { TAG_KERNEL, TAG_INST, TAG_FLOW, TAG_KDYN, TAG_ISSUE };
 
 struct inst;
 
-/* A traced flow: reported to on_flow when it completes. */
+/* A traced flow: reported to on_flow when it completes.  Where
+ * on_flow_part samples it (flows_sample), also the instant it was last
+ * sampled, the bytes it had left then, and its index in E->flive (-1:
+ * not sampled). */
 struct ftag {
   int type; /* TAG_FLOW */
   struct inst *in;
   long src, dst;
   double bytes, start;
+  double last_t, left;
+  long at;
 };
 
 struct stage_info {
@@ -208,6 +213,9 @@ struct engine {
   long nranks;
   struct inst **table;
   long kernels, flows;
+  /* Traced flows in flight that on_flow_part samples (flows_sample). */
+  struct ftag **flive;
+  long nflive, flive_cap;
   double t0;                /* simulated time when the replay started */
   /* Progress: tasks completed of all the simulated ranks', wall clock. */
   long tasks_done, tasks_total;
@@ -750,6 +758,31 @@ static void inst_step(struct engine *E, struct inst *in)
   inst_complete(E, in);
 }
 
+/* The sampled flows' parts since their last sample (on_flow_part), at an
+ * instant where a sampled flow starts or ends.  Between two such instants
+ * every sampled flow is sampled at the same two instants, so the parts'
+ * rates on a link sum to no more than it carries: each flow at its
+ * average over its whole life could (two flows overlapping for 1 us,
+ * each at about 290 GB/s on average, showed 556 GB/s on a 300 GB/s
+ * NVLink). */
+static void flows_sample(struct engine *E)
+{
+  double t = now(E);
+  for (long i = 0; i < E->nflive; i++) {
+    struct ftag *f = E->flive[i];
+    if (!(t > f->last_t))
+      continue;
+    double left = sgb_comm_remaining(f);
+    if (left > f->left)
+      left = f->left;
+    if (f->left - left > 0)
+      E->p.on_flow_part(E->p.ctx, f->src, f->dst, f->left - left, f->last_t,
+                        t);
+    f->left = left;
+    f->last_t = t;
+  }
+}
+
 static void on_done(void *ctx, void *tag)
 {
   struct engine *E = ctx;
@@ -787,6 +820,11 @@ static void on_done(void *ctx, void *tag)
   }
   if (type == TAG_FLOW) {
     struct ftag *f = tag;
+    if (f->at >= 0) {
+      flows_sample(E); /* f has nothing left: its last part */
+      E->flive[f->at] = E->flive[--E->nflive];
+      E->flive[f->at]->at = f->at;
+    }
     E->p.on_flow(E->p.ctx, f->src, f->dst, f->bytes, f->start, now(E));
     tag = f->in;
     free(f);
@@ -802,8 +840,20 @@ static void start_flow(struct engine *E, struct inst *in, long src, long dst,
   E->flows += in->copies > 1 ? in->copies : 1;
   if (E->p.on_flow) {
     struct ftag *f = xmalloc(sizeof *f);
-    *f = (struct ftag){TAG_FLOW, in, src, dst, wire_bytes, now(E)};
+    *f = (struct ftag){TAG_FLOW, in, src, dst, wire_bytes, now(E), now(E),
+                       floor(wire_bytes + 0.5), -1};
     sgb_comm(E->hosts[src], E->hosts[dst], wire_bytes, f);
+    if (E->p.on_flow_part &&
+        (!E->p.part_ranks || E->p.part_ranks[src] || E->p.part_ranks[dst])) {
+      flows_sample(E);
+      if (E->nflive == E->flive_cap) {
+        E->flive_cap = E->flive_cap ? 2 * E->flive_cap : 256;
+        E->flive = xreallocarray(E->flive, (size_t)E->flive_cap,
+                                 sizeof *E->flive);
+      }
+      f->at = E->nflive;
+      E->flive[E->nflive++] = f;
+    }
     return;
   }
   sgb_comm(E->hosts[src], E->hosts[dst], wire_bytes, in);
@@ -1482,6 +1532,7 @@ static void engine_release(struct engine *E)
     while (E->table[h])
       inst_free(E, E->table[h]);
   free(E->table);
+  free(E->flive);
   while (E->kfree) {
     struct kdyn *k = E->kfree;
     E->kfree = k->next;
@@ -1507,10 +1558,12 @@ int engine_run(const struct graph *g, const struct cluster *c,
     /* Couriers (sgbridge.cpp) where expert all-to-alls cross nodes: there
      * the flows in flight number thousands. */
     sgb_couriers_auto(E->ep_across);
+    sgb_track(p->on_flow && p->on_flow_part);
     sgb_init(on_done, E);
     for (long i = 0; i < E->nsim; i++)
       try_advance(E, E->sim[i]);
     sgb_run();
+    sgb_track(false);
     rc = engine_collect(E, out, err);
   }
   engine_release(E);

@@ -104,6 +104,14 @@ struct engine_params {
    * the wire from src to dst between start_s and end_s; may be NULL. */
   void (*on_flow)(void *ctx, long src, long dst, double bytes,
                   double start_s, double end_s);
+  /* With on_flow: called with the bytes a flow moved between two
+   * instants at which a sampled flow started or ended (the flows of
+   * part_ranks' ranks, all when NULL), every sampled flow being sampled
+   * at each: the links' rates over such intervals, which the flows'
+   * average rates over their whole lives are not; may be NULL. */
+  void (*on_flow_part)(void *ctx, long src, long dst, double bytes,
+                       double start_s, double end_s);
+  const unsigned char *part_ranks;
   /* Called about once a second of wall time while the replay runs (never
    * in the first second): simulated time so far, tasks completed and in
    * all, wall seconds since the replay started; may be NULL. */

@@ -13,6 +13,7 @@
 #include "sim/base/units.h"
 #include "sim/commands.h"
 #include "sim/platload.h"
+#include "sim/symmetry.h"
 #include "traces/trace.h"
 #include "workloads/builder.h"
 
@@ -65,6 +66,16 @@ static void record_flow(void *ctx, long src, long dst, double bytes,
                  bytes, s, e);
 }
 
+static void record_part(void *ctx, long src, long dst, double bytes,
+                        double s, double e)
+{
+  const struct tracing *t = ctx;
+  trace_add_flow_part(t->tr, src, dst,
+                      cluster_node_of(t->c, (int)src) ==
+                          cluster_node_of(t->c, (int)dst),
+                      bytes, s, e);
+}
+
 /* The trace selection (--trace-ranks, --trace-window, --trace-level). */
 static int trace_options(const struct job_trace *jt, struct trace *tr,
                          struct weft_err *err)
@@ -91,6 +102,52 @@ static int trace_options(const struct job_trace *jt, struct trace *tr,
   return trace_select(tr, jt->ranks, t0, t1, (enum trace_level)lv, err);
 }
 
+/* What tracing costs the replay of `g` (issue 40, item 8): a trace needs
+ * every rank's tasks and every flow, so the engine's symmetric shortcuts
+ * (symmetry.h) and whole-node collectives in closed form are off.  When
+ * the job would have taken any, say so through jt->note: which, and how
+ * many ranks are simulated instead of how many. */
+static void trace_note(const struct job_spec *s, const struct graph *g,
+                       const struct engine_params *ep)
+{
+  const struct job_trace *jt = &s->trace;
+  const struct cluster *c = s->c;
+  const struct graph_layout *L = &g->layout;
+  if (!jt->note || ep->no_symmetry)
+    return;
+  struct symmetry sy;
+  symmetry_decide(L, c, ep->force_flows, false, &sy);
+  bool closed = !ep->force_flows && c->nvl_oversub == 1 &&
+                L->tp == c->gpus_per_node && L->order[0] == PD_TP;
+  long nranks = layout_ranks(L), nsim = 0;
+  int node0 = cluster_node_of(c, 0);
+  for (long r = 0; r < nranks; r += sy.rank_step)
+    nsim += !sy.replicas || cluster_node_of(c, (int)r) == node0;
+  /* Rings emit one node's flows over three nodes or more (coll.h). */
+  sy.fabric = sy.fabric && nranks >= 3 * (long)c->gpus_per_node;
+  if (nsim == nranks && !sy.fabric && !closed)
+    return;
+  char what[160] = "";
+  const char *names[4] = {sy.tp ? "TP symmetry" : NULL,
+                          sy.replicas ? "replica symmetry" : NULL,
+                          sy.fabric ? "rings as one node's flows" : NULL,
+                          closed ? "whole-node collectives in closed form"
+                                 : NULL};
+  for (int i = 0; i < 4; i++)
+    if (names[i]) {
+      if (what[0])
+        strncat(what, ", ", sizeof what - strlen(what) - 1);
+      strncat(what, names[i], sizeof what - strlen(what) - 1);
+    }
+  char msg[512];
+  snprintf(msg, sizeof msg, "tracing replays every rank and every flow, "
+           "so this job's shortcuts are off (%s): %ld ranks simulated "
+           "instead of %ld, each collective as its flows, whatever "
+           "--trace-ranks keeps; expect a replay many times slower (the "
+           "figures agree with an untraced run's)", what, nranks, nsim);
+  jt->note(msg);
+}
+
 /* Replay `g` with the engine settings `ep`, writing the traces asked
  * for. */
 static int simulate(const struct job_spec *s, const struct graph *g,
@@ -101,7 +158,10 @@ static int simulate(const struct job_spec *s, const struct graph *g,
   struct trace *tr = NULL;
   struct tracing tracing = {NULL, s->c};
   if (jt->paje || jt->chrome) {
+    trace_note(s, g, ep);
     tracing.tr = tr = trace_new(g);
+    for (long r = 0; r < layout_ranks(&g->layout); r++)
+      trace_set_node(tr, r, cluster_node_of(s->c, (int)r));
     int rc = trace_options(jt, tr, err);
     if (rc) {
       trace_free(tr);
@@ -109,6 +169,8 @@ static int simulate(const struct job_spec *s, const struct graph *g,
     }
     ep->on_task = record;
     ep->on_flow = record_flow;
+    ep->on_flow_part = record_part;
+    ep->part_ranks = trace_kept(tr);
     ep->ctx = &tracing;
   }
   int rc = 0;
@@ -123,6 +185,8 @@ static int simulate(const struct job_spec *s, const struct graph *g,
   trace_free(tr);
   ep->on_task = NULL;
   ep->on_flow = NULL;
+  ep->on_flow_part = NULL;
+  ep->part_ranks = NULL;
   ep->ctx = NULL;
   return rc;
 }

@@ -26,6 +26,9 @@ struct job_trace {
   const char *ranks;         /* "0-7,64", or NULL: every rank */
   const char *window;        /* "T0:T1" in simulated time, or NULL */
   const char *level;         /* "all" or "comm", or NULL: all */
+  /* Told, before the replay, what tracing costs where it turns the
+   * engine's symmetric shortcuts off (a sentence); NULL: nobody. */
+  void (*note)(const char *msg);
 };
 
 /* What to run and how. */

@@ -234,6 +234,11 @@ static int courier_force = -1; /* sgb_couriers: -1 the engine's choice */
 static bool couriers_on;
 static std::unordered_map<sg4::Host*, Courier*> couriers;
 static std::unordered_map<const void*, AFlow*> aflows; /* by CommImpl */
+/* Flows in flight by their tag, for sgb_comm_remaining: couriers' until
+ * flushed, detached comms' until completed. */
+static std::unordered_map<const void*, AFlow*> aflow_tags;
+static std::unordered_map<const void*, sg4::Comm*> comm_tags;
+static bool track; /* sgb_track */
 static long aflows_pending; /* asked for, not yet over */
 static long aflows_total;   /* sent by couriers, ever */
 static std::vector<AFlow*> finished;
@@ -317,6 +322,7 @@ static void flush()
     ring(f->src);
     f->flushed = true;
     void* tag = f->tag;
+    aflow_tags.erase(tag);
     if (f->recv) {
       f->dst->reap.push_back(std::move(f->recv));
       ring(f->dst);
@@ -402,6 +408,7 @@ extern "C" void sgb_init(sgb_done_fn fn, void* ctx)
     auto it = live.find(&a);
     if (it == live.end())
       return; /* not ours */
+    comm_tags.erase(a.get_data<void>());
     ended.push_back(std::move(it->second));
     live.erase(it);
     done_fn(done_ctx, a.get_data<void>());
@@ -419,6 +426,8 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
     auto* f = new AFlow{tag, (uint64_t)(bytes + 0.5), nullptr, nullptr, s, d, nullptr, false};
     aflows_pending++;
     aflows_total++;
+    if (track)
+      aflow_tags[tag] = f;
     s->out.push_back(f);
     ring(s);
     return;
@@ -429,7 +438,31 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
   c->set_payload_size((uint64_t)(bytes + 0.5));
   c->set_data(tag);
   live[c.get()] = c;
+  if (track)
+    comm_tags[tag] = c.get();
   c->start();
+}
+
+extern "C" void sgb_track(bool on)
+{
+  track = on;
+  if (!on) {
+    aflow_tags.clear();
+    comm_tags.clear();
+  }
+}
+
+extern "C" double sgb_comm_remaining(const void* tag)
+{
+  if (couriers_on) {
+    auto it = aflow_tags.find(tag);
+    if (it == aflow_tags.end())
+      return 0;
+    AFlow* f = it->second;
+    return f->send ? f->send->get_remaining() : (double)f->bytes;
+  }
+  auto it = comm_tags.find(tag);
+  return it == comm_tags.end() ? 0 : it->second->get_remaining();
 }
 
 extern "C" void sgb_delay(double seconds, void* tag)

@@ -29,6 +29,15 @@ void sgb_init(sgb_done_fn fn, void *ctx);
 /* Start a transfer of `bytes` from `src` to `dst`, now. */
 void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
 
+/* Bytes the transfer started with `tag` has still to move, now (0 once it
+ * is over, or when it was started without sgb_track on); for traces,
+ * which sample it whenever the set of flows changes.  sgb_track(true)
+ * keeps the flows started from then on findable by their tags (each
+ * tag must then be unique among the flows in flight); false forgets
+ * them. */
+void sgb_track(bool on);
+double sgb_comm_remaining(const void *tag);
+
 /* Call back with `tag` after `seconds` of simulated time: a date in the
  * bridge's calendar (sgbridge.cpp; a SimGrid kernel timer with couriers or
  * sgb_calendar(false)), not an activity.  An execution or a host-to-host

@@ -130,23 +130,26 @@ static void check_chrome_order(const char *path, long n)
 }
 
 /* The Paje state changes' times never decrease, and at one time the ranks
- * come in order; n tasks start. */
+ * come in order; n tasks start (event 4, with their fields), the others
+ * are idle (event 7). */
 static void check_paje_order(const char *path, long n)
 {
   char *b = slurp(path, NULL), *cur = b, *line;
   double t0 = -1;
   long r0 = -1, starts = 0;
   while ((line = next_line(&cur))) {
-    if (line[0] != '4' || line[1] != ' ')
+    bool start = line[0] == '4' && line[1] == ' ';
+    if (!start && !(line[0] == '7' && line[1] == ' '))
       continue;
     double t;
     long r;
-    char stream[32], name[64];
-    cr_assert_eq(sscanf(line, "4 %lf %31s gpu%ld \"%63[^\"]\"", &t, stream, &r, name), 4, "%s", line);
+    char stream[32], value[64];
+    cr_assert_eq(sscanf(line + 2, "%lf W gpu%ld.%31s %63s", &t, &r, stream, value), 4, "%s", line);
     cr_assert(t > t0 || (t == t0 && r >= r0), "%s after time %.9f rank %ld", line, t0, r0);
+    cr_assert_eq(strcmp(value, "idle") == 0, !start, "%s", line);
     t0 = t;
     r0 = r;
-    starts += strcmp(name, "idle") != 0;
+    starts += start;
   }
   cr_assert_eq(starts, n);
   free(b);
@@ -220,11 +223,11 @@ Test(trace, paje_variables_sum_the_flows)
   struct weft_err err = {0};
   cr_assert_eq(trace_write(tr, path, NULL, &err), 0, "%s", err.msg);
   char *b = slurp(path, NULL);
-  cr_assert(strstr(b, "6 1.000000000 nic_tx gpu0 1.000000\n"), "%s", b);
-  cr_assert(strstr(b, "6 2.000000000 nic_tx gpu0 4.000000\n"), "%s", b);
-  cr_assert(strstr(b, "6 2.000000000 nic_rx gpu1 4.000000\n"), "%s", b);
-  cr_assert(strstr(b, "nic_tx gpu0 0.000000\n"), "%s", b);
-  cr_assert_null(strstr(b, "nic_tx gpu0 -"), "%s", b);
+  cr_assert(strstr(b, "6 1.000000000 tx gpu0.nic 1.000000\n"), "%s", b);
+  cr_assert(strstr(b, "6 2.000000000 tx gpu0.nic 4.000000\n"), "%s", b);
+  cr_assert(strstr(b, "6 2.000000000 rx gpu1.nic 4.000000\n"), "%s", b);
+  cr_assert(strstr(b, "6 3.000000000 tx gpu0.nic 0.000000\n"), "%s", b);
+  cr_assert_null(strstr(b, "tx gpu0.nic -"), "%s", b);
   free(b);
   remove(path);
   trace_free(tr);
@@ -290,6 +293,162 @@ Test(trace, a_write_failing_part_way_replaces_neither)
   remove(paje);
   remove(json);
   remove(dir);
+  trace_free(tr);
+  graph_free(g);
+}
+
+/* Write `tr` as Paje or Chrome into a temporary file and return its text
+ * (caller frees). */
+static char *written(struct trace *tr, bool paje)
+{
+  char path[] = "/tmp/weft_trace_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  struct weft_err err = {0};
+  cr_assert_eq(trace_write(tr, paje ? path : NULL, paje ? NULL : path, &err),
+               0, "%s", err.msg);
+  char *b = slurp(path, NULL);
+  remove(path);
+  return b;
+}
+
+/* Paje (issue 40, item 5): cluster > node > GPU > stream, link ports under
+ * the node, only what a rank used declared, the kind of work as the
+ * state's value with its fields beside it, transfers as Paje links. */
+Test(trace, paje_hierarchy_kinds_and_transfers)
+{
+  struct graph *g = small_graph(4, 2); /* task 0 on compute, 1 on pp_send */
+  struct trace *tr = trace_new(g);
+  for (long r = 0; r < 4; r++)
+    trace_set_node(tr, r, (int)(r / 2));
+  trace_add(tr, 0, 0, 0, 1);
+  trace_add(tr, 2, 0, 0, 1);
+  trace_add(tr, 2, 1, 1, 2);
+  trace_add_flow(tr, 0, 1, 1, 1e9, 1, 2);
+  trace_add_flow(tr, 0, 2, 0, 2e9, 1, 3);
+  char *b = written(tr, true);
+  static const char *const want[] = {
+      "\n1 W S \"Work\"\n", "\n11 gemm W \"gemm\" ", "\n11 allreduce W ",
+      "\n11 idle W ", "\n8 T C G G \"Transfer\"\n",
+      "\n2 0 n0 N c \"node0\"\n2 0 gpu0 G n0 \"gpu0\"\n"
+      "2 0 gpu0.compute S gpu0 \"gpu0 compute\"\n"
+      "2 0 gpu0.nvlink L n0 \"gpu0 NVLink\"\n"
+      "2 0 gpu0.nic L n0 \"gpu0 NIC\"\n2 0 gpu1 G n0 \"gpu1\"\n"
+      "2 0 gpu1.nvlink L n0 \"gpu1 NVLink\"\n"
+      "2 0 n1 N c \"node1\"\n2 0 gpu2 G n1 \"gpu2\"\n"
+      "2 0 gpu2.compute S gpu2 \"gpu2 compute\"\n"
+      "2 0 gpu2.pp_send S gpu2 \"gpu2 pp_send\"\n"
+      "2 0 gpu2.nic L n1 \"gpu2 NIC\"\n2 0 gpu3 G n1 \"gpu3\"\n",
+      "\n4 0.000000000 W gpu0.compute gemm fwd 0 -1 - - 1000000\n",
+      "\n4 1.000000000 W gpu2.pp_send gemm fwd 1 -1 - - 1000000\n",
+      "\n7 1.000000000 W gpu0.compute idle\n",
+      "\n9 1.000000000 T c nvlink gpu0 f0 1000000000\n",
+      "\n9 1.000000000 T c nic gpu0 f1 2000000000\n",
+      "\n10 2.000000000 T c nvlink gpu1 f0\n",
+      "\n10 3.000000000 T c nic gpu2 f1\n",
+      "\n6 1.000000000 tx gpu0.nvlink 1.000000\n",
+      "\n6 1.000000000 rx gpu2.nic 1.000000\n",
+      "\n3 3.000000000 G gpu3\n3 3.000000000 N n0\n3 3.000000000 N n1\n"
+      "3 3.000000000 C c\n"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    cr_assert(strstr(b, want[i]), "no \"%s\" in:\n%s", want[i], b);
+  /* Streams and ports a rank did not use are not declared. */
+  cr_assert_null(strstr(b, "gpu0.pp_send"), "%s", b);
+  cr_assert_null(strstr(b, "gpu1.nic"), "%s", b);
+  cr_assert_null(strstr(b, "gpu3."), "%s", b);
+  free(b);
+  trace_free(tr);
+  graph_free(g);
+}
+
+/* Chrome (issue 40, item 7): a flow arrow from a send to its receive,
+ * none for a send whose receive was not recorded; link counters; whole
+ * nanoseconds, so that a task ends where the next one starts (rounding
+ * the start and the duration apart gave 0.001 + 1.001 > 1.001). */
+Test(trace, chrome_flows_counters_and_no_overlap)
+{
+  struct graph *g = graph_new(2);
+  g->layout = (struct graph_layout){1, 2, 1, 1, 1, 1,
+                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}};
+  struct task k = {.kind = TK_KERNEL, .op = KK_GEMM, .stream = ST_COMPUTE,
+                   .phase = PH_FWD, .layer = 0, .mb = 0, .chunk = 0,
+                   .m = 8, .n = 16, .k = 32, .batch = 1};
+  struct task snd = {.kind = TK_SEND, .stream = ST_PP_SEND, .phase = PH_FWD,
+                     .peer = 1, .layer = -1, .mb = 0, .chunk = 0,
+                     .bytes = 4000};
+  struct task rcv = {.kind = TK_RECV, .stream = ST_PP_RECV, .phase = PH_FWD,
+                     .peer = -1, .layer = -1, .mb = 0, .chunk = 0,
+                     .bytes = 4000};
+  graph_add(g, 0, &k);
+  graph_add(g, 0, &snd);
+  snd.mb = 1;
+  graph_add(g, 0, &snd);
+  graph_add(g, 1, &rcv);
+  struct trace *tr = trace_new(g);
+  trace_add(tr, 0, 0, 0.6e-9, 1001.4e-9);
+  trace_add(tr, 0, 1, 1001.4e-9, 5e-6);
+  trace_add(tr, 0, 2, 5e-6, 7e-6);     /* micro-batch 1: no receive */
+  trace_add(tr, 1, 0, 2e-6, 4e-6);
+  trace_add_flow(tr, 0, 1, 1, 4000, 2e-6, 4e-6); /* 2 GB/s */
+  char *b = written(tr, false);
+  static const char *const want[] = {
+      "\"pid\": 0, \"tid\": 0, \"ts\": 0.001, \"dur\": 1.000, ",
+      "\"pid\": 0, \"tid\": 1, \"ts\": 1.001, \"dur\": 3.999, ",
+      "\"cat\": \"gemm\"", "\"shape\": \"8x16x32\"",
+      "{\"ph\": \"s\", \"name\": \"p2p\", \"cat\": \"transfer\", \"id\": 0, "
+      "\"pid\": 0, \"tid\": 1, \"ts\": 2.000}",
+      "{\"ph\": \"f\", \"bp\": \"e\", \"name\": \"p2p\", \"cat\": "
+      "\"transfer\", \"id\": 0, \"pid\": 1, \"tid\": 2, \"ts\": 2.000}",
+      "{\"ph\": \"C\", \"name\": \"NVLink GB/s\", \"pid\": 0, \"ts\": 2.000, "
+      "\"args\": {\"send\": 2.000000, \"receive\": 0.000000}}",
+      "{\"ph\": \"C\", \"name\": \"NVLink GB/s\", \"pid\": 1, \"ts\": 2.000, "
+      "\"args\": {\"send\": 0.000000, \"receive\": 2.000000}}",
+      "{\"ph\": \"C\", \"name\": \"NVLink GB/s\", \"pid\": 1, \"ts\": 4.000, "
+      "\"args\": {\"send\": 0.000000, \"receive\": 0.000000}}"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    cr_assert(strstr(b, want[i]), "no '%s' in:\n%s", want[i], b);
+  cr_assert_null(strstr(b, "\"id\": 1"), "%s", b);
+  /* Threads only for the streams a rank used. */
+  cr_assert_null(strstr(b, "\"thread_name\", \"pid\": 0, \"tid\": 2"), "%s", b);
+  cr_assert(strstr(b, "\"thread_name\", \"pid\": 1, \"tid\": 2"), "%s", b);
+  free(b);
+  trace_free(tr);
+  graph_free(g);
+}
+
+/* Parts of flows (the engine's samples, issue 40 item 6): once any is
+ * recorded, the link rates are the parts', not the whole flows' averages
+ * (two flows on a 300 GB/s link: one alone at 300 for 2 s then at 150
+ * for 1 s, the other at 150 for that second; averages 250 and 150 sum to
+ * 400 in that second); transfers stay whole flows. */
+Test(trace, paje_rates_from_parts_transfers_whole)
+{
+  struct graph *g = small_graph(3, 1);
+  struct trace *tr = trace_new(g);
+  trace_add(tr, 0, 0, 0, 4);
+  trace_add_flow(tr, 0, 1, 1, 750e9, 0, 3);
+  trace_add_flow(tr, 0, 2, 1, 150e9, 2, 3);
+  trace_add_flow_part(tr, 0, 1, 1, 600e9, 0, 2);
+  trace_add_flow_part(tr, 0, 1, 1, 150e9, 2, 3);
+  trace_add_flow_part(tr, 0, 2, 1, 150e9, 2, 3);
+  char *b = written(tr, true);
+  cr_assert(strstr(b, "\n6 0.000000000 tx gpu0.nvlink 300.000000\n"), "%s", b);
+  cr_assert(strstr(b, "\n6 2.000000000 tx gpu0.nvlink 300.000000\n"), "%s", b);
+  cr_assert(strstr(b, "\n6 3.000000000 tx gpu0.nvlink 0.000000\n"), "%s", b);
+  cr_assert_null(strstr(b, "tx gpu0.nvlink 400"), "%s", b);
+  cr_assert_null(strstr(b, "tx gpu0.nvlink 250"), "%s", b);
+  /* Keys follow the flows' order (start, end, ...), parts included. */
+  cr_assert(strstr(b, "\n9 0.000000000 T c nvlink gpu0 f1 750000000000\n"), "%s", b);
+  cr_assert(strstr(b, "\n10 3.000000000 T c nvlink gpu1 f1\n"), "%s", b);
+  cr_assert(strstr(b, "\n9 2.000000000 T c nvlink gpu0 f3 150000000000\n"), "%s", b);
+  long links = 0; /* parts are no transfers */
+  for (const char *q = b; (q = strstr(q, "\n9 ")); q++)
+    links++;
+  cr_assert_eq(links, 2, "%s", b);
+  free(b);
+  b = written(tr, false);
+  cr_assert(strstr(b, "\"pid\": 0, \"ts\": 2000000.000, \"args\": {\"send\": 300.000000, "), "%s", b);
+  free(b);
   trace_free(tr);
   graph_free(g);
 }

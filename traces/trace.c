@@ -27,9 +27,10 @@ struct event {
 };
 
 struct flowrec {
-  double start, end, rate;
+  double start, end, rate, bytes;
   int32_t src, dst;
   uint8_t same_node;
+  uint8_t part; /* a part of a flow (trace_add_flow_part), else a whole */
 };
 
 struct trace {
@@ -38,8 +39,10 @@ struct trace {
   long n, cap;
   struct flowrec *fl;
   long nf, fcap;
+  long nparts;        /* of them parts: the rates come from them alone */
   long ranks;
   int32_t *stage;     /* pipeline stage of each rank */
+  int32_t *node;      /* node of each rank (trace_set_node), or NULL */
   /* Task names ("fwd gemm L3 mb2"), made once before writing for the
    * tasks that ran: name_at[stage][task] is an offset into `names` (0:
    * not made), where a length byte precedes the name. */
@@ -63,8 +66,8 @@ static bool in_window(const struct trace *t, double start_s, double end_s)
   return end_s >= t->t0 && start_s <= t->t1;
 }
 
-void trace_add_flow(struct trace *t, long src, long dst, int same_node,
-                    double bytes, double start_s, double end_s)
+static void add_flow(struct trace *t, long src, long dst, int same_node,
+                     double bytes, double start_s, double end_s, bool part)
 {
   if (end_s <= start_s || !in_window(t, start_s, end_s) ||
       !(kept_rank(t, src) || kept_rank(t, dst)))
@@ -74,8 +77,30 @@ void trace_add_flow(struct trace *t, long src, long dst, int same_node,
     t->fl = xreallocarray(t->fl, (size_t)t->fcap, sizeof *t->fl);
   }
   t->fl[t->nf++] = (struct flowrec){start_s, end_s, bytes / (end_s - start_s),
-                                    (int32_t)src, (int32_t)dst,
-                                    (uint8_t)(same_node != 0)};
+                                    bytes, (int32_t)src, (int32_t)dst,
+                                    (uint8_t)(same_node != 0), part};
+  t->nparts += part;
+}
+
+void trace_add_flow(struct trace *t, long src, long dst, int same_node,
+                    double bytes, double start_s, double end_s)
+{
+  add_flow(t, src, dst, same_node, bytes, start_s, end_s, false);
+}
+
+void trace_add_flow_part(struct trace *t, long src, long dst, int same_node,
+                         double bytes, double start_s, double end_s)
+{
+  add_flow(t, src, dst, same_node, bytes, start_s, end_s, true);
+}
+
+const unsigned char *trace_kept(const struct trace *t) { return t->keep; }
+
+/* Whether flow record f gives the link rates (parts when there are any)
+ * or stands for a transfer (whole flows). */
+static bool rates_of(const struct trace *t, const struct flowrec *f)
+{
+  return t->nparts ? f->part : true;
 }
 
 struct trace *trace_new(const struct graph *g)
@@ -149,6 +174,7 @@ void trace_free(struct trace *t)
   free(t->fl);
   free(t->keep);
   free(t->stage);
+  free(t->node);
   if (t->name_at)
     for (long s = 0; s < t->g->stages; s++)
       free(t->name_at[s]);
@@ -158,6 +184,13 @@ void trace_free(struct trace *t)
 }
 
 long trace_events(const struct trace *t) { return t->n; }
+
+void trace_set_node(struct trace *t, long rank, int node)
+{
+  if (!t->node)
+    t->node = xcalloc((size_t)t->ranks, sizeof *t->node);
+  t->node[rank] = node;
+}
 
 static long stage_of(const struct trace *t, long rank)
 {
@@ -644,15 +677,678 @@ static char *put_fixed(char *p, double v, int dec)
   return p;
 }
 
+/* ---- Paje --------------------------------------------------------------- */
+
+/* The hierarchy, as the Paje file format specification (Schnorr, "Paje
+ * trace file format", 2013) defines types and containers:
+ *
+ *   cluster (C) > node (N) > GPU (G) > stream (S), a state type W (work)
+ *                          > link (L): a GPU's NVLink or NIC port, with
+ *                            variables tx and rx (GB/s)
+ *   transfers: a link type T from GPU to GPU, declared on the cluster
+ *
+ * W's values are the kinds of work (gemm, attn, allreduce, send, idle,
+ * ...), declared with PajeDefineEntityValue so that a viewer colours by
+ * kind; phase, layer, micro-batch, collective group, kernel shape and
+ * bytes are extra fields of PajeSetState (pj_dump -u prints them), which a
+ * viewer can filter on instead of splitting the kind into one value per
+ * layer and micro-batch.  Only the streams and links a rank used are
+ * declared. */
+
+/* A Paje record's key: rank, stream, class (0 a state ends, 1 one starts,
+ * 2 a variable changes, 3 a transfer starts or ends: a stream ends a task,
+ * then starts one, then variables and transfers), task + 1 (a state) or
+ * flow (a transfer), and the variable (or 0 a transfer's start, 1 its
+ * end). */
+#define REC_TASK_BITS 28
+
+static struct record rec_make(double time, long rank, long task, int stream,
+                              int cls, int var, double delta)
+{
+  return (struct record){
+      time_bits(time),
+      (uint64_t)rank << 35 | (uint64_t)stream << 32 |
+          (uint64_t)cls << 30 | (uint64_t)(task + 1) << 2 |
+          (uint64_t)var,
+      delta};
+}
+
+static long rec_rank(const struct record *r) { return (long)(r->k >> 35); }
+static int rec_stream(const struct record *r) { return (int)(r->k >> 32 & 7); }
+static int rec_class(const struct record *r) { return (int)(r->k >> 30 & 3); }
+static long rec_task(const struct record *r)
+{
+  return (long)(r->k >> 2 & ((1u << REC_TASK_BITS) - 1)) - 1;
+}
+static int rec_var(const struct record *r) { return (int)(r->k & 3); }
+
+static const char paje_header[] =
+    "%EventDef PajeDefineContainerType 0\n%  Alias string\n"
+    "%  Type string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeDefineStateType 1\n%  Alias string\n"
+    "%  Type string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeCreateContainer 2\n%  Time date\n%  Alias string\n"
+    "%  Type string\n%  Container string\n%  Name string\n"
+    "%EndEventDef\n"
+    "%EventDef PajeDestroyContainer 3\n%  Time date\n%  Type string\n"
+    "%  Name string\n%EndEventDef\n"
+    "%EventDef PajeSetState 4\n%  Time date\n%  Type string\n"
+    "%  Container string\n%  Value string\n%  Phase string\n"
+    "%  Layer int\n%  MicroBatch int\n%  Group string\n%  Shape string\n"
+    "%  Bytes double\n%EndEventDef\n"
+    "%EventDef PajeDefineVariableType 5\n%  Alias string\n"
+    "%  Type string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeSetVariable 6\n%  Time date\n%  Type string\n"
+    "%  Container string\n%  Value double\n%EndEventDef\n"
+    "%EventDef PajeSetState 7\n%  Time date\n%  Type string\n"
+    "%  Container string\n%  Value string\n%EndEventDef\n"
+    "%EventDef PajeDefineLinkType 8\n%  Alias string\n%  Type string\n"
+    "%  StartContainerType string\n%  EndContainerType string\n"
+    "%  Name string\n%EndEventDef\n"
+    "%EventDef PajeStartLink 9\n%  Time date\n%  Type string\n"
+    "%  Container string\n%  Value string\n%  StartContainer string\n"
+    "%  Key string\n%  Bytes double\n%EndEventDef\n"
+    "%EventDef PajeEndLink 10\n%  Time date\n%  Type string\n"
+    "%  Container string\n%  Value string\n%  EndContainer string\n"
+    "%  Key string\n%EndEventDef\n"
+    "%EventDef PajeDefineEntityValue 11\n%  Alias string\n%  Type string\n"
+    "%  Name string\n%  Color color\n%EndEventDef\n"
+    "0 C 0 \"Cluster\"\n"
+    "0 N C \"Node\"\n"
+    "0 G N \"GPU\"\n"
+    "0 S G \"Stream\"\n"
+    "0 L N \"Link\"\n"
+    "1 W S \"Work\"\n"
+    "5 tx L \"send GB/s\"\n"
+    "5 rx L \"receive GB/s\"\n"
+    "8 T C G G \"Transfer\"\n"
+    "11 nvlink T \"NVLink\" \"0.2 0.6 0.2\"\n"
+    "11 nic T \"NIC\" \"0.8 0.2 0.2\"\n"
+    "2 0 c C 0 \"cluster\"\n";
+
+/* The kinds of work, W's values, and their colours (RGB in [0, 1]):
+ * compute in blues and greens, collectives in reds and oranges, transfers
+ * in purple, idle in grey. */
+static const char *const paje_kernel_colors[KK_COUNT] = {
+    "0.1 0.3 0.9", "0.1 0.7 0.9", "0.1 0.5 0.7", "0.6 0.8 0.2",
+    "0.4 0.7 0.4", "0.9 0.9 0.3", "0.8 0.7 0.2", "0.2 0.6 0.3",
+    "0.3 0.2 0.9", "0.7 0.7 0.7"};
+static const char *const paje_coll_colors[CO_COUNT] = {
+    "0.9 0.1 0.1", "0.9 0.4 0.1", "0.9 0.6 0.2", "0.8 0.1 0.5",
+    "0.6 0.2 0.1", "0.9 0.3 0.4"};
+
+/* W's value of task `tk`: its kind of work. */
+static const char *work_of(const struct task *tk)
+{
+  return tk->kind == TK_KERNEL ? kernel_kind_name(tk->op)
+         : tk->kind == TK_COLL ? coll_op_name(tk->op)
+                               : task_kind_name(tk->kind);
+}
+
+/* The link variables, by rec_var: a GPU's NVLink or NIC port, send or
+ * receive. */
+static const char *const paje_link[2] = {"nvlink", "nic"};
+static const char *const paje_link_name[2] = {"NVLink", "NIC"};
+static const char *const paje_dir[2] = {"tx", "rx"};
+
+/* The records of `t` sorted (caller frees; *out_n of them) and the end
+ * time of its last event or flow. */
+static struct record *paje_records(const struct trace *t, long *out_n,
+                                   double *out_end_s)
+{
+  long nrec = 2 * t->n + 6 * t->nf;
+  struct record *rec = xcalloc((size_t)nrec + 1, sizeof *rec);
+  double end = 0;
+  long k = 0;
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    rec[k++] = rec_make(e->start, e->rank, e->task, e->stream, 1, 0, 0);
+    rec[k++] = rec_make(e->end, e->rank, e->task, e->stream, 0, 0, 0);
+    if (e->end > end)
+      end = e->end;
+  }
+  /* Variable changes: a flow adds its rate at its start and removes it at
+   * its end, on the sender's tx and the receiver's rx variable; a
+   * transfer between kept ranks is a Paje link.  Flows beyond
+   * REC_TASK_BITS' count keep their variables, not their links. */
+  for (long i = 0; i < t->nf; i++) {
+    const struct flowrec *f = &t->fl[i];
+    uint8_t base = f->same_node ? 0 : 2;
+    double gb = f->rate / 1e9;
+    if (rates_of(t, f)) {
+      rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
+      rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
+      rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
+      rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
+    }
+    if (!f->part && kept_rank(t, f->src) && kept_rank(t, f->dst) &&
+        i + 1 < (1l << REC_TASK_BITS)) {
+      rec[k++] = rec_make(f->start, f->src, i, 0, 3, 0, 0);
+      rec[k++] = rec_make(f->end, f->dst, i, 0, 3, 1, 0);
+    }
+    if (f->end > end)
+      end = f->end;
+  }
+  *out_n = k;
+  *out_end_s = end;
+  return sort_records(rec, k);
+}
+
+/* What each kept rank used: streams (bits 0..ST_COUNT-1) and link ports
+ * (bit ST_COUNT + 0 NVLink, + 1 NIC), from the records; and the nodes. */
+static uint32_t *paje_used(const struct trace *t, const struct record *rec,
+                           long nrec)
+{
+  uint32_t *used = xcalloc((size_t)t->ranks, sizeof *used);
+  for (long i = 0; i < nrec; i++) {
+    const struct record *x = &rec[i];
+    long rank = rec_rank(x);
+    int cls = rec_class(x);
+    if (cls <= 1)
+      used[rank] |= 1u << rec_stream(x);
+    else if (cls == 2)
+      used[rank] |= 1u << (ST_COUNT + rec_var(x) / 2);
+  }
+  return used;
+}
+
+static int node_of(const struct trace *t, long rank)
+{
+  return t->node ? t->node[rank] : 0;
+}
+
+/* The types' values and the containers of the kept ranks: each node
+ * once, before its first GPU (ranks of a node need not be consecutive). */
+static void paje_write_defs(const struct trace *t, struct tw *w,
+                            const uint32_t *used)
+{
+  tw_put(w, paje_header, sizeof paje_header - 1);
+  for (int kk = 0; kk < KK_COUNT; kk++) {
+    char *p = tw_begin(w);
+    p = PUT(p, "11 ");
+    p = put_str(p, kernel_kind_name((enum kernel_kind)kk));
+    p = PUT(p, " W \"");
+    p = put_str(p, kernel_kind_name((enum kernel_kind)kk));
+    p = PUT(p, "\" \"");
+    p = put_str(p, paje_kernel_colors[kk]);
+    p = PUT(p, "\"\n");
+    tw_end(w, p);
+  }
+  for (int co = 0; co < CO_COUNT; co++) {
+    char *p = tw_begin(w);
+    p = PUT(p, "11 ");
+    p = put_str(p, coll_op_name((enum coll_op)co));
+    p = PUT(p, " W \"");
+    p = put_str(p, coll_op_name((enum coll_op)co));
+    p = PUT(p, "\" \"");
+    p = put_str(p, paje_coll_colors[co]);
+    p = PUT(p, "\"\n");
+    tw_end(w, p);
+  }
+  static const char rest[] =
+      "11 send W \"send\" \"0.6 0.3 0.8\"\n"
+      "11 recv W \"recv\" \"0.8 0.5 0.9\"\n"
+      "11 idle W \"idle\" \"0.9 0.9 0.9\"\n";
+  tw_put(w, rest, sizeof rest - 1);
+  int nnodes = 0;
+  for (long r = 0; r < t->ranks; r++)
+    if (node_of(t, r) + 1 > nnodes)
+      nnodes = node_of(t, r) + 1;
+  uint8_t *made = xcalloc((size_t)nnodes + 1, 1);
+  for (long r = 0; r < t->ranks; r++) {
+    if (!kept_rank(t, r))
+      continue;
+    int nd = node_of(t, r);
+    char *p = tw_begin(w);
+    if (!made[nd]) {
+      made[nd] = 1;
+      p = PUT(p, "2 0 n");
+      p = put_long(p, nd);
+      p = PUT(p, " N c \"node");
+      p = put_long(p, nd);
+      p = PUT(p, "\"\n");
+    }
+    p = PUT(p, "2 0 gpu");
+    p = put_long(p, r);
+    p = PUT(p, " G n");
+    p = put_long(p, nd);
+    p = PUT(p, " \"gpu");
+    p = put_long(p, r);
+    p = PUT(p, "\"\n");
+    tw_end(w, p);
+    for (int s = 0; s < ST_COUNT; s++) {
+      if (!(used[r] >> s & 1))
+        continue;
+      p = tw_begin(w);
+      p = PUT(p, "2 0 gpu");
+      p = put_long(p, r);
+      *p++ = '.';
+      p = put_str(p, stream_name((enum stream)s));
+      p = PUT(p, " S gpu");
+      p = put_long(p, r);
+      p = PUT(p, " \"gpu");
+      p = put_long(p, r);
+      *p++ = ' ';
+      p = put_str(p, stream_name((enum stream)s));
+      p = PUT(p, "\"\n");
+      tw_end(w, p);
+    }
+    for (int l = 0; l < 2; l++) {
+      if (!(used[r] >> (ST_COUNT + l) & 1))
+        continue;
+      p = tw_begin(w);
+      p = PUT(p, "2 0 gpu");
+      p = put_long(p, r);
+      *p++ = '.';
+      p = put_str(p, paje_link[l]);
+      p = PUT(p, " L n");
+      p = put_long(p, nd);
+      p = PUT(p, " \"gpu");
+      p = put_long(p, r);
+      *p++ = ' ';
+      p = put_str(p, paje_link_name[l]);
+      p = PUT(p, "\"\n");
+      tw_end(w, p);
+    }
+  }
+  free(made);
+}
+
+/* A variable change of `rank`: the new absolute value (SetVariable) of
+ * the variable in *v, rounded so that sums of many flows print as exact
+ * zeros. */
+static void paje_write_var(struct tw *w, const struct record *x, long rank,
+                           double *v)
+{
+  *v += x->delta;
+  if (*v < 1e-9 && *v > -1e-9)
+    *v = 0;
+  char *p = tw_begin(w);
+  p = PUT(p, "6 ");
+  p = put_fixed(p, bits_time(x->t), 9);
+  *p++ = ' ';
+  p = put_str(p, paje_dir[rec_var(x) & 1]);
+  p = PUT(p, " gpu");
+  p = put_long(p, rank);
+  *p++ = '.';
+  p = put_str(p, paje_link[rec_var(x) >> 1]);
+  *p++ = ' ';
+  p = put_fixed(p, *v, 6);
+  *p++ = '\n';
+  tw_end(w, p);
+}
+
+/* A transfer's start (from the sender) or end (at the receiver). */
+static void paje_write_link(const struct trace *t, struct tw *w,
+                            const struct record *x)
+{
+  long i = rec_task(x);
+  const struct flowrec *f = &t->fl[i];
+  bool end = rec_var(x) == 1;
+  char *p = tw_begin(w);
+  p = end ? PUT(p, "10 ") : PUT(p, "9 ");
+  p = put_fixed(p, bits_time(x->t), 9);
+  p = PUT(p, " T c ");
+  p = put_str(p, paje_link[f->same_node ? 0 : 1]);
+  p = PUT(p, " gpu");
+  p = put_long(p, end ? f->dst : f->src);
+  p = PUT(p, " f");
+  p = put_long(p, i);
+  if (!end) {
+    *p++ = ' ';
+    p = put_fixed(p, f->bytes, 0);
+  }
+  *p++ = '\n';
+  tw_end(w, p);
+}
+
+/* The state record rec[i] of `rank`: a task starts, or its stream goes
+ * idle, unless the next task starts there at once or the trace ends. */
+static void paje_write_state(const struct trace *t, struct tw *w,
+                             const struct record *rec, long nrec, long i,
+                             long rank, double end)
+{
+  const struct record *x = &rec[i];
+  const struct task *tk = NULL;
+  if (rec_class(x)) {
+    tk = &t->g->prog[stage_of(t, rank)].tasks[rec_task(x)];
+  } else if (i + 1 < nrec && rec[i + 1].t == x->t &&
+             rec_class(&rec[i + 1]) == 1 && rec_rank(&rec[i + 1]) == rank &&
+             rec_stream(&rec[i + 1]) == rec_stream(x)) {
+    return; /* the next task starts on this stream at once: no idle */
+  } else if (bits_time(x->t) >= end) {
+    return; /* the trace ends here: no idle of zero length */
+  }
+  char *p = tw_begin(w);
+  p = tk ? PUT(p, "4 ") : PUT(p, "7 ");
+  p = put_fixed(p, bits_time(x->t), 9);
+  p = PUT(p, " W gpu");
+  p = put_long(p, rank);
+  *p++ = '.';
+  p = put_str(p, stream_name((enum stream)rec_stream(x)));
+  if (!tk) {
+    p = PUT(p, " idle\n");
+    tw_end(w, p);
+    return;
+  }
+  *p++ = ' ';
+  p = put_str(p, work_of(tk));
+  *p++ = ' ';
+  p = put_str(p, phase_name((enum phase)tk->phase));
+  *p++ = ' ';
+  p = put_long(p, tk->layer);
+  *p++ = ' ';
+  p = put_long(p, tk->mb);
+  *p++ = ' ';
+  p = put_str(p, tk->kind == TK_COLL ? group_kind_name(tk->group) : "-");
+  *p++ = ' ';
+  if (tk->kind == TK_KERNEL && tk->m) {
+    if (tk->batch > 1) {
+      p = put_u64(p, tk->batch);
+      *p++ = '*';
+    }
+    p = put_u64(p, tk->m);
+    *p++ = 'x';
+    p = put_u64(p, tk->n);
+    *p++ = 'x';
+    p = put_u64(p, tk->k);
+  } else {
+    *p++ = '-';
+  }
+  *p++ = ' ';
+  p = put_fixed(p, tk->bytes, 0);
+  *p++ = '\n';
+  tw_end(w, p);
+}
+
+/* Destroy the kept ranks' containers, leaves first, then the nodes and
+ * the cluster. */
+static void paje_write_ends(const struct trace *t, struct tw *w,
+                            const uint32_t *used, double end)
+{
+  int nnodes = 0;
+  for (long r = 0; r < t->ranks; r++)
+    if (node_of(t, r) + 1 > nnodes)
+      nnodes = node_of(t, r) + 1;
+  uint8_t *kept = xcalloc((size_t)nnodes + 1, 1);
+  for (long r = 0; r < t->ranks; r++) {
+    if (!kept_rank(t, r))
+      continue;
+    kept[node_of(t, r)] = 1;
+    for (int s = 0; s < ST_COUNT + 2; s++) {
+      if (!(used[r] >> s & 1))
+        continue;
+      char *p = tw_begin(w);
+      p = PUT(p, "3 ");
+      p = put_fixed(p, end, 9);
+      p = s < ST_COUNT ? PUT(p, " S gpu") : PUT(p, " L gpu");
+      p = put_long(p, r);
+      *p++ = '.';
+      p = put_str(p, s < ST_COUNT ? stream_name((enum stream)s)
+                                  : paje_link[s - ST_COUNT]);
+      *p++ = '\n';
+      tw_end(w, p);
+    }
+    char *p = tw_begin(w);
+    p = PUT(p, "3 ");
+    p = put_fixed(p, end, 9);
+    p = PUT(p, " G gpu");
+    p = put_long(p, r);
+    *p++ = '\n';
+    tw_end(w, p);
+  }
+  for (int nd = 0; nd < nnodes; nd++)
+    if (kept[nd]) {
+      char *p = tw_begin(w);
+      p = PUT(p, "3 ");
+      p = put_fixed(p, end, 9);
+      p = PUT(p, " N n");
+      p = put_long(p, nd);
+      *p++ = '\n';
+      tw_end(w, p);
+    }
+  char *p = tw_begin(w);
+  p = PUT(p, "3 ");
+  p = put_fixed(p, end, 9);
+  p = PUT(p, " C c\n");
+  tw_end(w, p);
+  free(kept);
+}
+
+static bool write_paje(const struct trace *t, struct outfile *out)
+{
+  long nrec;
+  double end;
+  struct record *rec = paje_records(t, &nrec, &end);
+  uint32_t *used = paje_used(t, rec, nrec);
+  struct tw *w = xmalloc(sizeof *w);
+  tw_open(w, out->f, out->path);
+  paje_write_defs(t, w, used);
+  /* Current value of each variable, 4 per rank. */
+  double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
+  for (long i = 0; i < nrec; i++) {
+    const struct record *x = &rec[i];
+    long rank = rec_rank(x);
+    if (!kept_rank(t, rank))
+      continue; /* a flow's other end */
+    int cls = rec_class(x);
+    if (cls == 3)
+      paje_write_link(t, w, x);
+    else if (cls == 2)
+      paje_write_var(w, x, rank, &val[4 * rank + rec_var(x)]);
+    else
+      paje_write_state(t, w, rec, nrec, i, rank, end);
+  }
+  paje_write_ends(t, w, used, end);
+  bool ok = tw_close(w);
+  free(w);
+  free(val);
+  free(used);
+  free(rec);
+  return ok;
+}
+
 /* ---- Chrome trace-event JSON ------------------------------------------ */
+
+/* Times in whole nanoseconds: an event's start and end are each rounded
+ * once, and its duration is their difference, so a task that starts where
+ * the one before it ended never overlaps it (rounding the start and the
+ * duration apart made 1 ns overlaps). */
+static int64_t ns_of(double s) { return (int64_t)llround(s * 1e9); }
+
+/* ns as microseconds with 3 decimals (the format's unit). */
+static char *put_us(char *p, int64_t ns)
+{
+  if (ns < 0) {
+    *p++ = '-';
+    ns = -ns;
+  }
+  p = put_u64(p, (uint64_t)ns / 1000);
+  unsigned frac = (unsigned)((uint64_t)ns % 1000);
+  p[0] = '.';
+  p[1] = (char)('0' + frac / 100);
+  p[2] = (char)('0' + frac / 10 % 10);
+  p[3] = (char)('0' + frac % 10);
+  return p + 4;
+}
+
+/* A send's or receive's identity: the receiving rank, micro-batch,
+ * direction and sender's virtual stage (the engine's rendezvous key,
+ * sim/engine.c arrive_p2p), then the event. */
+struct p2p_key {
+  long dst, mb, dir, vsrc, ev;
+};
+
+static int by_p2p(const void *a, const void *b)
+{
+  const struct p2p_key *x = a, *y = b;
+  long d = x->dst != y->dst ? x->dst - y->dst
+           : x->mb != y->mb ? x->mb - y->mb
+           : x->dir != y->dir ? x->dir - y->dir
+           : x->vsrc != y->vsrc ? x->vsrc - y->vsrc
+                                : x->ev - y->ev;
+  return d < 0 ? -1 : d > 0;
+}
+
+static struct p2p_key p2p_key_of(const struct trace *t, long ev)
+{
+  const struct event *e = &t->ev[ev];
+  const struct task *tk = &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
+  long pp = t->g->layout.pp;
+  long vs = (long)tk->chunk * pp + stage_of(t, e->rank), vpeer = vs + tk->peer;
+  long dir = tk->phase == PH_FWD ? 0 : 1;
+  if (tk->kind == TK_RECV)
+    return (struct p2p_key){e->rank, tk->mb, dir, vpeer, ev};
+  long c[PD_COUNT];
+  layout_coords(&t->g->layout, e->rank, c);
+  c[PD_PP] = vpeer % pp;
+  return (struct p2p_key){layout_rank(&t->g->layout, c), tk->mb, dir, vs, ev};
+}
+
+/* Flow arrows (ph "s" and "f") from each recorded send to its recorded
+ * receive, both at the start of the transfer (the receive's start: it is
+ * shown from its transfer, trace_add), which lies inside both slices. */
+static bool chrome_flows(const struct trace *t, struct tw *w, bool *any)
+{
+  long ns = 0, nr = 0;
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    int kind = t->g->prog[stage_of(t, e->rank)].tasks[e->task].kind;
+    ns += kind == TK_SEND;
+    nr += kind == TK_RECV;
+  }
+  if (!ns || !nr)
+    return true;
+  struct p2p_key *s = xmalloc((size_t)ns * sizeof *s);
+  struct p2p_key *r = xmalloc((size_t)nr * sizeof *r);
+  ns = nr = 0;
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    int kind = t->g->prog[stage_of(t, e->rank)].tasks[e->task].kind;
+    if (kind == TK_SEND)
+      s[ns++] = p2p_key_of(t, i);
+    else if (kind == TK_RECV)
+      r[nr++] = p2p_key_of(t, i);
+  }
+  qsort(s, (size_t)ns, sizeof *s, by_p2p);
+  qsort(r, (size_t)nr, sizeof *r, by_p2p);
+  long id = 0;
+  for (long a = 0, b = 0; a < ns && b < nr;) {
+    struct p2p_key x = s[a], y = r[b];
+    x.ev = y.ev = 0;
+    int c = by_p2p(&x, &y);
+    if (c < 0) {
+      a++;
+      continue;
+    }
+    if (c > 0) {
+      b++;
+      continue;
+    }
+    const struct event *se = &t->ev[s[a].ev], *re = &t->ev[r[b].ev];
+    int64_t at = ns_of(re->start);
+    if (at < ns_of(se->start))
+      at = ns_of(se->start);
+    for (int end = 0; end < 2; end++) {
+      const struct event *e = end ? re : se;
+      char *p = tw_begin(w);
+      if (*any)
+        p = PUT(p, ",\n");
+      *any = true;
+      p = end ? PUT(p, "{\"ph\": \"f\", \"bp\": \"e\"")
+              : PUT(p, "{\"ph\": \"s\"");
+      p = PUT(p, ", \"name\": \"p2p\", \"cat\": \"transfer\", \"id\": ");
+      p = put_long(p, id);
+      p = PUT(p, ", \"pid\": ");
+      p = put_long(p, e->rank);
+      p = PUT(p, ", \"tid\": ");
+      p = put_long(p, e->stream);
+      p = PUT(p, ", \"ts\": ");
+      p = put_us(p, end ? ns_of(re->start) : at);
+      p = PUT(p, "}");
+      tw_end(w, p);
+    }
+    id++;
+    a++;
+    b++;
+  }
+  free(s);
+  free(r);
+  return true;
+}
+
+/* Counters ("ph" "C") of each kept rank's NVLink and NIC send and receive
+ * rates (GB/s), one event per rank, port and instant where they change:
+ * the Paje trace's link variables. */
+static void chrome_counters(const struct trace *t, struct tw *w, bool *any)
+{
+  long n = 4 * t->nf;
+  if (!n)
+    return;
+  struct record *rec = xmalloc((size_t)n * sizeof *rec);
+  long k = 0;
+  for (long i = 0; i < t->nf; i++) {
+    const struct flowrec *f = &t->fl[i];
+    if (!rates_of(t, f))
+      continue;
+    int base = f->same_node ? 0 : 2;
+    double gb = f->rate / 1e9;
+    rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
+    rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
+    rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
+    rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
+  }
+  n = k;
+  if (!n) {
+    free(rec);
+    return;
+  }
+  rec = sort_records(rec, n);
+  double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
+  for (long i = 0; i < n; i++) {
+    const struct record *x = &rec[i];
+    long rank = rec_rank(x);
+    int port = rec_var(x) >> 1;
+    double *v = &val[4 * rank + rec_var(x)];
+    *v += x->delta;
+    if (*v < 1e-9 && *v > -1e-9)
+      *v = 0;
+    /* One event for the last change of this rank's port at this time. */
+    if (i + 1 < n && rec[i + 1].t == x->t && rec_rank(&rec[i + 1]) == rank &&
+        rec_var(&rec[i + 1]) >> 1 == port)
+      continue;
+    if (!kept_rank(t, rank))
+      continue;
+    char *p = tw_begin(w);
+    if (*any)
+      p = PUT(p, ",\n");
+    *any = true;
+    p = PUT(p, "{\"ph\": \"C\", \"name\": \"");
+    p = put_str(p, port ? "NIC GB/s" : "NVLink GB/s");
+    p = PUT(p, "\", \"pid\": ");
+    p = put_long(p, rank);
+    p = PUT(p, ", \"ts\": ");
+    p = put_us(p, ns_of(bits_time(x->t)));
+    p = PUT(p, ", \"args\": {\"send\": ");
+    p = put_fixed(p, val[4 * rank + 2 * port], 6);
+    p = PUT(p, ", \"receive\": ");
+    p = put_fixed(p, val[4 * rank + 2 * port + 1], 6);
+    p = PUT(p, "}}");
+    tw_end(w, p);
+  }
+  free(val);
+  free(rec);
+}
 
 /* Written by write_chrome into an open outfile; committed by the caller. */
 static bool write_chrome(const struct trace *t, struct outfile *out)
 {
   /* Events by (start, rank, stream, task). */
   struct record *ord = xmalloc(((size_t)t->n + 1) * sizeof *ord);
+  uint8_t *used = xcalloc((size_t)t->ranks, 1);
   for (long i = 0; i < t->n; i++) {
     const struct event *e = &t->ev[i];
+    used[e->rank] |= (uint8_t)(1u << e->stream);
     ord[i] = (struct record){time_bits(e->start),
                              (uint64_t)e->rank << 35 |
                                  (uint64_t)e->stream << 32 |
@@ -682,6 +1378,8 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     p = PUT(p, "\"}}");
     tw_end(w, p);
     for (int s = 0; s < ST_COUNT; s++) {
+      if (!(used[r] >> s & 1))
+        continue;
       p = tw_begin(w);
       p = PUT(p, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
       p = put_long(p, r);
@@ -698,22 +1396,44 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     const struct task *tk = &t->g->prog[stage_of(t, e->rank)].tasks[e->task];
     size_t len;
     const char *name = name_at(t, e->rank, e->task, &len);
+    int64_t s0 = ns_of(e->start);
     p = tw_begin(w);
     if (any)
       p = PUT(p, ",\n");
     any = true;
     p = PUT(p, "{\"ph\": \"X\", \"name\": \"");
     p = put(p, name, len);
+    p = PUT(p, "\", \"cat\": \"");
+    p = put_str(p, work_of(tk));
     p = PUT(p, "\", \"pid\": ");
     p = put_long(p, e->rank);
     p = PUT(p, ", \"tid\": ");
     p = put_long(p, e->stream);
     p = PUT(p, ", \"ts\": ");
-    p = put_fixed(p, e->start * 1e6, 3);
+    p = put_us(p, s0);
     p = PUT(p, ", \"dur\": ");
-    p = put_fixed(p, (e->end - e->start) * 1e6, 3);
+    p = put_us(p, ns_of(e->end) - s0);
     p = PUT(p, ", \"args\": {\"task\": ");
     p = put_long(p, e->task);
+    p = PUT(p, ", \"phase\": \"");
+    p = put_str(p, phase_name((enum phase)tk->phase));
+    p = PUT(p, "\", \"layer\": ");
+    p = put_long(p, tk->layer);
+    p = PUT(p, ", \"mb\": ");
+    p = put_long(p, tk->mb);
+    if (tk->kind == TK_KERNEL && tk->m) {
+      p = PUT(p, ", \"shape\": \"");
+      if (tk->batch > 1) {
+        p = put_u64(p, tk->batch);
+        *p++ = '*';
+      }
+      p = put_u64(p, tk->m);
+      *p++ = 'x';
+      p = put_u64(p, tk->n);
+      *p++ = 'x';
+      p = put_u64(p, tk->k);
+      *p++ = '"';
+    }
     p = PUT(p, ", \"bytes\": ");
     p = put_fixed(p, tk->bytes, 0);
     p = PUT(p, ", \"flops\": ");
@@ -721,6 +1441,8 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     p = PUT(p, "}}");
     tw_end(w, p);
   }
+  chrome_flows(t, w, &any);
+  chrome_counters(t, w, &any);
   p = tw_begin(w);
   if (any)
     p = PUT(p, "\n");
@@ -728,238 +1450,31 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
   tw_end(w, p);
   bool ok = tw_close(w);
   free(w);
+  free(used);
   free(ord);
   return ok;
 }
 
-/* ---- Paje --------------------------------------------------------------- */
-
-/* A Paje record's key: rank, stream, is_start (0 a state ends, 1 one
- * starts, 2 a variable changes: a stream ends a task, then starts one,
- * then variables), task + 1 (-1: a variable change) and variable. */
-#define REC_TASK_BITS 28
-
-static struct record rec_make(double time, long rank, long task, int stream,
-                              int is_start, int var, double delta)
-{
-  return (struct record){
-      time_bits(time),
-      (uint64_t)rank << 35 | (uint64_t)stream << 32 |
-          (uint64_t)is_start << 30 | (uint64_t)(task + 1) << 2 |
-          (uint64_t)var,
-      delta};
-}
-
-static long rec_rank(const struct record *r) { return (long)(r->k >> 35); }
-static int rec_stream(const struct record *r) { return (int)(r->k >> 32 & 7); }
-static int rec_is_start(const struct record *r)
-{
-  return (int)(r->k >> 30 & 3);
-}
-static long rec_task(const struct record *r)
-{
-  return (long)(r->k >> 2 & ((1u << REC_TASK_BITS) - 1)) - 1;
-}
-static int rec_var(const struct record *r) { return (int)(r->k & 3); }
-
-static const char paje_header[] =
-    "%EventDef PajeDefineContainerType 0\n%  Alias string\n"
-    "%  Type string\n%  Name string\n%EndEventDef\n"
-    "%EventDef PajeDefineStateType 1\n%  Alias string\n"
-    "%  Type string\n%  Name string\n%EndEventDef\n"
-    "%EventDef PajeCreateContainer 2\n%  Time date\n%  Alias string\n"
-    "%  Type string\n%  Container string\n%  Name string\n"
-    "%EndEventDef\n"
-    "%EventDef PajeDestroyContainer 3\n%  Time date\n%  Type string\n"
-    "%  Name string\n%EndEventDef\n"
-    "%EventDef PajeSetState 4\n%  Time date\n%  Type string\n"
-    "%  Container string\n%  Value string\n%EndEventDef\n"
-    "%EventDef PajeDefineVariableType 5\n%  Alias string\n"
-    "%  Type string\n%  Name string\n%EndEventDef\n"
-    "%EventDef PajeSetVariable 6\n%  Time date\n%  Type string\n"
-    "%  Container string\n%  Value double\n%EndEventDef\n"
-    "0 GPU 0 \"GPU\"\n";
-
-/* The Paje variables, by rec_var: link traffic of a GPU in GB/s. */
-static const char *const paje_vars[4] = {"nvl_tx", "nvl_rx", "nic_tx",
-                                         "nic_rx"};
-static const char *const paje_var_names[4] = {
-    "NVLink send GB/s", "NVLink receive GB/s", "NIC send GB/s",
-    "NIC receive GB/s"};
-
-/* The records of `t` sorted (caller frees; *out_n of them) and the end
- * time of its last event or flow. */
-static struct record *paje_records(const struct trace *t, long *out_n,
-                                   double *out_end_s)
-{
-  long nrec = 2 * t->n + 4 * t->nf;
-  struct record *rec = xcalloc((size_t)nrec + 1, sizeof *rec);
-  double end = 0;
-  long k = 0;
-  for (long i = 0; i < t->n; i++) {
-    const struct event *e = &t->ev[i];
-    rec[k++] = rec_make(e->start, e->rank, e->task, e->stream, 1, 0, 0);
-    rec[k++] = rec_make(e->end, e->rank, e->task, e->stream, 0, 0, 0);
-    if (e->end > end)
-      end = e->end;
-  }
-  /* Variable changes: a flow adds its rate at its start and removes it at
-   * its end, on the sender's tx and the receiver's rx variable.  Streams
-   * sort before variables at equal times (is_start 2 for variables). */
-  for (long i = 0; i < t->nf; i++) {
-    const struct flowrec *f = &t->fl[i];
-    uint8_t base = f->same_node ? 0 : 2;
-    double gb = f->rate / 1e9;
-    rec[k++] = rec_make(f->start, f->src, -1, 0, 2, base, gb);
-    rec[k++] = rec_make(f->start, f->dst, -1, 0, 2, base + 1, gb);
-    rec[k++] = rec_make(f->end, f->src, -1, 0, 2, base, -gb);
-    rec[k++] = rec_make(f->end, f->dst, -1, 0, 2, base + 1, -gb);
-    if (f->end > end)
-      end = f->end;
-  }
-  *out_n = nrec;
-  *out_end_s = end;
-  return sort_records(rec, nrec);
-}
-
-/* The state and variable types and one container per kept rank. */
-static void paje_write_defs(const struct trace *t, struct tw *w)
-{
-  tw_put(w, paje_header, sizeof paje_header - 1);
-  for (int s = 0; s < ST_COUNT; s++) {
-    char *p = tw_begin(w);
-    p = PUT(p, "1 S_");
-    p = put_str(p, stream_name((enum stream)s));
-    p = PUT(p, " GPU \"");
-    p = put_str(p, stream_name((enum stream)s));
-    p = PUT(p, " stream\"\n");
-    tw_end(w, p);
-  }
-  for (int v = 0; v < 4; v++) {
-    char *p = tw_begin(w);
-    p = PUT(p, "5 ");
-    p = put_str(p, paje_vars[v]);
-    p = PUT(p, " GPU \"");
-    p = put_str(p, paje_var_names[v]);
-    p = PUT(p, "\"\n");
-    tw_end(w, p);
-  }
-  for (long r = 0; r < t->ranks; r++)
-    if (kept_rank(t, r)) {
-      char *p = tw_begin(w);
-      p = PUT(p, "2 0 gpu");
-      p = put_long(p, r);
-      p = PUT(p, " GPU 0 \"gpu");
-      p = put_long(p, r);
-      p = PUT(p, "\"\n");
-      tw_end(w, p);
-    }
-}
-
-/* A variable change of `rank`: the new absolute value (SetVariable) of
- * the variable in *v, rounded so that sums of many flows print as exact
- * zeros. */
-static void paje_write_var(struct tw *w, const struct record *x, long rank,
-                           double *v)
-{
-  *v += x->delta;
-  if (*v < 1e-9 && *v > -1e-9)
-    *v = 0;
-  char *p = tw_begin(w);
-  p = PUT(p, "6 ");
-  p = put_fixed(p, bits_time(x->t), 9);
-  *p++ = ' ';
-  p = put_str(p, paje_vars[rec_var(x)]);
-  p = PUT(p, " gpu");
-  p = put_long(p, rank);
-  *p++ = ' ';
-  p = put_fixed(p, *v, 6);
-  *p++ = '\n';
-  tw_end(w, p);
-}
-
-/* " S_<stream> gpu" per stream, written as one piece. */
-struct paje_streams {
-  char name[ST_COUNT][40];
-  size_t len[ST_COUNT];
-};
-
-/* The state record rec[i] of `rank`: a task starts, or its stream goes
- * idle, unless the next task starts there at once or the trace ends. */
-static void paje_write_state(const struct trace *t, struct tw *w,
-                             const struct record *rec, long nrec, long i,
-                             long rank, double end,
-                             const struct paje_streams *ps)
-{
-  const struct record *x = &rec[i];
-  const char *name;
-  size_t len;
-  if (rec_is_start(x)) {
-    name = name_at(t, rank, rec_task(x), &len);
-  } else if (i + 1 < nrec && rec[i + 1].t == x->t &&
-             rec_is_start(&rec[i + 1]) == 1 && rec_rank(&rec[i + 1]) == rank &&
-             rec_stream(&rec[i + 1]) == rec_stream(x)) {
-    return; /* the next task starts on this stream at once: no idle */
-  } else if (bits_time(x->t) >= end) {
-    return; /* the trace ends here: no idle of zero length */
-  } else {
-    name = "idle";
-    len = 4;
-  }
-  int s = rec_stream(x);
-  char *p = tw_begin(w);
-  p = PUT(p, "4 ");
-  p = put_fixed(p, bits_time(x->t), 9);
-  p = put(p, ps->name[s], ps->len[s]);
-  p = put_long(p, rank);
-  p = PUT(p, " \"");
-  p = put(p, name, len);
-  p = PUT(p, "\"\n");
-  tw_end(w, p);
-}
-
-static bool write_paje(const struct trace *t, struct outfile *out)
-{
-  long nrec;
-  double end;
-  struct record *rec = paje_records(t, &nrec, &end);
-  struct tw *w = xmalloc(sizeof *w);
-  tw_open(w, out->f, out->path);
-  paje_write_defs(t, w);
-  struct paje_streams ps;
-  for (int s = 0; s < ST_COUNT; s++)
-    ps.len[s] = (size_t)snprintf(ps.name[s], sizeof ps.name[s], " S_%s gpu",
-                                 stream_name((enum stream)s));
-  /* Current value of each variable, 4 per rank. */
-  double *val = xcalloc((size_t)(4 * t->ranks + 4), sizeof *val);
-  for (long i = 0; i < nrec; i++) {
-    const struct record *x = &rec[i];
-    long rank = rec_rank(x);
-    if (!kept_rank(t, rank))
-      continue; /* a flow's other end */
-    if (rec_is_start(x) == 2)
-      paje_write_var(w, x, rank, &val[4 * rank + rec_var(x)]);
-    else
-      paje_write_state(t, w, rec, nrec, i, rank, end, &ps);
-  }
-  for (long r = 0; r < t->ranks; r++)
-    if (kept_rank(t, r)) {
-      char *p = tw_begin(w);
-      p = PUT(p, "3 ");
-      p = put_fixed(p, end, 9);
-      p = PUT(p, " GPU gpu");
-      p = put_long(p, r);
-      *p++ = '\n';
-      tw_end(w, p);
-    }
-  bool ok = tw_close(w);
-  free(w);
-  free(val);
-  free(rec);
-  return ok;
-}
-
 /* ---- writing both ----------------------------------------------------- */
+
+/* Flows by (start, end, src, dst, bytes, part): the transfers' keys
+ * (f<index>) then follow the flows, not the order in which the engine
+ * saw them end (which differs with couriers, sgbridge.h). */
+static int by_flow(const void *a, const void *b)
+{
+  const struct flowrec *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  if (x->end != y->end)
+    return x->end < y->end ? -1 : 1;
+  if (x->src != y->src)
+    return x->src < y->src ? -1 : 1;
+  if (x->dst != y->dst)
+    return x->dst < y->dst ? -1 : 1;
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? -1 : 1;
+  return (x->part > y->part) - (x->part < y->part);
+}
 
 struct writer {
   const struct trace *t;
@@ -985,6 +1500,8 @@ int trace_write(struct trace *t, const char *paje, const char *chrome,
                         {t, write_chrome, {0}, false, 0}};
   const char *path[2] = {paje, chrome};
   make_names(t);
+  if (t->nf > 1)
+    qsort(t->fl, (size_t)t->nf, sizeof *t->fl, by_flow);
   for (int i = 0; i < 2; i++) {
     if (!path[i])
       continue;

@@ -239,8 +239,21 @@ small="--model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 2 --gl
 mv "$tmp/elsewhere/b.paje" "$tmp/elsewhere/b.json" "$tmp/"
 if cmp -s "$tmp/a.paje" "$tmp/b.paje" && cmp -s "$tmp/a.json" "$tmp/b.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: traces differ between identical runs"; fi
 if command -v pj_dump >/dev/null; then
-  if pj_dump "$tmp/a.paje" >"$tmp/dump" 2>&1 && grep -q '^State, gpu7, compute stream' "$tmp/dump" &&
-     grep -q '^Variable, gpu9, NIC receive GB/s' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects the Paje trace"; head -5 "$tmp/dump"; fi
+  if pj_dump "$tmp/a.paje" >"$tmp/dump" 2>&1 && grep -q '^State, gpu7 compute, Work' "$tmp/dump" &&
+     grep -q '^Variable, gpu9 NIC, receive GB/s' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects the Paje trace"; head -5 "$tmp/dump"; fi
+  # Issue 40, item 5, in PajeNG's terms: cluster > node > GPU > stream,
+  # link ports under the nodes; states valued by kind of work (19 kinds
+  # at most), with layer and micro-batch as fields (pj_dump -u); only the
+  # streams used (no cp, t3 or ag here); transfers as links between GPUs.
+  pj_dump -c "$tmp/a.paje" >"$tmp/tree" 2>&1
+  pj_dump -u "$tmp/a.paje" >"$tmp/dumpu" 2>&1
+  if grep -q '^reportContainer || node1 (node1)$' "$tmp/tree" && grep -q '^reportContainer | | gpu9 (gpu9)$' "$tmp/tree" &&
+     grep -q '^reportContainer |  | gpu9 compute (gpu9 compute)$' "$tmp/tree" && grep -q '^reportContainer | | gpu9 NIC (gpu9 NIC)$' "$tmp/tree" &&
+     ! grep -Eq ' (cp|t3|ag) \(' "$tmp/tree" &&
+     [ "$(awk -F', *' '$1 == "State" { print $8 }' "$tmp/dump" | sort -u | wc -l)" -le 19 ] &&
+     grep -q '^State, gpu7 compute, Work, [0-9.]*, [0-9.]*, [0-9.]*, [0-9.]*, gemm, fwd, 1, 1, -, ' "$tmp/dumpu" &&
+     grep -q '^Link, cluster, Transfer, [0-9.]*, [0-9.]*, [0-9.]*, NIC, gpu4, gpu12, f[0-9]*$' "$tmp/dump"
+  then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Paje hierarchy, kinds of work or transfers"; head -20 "$tmp/tree"; fi
   # No state of zero length, even at pj_dump's 6 decimals: no idle state
   # between a task and the next one starting at once (they were about half
   # of all states) or at the end, no receive shown from its posting (all
@@ -249,6 +262,42 @@ if command -v pj_dump >/dev/null; then
   if [ "$z" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: zero-length states in the Paje trace: $z"; fi
 fi
 if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); x = [e for e in d["traceEvents"] if e.get("ph") == "X"]; assert x and all(e["dur"] > 0 for e in x)' "$tmp/a.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Chrome trace is not valid JSON or has events of zero length"; fi
+# Issue 40, item 6: link rates never exceed the link (300 GB/s A100
+# NVLink, 25 GB/s HDR NIC); each flow at its whole-life average showed
+# 556 GB/s on this job's NVLinks.
+"$weft" run --model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 4 --global-batch 16 --paje "$tmp/r.paje" -q >/dev/null
+if command -v pj_dump >/dev/null; then
+  m=$(pj_dump "$tmp/r.paje" | awk -F', *' '$1 == "Variable" { split($2, a, " "); k = a[2]; if ($7 > m[k]) m[k] = $7 } END { print m["NVLink"] + 0, m["NIC"] + 0 }')
+  if [ "$m" = "300 25" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: link rates above the links' bandwidth: $m"; fi
+fi
+# The same traces whether couriers send the flows or not (sgbridge.h):
+# the link rates' samples and the transfers' keys do not depend on the
+# order in which flows that end together are seen to end.
+WEFT_COURIERS=on "$weft" run --model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 4 --global-batch 16 --paje "$tmp/co.paje" --chrome "$tmp/co.json" -q >/dev/null
+WEFT_COURIERS=off "$weft" run --model gpt-1.7b --layers 4 --cluster selene --gpus 16 --tp 2 --pp 4 --global-batch 16 --paje "$tmp/cf.paje" --chrome "$tmp/cf.json" -q >/dev/null
+if cmp -s "$tmp/co.paje" "$tmp/cf.paje" && cmp -s "$tmp/co.json" "$tmp/cf.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: traces differ with couriers"; fi
+# Chrome (issue 40, item 7): no two events of one thread overlap (1 ns
+# overlaps from rounding once); every send has a flow arrow to its
+# receive; NVLink and NIC counters.
+if python3 - "$tmp/a.json" <<'PY'
+import json, sys, collections
+d = json.load(open(sys.argv[1]))["traceEvents"]
+by = collections.defaultdict(list)
+for e in d:
+    if e["ph"] == "X":
+        by[e["pid"], e["tid"]].append((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)))
+for v in by.values():
+    v.sort()
+    assert all(a[1] <= b[0] for a, b in zip(v, v[1:])), "overlap"
+sends = sum(1 for e in d if e["ph"] == "X" and e["name"].split()[1] == "send")
+s = {e["id"]: e for e in d if e["ph"] == "s"}
+f = {e["id"]: e for e in d if e["ph"] == "f"}
+assert sends and len(s) == sends and s.keys() == f.keys(), (sends, len(s), len(f))
+assert all(s[i]["pid"] != f[i]["pid"] and f[i]["tid"] == 2 for i in s)
+c = {e["name"] for e in d if e["ph"] == "C"}
+assert c == {"NVLink GB/s", "NIC GB/s"}, c
+PY
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Chrome overlaps, flows or counters"; fi
 expect 1 "weft: /nonexistent/t.paje: cannot write: No such file or directory" run $small --paje /nonexistent/t.paje
 # Gzipped traces decompress to the plain ones; a selection keeps exactly the
 # selected events (issue 12, item 3).
@@ -270,8 +319,15 @@ assert sorted({e["pid"] for e in sel}) == [1, 3, 4]
 PY
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: trace selection"; fi
 if command -v pj_dump >/dev/null; then
-  if pj_dump "$tmp/s.paje" >"$tmp/dump" 2>&1 && ! grep -q 'gpu0,' "$tmp/dump" && grep -q '^State, gpu3,' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects a selected Paje trace"; head -5 "$tmp/dump"; fi
+  if pj_dump "$tmp/s.paje" >"$tmp/dump" 2>&1 && ! grep -q 'gpu0[ ,]' "$tmp/dump" && grep -q '^State, gpu3 ' "$tmp/dump"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: pj_dump rejects a selected Paje trace"; head -5 "$tmp/dump"; fi
 fi
+# Issue 40, item 8: tracing turns the symmetric shortcuts off, and says
+# so on stderr, with the cost; not under -q, nor where the job takes none
+# (pipelines keep every rank and flow).
+tp8="--model gpt-1.7b --layers 2 --cluster selene --gpus 16 --tp 8 --global-batch 16 --chrome $tmp/n.json --trace-ranks 0-7"
+expect 0 "weft: note: tracing replays every rank and every flow, so this job's shortcuts are off (TP symmetry, replica symmetry, whole-node collectives in closed form): 16 ranks simulated instead of 1, each collective as its flows, whatever --trace-ranks keeps; expect a replay many times slower (the figures agree with an untraced run's)" run $tp8
+expect 0 "" run $tp8 -q
+expect 0 "" run $small --chrome "$tmp/n.json"
 expect 1 "weft: --trace-ranks: rank 80 is beyond the job's 16 ranks" run $small --paje "$tmp/x.paje" --trace-ranks 0-80
 expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "$tmp/x.paje" --trace-level kernels
 

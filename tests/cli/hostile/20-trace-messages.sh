@@ -28,11 +28,13 @@ for f in c.json c.json.gz; do
   expect 0 "" run $one --trace-level comm --chrome $f --paje c.paje -q
   json_ok $f "--trace-level comm on one GPU"
 done
-# The Paje traces of no event: definitions, one container created and
-# destroyed at time 0 per kept rank, nothing else.
-if [ "$(grep -c '^2 0 gpu' w.paje)" -eq 8 ] && [ "$(grep -c '^3 0.000000000 GPU gpu' w.paje)" -eq 8 ] &&
-   ! grep -q '^[46] ' w.paje && [ "$(grep -c '^[23] ' c.paje)" -eq 2 ] && ! grep -q '^[46] ' c.paje
-then ok; else ko "Paje trace of no event"; tail -3 w.paje c.paje; fi
+# The Paje traces of no event: definitions, the cluster, its node and one
+# GPU per kept rank created and destroyed at time 0 (no stream or link
+# port: none was used), nothing else.
+if [ "$(grep -c '^2 0 gpu' w.paje)" -eq 8 ] && [ "$(grep -c '^3 0.000000000 G gpu' w.paje)" -eq 8 ] &&
+   [ "$(grep -c '^[23] ' w.paje)" -eq 20 ] && ! grep -Eq '^(4|6|7|9|10) ' w.paje &&
+   [ "$(grep -c '^[23] ' c.paje)" -eq 6 ] && ! grep -Eq '^(4|6|7|9|10) ' c.paje
+then ok; else ko "Paje trace of no event"; tail -n 3 w.paje c.paje; fi
 
 # A short option's value attached (-j1, -oFILE), as getopt takes it; flags
 # given together are refused by name; other words stay positional.
