@@ -59,6 +59,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
+  out->experts = false;
   out->fabric = alike && !topo_forwards(c) && L->pp == 1 &&
                 (L->cp == 1 || inside_nodes(L, c, GK_CP)) &&
                 !out->ep_across &&
@@ -69,6 +70,55 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
   out->replicas = out->fabric && !every_task && L->dp > 1 &&
                   nranks > c->gpus_per_node &&
                   nranks % c->gpus_per_node == 0;
+}
+
+/* Whether runs of `span` consecutive nodes from multiples of `span` lie
+ * alike on the fabric's tiers: inside one leaf group or over whole ones,
+ * and the same with pods. */
+static bool tiers_align(const struct cluster *c, long span)
+{
+  long leaf = c->nodes_per_leaf, pod = leaf * c->leaves_per_pod;
+  return (leaf % span == 0 || span % leaf == 0) &&
+         (pod % span == 0 || span % pod == 0);
+}
+
+void symmetry_decide_experts(const struct graph_layout *L,
+                             const struct cluster *c, bool every_flow,
+                             bool every_task, struct symmetry *out)
+{
+  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
+  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
+               topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
+  long nranks = layout_ranks(L);
+  long per_stage = nranks / L->pp;
+  if (!out->ep_across || !alike || every_task || topo_forwards(c) ||
+      L->dp < 2 || L->order[PD_COUNT - 1] != PD_PP ||
+      per_stage % c->gpus_per_node != 0 || per_stage <= c->gpus_per_node ||
+      L->t3[0] != 0)
+    return;
+  if ((L->cp > 1 && !inside_nodes(L, c, GK_CP)) ||
+      (L->tp > 1 && !out->tp && !inside_nodes(L, c, GK_TP)) ||
+      (L->shard != 0 && L->shard < L->dp && !inside_nodes(L, c, GK_SHARD)))
+    return;
+  /* Every node of a group must see the group alike: a group of nodes
+   * that straddles a leaf group (or a pod) gives the nodes at its edges
+   * other route latencies than those inside (a test with 3 nodes per
+   * leaf and groups of 2 moved the iteration by 2e-5).  The stages and
+   * the expert groups are runs of consecutive nodes from a multiple of
+   * their size; each must lie inside one leaf group or be whole leaf
+   * groups, likewise with pods, on the job's nodes in order (packed). */
+  if (c->spread || c->random_seed > 0)
+    return;
+  struct layout_group grp;
+  layout_group(L, GK_EP, 0, &grp);
+  long ep_span = cluster_node_of(c, (int)layout_member(L, GK_EP, 0,
+                                                        grp.n - 1)) + 1;
+  if (!tiers_align(c, per_stage / c->gpus_per_node) ||
+      !tiers_align(c, ep_span))
+    return;
+  out->fabric = true;
+  out->replicas = true;
+  out->experts = true;
 }
 
 int symmetry_thin(const struct symmetry *s, long tp,
