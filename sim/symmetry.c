@@ -72,16 +72,6 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
                   nranks % c->gpus_per_node == 0;
 }
 
-/* Whether runs of `span` consecutive nodes from multiples of `span` lie
- * alike on the fabric's tiers: inside one leaf group or over whole ones,
- * and the same with pods. */
-static bool tiers_align(const struct cluster *c, long span)
-{
-  long leaf = c->nodes_per_leaf, pod = leaf * c->leaves_per_pod;
-  return (leaf % span == 0 || span % leaf == 0) &&
-         (pod % span == 0 || span % pod == 0);
-}
-
 void symmetry_decide_experts(const struct graph_layout *L,
                              const struct cluster *c, bool every_flow,
                              bool every_task, struct symmetry *out)
@@ -100,22 +90,22 @@ void symmetry_decide_experts(const struct graph_layout *L,
       (L->tp > 1 && !out->tp && !inside_nodes(L, c, GK_TP)) ||
       (L->shard != 0 && L->shard < L->dp && !inside_nodes(L, c, GK_SHARD)))
     return;
-  /* Every node of a group must see the group alike: a group of nodes
-   * that straddles a leaf group (or a pod) gives the nodes at its edges
-   * other route latencies than those inside (a test with 3 nodes per
-   * leaf and groups of 2 moved the iteration by 2e-5).  The stages and
-   * the expert groups are runs of consecutive nodes from a multiple of
-   * their size; each must lie inside one leaf group or be whole leaf
-   * groups, likewise with pods, on the job's nodes in order (packed). */
-  if (c->spread || c->random_seed > 0)
+  /* Every node of a stage must see the others alike: a stage over two
+   * leaf groups gives the nodes at the boundary other route latencies
+   * than those inside, on the rings and the pipeline's neighbours (a
+   * stage of 4 nodes over 2 leaf groups, PP 2: exposed communication
+   * 3e-4 off; 8 nodes over 2 leaf groups without pipelines: compute
+   * 4e-7 off; 3 nodes per leaf group and expert groups of 2 nodes: the
+   * iteration 2e-5 off).  Stages are runs of consecutive nodes from a
+   * multiple of their size (packed placement): they must divide the leaf
+   * group. */
+  if (c->spread || c->random_seed > 0 ||
+      c->nodes_per_leaf % (per_stage / c->gpus_per_node) != 0)
     return;
   struct layout_group grp;
   layout_group(L, GK_EP, 0, &grp);
   long ep_span = cluster_node_of(c, (int)layout_member(L, GK_EP, 0,
                                                         grp.n - 1)) + 1;
-  if (!tiers_align(c, per_stage / c->gpus_per_node) ||
-      !tiers_align(c, ep_span))
-    return;
   /* Expert groups over more than two nodes with pipelines: the
    * all-to-all flows between two other nodes are not simulated, and
    * there the links they leave lighter carry those nodes' pipeline

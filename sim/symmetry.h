@@ -56,9 +56,9 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
  * the nodes alike as for replica symmetry (a NIC per GPU, no
  * oversubscription, a fabric whose entry is alike, no PXN route), TP,
  * context and HSDP shard groups inside nodes, pipeline stages of whole
- * nodes (PP outermost in the rank order), data parallelism, stages and
- * expert groups that lie alike on leaf groups and pods (packed), and
- * with pipelines expert groups over two nodes at most.  The ranks
+ * nodes (PP outermost in the rank order), data parallelism, stages
+ * inside one leaf group each (packed placement), and with pipelines
+ * expert groups over two nodes at most.  The ranks
  * simulated are those of each stage's first node (the ranks of node 0
  * and their pipeline peers); an expert all-to-all emits only the flows
  * that leave or enter its first node.  Sets out->fabric, out->replicas

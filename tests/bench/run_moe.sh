@@ -56,6 +56,10 @@ for g in ${MOE_GPUS:-128 256 512 1024 2048}; do
   run mixtral-8L "$g" --model mixtral-8x7b --layers 8 --cluster dgx-h100 \
     --tp 2 --ep 8 --pp 4 --global-batch "$g"
 done
+# At 2048 GPUs a stage of PP 4 spans two leaf groups of dgx-h100, which
+# expert replica symmetry refuses; with PP 8 each stage fits one.
+run mixtral-8L-pp8 2048 --model mixtral-8x7b --layers 8 --cluster dgx-h100 \
+  --tp 2 --ep 8 --pp 8 --global-batch 2048
 [ -n "$MOE_NO_DEEPSEEK" ] && exit 0
 run deepseek-v3 1024 --model mixtral-8x7b --layers 64 --hidden 7168 \
   --heads 128 --kv-heads 128 --experts 256 --topk 8 --ffn 2048 \
