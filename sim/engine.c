@@ -1297,6 +1297,12 @@ static int engine_setup(struct engine *E, const struct graph *g,
   /* Expert replica symmetry (symmetry.h), opt-in while its reach is
    * checked: tests/test_engine.c compares it with every rank. */
   const char *eps = getenv("WEFT_EP_SYMMETRY");
+  static bool eps_warned;
+  if (eps && strcmp(eps, "on") && strcmp(eps, "off") && !eps_warned) {
+    eps_warned = true;
+    fprintf(stderr, "weft: warning: WEFT_EP_SYMMETRY=%s is not on or off; "
+            "ignored\n", eps);
+  }
   if (eps && !strcmp(eps, "on"))
     symmetry_decide_experts(&g->layout, c, p->force_flows || p->on_flow ||
                                                p->no_symmetry,

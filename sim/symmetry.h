@@ -17,6 +17,9 @@
  *     then emit one node's flows (coll_model.sym_fabric).
  *   replica symmetry: on a symmetric fabric with data parallelism, only
  *     node 0's ranks are simulated.
+ *   expert replica symmetry (opt-in, symmetry_decide_experts): the same
+ *     with expert groups across nodes and with pipelines; each stage's
+ *     first node simulated, all-to-alls as that node's flows.
  * symmetry_decide is a pure function of the job's layout, the cluster and
  * what the caller must observe; tests/test_symmetry.c holds its table.
  */
