@@ -582,6 +582,16 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   }
   out->edge_bytes = op == CO_ALLTOALL ? cs.per_edge
                                       : cs.per_edge / t->channels;
+  if (op == CO_ALLTOALL && m->a2a_rep && t->cross) {
+    /* Expert replica symmetry: the first node's flows out and in; the
+     * others are counted (direct_phase says which are emitted). */
+    out->rep = true;
+    long n0 = node_of_member(m, call, 0), mine = 0;
+    for (int k = 0; k < n; k++)
+      mine += node_of_member(m, call, k) == n0;
+    out->closed_flows = (long)n * (n - 1) - 2 * mine * (n - mine) -
+                        mine * (mine - 1);
+  }
 }
 
 /* PAT's all-gather or reduce-scatter with one GPU per node: NCCL's latency
@@ -984,12 +994,21 @@ static void ring_phase(struct emitter *e, const struct coll_plan *p, int phase)
                 p->pe, p->rep);
 }
 
+/* Every ordered pair of members; under rep (expert replica symmetry) the
+ * pairs with a member on the first member's node, in the same order.  A
+ * pair with neither end there crosses links of other nodes only, each
+ * of whose flows has its image among the first node's: the nodes of the
+ * group are alike and run the same program on a symmetric fabric. */
 static void direct_phase(struct emitter *e, const struct coll_plan *p, int phase)
 {
-  for (int a = 0; a < e->call->n; a++)
-    for (int b = 0; b < e->call->n; b++)
-      if (a != b)
+  const struct coll_call *c = e->call;
+  long n0 = node_of(e->m, c->ranks[0]);
+  for (int a = 0; a < c->n; a++) {
+    bool a0 = node_of(e->m, c->ranks[a]) == n0;
+    for (int b = 0; b < c->n; b++)
+      if (a != b && (!p->rep || a0 || node_of(e->m, c->ranks[b]) == n0))
         flow(e, a, b, p->edge_bytes, p->pe);
+  }
 }
 
 /* Double binary trees, one pair per channel as NCCL builds them: channel c

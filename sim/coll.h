@@ -110,6 +110,10 @@ struct coll_model {
                          needs each flow:
                          a ring over whole nodes emits the flows of its
                          first node only (coll_plan.rep) */
+  bool a2a_rep;       /* expert replica symmetry (sim/symmetry.h): an
+                         all-to-all across nodes emits only the flows
+                         that leave or enter its first node (coll_plan.rep)
+                         */
   bool nccl_hops;     /* steps across nodes pay NCCL's per-step latencies
                          (COLL_HOP_*); false: the route latency of each
                          step only (an ideal network) */

@@ -501,10 +501,20 @@ static int node_of(const struct engine *E, long rank)
 
 static void start_phase(struct engine *E, struct inst *in);
 
-/* Whether `rank` is simulated under replica symmetry (node 0's ranks). */
+/* Whether `rank` is simulated under replica symmetry (node 0's ranks;
+ * under expert replica symmetry, also their pipeline peers: the ranks
+ * whose place but for the stage is on node 0). */
 static bool simulated(const struct engine *E, long rank)
 {
-  return !E->rsym || node_of(E, rank) == 0;
+  if (!E->rsym)
+    return true;
+  if (E->cm.a2a_rep) {
+    long co[PD_COUNT];
+    layout_coords(&E->g->layout, rank, co);
+    co[PD_PP] = 0;
+    rank = layout_rank(&E->g->layout, co);
+  }
+  return node_of(E, rank) == 0;
 }
 
 /* ---- contention: compute beside communication ------------------------ */
@@ -942,6 +952,20 @@ static void launch_coll(struct engine *E, struct inst *in)
    * the same on every node. */
   long cf = in->sym_n > 1 ? plan.closed_flows / E->rank_step
                           : plan.closed_flows;
+  if (E->cm.a2a_rep && !local && plan.shape != CS_CLOSED) {
+    /* Expert replica symmetry: the groups of this kind whose members are
+     * all on other nodes are not launched.  Every node holds as many of
+     * the kind's member slots as node 0, where this group has `mine` of
+     * its n: it stands for copies x mine / n groups (1 for a group over
+     * every node of a stage, copies / span for expert groups). */
+    long mine = 0;
+    for (int k = 0; k < in->n; k++)
+      mine += in->tasks[k] >= 0;
+    in->copies = (int)(E->copies * mine / in->n);
+    if (in->copies < 1)
+      in->copies = 1;
+    cf *= in->copies;
+  }
   E->flows += cf;
   if (E->rsym && plan.shape == CS_CLOSED)
     E->flows += cf * (E->copies - 1);
@@ -1019,6 +1043,8 @@ static void arrive_p2p(struct engine *E, long rank, long task)
     return;
   last_arrival(E, in, rank, task);
   contention_of(E, in, t);
+  if (E->rsym) /* under expert replica symmetry: every node's transfer */
+    in->copies = (int)E->copies;
   for (int k = 0; k < 2; k++) {
     comm_begins(E, &E->rs[in->ranks[k]], t);
     contention_change(E, &E->rs[in->ranks[k]], in, 1);
@@ -1336,6 +1362,20 @@ static int engine_setup(struct engine *E, const struct graph *g,
   if (rc)
     return rc;
   E->ep_across = sy.ep_across;
+  /* Expert replica symmetry (symmetry.h), opt-in while its reach is
+   * checked: tests/test_engine.c compares it with every rank. */
+  const char *eps = getenv("WEFT_EP_SYMMETRY");
+  static bool eps_warned;
+  if (eps && strcmp(eps, "on") && strcmp(eps, "off") && !eps_warned) {
+    eps_warned = true;
+    fprintf(stderr, "weft: warning: WEFT_EP_SYMMETRY=%s is not on or off; "
+            "ignored\n", eps);
+  }
+  if (eps && !strcmp(eps, "on"))
+    symmetry_decide_experts(&g->layout, c, p->force_flows || p->on_flow ||
+                                               p->no_symmetry,
+                            p->on_task != NULL, &sy);
+  E->cm.a2a_rep = sy.experts;
   E->cm.sym_fabric = sy.fabric;
   E->rsym = sy.replicas;
   E->sim = xcalloc((size_t)E->nranks, sizeof *E->sim);
@@ -1557,7 +1597,7 @@ int engine_run(const struct graph *g, const struct cluster *c,
   if (!rc) {
     /* Couriers (sgbridge.cpp) where expert all-to-alls cross nodes: there
      * the flows in flight number thousands. */
-    sgb_couriers_auto(E->ep_across);
+    sgb_couriers_auto(E->ep_across && !E->rsym);
     sgb_track(p->on_flow && p->on_flow_part);
     sgb_init(on_done, E);
     for (long i = 0; i < E->nsim; i++)

@@ -59,6 +59,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * node's pipeline transfers, which are not simulated: Megatron Table 1
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
+  out->experts = false;
   out->fabric = alike && !topo_forwards(c) && L->pp == 1 &&
                 (L->cp == 1 || inside_nodes(L, c, GK_CP)) &&
                 !out->ep_across &&
@@ -69,6 +70,58 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
   out->replicas = out->fabric && !every_task && L->dp > 1 &&
                   nranks > c->gpus_per_node &&
                   nranks % c->gpus_per_node == 0;
+}
+
+void symmetry_decide_experts(const struct graph_layout *L,
+                             const struct cluster *c, bool every_flow,
+                             bool every_task, struct symmetry *out)
+{
+  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
+  bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
+               topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
+  long nranks = layout_ranks(L);
+  long per_stage = nranks / L->pp;
+  if (!out->ep_across || !alike || every_task || topo_forwards(c) ||
+      L->dp < 2 || L->order[PD_COUNT - 1] != PD_PP ||
+      per_stage % c->gpus_per_node != 0 || per_stage <= c->gpus_per_node ||
+      L->t3[0] != 0)
+    return;
+  if ((L->cp > 1 && !inside_nodes(L, c, GK_CP)) ||
+      (L->tp > 1 && !out->tp && !inside_nodes(L, c, GK_TP)) ||
+      (L->shard != 0 && L->shard < L->dp && !inside_nodes(L, c, GK_SHARD)))
+    return;
+  /* Every node of a stage must see the others alike: a stage over two
+   * leaf groups gives the nodes at the boundary other route latencies
+   * than those inside, on the rings and the pipeline's neighbours (a
+   * stage of 4 nodes over 2 leaf groups, PP 2: exposed communication
+   * 3e-4 off; 8 nodes over 2 leaf groups without pipelines: compute
+   * 4e-7 off; 3 nodes per leaf group and expert groups of 2 nodes: the
+   * iteration 2e-5 off).  Stages are runs of consecutive nodes from a
+   * multiple of their size (packed placement): they must divide the leaf
+   * group. */
+  if (c->spread || c->random_seed > 0 ||
+      c->nodes_per_leaf % (per_stage / c->gpus_per_node) != 0)
+    return;
+  struct layout_group grp;
+  layout_group(L, GK_EP, 0, &grp);
+  long ep_span = cluster_node_of(c, (int)layout_member(L, GK_EP, 0,
+                                                        grp.n - 1)) + 1;
+  /* Expert groups over more than two nodes with pipelines: the
+   * all-to-all flows between two other nodes are not simulated, and
+   * there the links they leave lighter carry those nodes' pipeline
+   * transfers, which are not simulated either; a node of the group sees
+   * other shares than in the full replay (16 experts, EP 16 over four
+   * nodes, PP 2 interleaved on 128 H100: the iteration within 3.5e-6,
+   * the mean overlapped communication 1 % off; EP 32 over eight nodes,
+   * PP 2: 4e-8 and 18 %).  Over two nodes every all-to-all flow across
+   * nodes leaves or enters the simulated node; without pipelines the
+   * nodes of a group carry images of each other's flows alike.  Both
+   * gave every metric to the last digit (tests/test_engine.c). */
+  if (ep_span > 2 && L->pp > 1)
+    return;
+  out->fabric = true;
+  out->replicas = true;
+  out->experts = true;
 }
 
 int symmetry_thin(const struct symmetry *s, long tp,

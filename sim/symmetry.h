@@ -17,6 +17,9 @@
  *     then emit one node's flows (coll_model.sym_fabric).
  *   replica symmetry: on a symmetric fabric with data parallelism, only
  *     node 0's ranks are simulated.
+ *   expert replica symmetry (opt-in, symmetry_decide_experts): the same
+ *     with expert groups across nodes and with pipelines; each stage's
+ *     first node simulated, all-to-alls as that node's flows.
  * symmetry_decide is a pure function of the job's layout, the cluster and
  * what the caller must observe; tests/test_symmetry.c holds its table.
  */
@@ -36,6 +39,10 @@ struct symmetry {
   bool fabric;     /* rings may emit one node's flows (sym_fabric) */
   bool replicas;   /* replica symmetry: node 0's ranks simulated */
   bool ep_across;  /* expert groups span nodes */
+  bool experts;    /* expert replica symmetry (symmetry_decide_experts):
+                      replicas with expert groups across nodes, and
+                      pipelines; expert all-to-alls emit the simulated
+                      node's flows (coll_model.a2a_rep) */
 };
 
 /* The shortcuts of a job of layout `L` (its ranks placed on `c` as
@@ -45,6 +52,24 @@ struct symmetry {
  * replica symmetry, though rings may still emit one node's flows. */
 void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
                      bool every_flow, bool every_task, struct symmetry *out);
+
+/* Expert replica symmetry, after symmetry_decide (opt-in: the engine
+ * asks for it when WEFT_EP_SYMMETRY=on).  Where expert groups span nodes
+ * (out->ep_across), replica symmetry is extended to them and to pipelines:
+ * the nodes alike as for replica symmetry (a NIC per GPU, no
+ * oversubscription, a fabric whose entry is alike, no PXN route), TP,
+ * context and HSDP shard groups inside nodes, pipeline stages of whole
+ * nodes (PP outermost in the rank order), data parallelism, stages
+ * inside one leaf group each (packed placement), and with pipelines
+ * expert groups over two nodes at most.  The ranks
+ * simulated are those of each stage's first node (the ranks of node 0
+ * and their pipeline peers); an expert all-to-all emits only the flows
+ * that leave or enter its first node.  Sets out->fabric, out->replicas
+ * and out->experts when the job qualifies; leaves *out as it was
+ * otherwise. */
+void symmetry_decide_experts(const struct graph_layout *L,
+                             const struct cluster *c, bool every_flow,
+                             bool every_task, struct symmetry *out);
 
 /* Links thinned for a replay, to restore afterwards (sim/platload.h). */
 struct platload_thinned;

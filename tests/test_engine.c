@@ -705,6 +705,55 @@ Test(engine, symmetry_is_exact, .timeout = 120)
                iter[5]);
 }
 
+/* Expert replica symmetry (symmetry_decide_experts, WEFT_EP_SYMMETRY=on)
+ * against every rank and flow: Mixtral 8x7B cut to 2 layers, TP 2 on
+ * dgx-h100.  Job 0: EP 8 over two nodes, DP 16 on 32 GPUs; job 1: the
+ * same with PP 4 on 128; job 2: 16 experts, EP 16 over four nodes on 64
+ * (the all-to-alls between two other nodes are not simulated).  Refused,
+ * every rank simulated: job 3, EP 8 with PP 2 on 64 GPUs and two nodes per
+ * leaf group (a stage over two leaf groups: 3e-4 off when it was not
+ * refused); job 4, job 2 with PP 2 (1 % off). */
+static void expert_job(int job, bool all_ranks, double out[NMETRICS])
+{
+  if (!all_ranks)
+    setenv("WEFT_EP_SYMMETRY", "on", 1);
+  long gpus = job == 0 ? 32 : job == 1 || job == 4 ? 128 : 64;
+  char g[16];
+  snprintf(g, sizeof g, "%ld", gpus);
+  struct cluster c = load("dgx-h100", job == 3 ? KV("gpus", g,
+                                                    "nodes_per_leaf", "2")
+                                               : KV("gpus", g));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "mixtral-8x7b", NULL), 0);
+  m.layers = 4;
+  struct plan p;
+  plan_init(&p);
+  p.tp = 2;
+  p.pp = job == 1 ? 4 : job >= 3 ? 2 : 1;
+  p.ep = 8;
+  p.global_batch = gpus;
+  if (job == 2 || job == 4) {
+    m.experts = 16;
+    p.ep = 16;
+  }
+  struct engine_result r = simulate(&c, &m, &p, gpus, all_ranks);
+  cr_assert_eq(r.replicas, !all_ranks && job < 3, "job %d", job);
+  metrics(&r, out);
+}
+
+Test(engine, expert_symmetry_matches_every_rank, .timeout = 240)
+{
+  for (int job = 0; job < 5; job++) {
+    double a[NMETRICS], b[NMETRICS];
+    in_child(expert_job, job, false, a, NMETRICS);
+    in_child(expert_job, job, true, b, NMETRICS);
+    for (int i = 0; i < NMETRICS; i++)
+      cr_assert_float_eq(a[i], b[i], 1e-12 * (fabs(b[i]) + 1),
+                         "job %d metric %d: %.15g vs %.15g", job, i, a[i],
+                         b[i]);
+  }
+}
+
 /* Flows sent by courier actors (sgbridge.cpp) are the same flows as
  * detached comms: a job gives the same with every flow sent so as with
  * none.  TP 2 on 32 GPUs with every rank, and TP 2 x EP 8 (all-to-alls

@@ -141,6 +141,54 @@ Test(symmetry, table)
   }
 }
 
+/* Expert replica symmetry (symmetry_decide_experts) on dgx-h100, TP 2:
+ * its conditions one by one; tests/test_engine.c compares the taken
+ * cases with every rank. */
+struct erow {
+  const char *what;
+  const char *kv[4];
+  struct graph_layout L;
+  bool every_task;
+  bool experts; /* expected (and replicas with it) */
+};
+
+static const struct erow erows[] = {
+    {"EP over two nodes, PP 4 on 128: taken", {"gpus=128", NULL},
+     {2, 4, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, true},
+    {"EP over four nodes without pipelines: taken", {NULL},
+     {2, 1, 32, 1, 16, 1, TP_FIRST, 0, {0}}, false, true},
+    {"EP over four nodes with pipelines: refused", {"gpus=128", NULL},
+     {2, 2, 32, 1, 16, 1, TP_FIRST, 0, {0}}, false, false},
+    {"a stage over two leaf groups: refused", {"nodes_per_leaf=2", NULL},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+    {"random placement: refused", {"placement=random:1", NULL},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+    {"oversubscribed leaves: refused", {"oversubscription=2", NULL},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+    {"every task (a task callback): refused", {NULL},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, true, false},
+    {"expert groups inside nodes: not this shortcut", {NULL},
+     {1, 1, 64, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+};
+
+Test(symmetry, experts_table)
+{
+  for (size_t i = 0; i < sizeof erows / sizeof *erows; i++) {
+    const struct erow *w = &erows[i];
+    struct cluster c;
+    resolve("dgx-h100", w->kv, &c);
+    struct symmetry s;
+    symmetry_decide(&w->L, &c, false, w->every_task, &s);
+    bool before = s.replicas;
+    cr_expect_not(s.experts, "%s: experts before", w->what);
+    symmetry_decide_experts(&w->L, &c, false, w->every_task, &s);
+    cr_expect_eq(s.experts, w->experts, "%s: experts", w->what);
+    cr_expect_eq(s.replicas, w->experts || before, "%s: replicas", w->what);
+    if (w->experts)
+      cr_expect(s.fabric, "%s: rings as node 0's flows", w->what);
+  }
+}
+
 /* Thinning divides the shared links' bandwidth by TP and restores it;
  * NICs and NVLinks keep theirs. */
 Test(symmetry, thin_and_restore)
