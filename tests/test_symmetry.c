@@ -154,21 +154,21 @@ struct erow {
 
 static const struct erow erows[] = {
     {"EP over two nodes, PP 4 on 128: taken", {"gpus=128", NULL},
-     {2, 4, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, true},
+     {2, 4, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0}, false, true},
     {"EP over four nodes without pipelines: taken", {NULL},
-     {2, 1, 32, 1, 16, 1, TP_FIRST, 0, {0}}, false, true},
+     {2, 1, 32, 1, 16, 1, TP_FIRST, 0, {0}, 0}, false, true},
     {"EP over four nodes with pipelines: refused", {"gpus=128", NULL},
-     {2, 2, 32, 1, 16, 1, TP_FIRST, 0, {0}}, false, false},
+     {2, 2, 32, 1, 16, 1, TP_FIRST, 0, {0}, 0}, false, false},
     {"a stage over two leaf groups: refused", {"nodes_per_leaf=2", NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0}, false, false},
     {"random placement: refused", {"placement=random:1", NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0}, false, false},
     {"oversubscribed leaves: refused", {"oversubscription=2", NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0}, false, false},
     {"every task (a task callback): refused", {NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}}, true, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0}, true, false},
     {"expert groups inside nodes: not this shortcut", {NULL},
-     {1, 1, 64, 1, 8, 1, TP_FIRST, 0, {0}}, false, false},
+     {1, 1, 64, 1, 8, 1, TP_FIRST, 0, {0}, 0}, false, false},
 };
 
 Test(symmetry, experts_table)
