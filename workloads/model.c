@@ -145,6 +145,38 @@ static const struct {
         "RMSNorm over each head of q and k (Qwen3; default: no)"},
     [MK_TIED] = {"tied", 0, 0,
         "output layer tied to the embedding (default: the style's)"},
+    [MK_MOE_FFN] = {"moe_ffn", 1, 16 * WEFT_MAX_HIDDEN,
+        "inner size of one routed expert (default: ffn)"},
+    [MK_SHARED_FFN] = {"shared_ffn", 0, 16 * WEFT_MAX_HIDDEN,
+        "inner size of the shared experts together (default: 0, none)"},
+    [MK_DENSE_LAYERS] = {"dense_layers", 0, WEFT_MAX_LAYERS,
+        "the first N layers have a dense FFN (default: 0)"},
+    [MK_MOE_EVERY] = {"moe_every", 1, WEFT_MAX_LAYERS,
+        "every Nth layer is MoE, the others dense (default: 1)"},
+    [MK_EXPERT_GROUPS] = {"expert_groups", 0, WEFT_MAX_EXPERTS,
+        "groups of experts for group-limited routing (default: 0, none)"},
+    [MK_TOPK_GROUPS] = {"topk_groups", 0, WEFT_MAX_EXPERTS,
+        "groups a token's experts come from (default: 0, any)"},
+    [MK_Q_LORA] = {"q_lora", 0, WEFT_MAX_HIDDEN,
+        "MLA: rank of the query's down-projection (0: none)"},
+    [MK_KV_LORA] = {"kv_lora", 0, WEFT_MAX_HIDDEN,
+        "multi-head latent attention's KV rank (default: 0, off)"},
+    [MK_ROPE_DIM] = {"rope_dim", 1, WEFT_MAX_HIDDEN,
+        "MLA: rotary part of a query/key head (default: 64)"},
+    [MK_NOPE_DIM] = {"nope_dim", 1, WEFT_MAX_HIDDEN,
+        "MLA: non-rotary part of a query/key head (default: head_dim)"},
+    [MK_V_DIM] = {"v_dim", 1, WEFT_MAX_HIDDEN,
+        "MLA: width of a value head (default: head_dim)"},
+    [MK_MTP_LAYERS] = {"mtp_layers", 0, 64,
+        "multi-token-prediction modules (default: 0)"},
+    [MK_WINDOW] = {"window", 0, WEFT_MAX_SEQ,
+        "sliding-window attention width in tokens (default: 0, full)"},
+    [MK_FULL_EVERY] = {"full_every", 0, WEFT_MAX_LAYERS,
+        "with a window or chunks, every Nth layer attends fully (0: none)"},
+    [MK_ATTN_CHUNK] = {"attn_chunk", 0, WEFT_MAX_SEQ,
+        "chunked attention: tokens attend within chunks of N (0: off)"},
+    [MK_VOCAB_PAD] = {"vocab_pad", 1, 1L << 20,
+        "embedding rows padded to a multiple of N (default: 1)"},
 };
 
 int model_key_from_name(const char *name)
@@ -232,6 +264,22 @@ int model_set(struct model *m, enum model_key k, const char *value,
     case MK_EXPERTS: m->experts = v; break;
     case MK_TOPK: m->topk = v; break;
     case MK_HEAD_DIM: m->head_dim = v; break;
+    case MK_MOE_FFN: m->moe_ffn = v; break;
+    case MK_SHARED_FFN: m->shared_ffn = v; break;
+    case MK_DENSE_LAYERS: m->dense_layers = v; break;
+    case MK_MOE_EVERY: m->moe_every = v; break;
+    case MK_EXPERT_GROUPS: m->expert_groups = v; break;
+    case MK_TOPK_GROUPS: m->topk_groups = v; break;
+    case MK_Q_LORA: m->q_lora = v; break;
+    case MK_KV_LORA: m->kv_lora = v; break;
+    case MK_ROPE_DIM: m->rope_dim = v; break;
+    case MK_NOPE_DIM: m->nope_dim = v; break;
+    case MK_V_DIM: m->v_dim = v; break;
+    case MK_MTP_LAYERS: m->mtp_layers = v; break;
+    case MK_WINDOW: m->window = v; break;
+    case MK_FULL_EVERY: m->full_every = v; break;
+    case MK_ATTN_CHUNK: m->attn_chunk = v; break;
+    case MK_VOCAB_PAD: m->vocab_pad = v; break;
     default: break;
     }
   }
@@ -239,6 +287,57 @@ int model_set(struct model *m, enum model_key k, const char *value,
     return weft_err_prefix(err, origin);
   m->set[k] = true;
   snprintf(m->origin[k], sizeof m->origin[k], "%s", origin);
+  return 0;
+}
+
+/* The settings of models of 2024-26 against each other. */
+static int model_check_new(const struct model *m, struct weft_err *err)
+{
+  bool moe = model_is_moe(m);
+  if (!moe && (m->set[MK_MOE_FFN] || m->shared_ffn > 0 ||
+               m->dense_layers > 0 || m->moe_every > 1 ||
+               m->expert_groups > 0))
+    return weft_errf(err, WEFT_EINVAL, "%s: moe_ffn, shared_ffn, "
+                     "dense_layers, moe_every and expert_groups need an MoE "
+                     "model (experts > 1)",
+                     m->origin[m->set[MK_MOE_FFN] ? MK_MOE_FFN : MK_EXPERTS]);
+  if (m->dense_layers >= m->layers && moe)
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld dense layers leave no MoE "
+                     "layer of %ld", m->origin[MK_DENSE_LAYERS],
+                     m->dense_layers, m->layers);
+  if (m->expert_groups > 0 &&
+      (m->experts % m->expert_groups != 0 || m->topk_groups < 1 ||
+       m->topk_groups > m->expert_groups ||
+       m->topk > m->topk_groups * (m->experts / m->expert_groups)))
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld expert groups must divide "
+                     "%ld experts, and topk_groups (%ld) be 1 to the groups "
+                     "and hold the top-%ld experts",
+                     m->origin[MK_EXPERT_GROUPS], m->expert_groups,
+                     m->experts, m->topk_groups, m->topk);
+  if (m->topk_groups > 0 && m->expert_groups == 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: topk_groups needs expert_groups",
+                     m->origin[MK_TOPK_GROUPS]);
+  bool mla_set = m->q_lora > 0 || m->set[MK_ROPE_DIM] ||
+                 m->set[MK_NOPE_DIM] || m->set[MK_V_DIM];
+  if (mla_set && !model_mla(m))
+    return weft_errf(err, WEFT_EINVAL, "%s: q_lora, rope_dim, nope_dim and "
+                     "v_dim are multi-head latent attention's; set kv_lora "
+                     "to turn it on", m->origin[m->q_lora > 0 ? MK_Q_LORA
+                                                : MK_KV_LORA]);
+  if (model_mla(m) && (m->kv_heads != m->heads || m->qkv_bias == MO_YES ||
+                       m->qk_norm || m->gpt_style))
+    return weft_errf(err, WEFT_EINVAL, "%s: multi-head latent attention "
+                     "has as many KV heads as heads, no QKV bias, no q/k "
+                     "norm and the llama style", m->origin[MK_KV_LORA]);
+  if (m->mtp_layers > 0 && m->gpt_style)
+    return weft_errf(err, WEFT_EINVAL, "%s: multi-token prediction needs "
+                     "the llama style", m->origin[MK_MTP_LAYERS]);
+  if (m->window > 0 && m->attn_chunk > 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: a sliding window and chunked "
+                     "attention exclude each other", m->origin[MK_WINDOW]);
+  if (m->full_every > 0 && m->window == 0 && m->attn_chunk == 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: full_every needs a window or "
+                     "attn_chunk", m->origin[MK_FULL_EVERY]);
   return 0;
 }
 
@@ -259,5 +358,71 @@ int model_check(const struct model *m, struct weft_err *err)
     return weft_errf(err, WEFT_EINVAL, "%s: top-%ld routing needs at least "
                      "%ld experts, the model has %ld", m->origin[MK_TOPK],
                      m->topk, m->topk, m->experts);
-  return 0;
+  return model_check_new(m, err);
+}
+
+/* Layer i's MoE FFN.  transformers decides it so: Qwen3-MoE
+ * (models/qwen3_moe/modeling_qwen3_moe.py, Qwen3MoeDecoderLayer: not in
+ * mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0), Llama 4
+ * (configuration_llama4.py: moe_layers = range(interleave_moe_layer_step
+ * - 1, layers, step), the same rule); DeepSeek-V3 (modeling_deepseek.py,
+ * DeepseekV3DecoderLayer: layer_idx >= first_k_dense_replace and
+ * layer_idx % moe_layer_freq == 0, the same for its moe_layer_freq 1). */
+bool model_layer_moe(const struct model *m, long i)
+{
+  if (!model_is_moe(m))
+    return false;
+  if (i >= m->layers) /* an MTP module's layer: like the last one */
+    i = m->layers - 1;
+  if (i < m->dense_layers)
+    return false;
+  long n = m->moe_every > 1 ? m->moe_every : 1;
+  return (i + 1) % n == 0;
+}
+
+/* Layer i's attention span.  GPT-OSS (config.json layer_types: sliding,
+ * full, sliding, ...: full where (i + 1) % 2 == 0); Llama 4
+ * (modeling_llama4.py: use_rope = no_rope_layers[i], default
+ * int((i + 1) % no_rope_layer_interval != 0) with interval 4; the
+ * attention_chunk_size mask applies to the RoPE layers, the NoPE ones
+ * attend fully).  An MTP layer attends fully. */
+enum attn_span model_layer_span(const struct model *m, long i)
+{
+  if ((m->window <= 0 && m->attn_chunk <= 0) || i >= m->layers)
+    return SPAN_FULL;
+  if (m->full_every > 0 && (i + 1) % m->full_every == 0)
+    return SPAN_FULL;
+  return m->attn_chunk > 0 ? SPAN_CHUNK : SPAN_WINDOW;
+}
+
+/* Causal pairs of s queries over the keys at most w back, the query's own
+ * included (gpt-oss's reference, gpt_oss/torch/model.py sdpa: keys with
+ * i - j >= sliding_window are masked; FlashAttention's window_size
+ * (w - 1, 0), flash_attn_interface.py): min(i + 1, w) keys for query i. */
+static double window_pairs(double s, double w)
+{
+  return s <= w ? s * (s + 1) / 2 : s * w - w * (w - 1) / 2;
+}
+
+double model_layer_pairs(const struct model *m, long i, double s)
+{
+  switch (model_layer_span(m, i)) {
+  case SPAN_WINDOW:
+    return window_pairs(s, (double)m->window);
+  case SPAN_CHUNK: { /* causal within each chunk of c tokens */
+    double c = (double)m->attn_chunk, n = (double)(long)(s / c), r = s - n * c;
+    return n * c * (c + 1) / 2 + r * (r + 1) / 2;
+  }
+  default:
+    return s * (s + 1) / 2;
+  }
+}
+
+bool model_layers_alike(const struct model *m)
+{
+  int k0 = model_layer_kind(m, 0);
+  for (long i = 1; i < m->layers + m->mtp_layers; i++)
+    if (model_layer_kind(m, i) != k0)
+      return false;
+  return true;
 }
