@@ -104,7 +104,7 @@ struct lstep {
   int w; /* LS_LINEAR: index of its weight */
 };
 
-enum { LAYER_WEIGHTS_MAX = 16, LAYER_STEPS_MAX = 24 };
+enum { LAYER_WEIGHTS_MAX = 24, LAYER_STEPS_MAX = 32 };
 
 struct layer_desc {
   struct lweight w[LAYER_WEIGHTS_MAX];

@@ -26,6 +26,50 @@
  * v3 tokenizer, untied; the first community conversion,
  * mistral-community/Mixtral-8x22B-v0.1, has 32000, 0.01 B fewer
  * parameters) with the 4096-token sequence of the mixtral-8x7b preset.
+ *
+ * Mixture-of-experts presets of 2025 (config.json fields in parentheses):
+ * DeepSeek-V3 (huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json,
+ * and inference/configs/config_671B.json in github.com/deepseek-ai/
+ * DeepSeek-V3: num_hidden_layers 61, hidden_size 7168, num_attention_heads
+ * 128, intermediate_size 18432 of the first_k_dense_replace 3 dense layers,
+ * moe_intermediate_size 2048, n_routed_experts 256, num_experts_per_tok 8,
+ * n_shared_experts 1, n_group 8, topk_group 4, q_lora_rank 1536,
+ * kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim
+ * 128, vocab_size 129280, num_nextn_predict_layers 1, untied; its
+ * 4096-token pre-training sequence, DeepSeek-V3 Technical Report,
+ * arXiv:2412.19437, Sec. 4.2 "we set the maximum sequence length to 4K
+ * during pre-training"); Qwen3-30B-A3B and Qwen3-235B-A22B
+ * (huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json, and
+ * Qwen/Qwen3-235B-A22B: num_hidden_layers 48 / 94, hidden_size 2048 /
+ * 4096, num_attention_heads 32 / 64, num_key_value_heads 4, head_dim 128,
+ * intermediate_size 6144 / 12288, moe_intermediate_size 768 / 1536,
+ * num_experts 128, num_experts_per_tok 8, decoder_sparse_step 1,
+ * mlp_only_layers [], vocab 151936, untied) with the 4096 tokens of the
+ * dense Qwen3 presets; gpt-oss-20b and gpt-oss-120b
+ * (huggingface.co/openai/gpt-oss-120b/blob/main/config.json and
+ * openai/gpt-oss-20b: num_hidden_layers 36 / 24, num_local_experts 128 /
+ * 32, hidden_size 2880, intermediate_size 2880, head_dim 64,
+ * num_attention_heads 64, num_key_value_heads 8, num_experts_per_tok 4,
+ * sliding_window 128 with layer_types alternating sliding_attention and
+ * full_attention, attention_bias true, vocab_size 201088, untied, and
+ * initial_context_length 4096, the sequence before YaRN's extension).
+ * Not modelled in gpt-oss: the output projection's, experts' and router's
+ * biases and the per-head attention sinks (36 x (2880 + 128 x 8640 + 128
+ * + 64) = 39.9 M of 116.8 B in gpt-oss-120b, 0.03 %).  Llama 4 Scout
+ * (huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json,
+ * text_config: num_hidden_layers 48, hidden_size 5120,
+ * num_attention_heads 40, num_key_value_heads 8, head_dim 128,
+ * intermediate_size 8192 of an expert and of the shared expert
+ * (transformers' Llama4TextMoe.shared_expert), intermediate_size_mlp
+ * 16384 of a dense layer (none: interleave_moe_layer_step 1),
+ * num_local_experts 16, num_experts_per_tok 1, vocab_size 202048,
+ * attention_chunk_size 8192 on the RoPE layers, every 4th layer NoPE with
+ * full attention (no_rope_layers), untied); sequence 8192, one attention
+ * chunk: Meta's Llama 4 announcement (ai.meta.com/blog/
+ * llama-4-multimodal-intelligence) gives 256K for Scout's pre- and
+ * post-training long-context stages and no length for the bulk of
+ * pre-training (set --seq 262144 for the former).  The vision encoder is
+ * not modelled.
  */
 #include "workloads/model.h"
 
@@ -51,6 +95,23 @@
    .dtype = DTYPE_BF16, .experts = 1, .topk = 1, .gpt_style = false,           \
    .head_dim = 128, .qk_norm = true, .tied = MO_NO}
 
+/* Qwen3's MoE models: 4 KV heads, 128 experts of which 8 per token,
+ * every layer MoE (decoder_sparse_step 1, mlp_only_layers empty). */
+#define QWEN3_MOE(nm, l, h, a, f, mf)                                          \
+  {.name = nm, .layers = l, .hidden = h, .heads = a, .kv_heads = 4,            \
+   .ffn = f, .vocab = 151936, .seq = 4096, .ffn_kind = FFN_SWIGLU,             \
+   .dtype = DTYPE_BF16, .experts = 128, .topk = 8, .gpt_style = false,         \
+   .head_dim = 128, .qk_norm = true, .tied = MO_NO, .moe_ffn = mf}
+
+/* GPT-OSS: hidden 2880, 64 heads of 64, 8 KV heads, experts of 2880,
+ * top-4, a 128-token window on every other layer, biases on Q, K, V. */
+#define GPT_OSS(nm, l, e)                                                      \
+  {.name = nm, .layers = l, .hidden = 2880, .heads = 64, .kv_heads = 8,        \
+   .ffn = 2880, .vocab = 201088, .seq = 4096, .ffn_kind = FFN_SWIGLU,          \
+   .dtype = DTYPE_BF16, .experts = e, .topk = 4, .gpt_style = false,           \
+   .head_dim = 64, .qkv_bias = MO_YES, .tied = MO_NO, .window = 128,           \
+   .full_every = 2}
+
 static const struct model presets[] = {
     GPT("gpt-1.7b", 24, 2304, 24),      GPT("gpt-3.6b", 30, 3072, 32),
     GPT("gpt-7.5b", 36, 4096, 32),      GPT("gpt-18.4b", 40, 6144, 48),
@@ -74,6 +135,22 @@ static const struct model presets[] = {
      .kv_heads = 8, .ffn = 16384, .vocab = 32768, .seq = 4096,
      .ffn_kind = FFN_SWIGLU, .dtype = DTYPE_BF16, .experts = 8, .topk = 2,
      .gpt_style = false, .tied = MO_NO},
+    {.name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128,
+     .kv_heads = 128, .ffn = 18432, .vocab = 129280, .seq = 4096,
+     .ffn_kind = FFN_SWIGLU, .dtype = DTYPE_BF16, .experts = 256, .topk = 8,
+     .gpt_style = false, .tied = MO_NO, .moe_ffn = 2048, .shared_ffn = 2048,
+     .dense_layers = 3, .expert_groups = 8, .topk_groups = 4, .q_lora = 1536,
+     .kv_lora = 512, .rope_dim = 64, .nope_dim = 128, .v_dim = 128,
+     .mtp_layers = 1},
+    QWEN3_MOE("qwen3-30b-a3b", 48, 2048, 32, 6144, 768),
+    QWEN3_MOE("qwen3-235b-a22b", 94, 4096, 64, 12288, 1536),
+    GPT_OSS("gpt-oss-20b", 24, 32),
+    GPT_OSS("gpt-oss-120b", 36, 128),
+    {.name = "llama4-scout", .layers = 48, .hidden = 5120, .heads = 40,
+     .kv_heads = 8, .ffn = 16384, .vocab = 202048, .seq = 8192,
+     .ffn_kind = FFN_SWIGLU, .dtype = DTYPE_BF16, .experts = 16, .topk = 1,
+     .gpt_style = false, .head_dim = 128, .tied = MO_NO, .moe_ffn = 8192,
+     .shared_ffn = 8192, .attn_chunk = 8192, .full_every = 4},
 };
 
 #define N_PRESETS ((int)(sizeof presets / sizeof *presets))
