@@ -24,7 +24,9 @@ Test(model_fault, unknown_preset_lists_the_known)
                    "gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, "
                    "llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, "
                    "llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, "
-                   "mixtral-8x22b");
+                   "mixtral-8x22b, deepseek-v3, qwen3-30b-a3b, "
+                   "qwen3-235b-a22b, gpt-oss-20b, gpt-oss-120b, "
+                   "llama4-scout");
 }
 
 static void bad_set(const char *key, const char *value, int code,

@@ -393,3 +393,25 @@ Test(models2025, refusals)
   bad("llama3-8b", "full_every", "2", "--full_every: full_every needs a "
       "window or attn_chunk");
 }
+
+/* MLA's activations (Korthikanti et al.'s accounting, accounting.c): per
+ * token Q and K 2 a (nope + rope) bytes each, V and the projection's input
+ * 2 a v_dim each, the latent q and kv 4 (q_lora + kv_lora + rope); the
+ * routed experts' FFN per copy, the shared expert's once, the routed
+ * copies of the FC1 input and mask, the flash kernel's log-sum-exp.  The
+ * largest kind of layer counts (DeepSeek-V3's MoE layers). */
+Test(models2025, mla_moe_activations)
+{
+  struct model m = get("deepseek-v3");
+  struct plan p;
+  struct weft_err err = {0};
+  const char *kv[] = {"ep", "8", "global_batch", "8", NULL};
+  cr_assert_eq(test_plan(&p, &m, 8, kv, &err), 0, "%s", err.msg);
+  double h = 7168, a = 128, s = 4096;
+  double repl = 10 * h + 4 * (1536 + 512 + 64) + 7 * 3 * h;
+  double split = 2 * a * 192 * 2 + 2 * a * 128 * 2 +
+                 8 * (2 * 2048 * 2 + 2 * 2048) + (2 * 2048 * 2 + 2 * 2048);
+  /* no dropout in a llama-style model: Megatron's framework drops the
+   * masks, the ZeRO accounting (the default) keeps Korthikanti's */
+  EQ(layer_activation_bytes(&m, &p), s * (repl + split + 4 * a));
+}

@@ -278,13 +278,36 @@ double model_flops_per_iter(const struct model *m, long global_batch)
 
 static double op_sac_layer_bytes(const struct model *m, const struct plan *p);
 
+static double kind_activation_bytes(const struct model *m,
+                                    const struct plan *p, int kind);
+
+/* Layers not all alike: the largest of their kinds' (an upper bound on the
+ * stage's; NEEDSWORK: count each in-flight layer's own). */
 double layer_activation_bytes(const struct model *m, const struct plan *p)
+{
+  if (model_layers_alike(m))
+    return kind_activation_bytes(m, p, model_layer_kind(m, 0));
+  double most = 0;
+  long n[LAYER_KINDS];
+  layer_kind_counts(m, 0, m->layers, n);
+  for (int k = 0; k < LAYER_KINDS; k++) {
+    double x = n[k] > 0 ? kind_activation_bytes(m, p, k) : 0;
+    if (x > most)
+      most = x;
+  }
+  return most;
+}
+
+static double kind_activation_bytes(const struct model *m,
+                                    const struct plan *p, int kind)
 {
   /* Context parallelism keeps 1/cp of the sequence on each rank. */
   double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
-  double kv = (double)model_kv_dim(m), f = (double)m->ffn;
-  double q = (double)model_q_dim(m), k = (double)m->topk;
+  bool moe = (kind & LAYER_KIND_MOE) != 0;
+  double kv = (double)model_kv_dim(m);
+  double f = (double)(moe ? model_moe_ffn(m) : m->ffn);
+  double q = (double)model_q_dim(m), k = moe ? (double)m->topk : 1;
   double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
   /* Korthikanti et al. Sec. 4.1 per token: outside the tensor-parallel
    * regions 10h (LayerNorm inputs 4h, QKV and FC1 inputs 2h each, two
@@ -295,6 +318,20 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
    * dropout output 2 bytes per score). */
   double repl = 10 * h;
   double split = 2 * q + 4 * kv + 2 * q + k * (2 * f * gates + 2 * f);
+  if (model_mla(m)) {
+    /* MLA: Q and K a x (nope + rope), V and the projection's input a x
+     * v_dim, inside TP; the latent q and kv (down-projection outputs and
+     * their norms' outputs, the up-projections' inputs: 4 bytes per
+     * element) on every TP rank, counted with the replicated part. */
+    double dqk = (double)model_qk_head_dim(m), dv = (double)model_v_head_dim(m);
+    double lat = (double)(m->q_lora + m->kv_lora + model_rope_dim(m));
+    split = 2 * a * dqk + 2 * a * dqk + 2 * a * dv + 2 * a * dv +
+            k * (2 * f * gates + 2 * f);
+    repl += 4 * lat;
+  }
+  /* Shared experts: their FC1 output and activation, on every token. */
+  if (moe && m->shared_ffn > 0)
+    split += 2 * (double)m->shared_ffn * gates + 2 * (double)m->shared_ffn;
   if (k > 1)
     repl += (k - 1) * 3 * h; /* routed copies of the FC1 input and mask */
   /* Unfused attention keeps the scores (Korthikanti's 5as term); a fused
@@ -635,6 +672,10 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     long inflight;
     x.activations = per_layer * peak_layers_inflight(m, p, st, &inflight);
     x.peak_inflight = inflight;
+    /* The MTP modules' layers on the last stage, for each micro-batch in
+     * flight there (NEEDSWORK: the peak's, not the stage's own count). */
+    if (st == p->pp - 1 && m->mtp_layers > 0)
+      x.activations += (double)m->mtp_layers * per_layer * (double)inflight;
     if (p->recompute == RECOMP_FULL) {
       struct plan q = *p;
       q.recompute = RECOMP_NONE;
