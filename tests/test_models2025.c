@@ -12,6 +12,7 @@
 
 #include "workloads/accounting.h"
 #include "workloads/builder.h"
+#include "workloads/costmodel.h"
 #include "workloads/layer.h"
 #include "tests/plan_helpers.h"
 
@@ -414,4 +415,30 @@ Test(models2025, mla_moe_activations)
   /* no dropout in a llama-style model: Megatron's framework drops the
    * masks, the ZeRO accounting (the default) keeps Korthikanti's */
   EQ(layer_activation_bytes(&m, &p), s * (repl + split + 4 * a));
+}
+
+/* The window's kernel time: its work (the window's pairs) at the rate of a
+ * sequence as long as the window (costmodel.c, attn_time); a full layer's
+ * at its sequence's.  On the H100's default kernel, forward. */
+Test(models2025, window_kernel_time)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  const struct gpu_spec *g = catalog_gpu(cat, "H100-SXM");
+  cr_assert(g);
+  double s = 4096, q = 64 * 64.0, full = 4 * s * s * q;
+  double w = full * (s * 128 - 128 * 127 / 2.0) / (s * (s + 1) / 2);
+  struct task tw = {.kind = TK_KERNEL, .op = KK_ATTN, .m = 4096, .n = 128,
+                    .k = 64, .batch = 64, .flops = w, .bytes = 1};
+  struct task tf = tw;
+  tf.n = 4096;
+  tf.flops = full;
+  /* (the same launch overhead in both) */
+  NEAR(cost_kernel(g, DTYPE_BF16, -1, &tw, NULL) -
+           cost_kernel(g, DTYPE_BF16, -1, &tf, NULL),
+       w / 2 / cost_attn_rate(g, -1, false, 128, 64, true) -
+           full / 2 / cost_attn_rate(g, -1, false, 4096, 64, true),
+       1e-9);
+  catalog_free(cat);
 }

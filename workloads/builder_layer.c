@@ -134,8 +134,15 @@ static long attention_block(struct ctx *c, int phase, long layer, bool bwd)
    * flash_attn_interface.py, skips the blocks the window masks whole;
    * FlashAttention-3 and cuDNN the same), so its FLOPs and time scale
    * with the pairs attended against the full causal mask's. */
-  if (model_layer_span(c->m, layer) != SPAN_FULL)
+  /* The keys a query block meets: the window's or chunk's (the cost
+   * model rates the kernel at that length, costmodel.c attn_time). */
+  double keys = c->S;
+  enum attn_span span = model_layer_span(c->m, layer);
+  if (span != SPAN_FULL) {
     flops *= model_layer_pairs(c->m, layer, c->S) / (c->S * (c->S + 1) / 2);
+    double w = (double)(span == SPAN_WINDOW ? c->m->window : c->m->attn_chunk);
+    keys = w < keys ? w : keys;
+  }
   double q = c->T * qw / c->t, kv = c->T * c->kv / c->t;
   /* Read Q, K, V, write O (forward); MLA's V and O are v_dim a head. */
   double io = mla ? q + kv + c->T * (c->vw + c->a * c->dv) / c->t
@@ -143,7 +150,7 @@ static long attention_block(struct ctx *c, int phase, long layer, bool bwd)
   struct task t = {.kind = TK_KERNEL, .op = bwd ? KK_ATTN_BWD : KK_ATTN,
                    .stream = ST_COMPUTE, .phase = (uint8_t)phase,
                    .layer = (int32_t)layer, .m = (uint32_t)c->S,
-                   .n = (uint32_t)c->S, .k = (uint32_t)c->d,
+                   .n = (uint32_t)keys, .k = (uint32_t)c->d,
                    .batch = (uint32_t)(c->b * heads),
                    /* Backward: twice the forward matrix FLOPs (Megatron's
                     * count); reads Q, K, V, O, dO, writes dQ, dK, dV. */

@@ -13,7 +13,17 @@
  * (Qwen3: hidden 4096, 32 heads of 128 at 8B, 64 heads of 128 at 32B),
  * biases on Q, K and V alone (Qwen2), RMSNorm of each head's q and k
  * (Qwen3), and tying chosen per model; each is a setting of its own whose
- * default is the style's behaviour.
+ * default is the style's behaviour.  Mixture-of-experts models of 2024-26
+ * have fine-grained experts narrower than the dense FFN (moe_ffn), shared
+ * experts every token runs (shared_ffn), dense layers first (dense_layers)
+ * or between MoE layers (moe_every), and group-limited routing; DeepSeek's
+ * multi-head latent attention compresses Q and KV through low-rank
+ * projections (q_lora, kv_lora) with query/key heads of a rotary and a
+ * non-rotary part and value heads of their own width; DeepSeek-V3 adds
+ * multi-token-prediction modules (mtp_layers); GPT-OSS and Mistral attend
+ * within a sliding window, Llama 4 within chunks, on all layers or all but
+ * every full_every-th.  Each is off by default, so that a model's layers
+ * are all alike unless a setting makes them differ (model_layer_kind).
  * Settings come from a preset, then a file, then flags, like clusters.
  */
 #ifndef WEFT_MODEL_H

@@ -383,7 +383,15 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 8 --tp 4 --sp yes \
   --tp-comm-overlap te --global-batch 8 --head-dim 96 --qkv-bias no \
   --qk-norm yes --tied no >"$tmp/j5" 2>/dev/null
-if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" <<'PY'
+# and the MoE, MLA, MTP, window and chunk settings only when on
+"$weft" run --json --model deepseek-v3 --layers 4 --seq 256 --moe-every 2 \
+  --vocab-pad 128 --gpus 8 --ep 8 --global-batch 8 >"$tmp/j6" 2>/dev/null
+"$weft" run --json --model gpt-oss-20b --layers 2 --seq 256 --gpus 8 \
+  --ep 8 --global-batch 8 >"$tmp/j7" 2>/dev/null
+"$weft" run --json --model llama4-scout --layers 4 --seq 256 --attn-chunk 128 \
+  --gpus 8 --ep 8 --global-batch 8 >"$tmp/j8" 2>/dev/null
+if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" \
+  "$tmp/j6" "$tmp/j7" "$tmp/j8" <<'PY'
 import json, re, sys
 doc = open(sys.argv[1]).read()
 sec = doc[doc.index("### `weft run --json`"):]
