@@ -55,6 +55,14 @@ Test(model_fault, bad_values)
   bad_set("dtype", "tf32", WEFT_EINVAL, "--dtype: tf32 is a math mode, not a "
           "storage type; use fp32");
   bad_set("seq", "NaN", WEFT_EINVAL, "--seq: 'NaN' is not an integer");
+  bad_set("moe-every", "0", WEFT_EINVAL,
+          "--moe-every: '0' is below the minimum of 1");
+  bad_set("window", "-128", WEFT_EINVAL,
+          "--window: '-128' is below the minimum of 0");
+  bad_set("vocab_pad", "0", WEFT_EINVAL,
+          "--vocab_pad: '0' is below the minimum of 1");
+  bad_set("mtp_layers", "65", WEFT_ELIMIT,
+          "--mtp_layers: '65' exceeds the limit of 64");
 }
 
 Test(model_fault, inconsistent_models)

@@ -442,3 +442,42 @@ Test(models2025, window_kernel_time)
        1e-9);
   catalog_free(cat);
 }
+
+/* Forward GEMM FLOPs (plain and grouped) of one micro-batch by layer. */
+static double gemm_flops(const struct graph *g, long stage, long layer)
+{
+  double f = 0;
+  const struct program *pr = &g->prog[stage];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL && (t->op == KK_GEMM || t->op == KK_GGEMM) &&
+        t->layer == layer && t->mb == 0 && t->phase == PH_FWD)
+      f += t->flops;
+  }
+  return f;
+}
+
+/* The builder's GEMMs of a DeepSeek layer equal the accounting's linear
+ * FLOPs (layer_fwd_flops less the attention core): MLA's five linears
+ * over the rank's tokens, the router, the routed experts over top-k
+ * copies, the shared expert over every token; a dense layer its 18432-wide
+ * FFN; the MTP module its layer and eh_proj (2h -> h). */
+Test(models2025, builder_gemms_match_accounting)
+{
+  struct model m = get("deepseek-v3");
+  struct plan p;
+  struct weft_err err = {0};
+  cr_assert_eq(model_set(&m, MK_LAYERS, "4", "t", &err), 0);
+  cr_assert_eq(model_set(&m, MK_SEQ, "256", "t", &err), 0);
+  const char *kv[] = {"ep", "8", "global_batch", "8", NULL};
+  cr_assert_eq(test_plan(&p, &m, 8, kv, &err), 0, "%s", err.msg);
+  struct graph *g = build_graph(&m, &p, &err);
+  cr_assert(g, "%s", err.msg);
+  double T = 256, s = 256, a = 128, core = 2 * T * s * a * (192 + 128);
+  EQ(gemm_flops(g, 0, 0), layer_fwd_flops(&m, 0, T, s) - core);
+  EQ(gemm_flops(g, 0, 3), layer_fwd_flops(&m, 3, T, s) - core);
+  double h = 7168;
+  EQ(gemm_flops(g, 0, 4), layer_fwd_flops(&m, 4, T, s) - core +
+                              2 * T * 2 * h * h);
+  graph_free(g);
+}
