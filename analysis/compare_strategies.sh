@@ -4,10 +4,11 @@
 # weft run and prints throughput per GPU.
 #
 # 1. GPT-3 175B on 384, 768 and 1536 A100 (Selene): ZeRO-3 over all GPUs
-#    (micro-batch 4, 2, 1: one micro-batch per GPU) as DeepSpeed ran it in
-#    2021 and as it runs now (--shard-impl, plan.h), against TP 8 x PP 12 x
-#    DP (micro-batch 1, interleaved 1F1B with 2 chunks); global batch 1536,
-#    full recomputation for both.
+#    (micro-batch 4, 2, 1: one micro-batch per GPU) against TP 8 x PP 12 x
+#    DP (micro-batch 1, interleaved 1F1B with 2 chunks), global batch 1536,
+#    full recomputation for both: each with the software of 2021 (stacks
+#    deepspeed-2021 and megatron-2021, FP16, unfused attention), then as
+#    it runs now (stacks deepspeed and megatron-core).
 # 2. Llama 3 70B (sequence 8192, global batch 2048) on 64 to 2048 H100:
 #    FSDP over all GPUs (FSDP2), HSDP (FSDP2, shard inside each 8-GPU node,
 #    replicate across nodes) and TP 8 x PP 4 x DP, plain and with Megatron's
@@ -43,13 +44,20 @@ case $parts in *1*)
 header "GPT-3 175B on A100 (Selene), global batch 1536"
 for spec in 384:4 768:2 1536:1; do
   g=${spec%%:*}; mb=${spec##*:}
-  for si in deepspeed-2021 deepspeed; do
-    row "ZeRO-3 $si, mb $mb" "$g" --model gpt3-175b --cluster selene \
-      --zero 3 --shard-impl "$si" --micro-batch "$mb" --global-batch 1536 \
-      --recompute full
-  done
-  row "TP 8 x PP 12 x DP $((g / 96))" "$g" --model gpt3-175b --cluster selene \
-    --tp 8 --pp 12 --global-batch 1536 --schedule interleaved:2 --recompute full
+  # The software of 2021 on both sides: DeepSpeed's ZeRO-3 of then over
+  # Megatron's GPT code of then (unfused attention, FP16), and Megatron-LM
+  # v2.5 (its stack).  Then each as it runs today.
+  row "ZeRO-3 deepspeed-2021, mb $mb" "$g" --model gpt3-175b --cluster selene \
+    --stack deepspeed-2021 --attention unfused --dtype fp16 --micro-batch "$mb" \
+    --global-batch 1536 --recompute full
+  row "TP 8 x PP 12 x DP $((g / 96)), megatron-2021" "$g" --model gpt3-175b \
+    --cluster selene --stack megatron-2021 --dtype fp16 --tp 8 --pp 12 \
+    --global-batch 1536 --schedule interleaved:2 --recompute full
+  row "ZeRO-3 deepspeed, mb $mb" "$g" --model gpt3-175b --cluster selene \
+    --stack deepspeed --micro-batch "$mb" --global-batch 1536 --recompute full
+  row "TP 8 x PP 12 x DP $((g / 96)), megatron-core" "$g" --model gpt3-175b \
+    --cluster selene --stack megatron-core --tp 8 --pp 12 --sp yes \
+    --global-batch 1536 --schedule interleaved:2 --recompute full
 done
 ;; esac
 

@@ -44,19 +44,21 @@ static void on_task(void *ctx, long rank, long task, double s, double e)
 
 /* The keys of the options below (opts_get), one per entry. */
 enum coll_opt {
-  COLL_JSON, COLL_MIN_BYTES, COLL_MAX_BYTES, COLL_STEP_FACTOR,
+  COLL_JSON, COLL_MIN_BYTES, COLL_MAX_BYTES, COLL_STEP_FACTOR, COLL_NGPUS,
   COLL_COLLECTIVE, COLL_FIDELITY, COLL_COUNT
 };
 
 static const struct opt coll_opts[] = {
     [COLL_JSON] = {"json", 0, OPT_FLAG, NULL,
       "print one JSON object with a result per size"},
-    [COLL_MIN_BYTES] = {"min-bytes", 0, OPT_VALUE, "SIZE",
-      "smallest size (default 1MiB)"},
-    [COLL_MAX_BYTES] = {"max-bytes", 0, OPT_VALUE, "SIZE",
+    [COLL_MIN_BYTES] = {"min-bytes", 'b', OPT_VALUE, "SIZE",
+      "smallest size: bytes, or with a unit as 8KiB (default 1MiB)"},
+    [COLL_MAX_BYTES] = {"max-bytes", 'e', OPT_VALUE, "SIZE",
       "largest size (default 8GiB)"},
-    [COLL_STEP_FACTOR] = {"step-factor", 0, OPT_VALUE, "F",
+    [COLL_STEP_FACTOR] = {"step-factor", 'f', OPT_VALUE, "F",
       "ratio of successive sizes (default 2)"},
+    [COLL_NGPUS] = {"ngpus", 'g', OPT_VALUE, "N",
+      "GPUs in all, as --gpus (nccl-tests' -g with one process)"},
     [COLL_COLLECTIVE] = {"collective", 0, OPT_VALUE, "ALGO",
       "collective algorithm (weft list collectives)"},
     [COLL_FIDELITY] = {"fidelity", 0, OPT_VALUE, "flow|step|auto",
@@ -69,8 +71,9 @@ const struct opts_spec cmd_coll_spec = {
     "coll", POS_NONE, "OP", OPTS_CATALOG | OPTS_CLUSTER, coll_opts,
     "Simulates one collective over a range of sizes on a cluster (default\n"
     "dgx-h100) and prints time, algorithm and bus bandwidth per size, as\n"
-    "nccl-tests does.",
+    "nccl-tests does; -b, -e, -f and -g are nccl-tests' short options.",
     "  weft coll allreduce --gpus 16 --min-bytes 1MiB --max-bytes 1GiB\n"
+    "  weft coll allreduce -b 8 -e 128M -f 2 -g 8\n"
     "  weft coll allgather --cluster selene --gpus 64 --collective ring --json\n"};
 
 /* What to simulate: the operation, the sizes, the algorithm. */
@@ -80,6 +83,24 @@ struct coll_job {
   int algo, fid;
   bool json;
 };
+
+/* A size of --min-bytes or --max-bytes: a bare count is bytes, as
+ * nccl-tests reads -b and -e (src/common.cu, parsesize), and nccl-tests'
+ * K, M and G suffixes are binary (parsesize multiplies by 1024). */
+static int parse_size(const char *v, double *out, struct weft_err *err)
+{
+  char buf[64];
+  size_t n = strlen(v), digits = strspn(v, "0123456789");
+  if (n > 0 && n < sizeof buf - 4 && digits == n) {
+    snprintf(buf, sizeof buf, "%sB", v);
+    v = buf;
+  } else if (n > 1 && n < sizeof buf - 4 && digits == n - 1 &&
+             strchr("KMG", v[n - 1])) {
+    snprintf(buf, sizeof buf, "%.*s%ciB", (int)digits, v, v[n - 1]);
+    v = buf;
+  }
+  return units_parse_pos(v, UNIT_SIZE, 1e12, out, err);
+}
 
 /* The command's options into *j; a message and its exit code on error. */
 static int coll_options(const struct opts *o, struct coll_job *j)
@@ -92,10 +113,10 @@ static int coll_options(const struct opts *o, struct coll_job *j)
   j->algo = CA_AUTO;
   j->fid = FID_FLOW;
   if ((v = opts_get(o, COLL_MIN_BYTES)) &&
-      units_parse_pos(v, UNIT_SIZE, 1e12, &j->minb, &err))
+      parse_size(v, &j->minb, &err))
     return cli_fail((weft_err_prefix(&err, "--min-bytes"), &err));
   if ((v = opts_get(o, COLL_MAX_BYTES)) &&
-      units_parse_pos(v, UNIT_SIZE, 1e12, &j->maxb, &err))
+      parse_size(v, &j->maxb, &err))
     return cli_fail((weft_err_prefix(&err, "--max-bytes"), &err));
   /* A maximum below the default minimum alone: one size, the maximum. */
   if (v && !opts_get(o, COLL_MIN_BYTES) && j->maxb < j->minb)
@@ -125,7 +146,7 @@ static struct graph *coll_graph(const struct coll_job *j, long n, long *sizes)
    * and trees run as node 0's flows (coll.h, rep), the same times. */
   g->layout = (struct graph_layout){1, 1, n, 1, 1, 1,
                                     {PD_TP, PD_CP, PD_DP, PD_PP}, 0,
-                                    {0, 0, 0}};
+                                    {0, 0, 0}, 0};
   *sizes = 0;
   for (double s = j->minb; s <= j->maxb * 1.000001 && *sizes < 64;
        s *= j->factor) {
@@ -165,10 +186,10 @@ static void coll_print(const struct coll_job *j, const struct cluster *c,
       continue;
     }
     if (i == 0)
-      printf("# %s (%s) on %ld x %s (%s, %d nodes)\n#%13s %12s %10s "
+      printf("# %s (%s) on %ld x %s (%s, %d node%s)\n#%13s %12s %10s "
              "%10s\n", coll_op_name((enum coll_op)op),
              coll_algo_name((enum coll_algo)j->algo), n, c->gpu.name, c->name,
-             c->nodes, "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
+             c->nodes, c->nodes == 1 ? "" : "s", "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
     /* One GPU moves nothing in no time: no bandwidth to print (JSON's
      * null above), rather than inf and nan. */
     if (t > 0)
@@ -204,6 +225,11 @@ int cmd_coll(int argc, char **argv)
   if (cli_parse(&cmd_coll_spec, argc - 1, argv + 1, &o, &rc) ||
       (rc = coll_options(&o, &j)))
     return rc;
+  const char *ngpus = opts_get(&o, COLL_NGPUS);
+  if (ngpus && opts_has(&o, "gpus"))
+    return cli_usage("-g: given with --gpus (they are the same)");
+  if (ngpus)
+    opts_prepend(&o, "gpus", ngpus);
   struct catalog *cat;
   struct cluster c;
   if (opts_cluster(&o, "dgx-h100", &cat, &c, &err))

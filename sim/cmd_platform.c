@@ -15,23 +15,57 @@ static void print_parts(FILE *f, const struct cluster *c)
 {
   struct topo_parts p;
   topo_parts(c, &p);
-  fprintf(f, "%s fabric of %d GPUs (%d nodes): %ld NIC ports, %ld switches "
+  fprintf(f, "%s fabric of %d GPUs (%d node%s): %ld NIC ports, %ld switch%s "
           "of %d ports (%ld + %ld + %ld by tier), %ld switch ports, %ld "
           "cables", topology_name(c->topology), c->gpus, c->nodes,
-          p.nic_ports, p.switches_all, p.radix, p.switches[0], p.switches[1],
+          c->nodes == 1 ? "" : "s", p.nic_ports, p.switches_all,
+          p.switches_all == 1 ? "" : "es", p.radix, p.switches[0], p.switches[1],
           p.switches[2], p.ports_all, p.cables);
+  /* Switches are the catalog's of the NIC's generation (<switch nic=>),
+   * counted at its ports: a NIC made faster by --scale or a projection
+   * would need faster ports, which the catalog does not have (issue 40). */
+  if (p.switches_all && c->sw.ports > 0 &&
+      (c->scale.nic != 1 || c->proj_nic_years > 0))
+    fprintf(f, " (switches: %s's %d ports, of the catalog's %s NICs, not "
+            "of the scaled ones)", c->sw.name, c->sw.ports, c->sw.nic);
   if (p.have_switch_power)
     fprintf(f, "; %.4g kW at full traffic (NICs%s)", p.power_w / 1e3,
             p.switches_all ? " and switches" : "");
   else
     fprintf(f, "; power unknown (no %s switch in the catalog)", c->nic.name);
-  if (p.have_prices)
-    fprintf(f, "; $%.4g M at the catalog's prices (%s; %s)\n",
-            p.cost_usd / 1e6, c->nic.source, c->sw.source);
-  else
-    fprintf(f, "; cost unknown (the catalog gives no price of the %s NIC, "
-            "switch and links: price= and link_price= of <nic> and "
-            "<switch>)\n", c->nic.name);
+  if (p.have_prices) {
+    /* The sources of the prices, those the catalog gives (issue 40: two
+     * empty ones printed "(; )"). */
+    const char *a = c->nic.source, *b = c->sw.source;
+    fprintf(f, "; $%.4g M at the catalog's prices%s%s%s%s%s\n",
+            p.cost_usd / 1e6, a[0] || b[0] ? " (" : "", a,
+            a[0] && b[0] ? "; " : "", b, a[0] || b[0] ? ")" : "");
+    return;
+  }
+  /* What is missing, and only that: the NIC's price, the switch (none of
+   * the NIC's generation in the catalog), its price, its links' price. */
+  char miss[256] = "";
+  size_t n = 0;
+  const char *sep = "";
+  if (c->nic.price <= 0) {
+    n += (size_t)snprintf(miss + n, sizeof miss - n, "price= of <nic> %s",
+                          c->nic.name);
+    sep = ", ";
+  }
+  if (c->sw.ports <= 0) {
+    snprintf(miss + n, sizeof miss - n, "%sa <switch> of nic=\"%s\" with "
+             "price= and link_price=", sep, c->nic.name);
+  } else {
+    if (c->sw.price <= 0 && p.switches_all > 0 && n < sizeof miss) {
+      n += (size_t)snprintf(miss + n, sizeof miss - n, "%sprice= of <switch> "
+                            "%s", sep, c->sw.name);
+      sep = ", ";
+    }
+    if (c->sw.link_price <= 0 && n < sizeof miss)
+      snprintf(miss + n, sizeof miss - n, "%slink_price= of <switch> %s",
+               sep, c->sw.name);
+  }
+  fprintf(f, "; cost unknown (the catalog lacks %s)\n", miss);
 }
 
 /* The keys of the options below (opts_get), one per entry. */
@@ -83,8 +117,9 @@ int cmd_platform(int argc, char **argv)
     return cli_fail(&err);
   if (strcmp(out, "-") != 0) {
     char a[32];
-    fprintf(stderr, "weft: wrote %s: %d GPUs (%d nodes of %d x %s), %s, %s "
-            "NICs\n", out, c.gpus, c.nodes, c.gpus_per_node, c.gpu.name,
+    fprintf(stderr, "weft: wrote %s: %d GPUs (%d node%s of %d x %s), %s, %s "
+            "NICs\n", out, c.gpus, c.nodes, c.nodes == 1 ? "" : "s",
+            c.gpus_per_node, c.gpu.name,
             topology_name(c.topology),
             units_fmt_human(c.nic.bw_Bps, UNIT_BW, a, sizeof a));
     fprintf(stderr, "weft: ");

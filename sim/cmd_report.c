@@ -76,9 +76,13 @@ const struct opts_spec cmd_report_spec = {
     "Reads the results of weft sweep and prints, per series, each\n"
     "scenario's iteration time, throughput, MFU, time shares, energy per\n"
     "token and memory.  With -o DIR it also draws, with gnuplot (Debian's\n"
-    "gnuplot-nox), throughput.{png,svg}, mfu, tokens, energy (each against\n"
-    "x, one line per series) and shares (stacked bars of compute, overlapped\n"
-    "and exposed communication and idle per scenario).  A series is a\n"
+    "gnuplot-nox), throughput.{png,svg}, mfu, tokens, energy, iteration,\n"
+    "speedup, efficiency and, when the results have the closed form, closed\n"
+    "(each against x, one line per series) and shares (stacked bars of\n"
+    "compute, overlapped and exposed communication and idle per scenario).\n"
+    "Speed-up is tokens/s over the series' first point's; efficiency is the\n"
+    "speed-up over the growth of the GPUs (100 % when throughput grows as\n"
+    "the GPUs).  A series is a\n"
     "combination of values of the study columns other than x that vary\n"
     "(\"tp=2, pp=4\"): scenarios that differ in a third column are never\n"
     "mixed in one line.  Study values are text to gnuplot, never commands.",
@@ -708,6 +712,7 @@ static void gp_comment(FILE *f, const char *s)
  * the series with at least one ok row (their data blocks, in order). */
 struct plot_data {
   bool numeric, logx;
+  double lo, hi;      /* numeric: the smallest and largest x */
   long *block;        /* per series: its index in report.dat, or -1 */
   long nblocks;
   long nshares;       /* ok rows */
@@ -725,7 +730,10 @@ static void put_x(FILE *f, const struct table *t, const struct axes *a,
 }
 
 /* Data: one block per series with an ok row (x, tflops, mfu %,
- * tokens/s/GPU, J/token, simulated over closed form), blocks separated by
+ * tokens/s/GPU, J/token, simulated over closed form, iteration s,
+ * speed-up and scaling efficiency % against the series' first ok row:
+ * S = tok/tok0, E = 100 S G0/G, the throughput form of strong and weak
+ * scaling alike), blocks separated by
  * two blank lines (gnuplot's `index`); shares: one line per ok scenario
  * (its place, compute-only, overlapped, exposed, idle as fractions of the
  * iteration), labelled by the xtics of shares.gp. */
@@ -742,14 +750,20 @@ static int write_data(const char *dir, const struct table *t,
     fprintf(of.f, "# series ");
     gp_comment(of.f, a->label[s]);
     fputc('\n', of.f);
+    long r0 = -1;
     for (long i = a->sstart[s]; i < a->sstart[s + 1]; i++) {
       long r = a->order[i];
       if (!ok_row(t, r))
         continue;
+      if (r0 < 0)
+        r0 = r;
+      double speedup = num(t, r, M_TOK) / num(t, r0, M_TOK);
       put_x(of.f, t, a, pd, r);
-      fprintf(of.f, " %.9g %.9g %.9g %.9g %.9g\n", num(t, r, M_TF),
-              100 * num(t, r, M_MFU), num(t, r, M_TOK) / num(t, r, M_GPUS),
-              ept(t, r), num(t, r, M_IT) / opt(t, r, O_CF_IT));
+      fprintf(of.f, " %.9g %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n",
+              num(t, r, M_TF), 100 * num(t, r, M_MFU),
+              num(t, r, M_TOK) / num(t, r, M_GPUS), ept(t, r),
+              num(t, r, M_IT) / opt(t, r, O_CF_IT), num(t, r, M_IT), speedup,
+              100 * speedup * num(t, r0, M_GPUS) / num(t, r, M_GPUS));
     }
     fprintf(of.f, "\n\n");
   }
@@ -786,6 +800,10 @@ static const struct {
                   {"mfu", "MFU, %", 3},
                   {"tokens", "tokens/s per GPU", 4},
                   {"energy", "energy per token, J (GPUs and fabric where the results have it)", 5},
+                  {"iteration", "iteration time, s", 7},
+                  {"speedup", "speed-up: tokens/s over the series' first point's", 8},
+                  {"efficiency", "scaling efficiency, %: speed-up over the growth of the GPUs", 9},
+                  /* last: drawn only when the results have the closed form */
                   {"closed", "simulated over closed-form iteration time", 6}};
 #define N_LINE_PLOTS (int)(sizeof line_plots / sizeof *line_plots)
 
@@ -862,12 +880,27 @@ static int write_script(const char *dir, const char *name,
     fprintf(f, "\nset xlabel ");
     gp_str(f, xset ? t->head[a->xc] : "scenario");
     fprintf(f, "\n");
+    /* The ends of x inside the frame, so that their tics show (a log
+     * axis autoscaled to its last x dropped that tic), and room above the
+     * highest point (issue 40: it sat on the frame). */
     if (pd->logx)
-      fprintf(f, "set logscale x 2\n");
+      fprintf(f, "set logscale x 2\nset xrange [%.6g:%.6g]\n",
+              pd->lo / 1.25, pd->hi * 1.25);
+    else if (pd->numeric && pd->hi > pd->lo)
+      fprintf(f, "set xrange [%.6g:%.6g]\n",
+              pd->lo - 0.05 * (pd->hi - pd->lo),
+              pd->hi + 0.05 * (pd->hi - pd->lo));
     if (!pd->numeric)
       fprintf(f, "set xrange [-0.5:%ld.5]\n", a->nx - 1);
     put_xtics(f, t, a, pd);
-    fprintf(f, "set yrange [0:*]\nplot ");
+    /* The legend's values are the --by column's (or the one varying
+     * column's): its name heads them. */
+    if (a->nkey == 1) {
+      fprintf(f, "set key title ");
+      gp_str(f, t->head[a->key[0]]);
+      fputc('\n', f);
+    }
+    fprintf(f, "set offsets 0, 0, graph 0.08, 0\nset yrange [0:*]\nplot ");
     for (long s = 0; s < a->ns; s++) {
       if (pd->block[s] < 0)
         continue;
@@ -937,6 +970,8 @@ static int plots(const char *dir, const struct table *t, const struct axes *a,
     hi = x > hi ? x : hi;
   }
   pd.logx = pd.numeric && lo > 0 && hi / lo >= 8;
+  pd.lo = lo;
+  pd.hi = hi;
   pd.block = xcalloc((size_t)a->ns + 1, sizeof *pd.block);
   for (long s = 0; s < a->ns; s++) {
     pd.block[s] = -1;
@@ -991,7 +1026,8 @@ int cmd_report(int argc, char **argv)
     if (!rc && dir) {
       rc = plots(dir, &t, &a, xc >= 0, &err);
       if (!rc)
-        printf("\nwrote %s/{throughput,mfu,tokens,energy,%sshares}.{png,svg} "
+        printf("\nwrote %s/{throughput,mfu,tokens,energy,iteration,speedup,"
+               "efficiency,%sshares}.{png,svg} "
                "(data and gnuplot scripts beside them)\n", dir,
                t.o[O_CF_IT] >= 0 ? "closed," : "");
       if (!rc)

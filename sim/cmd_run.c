@@ -2,9 +2,12 @@
  * cmd_run.c - `weft run [WORKLOAD.xml] [flags]`: simulate one training
  * iteration and report where the time goes (or --json).
  *
- * With no workload file and no --model, a built-in scenario with the given
- * flags on top: GPT 18.4B (Megatron Table 1) on 64 A100 of Selene, TP 4 x
- * PP 2 x DP 8, interleaved 1F1B, full recomputation.
+ * With no workload file and no setting at all (options such as --json or
+ * --breakdown only), a built-in demo job: GPT 18.4B (Megatron Table 1) on
+ * 64 A100 of Selene, TP 4 x PP 2 x DP 8, interleaved 1F1B, full
+ * recomputation.  Any setting leaves the demo out: the job is then the
+ * settings given and the documented defaults of the others, never a mix
+ * of the demo's and the user's (issue 40).
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -17,7 +20,7 @@
 enum run_opt {
   RUN_JSON, RUN_BREAKDOWN, RUN_PAJE, RUN_CHROME, RUN_COLLECTIVE, RUN_FIDELITY,
   RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
-  RUN_KERNEL_TABLE, RUN_FORCE, RUN_COUNT
+  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_DRY_RUN, RUN_COUNT
 };
 
 static const struct opt run_opts[] = {
@@ -48,6 +51,12 @@ static const struct opt run_opts[] = {
       "measured kernel times (CSV)"},
     [RUN_FORCE] = {"force", 0, OPT_FLAG, NULL,
       "simulate a job whose task graph exceeds the memory limit"},
+    [RUN_MUST_FIT] = {"must-fit", 0, OPT_FLAG, NULL,
+      "exit with status 3 when the job does not fit in GPU memory (the "
+      "summary or JSON is printed all the same; fits_in_memory says it)"},
+    [RUN_DRY_RUN] = {"dry-run", 'n', OPT_FLAG, NULL,
+      "check the settings and print the job in one line, without "
+      "simulating it"},
     [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
 };
 OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
@@ -60,8 +69,11 @@ const struct opts_spec cmd_run_spec = {
     "Settings come from the workload file, then the flags, in order.  The\n"
     "default cluster is selene (DGX A100 80GB nodes, 8 HDR NICs each, a\n"
     "non-blocking fat tree), which sets every figure: name another with\n"
-    "--cluster.  With no arguments at all: a demo job (GPT 18.4B on 64 A100,\n"
-    "TP 4, PP 2, interleaved:2, full recomputation, global batch 128).",
+    "--cluster.  A job needs a model (--model NAME, a workload file, or a\n"
+    "custom model's --layers, --hidden, --heads, --ffn, --vocab and --seq)\n"
+    "and --global-batch; unset settings take the defaults below.  With no\n"
+    "workload and no settings (options only): a demo job (GPT 18.4B on 64\n"
+    "A100, TP 4, PP 2, interleaved:2, full recomputation, global batch 128).",
     "  weft run\n"
     "  weft run --model llama3-8b --cluster dgx-h100 --gpus 8 --cp 2 \\\n"
     "      --global-batch 128 --recompute selective\n"
@@ -116,7 +128,7 @@ int cmd_run_args(int argc, char **argv, struct run_args *out,
   struct opts *o = &out->o;
   if (cli_parse(&cmd_run_spec, argc, argv, o, exit_code))
     return 1;
-  if (!o->positional && !opts_has(o, "model")) {
+  if (!o->positional && o->n_set == 0 && !o->cluster && o->n_catalogs == 0) {
     for (int i = (int)(sizeof demo / sizeof *demo) - 1; i >= 0; i--)
       opts_prepend(o, demo[i][0], demo[i][1]);
     if (!o->cluster)
@@ -156,6 +168,18 @@ int cmd_run(int argc, char **argv)
   if (cmd_run_args(argc, argv, &a, &rc))
     return rc;
   a.spec.t0_s = t0;
+  if (opts_get(&a.o, RUN_DRY_RUN)) {
+    /* The settings resolved (model, plan against the cluster): what a
+     * newcomer can check before a long run, and the README check runs
+     * its examples with. */
+    const struct plan *p = &a.w.plan;
+    printf("%s on %ld x %s (%s): TP %ld, PP %ld, DP %ld, CP %ld, EP %ld, "
+           "micro-batch %ld, global batch %ld; not simulated (--dry-run)\n",
+           a.w.model.name, p->gpus, a.c.gpu.name, a.c.name, p->tp, p->pp,
+           p->dp, p->cp, p->ep, p->micro_batch, p->global_batch);
+    cmd_run_args_release(&a);
+    return 0;
+  }
   bool tty = isatty(STDERR_FILENO);
   if (tty)
     a.spec.ep.on_progress = show_progress;
@@ -171,6 +195,10 @@ int cmd_run(int argc, char **argv)
       report_print_json(stdout, &res.r);
     else
       report_print_text(stdout, &res.r);
+    if (!res.r.mem.fits && opts_get(&a.o, RUN_MUST_FIT)) {
+      fprintf(stderr, "weft: --must-fit: the job does not fit in GPU memory\n");
+      rc = 3;
+    }
     job_result_release(&res);
   }
   cmd_run_args_release(&a);

@@ -58,9 +58,9 @@ int cli_parse(const struct opts_spec *s, int argc, char **argv,
 
 /* A `weft run` command line as a job (cmd_run.c), for weft run and a
  * sweep's scenarios: argv parsed against cmd_run_spec (argv[0] is "run"),
- * the workload resolved (the demo job when argv names neither a workload
- * nor --model), the engine settings, kernel table, --force and traces in
- * spec, which points into the struct (do not copy it). */
+ * the workload resolved (the demo job when argv names no workload and no
+ * setting, only options), the engine settings, kernel table, --force and
+ * traces in spec, which points into the struct (do not copy it). */
 struct run_args {
   struct opts o;
   struct workload w;

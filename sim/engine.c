@@ -93,8 +93,11 @@ struct stage_info {
    * host an issue up to each task, the first optimizer-phase task (the
    * sync point, -1: none) and the tasks of each stream before it. */
   int32_t *hcnt;
-  long sync;
-  int32_t sync_need[ST_COUNT];
+  /* The sync points in task order: the first optimizer-phase task, and
+   * the tasks the builder marked (graph.h, GRAPH_HOST_SYNC); for each,
+   * the tasks of each stream issued before it. */
+  int32_t *sync, (*sync_need)[ST_COUNT];
+  long nsync;
   /* Contention (comm_contention, else NULL), by kernel: the time its HBM
    * bytes take at the cost model's efficiency, and its 128 x 128 output
    * tiles (0: not a GEMM). */
@@ -156,11 +159,11 @@ struct rank_state {
   uint32_t kgen;
   double *kind_act;
   /* Host clock (host_op_s > 0): the host issues task i at h_base +
-   * host_op_s x (hcnt[i] - h_cnt0); whether it has passed the sync point;
+   * host_op_s x (hcnt[i] - h_cnt0); the sync points it has passed;
    * by stream, 1 + the position whose issue it waited for. */
   double h_base;
   int32_t h_cnt0;
-  bool synced;
+  long synced;
   int32_t hwaited[ST_COUNT];
   struct itag *itag;          /* ST_COUNT of them */
 };
@@ -271,6 +274,8 @@ static enum comm_class task_class(const struct task *t)
   case GK_CP:
     return CC_CP;
   case GK_EP:
+  case GK_EPN:
+  case GK_EPX:
     return CC_EP;
   default: /* DP, EMB, SHARD, REPL, DPCP, EDP, EDPCP */
     return CC_DP;
@@ -1000,7 +1005,7 @@ static bool host_ahead(const struct engine *E, const struct rank_state *r,
                        long task, double after)
 {
   const struct stage_info *si = &E->st[r->stage];
-  if (si->sync >= 0 && task >= si->sync && !r->synced)
+  if (r->synced < si->nsync && task >= si->sync[r->synced])
     return false;
   double at = r->h_base + E->p.host_op_s * (si->hcnt[task] - r->h_cnt0);
   return at <= now(E) + after;
@@ -1078,17 +1083,18 @@ static bool host_issued(struct engine *E, long rank, int s, long task)
 {
   struct rank_state *r = &E->rs[rank];
   const struct stage_info *si = &E->st[r->stage];
-  if (si->sync >= 0 && task >= si->sync && !r->synced) {
+  while (r->synced < si->nsync && task >= si->sync[r->synced]) {
+    long y = si->sync[r->synced];
     for (int k = 0; k < ST_COUNT; k++)
-      if (r->done[k] < si->sync_need[k])
+      if (r->done[k] < si->sync_need[r->synced][k])
         return false;
     /* The host issued everything before the sync point, then waited for
      * the GPU to finish it. */
-    int32_t before = si->sync > 0 ? si->hcnt[si->sync - 1] : 0;
+    int32_t before = y > 0 ? si->hcnt[y - 1] : 0;
     double issued = r->h_base + E->p.host_op_s * (before - r->h_cnt0);
     r->h_base = fmax(issued, now(E));
     r->h_cnt0 = before;
-    r->synced = true;
+    r->synced++;
   }
   if (r->hwaited[s] == r->next[s] + 1) { /* its wait is over */
     r->hwaited[s] = 0;
@@ -1147,9 +1153,16 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
     si->len[s] = 0;
   }
   int32_t seq[GK_COUNT] = {0};
-  si->sync = -1;
-  if (p->host_op_s > 0)
+  si->nsync = 0;
+  bool opt_sync = false;
+  if (p->host_op_s > 0) {
     si->hcnt = xcalloc((size_t)pr->n + 1, sizeof *si->hcnt);
+    long ns = 1;
+    for (long i = 0; pr->host && i < pr->n; i++)
+      ns += (pr->host[i] & GRAPH_HOST_SYNC) != 0;
+    si->sync = xcalloc((size_t)ns, sizeof *si->sync);
+    si->sync_need = xcalloc((size_t)ns, sizeof *si->sync_need);
+  }
   if (p->comm_contention && !p->free_comm) {
     si->cmem = xcalloc((size_t)pr->n + 1, sizeof *si->cmem);
     si->ctiles = xcalloc((size_t)pr->n + 1, sizeof *si->ctiles);
@@ -1157,11 +1170,16 @@ static void prepare_stage(struct stage_info *si, const struct program *pr,
   for (long i = 0; i < pr->n; i++) {
     const struct task *t = &pr->tasks[i];
     if (si->hcnt) { /* kernels, collectives and sends cost an issue */
-      si->hcnt[i] = (i ? si->hcnt[i - 1] : 0) + (t->kind != TK_RECV);
-      if (t->phase == PH_OPT && si->sync < 0) {
-        si->sync = i;
+      uint32_t h = graph_host_of(pr, i);
+      si->hcnt[i] = (i ? si->hcnt[i - 1] : 0) + (t->kind != TK_RECV) +
+                    (int32_t)(h & GRAPH_HOST_OPS);
+      bool first_opt = t->phase == PH_OPT && !opt_sync;
+      opt_sync |= first_opt;
+      if (first_opt || (h & GRAPH_HOST_SYNC)) {
+        si->sync[si->nsync] = (int32_t)i;
         for (int k = 0; k < ST_COUNT; k++)
-          si->sync_need[k] = (int32_t)si->len[k];
+          si->sync_need[si->nsync][k] = (int32_t)si->len[k];
+        si->nsync++;
       }
     }
     si->pos[i] = (int32_t)si->len[t->stream];
@@ -1440,6 +1458,8 @@ static void engine_release(struct engine *E)
     free(E->st[s].dur);
     free(E->st[s].target);
     free(E->st[s].hcnt);
+    free(E->st[s].sync);
+    free(E->st[s].sync_need);
     free(E->st[s].cmem);
     free(E->st[s].ctiles);
     for (int k = 0; k < ST_COUNT; k++)

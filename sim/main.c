@@ -33,7 +33,7 @@ const struct command weft_commands[] = {
 
 static void usage(FILE *f)
 {
-  fprintf(f, "usage: weft COMMAND [ARGS]\n\n"
+  fprintf(f, "usage: weft COMMAND [ARGS]\n       weft --version\n\n"
           "weft simulates distributed Transformer training on GPU clusters "
           "with SimGrid.\n\ncommands:\n");
   for (const struct command *c = weft_commands; c->name; c++) {
@@ -76,7 +76,8 @@ static void man_page(FILE *f)
         "cluster files, where they are written with '_' for '-'.\n", f);
   opts_man_settings(f, OPTS_CLUSTER | OPTS_WORKLOAD);
   fputs(".SH EXIT STATUS\n0 on success, 1 for a bad value or file, 2 for "
-        "a usage error (an unknown command or option).\n"
+        "a usage error (an unknown command or option), 3 from weft run "
+        "--must-fit for a job that does not fit in GPU memory.\n"
         ".SH SEE ALSO\nREADME.md of the weft sources.\n", f);
 }
 
@@ -106,6 +107,11 @@ int main(int argc, char **argv)
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
     return cmd_help(1, argv);
+  /* The version the JSON's weft_version and a study's results carry. */
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+    printf("weft %s\n", WEFT_VERSION);
+    return 0;
+  }
   for (const struct command *c = weft_commands; c->name; c++)
     if (strcmp(argv[1], c->name) == 0) {
       int rc = c->run(argc - 1, argv + 1);

@@ -123,6 +123,72 @@ static int positional(const struct opts_spec *s, const char *a,
   return USAGE_ERR("%s: unexpected argument '%s'", s->cmd, a);
 }
 
+/* Whether an item of --scale's `value` before `upto` (NULL: all) names
+ * `factor` ("compute=2,nic=1.5" has compute and nic). */
+static bool items_have(const char *value, const char *upto,
+                       const char *factor)
+{
+  size_t n = strlen(factor);
+  for (const char *p = value; p && (!upto || p < upto);) {
+    const char *end = strpbrk(p, "=,");
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncmp(p, factor, n) == 0)
+      return true;
+    p = strchr(p, ',');
+    p = p ? p + 1 : NULL;
+  }
+  return false;
+}
+
+/* Whether factor `factor` of --scale is given already: by an item of an
+ * earlier --scale, by --scale-FACTOR, or by an item of `value` before
+ * `upto` (the --scale being read). */
+static bool scale_given(const struct opts *out, const char *factor,
+                        const char *value, const char *upto)
+{
+  char key[OPTS_MAX_NAME];
+  snprintf(key, sizeof key, "scale_%s", factor);
+  for (int i = 0; i < out->n_set; i++)
+    if (names_eq(out->set[i].name, key) ||
+        (strcmp(out->set[i].name, "scale") == 0 &&
+         items_have(out->set[i].value, NULL, factor)))
+      return true;
+  return value && items_have(value, upto, factor);
+}
+
+/* A factor --scale or --scale-K gives twice would silently take the last
+ * value (issue 40); the other settings are refused twice in setting(). */
+static int scale_twice(const struct opts *out, const char *name,
+                       const char *value, struct weft_err *err)
+{
+  static const char *const factors[] = {"compute", "hbm_bw", "hbm_cap",
+                                        "nvlink", "nic"};
+  for (size_t f = 0; f < sizeof factors / sizeof *factors; f++) {
+    char key[OPTS_MAX_NAME];
+    snprintf(key, sizeof key, "scale_%s", factors[f]);
+    if (names_eq(name, key)) {
+      if (scale_given(out, factors[f], NULL, NULL))
+        return weft_errf(err, WEFT_EINVAL, "--%s: factor %s given twice "
+                         "(with --scale)", name, factors[f]);
+      continue;
+    }
+    if (strcmp(name, "scale") != 0)
+      continue;
+    /* Each item of this --scale against the earlier ones and itself. */
+    size_t n = strlen(factors[f]);
+    for (const char *p = value; p;) {
+      if (strncmp(p, factors[f], n) == 0 && (p[n] == '=' || p[n] == ',' ||
+                                             !p[n]) &&
+          scale_given(out, factors[f], value, p))
+        return weft_errf(err, WEFT_EINVAL, "--scale: factor %s given twice",
+                         factors[f]);
+      p = strchr(p, ',');
+      p = p ? p + 1 : NULL;
+    }
+  }
+  return 0;
+}
+
 /* A setting of a group: --cluster, --catalog, or one kept in order. */
 static int setting(const char *name, const char *value, struct opts *out,
                    struct weft_err *err)
@@ -144,6 +210,9 @@ static int setting(const char *name, const char *value, struct opts *out,
       for (int i = 0; i < out->n_set; i++)
         if (names_eq(out->set[i].name, name) || names_eq(name, out->set[i].name))
           return weft_errf(err, WEFT_EINVAL, "--%s: given twice", name);
+    int rc = scale_twice(out, name, value, err);
+    if (rc)
+      return rc;
     if (out->n_set == WEFT_MAX_ARGS) /* cannot happen: argc is checked */
       return weft_errf(err, WEFT_ELIMIT, "more than %d arguments",
                        WEFT_MAX_ARGS);
@@ -291,6 +360,54 @@ int opts_catalog(const struct opts *o, struct catalog **out_cat,
   return 0;
 }
 
+/* The catalog's entries of each kind before a file is read: those after
+ * are the file's inline hardware. */
+struct cat_mark {
+  int gpus, nics, nodes;
+};
+
+static struct cat_mark cat_mark(const struct catalog *cat)
+{
+  return (struct cat_mark){cat->n_gpus, cat->n_nics, cat->n_nodes};
+}
+
+/* Whether the resolved part `used` ("H100-SXM", or "H100-SXM (future)"
+ * when projected) is the catalog entry `name`. */
+static bool same_part(const char *used, const char *name)
+{
+  size_t n = strlen(name);
+  return strncmp(used, name, n) == 0 && (used[n] == '\0' || used[n] == ' ');
+}
+
+/* Inline hardware a file defines that its cluster does not use is said
+ * (issue 40: a <node> left unnamed by node= on <cluster> was silently
+ * ignored): the entries of cat from `m` to `end`, read from `file`. */
+static void warn_unused(const struct opts *o, const struct catalog *cat,
+                        struct cat_mark m, struct cat_mark end,
+                        const char *file, const struct cluster *c)
+{
+  if (o->quiet || !file)
+    return;
+  for (int i = m.nodes; i < end.nodes; i++)
+    if (strcmp(cat->nodes[i].name, c->node_type) != 0)
+      fprintf(stderr, "weft: warning: %s: <node> '%s' is defined but not "
+              "used: the cluster's nodes are %s (node=\"%s\" on <cluster> "
+              "or --node %s uses it)\n", file, cat->nodes[i].name,
+              c->node_type, cat->nodes[i].name, cat->nodes[i].name);
+  for (int i = m.gpus; i < end.gpus; i++)
+    if (!same_part(c->gpu.name, cat->gpus[i].name))
+      fprintf(stderr, "weft: warning: %s: GPU '%s' is defined but not used: "
+              "the cluster's GPU is %s (a <node> with gpu=\"%s\" that the "
+              "cluster uses, or --gpu %s, uses it)\n", file,
+              cat->gpus[i].name, c->gpu.name, cat->gpus[i].name,
+              cat->gpus[i].name);
+  for (int i = m.nics; i < end.nics; i++)
+    if (!same_part(c->nic.name, cat->nics[i].name))
+      fprintf(stderr, "weft: warning: %s: <nic> '%s' is defined but not "
+              "used: the cluster's NIC is %s (--nic %s uses it)\n", file,
+              cat->nics[i].name, c->nic.name, cat->nics[i].name);
+}
+
 int opts_cluster(const struct opts *o, const char *default_cluster,
                  struct catalog **out_cat, struct cluster *out,
                  struct weft_err *err)
@@ -300,10 +417,12 @@ int opts_cluster(const struct opts *o, const char *default_cluster,
   if (rc)
     return rc;
   int said = cat->n_overrides;
+  struct cat_mark mark = cat_mark(cat);
   struct cluster_desc d;
   cluster_desc_init(&d);
   rc = cluster_desc_load(&d, cat, o->cluster ? o->cluster : default_cluster,
                          err);
+  struct cat_mark end = cat_mark(cat);
   if (!rc)
     warn_overrides(o, cat, said); /* a cluster file's inline hardware */
   if (rc && o->cluster && rc != WEFT_EIO && !strchr(err->msg, ':'))
@@ -325,6 +444,7 @@ int opts_cluster(const struct opts *o, const char *default_cluster,
     catalog_free(cat);
     return rc;
   }
+  warn_unused(o, cat, mark, end, o->cluster, out);
   *out_cat = cat;
   return 0;
 }
@@ -368,6 +488,67 @@ int opts_workload_hw(const struct opts *o, const char *default_cluster,
   return load_workload(o, default_cluster, false, w, out_cat, out_c, err);
 }
 
+/* The model settings a model of no preset cannot do without (model_check). */
+static const enum model_key custom_required[] = {
+    MK_LAYERS, MK_HIDDEN, MK_HEADS, MK_FFN, MK_VOCAB, MK_SEQ};
+
+/* "--layers, --hidden, --heads, --ffn, --vocab and --seq" into buf: the
+ * required keys, all of them or (missing) those not given. */
+static void required_flags(const struct opts *o, bool missing, char *buf,
+                           size_t size)
+{
+  const char *names[sizeof custom_required / sizeof *custom_required];
+  int n = 0;
+  for (size_t i = 0; i < sizeof custom_required / sizeof *custom_required;
+       i++) {
+    const char *key = model_key_name(custom_required[i]);
+    if (!missing || !opts_has(o, key))
+      names[n++] = key;
+  }
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < size; i++) {
+    char flag[OPTS_MAX_NAME + 2];
+    names_flag(names[i], NULL, flag, sizeof flag);
+    len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                            i == 0 ? "" : i == n - 1 ? " and " : ", ", flag);
+  }
+}
+
+/* No --model and no workload model: model settings on the command line
+ * make a model of no preset, labelled "custom", as a <model> without
+ * preset= does in a file; it needs every required setting, said by flag. */
+static int custom_model(const struct opts *o, struct workload *w,
+                        struct weft_err *err)
+{
+  bool any = false;
+  for (int i = 0; i < o->n_set; i++)
+    any |= model_key_from_name(o->set[i].name) >= 0;
+  if (!any)
+    return 0; /* no_model says so once every flag is checked */
+  char flags[160];
+  required_flags(o, true, flags, sizeof flags);
+  if (flags[0])
+    return weft_errf(err, WEFT_EINVAL, "%s: required by a model of no "
+                     "preset (or name one: --model NAME, weft list models)",
+                     flags);
+  workload_custom_model(w);
+  for (int k = 0; k < MK_COUNT; k++)
+    names_flag(model_key_name((enum model_key)k), NULL, w->model.origin[k],
+               sizeof w->model.origin[k]);
+  return 0;
+}
+
+/* No model at all, after the flags: the three ways to give one. */
+static int no_model(const struct opts *o, struct weft_err *err)
+{
+  char flags[160];
+  required_flags(o, false, flags, sizeof flags);
+  return weft_errf(err, WEFT_EINVAL, "no model: give --model NAME (weft list "
+                   "models), a workload file with <model>, or a custom "
+                   "model's %s", flags);
+}
+
 static int load_workload(const struct opts *o, const char *default_cluster,
                          bool resolve_plan, struct workload *w,
                          struct catalog **out_cat, struct cluster *out_c,
@@ -378,9 +559,11 @@ static int load_workload(const struct opts *o, const char *default_cluster,
   if (rc)
     return rc;
   int said = cat->n_overrides;
+  struct cat_mark mark = cat_mark(cat);
   workload_init(w);
   if (o->positional)
     rc = workload_read_file(w, cat, o->positional, err);
+  struct cat_mark mid = cat_mark(cat);
   if (!rc && o->cluster) {
     cluster_desc_init(&w->cluster);
     rc = cluster_desc_load(&w->cluster, cat, o->cluster, err);
@@ -388,12 +571,20 @@ static int load_workload(const struct opts *o, const char *default_cluster,
       weft_err_prefix(err, "--cluster");
     w->have_cluster = true;
   }
+  struct cat_mark end = cat_mark(cat);
   if (!rc)
     warn_overrides(o, cat, said); /* the workload's or cluster's hardware */
   /* --model first, so that --layers and friends apply on top of it. */
   for (int i = 0; i < o->n_set && !rc; i++)
     if (strcmp(o->set[i].name, "model") == 0)
       rc = workload_flag(w, o->set[i].name, o->set[i].value, err);
+  if (!rc && !w->have_model)
+    rc = custom_model(o, w, err);
+  /* Plan settings no file gives are the flags' to answer for (a missing
+   * global batch is --global-batch's, not the plan's). */
+  for (int k = 0; k < PK_COUNT && !o->positional; k++)
+    names_flag(plan_key_name((enum plan_key)k), NULL, w->plan.origin[k],
+               sizeof w->plan.origin[k]);
   for (int i = 0; i < o->n_set && !rc; i++) {
     if (strcmp(o->set[i].name, "model") == 0)
       continue;
@@ -402,6 +593,8 @@ static int load_workload(const struct opts *o, const char *default_cluster,
       rc = weft_errf(err, WEFT_EINVAL, "--%s: not a workload setting",
                      o->set[i].name);
   }
+  if (!rc && !w->have_model)
+    rc = no_model(o, err);
   if (!rc)
     rc = resolve_plan ? workload_resolve(w, cat, default_cluster, out_c, err)
                       : workload_resolve_hw(w, cat, default_cluster, out_c,
@@ -410,8 +603,13 @@ static int load_workload(const struct opts *o, const char *default_cluster,
     catalog_free(cat);
     return rc;
   }
+  warn_unused(o, cat, mark, mid, o->positional, out_c);
+  warn_unused(o, cat, mid, end, o->cluster, out_c);
   if (!o->quiet && resolve_plan)
     warn_uneven(&w->plan, &w->model);
+  if (!o->quiet && w->model_is_config && w->hf.unknown[0])
+    fprintf(stderr, "weft: warning: %s: fields weft does not know, taken as "
+            "not changing the cost: %s\n", w->hf.path, w->hf.unknown);
   *out_cat = cat;
   return 0;
 }
@@ -440,7 +638,7 @@ static void key_word(struct wrap *w, const char *key, const char *hint)
 {
   char flag[OPTS_MAX_NAME + 2];
   names_flag(key, NULL, flag, sizeof flag);
-  char val[64];
+  char val[192];
   snprintf(val, sizeof val, " %s", hint);
   word(w, flag, val);
 }
@@ -570,8 +768,11 @@ void opts_settings_help(FILE *f, int groups)
              "(XML; up to 8 files)");
   }
   if (groups & OPTS_WORKLOAD) {
-    heading(f, "model settings (on top of --model's preset)");
-    opt_line(f, "--model NAME", "model preset (weft list models)");
+    heading(f, "model settings (on top of --model's preset or config; "
+            "without one, --layers, --hidden, --heads, --ffn, --vocab and "
+            "--seq make a custom model)");
+    opt_line(f, "--model NAME", "model preset (weft list models), or a Hugging"
+             " Face config.json (FILE.json or a path; give --seq)");
     for (int k = 0; k < MK_COUNT; k++) {
       names_flag(model_key_name((enum model_key)k),
                  model_key_hint((enum model_key)k), left, sizeof left);

@@ -462,8 +462,9 @@ static void print_energy(FILE *f, const struct report *r)
       snprintf(nic, sizeof nic, "NICs not counted (no %s power in the "
                "catalog)", c->nic.name);
     if (r->have_switch)
-      snprintf(sw, sizeof sw, "%ld %s switches %.4g kJ", r->switches,
-               c->sw.name, r->switch_energy_j / 1e3);
+      snprintf(sw, sizeof sw, "%ld %s switch%s %.4g kJ", r->switches,
+               c->sw.name, r->switches == 1 ? "" : "es",
+               r->switch_energy_j / 1e3);
     else
       snprintf(sw, sizeof sw, "switches not counted (no %s switch in the "
                "catalog)", c->nic.name);
@@ -522,6 +523,50 @@ static void print_closed_form(FILE *f, const struct report *r)
           res->idle_s - cf->bubble_s);
 }
 
+/* Whether the cluster's hardware is not the catalog's: scaled (--scale),
+ * projected (--year, --generations) or clocked (--clock, --power-cap). */
+static bool what_if(const struct cluster *c)
+{
+  const struct hw_scale *s = &c->scale;
+  return s->compute != 1 || s->hbm_bw != 1 || s->hbm_cap != 1 ||
+         s->nvlink != 1 || s->nic != 1 || c->trend[0] || c->clock != 1;
+}
+
+/* What-if hardware is said under the headline with the peaks it gives,
+ * the figures every result below follows (issue 40: only the JSON showed
+ * them). */
+static void print_what_if(FILE *f, const struct report *r)
+{
+  const struct cluster *c = r->c;
+  if (!what_if(c))
+    return;
+  const struct hw_scale *s = &c->scale;
+  const double k[] = {s->compute, s->hbm_bw, s->hbm_cap, s->nvlink, s->nic};
+  const char *const names[] = {"compute", "hbm_bw", "hbm_cap", "nvlink",
+                               "nic"};
+  fprintf(f, "  what-if hardware");
+  const char *sep = " ";
+  for (int i = 0; i < 5; i++)
+    if (k[i] != 1) {
+      fprintf(f, "%s%s x%g", sep, names[i], k[i]);
+      sep = ", ";
+    }
+  if (c->trend[0]) {
+    fprintf(f, "%sGPU %.3g years and NIC %.3g years ahead by the %s trend",
+            sep, c->proj_gpu_years, c->proj_nic_years, c->trend);
+    sep = ", ";
+  }
+  if (c->clock != 1)
+    fprintf(f, "%sclock x%.3g", sep, c->clock);
+  char a[32];
+  fprintf(f, ": %.4g TFLOP/s %s, HBM %s at %.4g TB/s, NVLink %.4g GB/s, "
+          "NIC %.4g GB/s\n", r->peak_flops / 1e12,
+          dtype_name(r->w->model.dtype),
+          units_fmt_human(c->gpu.hbm_bytes, UNIT_SIZE, a, sizeof a),
+          c->gpu.hbm_bw_Bps / 1e12, c->gpu.nvlink_bw_Bps / 1e9,
+          c->nic.bw_Bps / 1e9);
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
   const struct plan *p = &r->w->plan;
@@ -529,14 +574,29 @@ void report_print_text(FILE *f, const struct report *r)
   double T = r->iteration_s;
   char a[32], b[32], extra[96];
   plan_extras(p, extra, sizeof extra);
-  fprintf(f, "%s on %ld x %s (%s): TP %ld, PP %ld, DP %ld%s, micro-batch "
+  fprintf(f, "%s on %ld x %s%s (%s): TP %ld, PP %ld, DP %ld%s, micro-batch "
           "%ld, global batch %ld, %s, recompute %s%s%s\n", r->w->model.name,
-          p->gpus, r->c->gpu.name, r->c->name, p->tp, p->pp, p->dp, extra,
+          p->gpus, r->c->gpu.name, what_if(r->c) ? " what-if" : "", r->c->name, p->tp, p->pp, p->dp, extra,
           p->micro_batch, p->global_batch,
           p->schedule == SCHED_INTERLEAVED ? "interleaved 1F1B"
                                            : sched_name(p->schedule),
           recompute_name(p->recompute), p->stack[0] ? ", stack " : "",
           p->stack);
+  print_what_if(f, r);
+  /* A job that does not fit is said before its figures (issue 40): they
+   * are those of a GPU with the memory it lacks.  --must-fit fails it. */
+  if (!r->mem.fits) {
+    char t[32];
+    fprintf(f, "  DOES NOT FIT     %s per GPU of %s: this job cannot run as "
+            "planned; the figures below assume a GPU with the memory",
+            units_fmt_human(r->mem.total, UNIT_SIZE, a, sizeof a),
+            units_fmt_human(r->mem.capacity, UNIT_SIZE, b, sizeof b));
+    if (r->fit_hint[0])
+      fprintf(f, " (to fit: %s, %s)\n", r->fit_hint,
+              units_fmt_human(r->fit_hint_bytes, UNIT_SIZE, t, sizeof t));
+    else
+      fprintf(f, "\n");
+  }
   fprintf(f, "  iteration        %10.4f s   %.0f tokens/s\n", T,
           r->tokens_per_s);
   fprintf(f, "  per GPU          %10.1f TFLOP/s (Megatron count)   %.1f model "

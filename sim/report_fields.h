@@ -298,6 +298,16 @@
     SETTING, NULL, COL, true, PK_FP8_PARAMS)                                  \
   X(PLAN_TP_COMM_OVERLAP, "inputs.plan.tp_comm_overlap",                      \
     SETTING, NULL, NOCOL, p->tp_overlap != TPO_NONE, PK_TP_COMM_OVERLAP)      \
+  X(PLAN_MOE_DISPATCHER, "inputs.plan.moe_dispatcher",                      \
+    SETTING, NULL, NOCOL, p->moe_dispatcher != MD_BASIC, PK_MOE_DISPATCHER)   \
+  X(PLAN_MOE_CAPACITY, "inputs.plan.moe_capacity",                          \
+    SETTING, NULL, NOCOL, p->moe_capacity > 0, PK_MOE_CAPACITY)               \
+  X(PLAN_MOE_PAD, "inputs.plan.moe_pad",                                      \
+    SETTING, NULL, NOCOL, p->moe_pad, PK_MOE_PAD)                             \
+  X(PLAN_MOE_NODE_GPUS, "inputs.plan.moe_node_gpus",                          \
+    SETTING, NULL, NOCOL, p->moe_dispatcher == MD_DEEPEP, PK_MOE_NODE_GPUS)   \
+  X(PLAN_MOE_MAX_NODES, "inputs.plan.moe_max_nodes",                          \
+    SETTING, NULL, NOCOL, p->moe_max_nodes > 0, PK_MOE_MAX_NODES)             \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

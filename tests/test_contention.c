@@ -74,7 +74,7 @@ static struct graph *dp2(void)
 {
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){1, 1, 2, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}};
+                                    {0, 0, 0}, 0};
   return g;
 }
 
@@ -242,4 +242,51 @@ Test(host, the_sync_point_resets_the_host)
   chain(1, 0, 0, &d0);
   double h = d0 / 4, d;
   REL(chain(10, 5, h, &d), 2 * h + 15 * d, 1e-9);
+}
+
+/* Host synchronizations marked by the builder (graph.h, GRAPH_HOST_SYNC,
+ * as DeepSpeed 2021's module fetches): n kernels, then one that the host
+ * issues only after the GPU has finished them and after x extra host
+ * operations of its own, then m more.  With a fast host (h < d) the GPU
+ * waits once for (x + 1) host operations: h + n d + (x + 1) h + (m + 1) d;
+ * a second sync adds the same gap again (27 kernels in all). */
+static double synced_chain(long n, long x, long m, int syncs, double h,
+                           double *out_d)
+{
+  struct cluster c = two_gpus();
+  struct graph *g = dp2();
+  struct task k = elementwise(1e6, PH_BWD);
+  for (int s = 0; s < syncs; s++) {
+    for (long i = 0; i < n; i++)
+      graph_add(g, 0, &k);
+    long y = graph_add(g, 0, &k);
+    graph_host(g, 0, y, (uint32_t)x, true);
+  }
+  for (long i = 0; i < m; i++)
+    graph_add(g, 0, &k);
+  struct engine_params p = params(true);
+  p.on_task = NULL;
+  p.host_op_s = h;
+  struct engine_result r;
+  struct weft_err err = {0};
+  cr_assert_eq(engine_run(g, &c, &p, &r, &err), 0, "%s", err.msg);
+  graph_free(g);
+  *out_d = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
+  return r.iteration_s;
+}
+
+Test(host, a_marked_sync_waits_for_the_gpu_then_the_host_work)
+{
+  double d0;
+  chain(1, 0, 0, &d0);
+  double h = d0 / 4, d;
+  REL(synced_chain(10, 40, 5, 1, h, &d), h + 10 * d + 41 * h + 6 * d, 1e-9);
+  REL(synced_chain(10, 40, 5, 2, h, &d), h + 2 * 41 * h + 27 * d, 1e-9);
+}
+
+/* Without a host clock the marks cost nothing. */
+Test(host, marks_without_a_host_clock_are_free)
+{
+  double d;
+  REL(synced_chain(10, 40, 5, 1, 0, &d), 16 * d, 1e-9);
 }

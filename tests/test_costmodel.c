@@ -301,6 +301,22 @@ Test(costmodel, attention_closed_form_and_causal_half)
                      1e-12);
 }
 
+/* A GPU without BF16 (V100: FP16 tensor cores) runs attention at its FP16
+ * rate; with neither, FP32's; never at a rate of 0. */
+Test(costmodel, attention_without_bf16_uses_fp16_then_fp32)
+{
+  struct gpu_spec g = *a100;
+  double r = cost_attn_rate(&g, -1, false, 2048, 128, true);
+  g.peak_flops[DTYPE_BF16] = 0;
+  g.peak_flops[DTYPE_FP16] = 125e12;
+  cr_assert_float_eq(cost_attn_rate(&g, -1, false, 2048, 128, true),
+                     r * 125e12 / a100->peak_flops[DTYPE_BF16], 1e-9 * r);
+  g.peak_flops[DTYPE_FP16] = 0;
+  cr_assert_float_eq(cost_attn_rate(&g, -1, false, 2048, 128, true),
+                     r * a100->peak_flops[DTYPE_FP32] /
+                         a100->peak_flops[DTYPE_BF16], 1e-9 * r);
+}
+
 Test(costmodel, attention_kernels_differ_and_rise_with_sequence)
 {
   const struct gpu_spec *h = catalog_gpu(cat, "H100-SXM");

@@ -64,6 +64,10 @@ Test(graph, round_trips)
                                         "2", "micro_batch", "2", NULL});
   round_trip_with("gpt-1.7b", 16, 2, 1, 16, "1f1b", "none", false,
                   (const char *const[]){"compress", "powersgd:2", NULL});
+  /* DeepSpeed 2021's host synchronizations and host operations. */
+  round_trip_with("gpt-1.7b", 16, 1, 1, 16, "1f1b", "full", false,
+                  (const char *const[]){"zero", "3", "shard_impl",
+                                        "deepspeed-2021", NULL});
   round_trip("gpt-1.7b", 8, 2, 2, 16, "1f1b", "none", true);
   round_trip("gpt3-175b", 256, 8, 4, 32, "interleaved:2", "full", false);
   round_trip("llama3-8b", 16, 4, 2, 8, "gpipe", "selective", false);

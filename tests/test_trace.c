@@ -20,7 +20,7 @@ static struct graph *small_graph(long ranks, long ntasks)
 {
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){ranks, 1, 1, 1, 1, 1,
-                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}};
+                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}, 0};
   for (long i = 0; i < ntasks; i++) {
     struct task t = {.kind = TK_KERNEL, .op = KK_GEMM,
                      .stream = (uint8_t)(i % 4), .phase = PH_FWD,

@@ -130,16 +130,61 @@ Test(zero, deepspeed_gathers_by_tensor_and_bucket)
     double b = coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_FWD, 5, -2, &n);
     cr_assert_eq(n, want[k], "%s: %ld gathers of layer 5", impl[k], n);
     REL(b, 12 * h * h * 2); /* BF16 */
-    /* Gradients: 2021 all-reduces buckets of 5e8 elements; now
-     * reduce-scatters them.  GPT 1.7B's 1.7e9 parameters: the buckets
-     * hold everything once. */
+    /* Gradients: reduce-scattered in buckets of 5e8 elements (2021: each
+     * parameter of a bucket on its own, one collective here).  GPT 1.7B's
+     * 1.7e9 parameters: the buckets hold everything once. */
     double P = stage_params_rank(&m, &p, 0);
-    enum coll_op op = k == 0 ? CO_ALLREDUCE : CO_REDUCE_SCATTER;
+    enum coll_op op = CO_REDUCE_SCATTER;
     long nb;
     REL(coll_sum(g, 0, op, GK_DP, -1, -2, -2, &nb), 2 * P);
     cr_assert_eq(nb, (long)ceil(P / 5e8), "%s: %ld buckets", impl[k], nb);
     graph_free(g);
   }
+}
+
+/* DeepSpeed 2021's host work (builder_zero.c, ds21_pass): on 16 ranks
+ * every gather of the forward pass comes after a host synchronization and
+ * 2 x 16 host operations (a narrow view and a copy per rank); each
+ * gathered tensor's zeroing and copy back is one kernel of 6 bytes per
+ * BF16 element, 12 x its elements; each bucket's reduce-scatter carries
+ * 2 x 16 host operations per parameter of the bucket (GPT 1.7B: 12 per
+ * layer: 2 norms and their biases, QKV, projection, FC1, FC2 and their
+ * biases; the embedding, the position embedding and the final norm with
+ * its bias: 4 more, in one bucket). */
+Test(zero, deepspeed_2021_host_work)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 16, KV("zero", "3", "shard_impl",
+                          "deepspeed-2021", "micro_batch", "4",
+                          "global_batch", "64"), &m, &p);
+  const struct program *pr = &g->prog[0];
+  double h = 2304, want[] = {3 * h * h, h * h, 4 * h * h, 4 * h * h};
+  int found[4] = {0}, gathers = 0;
+  double rs_ops = 0;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    uint32_t hw = graph_host_of(pr, i);
+    if (t->kind == TK_COLL && t->op == CO_ALLGATHER && t->phase == PH_FWD &&
+        t->layer == 5) {
+      cr_assert_eq(hw, GRAPH_HOST_SYNC | 32u, "gather %ld: host %x", i, hw);
+      gathers++;
+    }
+    if (t->kind == TK_COLL && t->op == CO_REDUCE_SCATTER) {
+      cr_assert_eq(hw & GRAPH_HOST_SYNC, 0u);
+      rs_ops += hw & GRAPH_HOST_OPS;
+    }
+    if (t->kind == TK_KERNEL && t->op == KK_ELEMWISE && t->phase == PH_FWD &&
+        t->layer == 5)
+      for (int k = 0; k < 4; k++)
+        found[k] += fabs(t->bytes - 12 * want[k]) < 1;
+  }
+  cr_assert_eq(gathers, 4);
+  for (int k = 0; k < 4; k++) /* FC1 and FC2 have the same size */
+    cr_assert_eq(found[k], k < 2 ? 1 : 2, "copy of tensor %d: %d", k,
+                 found[k]);
+  REL(rs_ops, 2 * 16 * (12 * 24 + 4));
+  graph_free(g);
 }
 
 /* FSDP1 gathers as the ideal model does; FSDP2 adds its copy-out of every

@@ -66,6 +66,33 @@ double build_accum_bytes(const struct model *m, const struct plan *p,
  * Megatron's scatter/gather). */
 double build_p2p_bytes(const struct model *m, const struct plan *p);
 
+/* What one MoE layer's dispatch moves for a micro-batch of n tokens on a
+ * rank, forward, as builder_moe.c builds it for the plan's dispatcher
+ * (plan.h, enum moe_dispatcher); the combine moves the tokens back.
+ * Collective sizes are as bld_coll takes them: an all-to-all's send
+ * buffer, an all-gather's gathered output, a reduce-scatter's input. */
+struct moe_dispatch {
+  double n;           /* tokens */
+  double rows;        /* routed rows sent (capacity applied) */
+  double permute_B;   /* the permutation kernel (0: none) */
+  double unpermute_B; /* the combine's unpermutation kernel */
+  double a2a_B;       /* all-to-all of the tokens over EP */
+  double probs_B;     /* all-to-all of their probabilities over EP */
+  double etp_B;       /* all-gather of both over expert TP (= TP) */
+  double sort_B;      /* sort_chunks_by_idxs, each way (several local
+                         experts) */
+  double ag_B;        /* allgather: tokens, routing map and probabilities
+                         gathered over EP */
+  double rs_B;        /* allgather: the combine's FP32 reduce-scatter */
+  double nodes, ranks; /* deepep: nodes and ranks a token goes to */
+  double rdma_B;      /* deepep: the RDMA hop's all-to-all (GK_EPX) */
+  double nvl_B;       /* deepep: the NVLink hop's all-to-all (GK_EPN) */
+  double net_B;       /* deepep: of rdma_B, what leaves the node */
+  double leave_B;     /* everything that leaves the rank */
+};
+void build_moe_dispatch(const struct model *m, const struct plan *p,
+                        double n, struct moe_dispatch *out);
+
 /* Memory per task and per dependency of a graph being replayed: the task
  * and the engine's per-task arrays (engine.c), and a dependency index. */
 #define BUILD_TASK_BYTES ((double)sizeof(struct task) + 21.0)

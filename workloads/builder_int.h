@@ -70,6 +70,11 @@ struct ctx {
                                 (bld_wait_for) */
   int npending;
   long last_compute;  /* the last task on the compute stream */
+  /* DeepSpeed 2021's module fetches (builder_zero.c, ds21_pass): called
+   * before a linear step's GEMMs with the step's weight (layer.h index)
+   * while a pass runs under it, else NULL. */
+  void (*pre_linear)(struct ctx *c, long layer, int w, int phase);
+  struct ds21 *ds21;
   /* The stage's parameters per rank (ctx_init): */
   double lp, lx;      /* dense and expert parameters of a layer */
   /* Layers not all alike (model.h, model_layer_kind): c->ld, lp and lx
@@ -145,6 +150,28 @@ long bld_attention(struct ctx *c, int phase, long layer, bool bwd);
 
 /* The loss's kernels over the rank's logits (T x V/t) in `ph`. */
 void bld_loss_kernel(struct ctx *c, enum phase ph);
+
+/* ---- MoE execution (builder_moe.c) ---- */
+
+/* Whether the model's MoE blocks run as Megatron-Core's MoELayer (a
+ * dispatcher other than basic). */
+bool bld_moe_core(const struct ctx *c);
+
+/* Whether TP step `st` (LS_TP_IN before the router, LS_TP_OUT after the
+ * combine) is left out: Megatron-Core's MoE layer takes the
+ * sequence-parallel shards as they are. */
+bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st);
+
+/* Token rows of the router's GEMM, and the experts' rows on the busiest
+ * rank (imbalance and capacity applied). */
+double bld_moe_router_rows(const struct ctx *c);
+double bld_moe_ffn_rows(const struct ctx *c);
+
+/* LS_A2A step `st` of layer `l` in `phase` (forward, recomputation or
+ * backward): the router's kernels, the permutations and the dispatcher's
+ * collectives; with the basic dispatcher, not called. */
+void bld_moe_exchange(struct ctx *c, const struct lstep *st, int phase,
+                      long l);
 
 /* ---- Pipeline passes and transfers (builder_pipe.c) ---- */
 

@@ -177,12 +177,15 @@ static void sp_gather(struct ctx *c, int phase, long layer)
              c->e * c->T * c->h);
 }
 
-/* MoE token exchange over the expert-parallel group: each rank's buffer is
+/* MoE token exchange over the expert-parallel group: Megatron-Core's
+ * dispatchers in builder_moe.c, or (basic) each rank's buffer is
  * its routed token copies, tokens x top-k x hidden (nccl-tests all-to-all
  * size; (EP-1)/EP of it leaves the rank). */
-static void a2a(struct ctx *c, int phase, long layer)
+static void a2a(struct ctx *c, const struct lstep *st, int phase, long layer)
 {
-  if (c->p->ep > 1)
+  if (bld_moe_core(c))
+    bld_moe_exchange(c, st, phase, layer);
+  else if (c->p->ep > 1)
     bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, layer,
              c->e * c->T * c->topk * c->h);
 }
@@ -324,14 +327,16 @@ static void rope_pass(struct ctx *c, int phase, long l)
  * (routed copies, times the busiest expert's imbalance). */
 static double ffn_rows(const struct ctx *c)
 {
-  return c->T * c->topk * (model_is_moe(c->m) ? c->p->moe_imbalance : 1);
+  return bld_moe_ffn_rows(c);
 }
 
 /* The token rows of a linear step's GEMM: routed experts' copies, or the
  * rank's tokens (a dense FFN, a shared expert, attention). */
 static double linear_rows(const struct ctx *c, const struct lweight *w)
 {
-  return w->routed ? ffn_rows(c) : c->T;
+  return w->routed                ? ffn_rows(c)
+         : w->role == LW_ROUTER ? bld_moe_router_rows(c)
+                                : c->T;
 }
 
 /* A GEMM of linear `w`: the routed experts' through ffn_gemm (grouped over
@@ -382,9 +387,12 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     norm_pass(c, phase, l, Tl, false);
     break;
   case LS_TP_IN:
-    sp_gather(c, phase, l);
+    if (!bld_moe_skips_tp(c, st))
+      sp_gather(c, phase, l);
     break;
   case LS_LINEAR:
+    if (c->pre_linear)
+      c->pre_linear(c, l, st->w, phase);
     lweight_gemm_nk(w, c->t, &N, &K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
     break;
@@ -398,13 +406,14 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     bld_attention(c, phase, l, false);
     break;
   case LS_TP_OUT:
-    tp_reduce(c, phase, l);
+    if (!bld_moe_skips_tp(c, st))
+      tp_reduce(c, phase, l);
     break;
   case LS_RESID: /* dropout and residual */
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
     break;
   case LS_A2A:
-    a2a(c, phase, l);
+    a2a(c, st, phase, l);
     break;
   case LS_ACT: {
     /* w: the FC1 it follows (a routed expert's, a dense or shared MLP's) */
@@ -438,9 +447,12 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     norm_pass(c, B, l, Tl, true);
     break;
   case LS_TP_IN:
-    tp_reduce(c, B, l);
+    if (!bld_moe_skips_tp(c, st))
+      tp_reduce(c, B, l);
     break;
   case LS_LINEAR: {
+    if (c->pre_linear)
+      c->pre_linear(c, l, st->w, B);
     double M = linear_rows(c, w), N, K;
     lweight_gemm_nk(w, t, &N, &K);
     if (w->cast)
@@ -461,13 +473,14 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     bld_attention(c, B, l, true);
     break;
   case LS_TP_OUT:
-    sp_gather(c, B, l);
+    if (!bld_moe_skips_tp(c, st))
+      sp_gather(c, B, l);
     break;
   case LS_RESID:
     bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
     break;
   case LS_A2A:
-    a2a(c, B, l);
+    a2a(c, st, B, l);
     break;
   case LS_ACT: {
     /* Reads dy and the G inputs, writes their G gradients (GELU: x, dy ->

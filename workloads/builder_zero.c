@@ -7,7 +7,9 @@
  */
 #include "workloads/builder_int.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/xalloc.h"
 
@@ -211,6 +213,8 @@ static long gather(struct ctx *c, const struct unit *u, int phase,
 struct reducer {
   double acc;       /* elements waiting in the bucket */
   long last;        /* the previous bucket's reduction */
+  double tensors;   /* DeepSpeed 2021: parameters in the bucket */
+  long shard;       /* and the ranks each is reduce-scattered over */
 };
 
 /* Reduce a unit's gradients: one reduce-scatter per unit (ideal, FSDP;
@@ -233,18 +237,255 @@ static void reduce_grads(struct ctx *c, struct reducer *r,
                   after);
     return;
   }
-  if (un)
+  if (un) {
     r->acc += un->params;
+    if (si == SI_DEEPSPEED_2021) {
+      /* Parameters: a layer's tensors; the word (and GPT's position)
+       * embedding; the final norm (GPT: and its bias), and the output
+       * layer unless tied. */
+      double ten[UNIT_TENSORS_MAX];
+      bool gpt = c->m->gpt_style;
+      r->tensors += un->kind == UNIT_LAYER ? unit_tensors(c, un, ten)
+                    : un->kind == UNIT_EMBED
+                        ? 1 + gpt
+                        : 1 + gpt + !model_tied(c->m);
+    }
+  }
   if (r->acc <= 0 || (!flush && r->acc < SHARD_REDUCE_ELEMS))
     return;
   bool old = si == SI_DEEPSPEED_2021;
   /* 2021: the host waits for the previous bucket's reduction before it
-   * reduces this one, so the computation it issues next waits too. */
+   * reduces this one, so the computation it issues next waits too
+   * (stage3.py reduce_ipg_grads: reduction_stream.synchronize()).  Each
+   * parameter of the bucket is then reduce-scattered on its own
+   * (average_tensor -> reduce_gradients_at_owner ->
+   * partition_parameters.py _reduce_scatter_gradient, reduce_scatter
+   * being on by default), the host building a list of one narrow view per
+   * rank and PyTorch's ProcessGroupNCCL::reduce_scatter copying the list
+   * into one flat input: two host operations per rank and parameter.  One
+   * collective of the bucket's bytes stands for them here; the flattening
+   * copies, on the reduction stream, are not counted. */
   if (old)
     bld_wait_for(c, r->last);
-  r->last = bld_grad_coll(c, old ? CO_ALLREDUCE : CO_REDUCE_SCATTER, gk, layer,
+  r->last = bld_grad_coll(c, CO_REDUCE_SCATTER, gk, layer,
                           r->acc * c->grad_e, w);
+  if (old && r->tensors > 0)
+    graph_host(c->g, c->s, r->last,
+               (uint32_t)fmin(2.0 * (double)r->shard * r->tensors, 1e9),
+               false);
   r->acc = 0;
+  r->tensors = 0;
+}
+
+/* DeepSpeed ZeRO-3 as v0.3.16 to v0.5.x ran it (2021; read at the tags
+ * in microsoft/DeepSpeed: runtime/zero/stage3.py, PartitionedParameter-
+ * Coordinator, and runtime/zero/partition_parameters.py):
+ * - Each module's forward (and backward) pre-hook fetches its parameters
+ *   (fetch_sub_module) and blocks: it waits for their gathers and every
+ *   gather in flight, then calls torch.cuda.synchronize(), so the GPU
+ *   drains, gradient reductions in flight included
+ *   (_synchronize_communication).  Parameters below the persistence
+ *   threshold (1e5 elements) stay whole and need no fetch.
+ * - Right after, still before the module's computation is issued, it
+ *   prefetches the parameters that come next in the recorded module order
+ *   until stage3_prefetch_bucket_size (5e7) elements
+ *   (prefetch_next_sub_modules, get_params_to_prefetch): their gathers
+ *   then run beside that computation.  A prefetched parameter is ready at
+ *   its module's fetch, which syncs only when something is in flight.
+ * - Each parameter is gathered alone (_allgather_param): torch.zeros of
+ *   the whole tensor, torch.cuda.synchronize(), one narrow view per rank
+ *   in a Python loop, and torch.distributed.all_gather over that list,
+ *   which PyTorch's ProcessGroupNCCL runs into a flat buffer of its own
+ *   and copies back into the views one by one: per gather two host
+ *   operations per rank of the group (the view, the copy's launch), and
+ *   on the GPU the zeroing (2 bytes per element) and the copy back (read
+ *   and write): counted as one 6-byte-per-element kernel on the compute
+ *   stream after the gather, whose copies the fetch waits for.
+ * With full recomputation, the backward pass fetches each layer's
+ * parameters for the recomputed forward, and its backward finds them
+ * still gathered (their reuse distance is below max_reuse_distance, 1e9
+ * elements), so it fetches nothing.  Prefetching in the backward pass is
+ * taken to work as in the forward one (the recorded trace order is the
+ * forward's; a mismatch disables it, which would make the backward
+ * slower still). */
+enum { DS21_TENSORS = 3 };
+struct ds21_item {
+  long layer;  /* -1: the embedding or the loss unit */
+  int w;       /* the module's weight (layer.h index), -1: a whole unit */
+  int unit;    /* position of its unit in the pass */
+  int nt;
+  double elems[DS21_TENSORS];
+};
+struct ds21 {
+  struct ds21_item *it;
+  int n;
+  int avail;   /* items [0, avail) are gathered and waited for */
+  int issued;  /* items [0, issued) have their gathers issued */
+  long last;   /* the last gather issued */
+  int unit;    /* the unit now running */
+  int hook_phase; /* the phase whose linear steps fetch */
+  long shard;
+  enum group_kind gk;
+  const struct reducer *red;
+};
+
+static void ds21_add(struct ds21_item *it, int *n, long layer, int w, int unit,
+                     const double *elems, int nt)
+{
+  struct ds21_item x = {layer, w, unit, 0, {0}};
+  for (int k = 0; k < nt; k++)
+    if (elems[k] >= SHARD_PERSIST_ELEMS && x.nt < DS21_TENSORS)
+      x.elems[x.nt++] = elems[k];
+  if (x.nt)
+    it[(*n)++] = x;
+}
+
+/* A layer's fetched modules, in the order its steps run in the pass:
+ * each linear step's weight tensors and the bias after it. */
+static void ds21_layer(const struct ctx *c, struct ds21_item *it, int *n,
+                       long layer, int unit, bool reverse)
+{
+  const struct layer_desc *d = &c->ld;
+  for (int j = 0; j < d->ns; j++) {
+    const struct lstep *st = &d->st[reverse ? d->ns - 1 - j : j];
+    if (st->kind != LS_LINEAR)
+      continue;
+    const struct lweight *w = &d->w[st->w];
+    if (w->routed || w->role == LW_ROUTER)
+      continue;
+    double e[DS21_TENSORS];
+    int nt = 0;
+    double per = lweight_elems_rank(d, w, c->t, 1) / w->tensors;
+    for (int k = 0; k < w->tensors && nt < DS21_TENSORS; k++)
+      e[nt++] = per;
+    if (st->w + 1 < d->nw && !lweight_matrix(&d->w[st->w + 1]) &&
+        d->w[st->w + 1].role == w->role && nt < DS21_TENSORS)
+      e[nt++] = lweight_elems_rank(d, &d->w[st->w + 1], c->t, 1);
+    ds21_add(it, n, layer, st->w, unit, e, nt);
+  }
+}
+
+/* Gather item i's tensors, each after a host synchronization and the
+ * host's list building (above). */
+static void ds21_gather(struct ctx *c, struct ds21 *z, int i, int phase)
+{
+  const struct ds21_item *x = &z->it[i];
+  for (int k = 0; k < x->nt; k++) {
+    long g = bld_coll(c, CO_ALLGATHER, z->gk, ST_AG, phase, x->layer,
+                      x->elems[k] * c->e);
+    if (c->last_compute >= 0)
+      graph_dep(c->g, c->s, c->last_compute);
+    if (z->last >= 0)
+      graph_dep(c->g, c->s, z->last);
+    graph_host(c->g, c->s, g, (uint32_t)fmin(2.0 * (double)z->shard, 1e9),
+               true);
+    z->last = g;
+  }
+  z->issued = i + 1;
+}
+
+/* The fetch of item i, then the prefetch after it. */
+static void ds21_fetch(struct ctx *c, struct ds21 *z, int i, int phase)
+{
+  if (i < z->avail)
+    return;
+  if (i >= z->issued)
+    for (int k = z->issued; k <= i; k++)
+      ds21_gather(c, z, k, phase);
+  /* Everything in flight is waited for, the reductions too. */
+  bld_wait_for(c, z->last);
+  if (z->red && z->red->last >= 0)
+    bld_wait_for(c, z->red->last);
+  for (int k = z->avail; k < z->issued; k++) {
+    double el = 0;
+    for (int t = 0; t < z->it[k].nt; t++)
+      el += z->it[k].elems[t];
+    bld_kernel(c, KK_ELEMWISE, phase, z->it[k].layer, 0, 6 * el * c->e);
+  }
+  z->avail = z->issued;
+  double acc = 0;
+  int k = z->issued;
+  while (k < z->n && acc < SHARD_PREFETCH_ELEMS) {
+    for (int t = 0; t < z->it[k].nt; t++)
+      acc += z->it[k].elems[t];
+    ds21_gather(c, z, k++, phase);
+  }
+}
+
+/* The linear steps' hook: fetch the module of weight w of `layer`, if it
+ * is one, searched for in the running unit. */
+static void ds21_pre_linear(struct ctx *c, long layer, int w, int phase)
+{
+  struct ds21 *z = c->ds21;
+  if (!z || phase != z->hook_phase)
+    return;
+  for (int i = z->avail > 0 ? z->avail - 1 : 0; i < z->n; i++) {
+    if (z->it[i].unit > z->unit)
+      break;
+    if (z->it[i].unit == z->unit && z->it[i].layer == layer &&
+        z->it[i].w == w) {
+      ds21_fetch(c, z, i, phase);
+      return;
+    }
+  }
+}
+
+static void ds21_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
+                      long shard, enum group_kind gk)
+{
+  const struct plan *p = c->p;
+  bool full = p->recompute == RECOMP_FULL;
+  int phase = fwd ? PH_FWD : PH_BWD;
+  struct ds21 z = {.n = 0, .last = -1, .shard = shard, .gk = gk,
+                   .hook_phase = fwd ? PH_FWD : full ? PH_RECOMP : PH_BWD};
+  z.it = xcalloc((size_t)n * (LAYER_WEIGHTS_MAX + 1) + 1, sizeof *z.it);
+  for (int k = 0; k < n; k++) {
+    const struct unit *un = &u[fwd ? k : n - 1 - k];
+    if (un->kind == UNIT_LAYER)
+      ds21_layer(c, z.it, &z.n, un->layer, k, !fwd && !full);
+    else
+      ds21_add(z.it, &z.n, -1, -1, k, &un->params, 1);
+  }
+  struct reducer red = {0, -1, 0, shard};
+  z.red = &red;
+  c->ds21 = shard > 1 ? &z : NULL;
+  c->pre_linear = shard > 1 ? ds21_pre_linear : NULL;
+  long w = -1;
+  for (int k = 0; k < n; k++) {
+    const struct unit *un = &u[fwd ? k : n - 1 - k];
+    z.unit = k;
+    if (shard > 1 && un->kind != UNIT_LAYER)
+      for (int i = z.avail; i < z.n && z.it[i].unit <= k; i++)
+        if (z.it[i].unit == k)
+          ds21_fetch(c, &z, i, phase);
+    long nx;
+    enum group_kind xg = bld_expert_group(p, &nx);
+    if (un->xparams > 0 && nx > 1)
+      bld_wait_for(c, bld_coll(c, CO_ALLGATHER, xg, ST_AG, phase,
+                               unit_layer(un), un->xparams * c->e));
+    if (fwd) {
+      if (un->kind == UNIT_EMBED)
+        c->ops->embed_fwd(c);
+      else if (un->kind == UNIT_LAYER)
+        c->ops->layer_fwd(c, un->layer, PH_FWD);
+      else
+        c->ops->loss_fwd(c);
+      continue;
+    }
+    w = un->kind == UNIT_EMBED ? c->ops->embed_bwd(c)
+        : un->kind == UNIT_LAYER ? c->ops->layer_bwd(c, un->layer)
+                                 : c->ops->loss_bwd(c);
+    if (shard > 1)
+      reduce_grads(c, &red, un, w, gk, false);
+    if (un->xparams > 0 && nx > 1)
+      bld_grad_coll(c, CO_REDUCE_SCATTER, xg, un->layer,
+                    un->xparams * dtype_bytes(p->grad_dtype), w);
+  }
+  if (!fwd && shard > 1)
+    reduce_grads(c, &red, NULL, w, gk, true);
+  c->ds21 = NULL;
+  c->pre_linear = NULL;
+  free(z.it);
 }
 
 static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
@@ -257,11 +498,16 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
   enum group_kind gk = hsdp ? GK_SHARD : layout_grad_group(&c->g->layout);
   double grad_e = dtype_bytes(p->grad_dtype);
   int phase = fwd ? PH_FWD : PH_BWD;
+  if (p->shard_impl == SI_DEEPSPEED_2021 && !hsdp) {
+    ds21_pass(c, u, n, fwd, shard, gk);
+    return;
+  }
   /* Units gathered ahead of the computation: two (prefetch), none when
-   * each gather waits for the computation before it (DeepSpeed 2021). */
+   * each gather waits for the computation before it (DeepSpeed 2021 with
+   * HSDP, which it did not have). */
   int ahead = p->shard_impl == SI_DEEPSPEED_2021 ? 0 : 2;
   long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
-  struct reducer red = {0, -1};
+  struct reducer red = {0, -1, 0, shard};
   long w = -1;
   for (int k = 0; k < n && k < ahead; k++) {
     int u_i = fwd ? k : n - 1 - k;

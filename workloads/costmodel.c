@@ -128,13 +128,26 @@ static double shape_flops(int kind, double a, double b, double c)
   return 0;
 }
 
+/* The peak a fused attention kernel's efficiencies are fractions of: its
+ * half-precision tensor-core rate (BF16, else FP16 on GPUs without BF16,
+ * else FP32); a GPU defined with no BF16 rate once made it 0 and the
+ * simulated clock NaN. */
+static double attn_peak(const struct gpu_spec *g)
+{
+  if (g->peak_flops[DTYPE_BF16] > 0)
+    return g->peak_flops[DTYPE_BF16];
+  if (g->peak_flops[DTYPE_FP16] > 0)
+    return g->peak_flops[DTYPE_FP16];
+  return g->peak_flops[DTYPE_FP32];
+}
+
 static double dir_rate(const struct gpu_spec *g, const struct attn_dir *a,
                        double s, double d, bool causal)
 {
   double x = log2(fmin(256, fmax(64, d)));
   double gd = x <= 7 ? a->d64 + (1 - a->d64) * (x - 6)
                      : 1 + (a->d256 - 1) * (x - 7);
-  double r = g->peak_flops[DTYPE_BF16] * a->eff * gd * s / (s + a->seq_half);
+  double r = attn_peak(g) * a->eff * gd * s / (s + a->seq_half);
   return causal ? r * s / (s + a->causal_seq) : r;
 }
 

@@ -511,6 +511,49 @@ static int set_tp_overlap(struct plan *p, enum plan_key k, const char *v,
   return rc;
 }
 
+static const char *const moe_dispatchers[] = {"basic", "alltoall",
+                                              "allgather", "deepep", NULL};
+
+const char *moe_dispatcher_name(enum moe_dispatcher d)
+{
+  return moe_dispatchers[d];
+}
+
+static int set_moe_dispatcher(struct plan *p, enum plan_key k, const char *v,
+                              struct weft_err *err)
+{
+  (void)k;
+  int i;
+  int rc = choice(v, moe_dispatchers, &i, err);
+  if (!rc)
+    p->moe_dispatcher = (enum moe_dispatcher)i;
+  return rc;
+}
+
+/* --moe-capacity F: 0 (dropless) or a factor up to the experts' count
+ * (above it nothing can be dropped). */
+static int set_moe_capacity(struct plan *p, enum plan_key k, const char *v,
+                            struct weft_err *err)
+{
+  (void)k;
+  return units_parse_real(v, 0, 1024, &p->moe_capacity, err);
+}
+
+static int set_moe_pad(struct plan *p, enum plan_key k, const char *v,
+                       struct weft_err *err)
+{
+  (void)k;
+  return parse_bool(v, &p->moe_pad, err);
+}
+
+static int set_moe_count(struct plan *p, enum plan_key k, const char *v,
+                         struct weft_err *err)
+{
+  return units_parse_int(v, k == PK_MOE_NODE_GPUS ? 1 : 0, WEFT_MAX_DEGREE,
+                         k == PK_MOE_NODE_GPUS ? &p->moe_node_gpus
+                                               : &p->moe_max_nodes, err);
+}
+
 typedef int (*plan_setter)(struct plan *p, enum plan_key k, const char *v,
                            struct weft_err *err);
 
@@ -653,6 +696,26 @@ static const struct {
             "Core's --tp-comm-overlap with Transformer Engine's userbuffers "
             "at their defaults), nemo (with NeMo's H100 configuration) or "
             "torch (PyTorch's async TP); needs SP (default no)"},
+    [PK_MOE_DISPATCHER] = {"moe_dispatcher",
+                           "basic|alltoall|allgather|deepep",
+                           set_moe_dispatcher,
+            "how MoE tokens reach the experts: basic (one all-to-all of the "
+            "routed copies each way) or Megatron-Core's MoE layer with its "
+            "alltoall, allgather or flex/DeepEP dispatcher (router and "
+            "permutation kernels; default basic)"},
+    [PK_MOE_CAPACITY] = {"moe_capacity", "F", set_moe_capacity,
+            "expert capacity factor (Megatron's --moe-expert-capacity-"
+            "factor): an expert takes at most F x tokens x top-k / experts "
+            "rows, the rest are dropped (default 0: dropless)"},
+    [PK_MOE_PAD] = {"moe_pad", "yes|no", set_moe_pad,
+            "pad every expert's rows to its capacity (Megatron's --moe-pad-"
+            "expert-input-to-capacity; needs moe_capacity; default no)"},
+    [PK_MOE_NODE_GPUS] = {"moe_node_gpus", "N", set_moe_count,
+            "deepep: GPUs of one NVLink node, where DeepEP forwards tokens "
+            "over NVLink after one RDMA hop (default: the cluster's node)"},
+    [PK_MOE_MAX_NODES] = {"moe_max_nodes", "M", set_moe_count,
+            "deepep: node-limited routing, each token's experts on at most M "
+            "nodes (DeepSeek-V3: 4; default 0: no limit)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -683,7 +746,8 @@ void plan_layout(const struct plan *p, struct graph_layout *out)
   *out = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep, p->vchunks,
                                {PD_TP, PD_CP, PD_DP, PD_PP},
                                p->hsdp ? p->hsdp : p->dp,
-                               {p->t3[0], p->t3[1], p->t3[2]}};
+                               {p->t3[0], p->t3[1], p->t3[2]},
+                               p->ep_node};
   for (int i = 0; i < PD_COUNT; i++)
     out->order[i] = p->order[i];
 }
@@ -1006,6 +1070,86 @@ static int check_sharding(const struct plan *p, const struct model *m,
   return 0;
 }
 
+/* DeepEP's node: the EP ranks that share one, p->ep_node (the EP group's
+ * ranks are DP indices dp0 .. dp0 + ep - 1, which lie tp x cp ranks apart
+ * in the default order). */
+static int resolve_ep_node(struct plan *p, struct weft_err *err)
+{
+  const char *o = p->origin[PK_MOE_DISPATCHER];
+  if (p->moe_node_gpus < 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: deepep needs the GPUs of a node "
+                     "(--moe-node-gpus N, or a cluster)", o);
+  if (p->order[0] != PD_TP || p->order[1] != PD_CP || p->order[2] != PD_DP)
+    return weft_errf(err, WEFT_EINVAL, "%s: deepep is modelled with the "
+                     "default rank order tp-cp-dp-pp", o);
+  long stride = p->tp * p->cp, g = 1;
+  if (p->moe_node_gpus >= stride) {
+    if (p->moe_node_gpus % stride != 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: TP x CP %ld does not divide "
+                       "the %ld GPUs of a node (deepep)",
+                       p->origin[PK_MOE_NODE_GPUS], stride, p->moe_node_gpus);
+    g = p->moe_node_gpus / stride;
+  }
+  g = g < p->ep ? g : p->ep;
+  if (p->ep % g != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: EP %ld is not a multiple of the "
+                     "%ld EP ranks of a node (deepep)", o, p->ep, g);
+  p->ep_node = g;
+  return 0;
+}
+
+/* The MoE execution settings against the model and the other degrees. */
+static int check_moe(struct plan *p, const struct model *m,
+                     struct weft_err *err)
+{
+  enum moe_dispatcher d = p->moe_dispatcher;
+  const char *o = p->origin[PK_MOE_DISPATCHER];
+  p->ep_node = 0; /* the whole EP group (layout.h) */
+  if ((d != MD_BASIC || p->moe_capacity > 0 || p->moe_pad) &&
+      !model_is_moe(m))
+    return weft_errf(err, WEFT_EINVAL, "%s: MoE settings need an MoE model "
+                     "(experts > 1)", p->origin[d != MD_BASIC ? PK_MOE_DISPATCHER
+                                       : p->moe_pad ? PK_MOE_PAD
+                                                    : PK_MOE_CAPACITY]);
+  /* token_dispatcher.py, MoEAlltoAllTokenDispatcher.__init__: drop_and_pad
+   * asserts moe_expert_capacity_factor is not None. */
+  if (p->moe_pad && p->moe_capacity <= 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: padding to capacity needs a "
+                     "capacity factor (--moe-capacity F)",
+                     p->origin[PK_MOE_PAD]);
+  if (d != MD_DEEPEP && (p->moe_max_nodes || p->set[PK_MOE_NODE_GPUS]))
+    return weft_errf(err, WEFT_EINVAL, "%s: applies to the deepep "
+                     "dispatcher (--moe-dispatcher deepep)",
+                     p->origin[p->moe_max_nodes ? PK_MOE_MAX_NODES
+                                                : PK_MOE_NODE_GPUS]);
+  if (d == MD_BASIC)
+    return 0;
+  if (p->t3[0] > 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: Tensor3D runs no MoE layer", o);
+  if (p->tp > 1 && !p->sp)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core's MoE layer with TP "
+                     "runs on sequence-parallel shards; add --sp yes", o);
+  if (p->tp > 1 && d != MD_ALLTOALL)
+    return weft_errf(err, WEFT_EINVAL, "%s: with TP > 1, %s runs over the TP "
+                     "x EP group, which weft does not model yet; use alltoall "
+                     "or TP 1", o, moe_dispatcher_name(d));
+  if (d != MD_DEEPEP)
+    return 0;
+  int rc = resolve_ep_node(p, err);
+  if (rc)
+    return rc;
+  long nodes = p->ep / p->ep_node;
+  long lim = p->moe_max_nodes && p->moe_max_nodes < nodes ? p->moe_max_nodes
+                                                           : nodes;
+  if (m->topk > lim * (m->experts / nodes))
+    return weft_errf(err, WEFT_EINVAL, "%s: %ld nodes hold %ld experts, "
+                     "fewer than the top-%ld",
+                     p->origin[p->moe_max_nodes ? PK_MOE_MAX_NODES
+                                                : PK_MOE_DISPATCHER],
+                     lim, lim * (m->experts / nodes), m->topk);
+  return 0;
+}
+
 /* The global batch against micro-batch x DP (x GZ); derives the
  * micro-batches per pipeline. */
 static int resolve_batch(struct plan *p, struct weft_err *err)
@@ -1046,7 +1190,8 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
     return rc;
   fill_megatron_defaults(p);
   if ((rc = check_tp(p, m, err)) || (rc = check_pipeline(p, m, err)) ||
-      (rc = check_dp(p, m, err)) || (rc = check_sharding(p, m, err)))
+      (rc = check_dp(p, m, err)) || (rc = check_sharding(p, m, err)) ||
+      (rc = check_moe(p, m, err)))
     return rc;
   return resolve_batch(p, err);
 }
@@ -1157,6 +1302,13 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_TP_COMM_OVERLAP:
     snprintf(buf, size, "%s", tp_overlap_name(p->tp_overlap));
     break;
+  case PK_MOE_DISPATCHER:
+    snprintf(buf, size, "%s", moe_dispatcher_name(p->moe_dispatcher));
+    break;
+  case PK_MOE_CAPACITY: snprintf(buf, size, "%g", p->moe_capacity); break;
+  case PK_MOE_PAD: snprintf(buf, size, "%s", p->moe_pad ? "yes" : "no"); break;
+  case PK_MOE_NODE_GPUS: snprintf(buf, size, "%ld", p->moe_node_gpus); break;
+  case PK_MOE_MAX_NODES: snprintf(buf, size, "%ld", p->moe_max_nodes); break;
   default:
     snprintf(buf, size, "?");
   }

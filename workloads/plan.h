@@ -34,8 +34,20 @@ enum plan_key {
   PK_SHARD_IMPL, PK_CROSS_ENTROPY, PK_FP8_RECIPE, PK_TENSOR3D, PK_PIECES,
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
-  PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_COUNT
+  PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_MOE_DISPATCHER, PK_MOE_CAPACITY,
+  PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_COUNT
 };
+
+/* How an MoE layer moves its tokens to the experts and back
+ * (builder_moe.c has the kernels and collectives of each):
+ *   basic: weft's model before 2026-11: one all-to-all of the routed
+ *     copies (tokens x top-k x hidden) over EP each way, on the tokens the
+ *     layer's TP all-gather gathered; no router or permutation kernels;
+ *   alltoall, allgather, deepep: Megatron-Core's MoELayer with its
+ *     --moe-token-dispatcher-type alltoall, allgather or flex (DeepEP's
+ *     two-hop kernels): router kernels, permute/unpermute, the
+ *     dispatcher's collectives, on the sequence-parallel shards. */
+enum moe_dispatcher { MD_BASIC, MD_ALLTOALL, MD_ALLGATHER, MD_DEEPEP };
 
 /* How sharded data parallelism (ZeRO-3, FSDP, HSDP) runs, as each
  * implementation issues its collectives (builder_zero.c, zero3_pass):
@@ -52,11 +64,17 @@ enum plan_key {
  *     others are gathered in batches of at most stage3_prefetch_bucket_size
  *     (5e7 elements) in module order, prefetched; gradients reduce-scattered
  *     in buckets of reduce_bucket_size (5e8 elements);
- *   deepspeed-2021: DeepSpeed ZeRO-3 v0.3.16-v0.4.x: one all-gather per
- *     parameter, each launched after torch.cuda.synchronize() (so no
- *     gather overlaps computation), gradients all-reduced in buckets of
- *     5e8 elements on the reduction stream, the host waiting for each
- *     bucket's reduction before it goes on;
+ *   deepspeed-2021: DeepSpeed ZeRO-3 v0.3.16-v0.5.x: each module's
+ *     fetch blocks the host until the GPU has drained (gathers and
+ *     gradient reductions included), then prefetches the next 5e7
+ *     elements of parameters, one all-gather per parameter, each after a
+ *     torch.cuda.synchronize() and a Python loop over the ranks, so they
+ *     run beside that module's computation; gradients reduce-scattered
+ *     parameter by parameter in buckets of 5e8 elements on the reduction
+ *     stream, the host waiting for each bucket's reduction before it goes
+ *     on (builder_zero.c, ds21_pass, for the code read; the host's work
+ *     costs time only under a host clock, --host-op, which its stack
+ *     sets);
  *   megatron: with ZeRO-1, Megatron-LM's distributed optimizer (Megatron
  *     Core's DistributedDataParallel and DistributedOptimizer, read at
  *     d98e8a6, 2026-08): gradients in buckets of max(4e7, 1e6 x DP)
@@ -275,11 +293,25 @@ struct plan {
   bool comm_contention;
   double host_op_s;
   enum tp_overlap tp_overlap; /* TP communication overlap (above) */
+  /* MoE execution (above, enum moe_dispatcher; builder_moe.c): the
+   * dispatcher; the capacity factor (Megatron's
+   * --moe-expert-capacity-factor: an expert takes at most
+   * ceil(cf x tokens x top-k / experts) rows, the rest are dropped; 0:
+   * dropless) and padding to it (--moe-pad-expert-input-to-capacity);
+   * for deepep, the GPUs of one NVLink node (0 until workload.c fills in
+   * the cluster's) and node-limited routing: each token's experts on at
+   * most this many nodes (DeepSeek-V3: 4; 0: no limit). */
+  enum moe_dispatcher moe_dispatcher;
+  double moe_capacity;
+  bool moe_pad;
+  long moe_node_gpus;
+  long moe_max_nodes;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
   long gpus;
   long microbatches;      /* per pipeline per iteration: m */
+  long ep_node;           /* EP ranks per node (deepep), else 0 */
 };
 
 /* Megatron-LM's defaults: 1F1B, no recomputation, micro-batch 1, 40M-element
@@ -310,6 +342,8 @@ const char *compress_name(enum compress c);
 const char *mem_framework_name(enum mem_framework f);
 /* "no", "te", "nemo", "torch". */
 const char *tp_overlap_name(enum tp_overlap o);
+/* "basic", "alltoall", "allgather", "deepep". */
+const char *moe_dispatcher_name(enum moe_dispatcher d);
 
 /* Set one setting from text ("schedule": gpipe, 1f1b, interleaved:V or
  * interleaved:V:G;

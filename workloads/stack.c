@@ -89,9 +89,12 @@ static const struct stack stacks[] = {
      "fuses RMSNorm, SwiGLU and RoPE into single kernels",
      TORCHTITAN("fused")},
     {"deepspeed-2021",
-     "DeepSpeed ZeRO-3 as of 2021 (v0.5)",
-     "microsoft/DeepSpeed v0.5: runtime/zero/stage3.py (a gather per "
-     "parameter after torch.cuda.synchronize; plan.h, shard_impl)",
+     "DeepSpeed ZeRO-3 as of 2021 (v0.3.16 to v0.5)",
+     "microsoft/DeepSpeed v0.3.16-v0.5.x: runtime/zero/stage3.py "
+     "(fetch_sub_module blocks on torch.cuda.synchronize, then prefetches "
+     "5e7 elements) and partition_parameters.py (a gather per parameter, "
+     "a Python loop over the ranks; reduce-scatters per parameter); "
+     "plan.h, shard_impl",
      {{"zero", "3"}, {"shard_impl", "deepspeed-2021"}, {"host_op", "3.3us"},
       {NULL, NULL}}},
     {"deepspeed",

@@ -16,6 +16,17 @@ void workload_init(struct workload *w)
   cluster_desc_init(&w->cluster);
 }
 
+void workload_custom_model(struct workload *w)
+{
+  memset(&w->model, 0, sizeof w->model);
+  w->model.dtype = DTYPE_BF16;
+  w->model.experts = w->model.topk = 1;
+  w->model.ffn_kind = FFN_GELU;
+  w->model.gpt_style = true;
+  snprintf(w->model.name, sizeof w->model.name, "custom");
+  w->have_model = true;
+}
+
 static int set_model(void *ctx, int key, const char *value,
                      const char *origin, struct weft_err *err)
 {
@@ -33,30 +44,43 @@ static int set_plan(void *ctx, int key, const char *value, const char *origin,
 static int read_model(struct workload *w, const struct xin_doc *doc,
                       const struct xin_elem *e, struct weft_err *err)
 {
-  const char *attrs[MK_COUNT + 3];
-  const char *const *keys = attrs + 2;
+  const char *attrs[MK_COUNT + 4];
+  const char *const *keys = attrs + 3;
   int n = 0;
   attrs[n++] = "preset";
   attrs[n++] = "name";
+  attrs[n++] = "config";
   for (int k = 0; k < MK_COUNT; k++)
     attrs[n++] = model_key_name((enum model_key)k);
   attrs[n] = NULL;
   int rc = xin_check_attrs(doc, e, attrs, err);
   if (rc)
     return rc;
-  char preset[WEFT_MAX_NAME] = "";
-  if ((rc = xin_str(doc, e, "preset", false, preset, sizeof preset, err)))
+  char preset[WEFT_MAX_NAME] = "", config[1024] = "";
+  if ((rc = xin_str(doc, e, "preset", false, preset, sizeof preset, err)) ||
+      (rc = xin_str(doc, e, "config", false, config, sizeof config, err)))
     return rc;
-  if (preset[0]) {
+  if (preset[0] && config[0])
+    return xin_errf(doc, e, err, WEFT_EINVAL, "give preset or config, not "
+                    "both");
+  w->model_is_config = false;
+  memset(&w->hf, 0, sizeof w->hf);
+  if (config[0]) {
+    /* Relative to the workload file, as a path in a Makefile's rule. */
+    char path[2048];
+    const char *dir = xin_doc_name(doc), *slash = strrchr(dir, '/');
+    if (config[0] == '/' || !slash)
+      snprintf(path, sizeof path, "%s", config);
+    else
+      snprintf(path, sizeof path, "%.*s/%s", (int)(slash - dir), dir, config);
+    if ((rc = hfconfig_read(&w->model, &w->hf, path, err)))
+      return xin_errf(doc, e, err, rc, "attribute 'config': %s", err->msg);
+    w->model_is_config = true;
+  } else if (preset[0]) {
     if ((rc = model_from_preset(&w->model, preset, err)))
       return xin_errf(doc, e, err, rc, "attribute 'preset': %s", err->msg);
   } else {
-    memset(&w->model, 0, sizeof w->model);
-    w->model.dtype = DTYPE_BF16;
-    w->model.experts = w->model.topk = 1;
-    w->model.ffn_kind = FFN_GELU;
-    w->model.gpt_style = true;
-    snprintf(w->model.name, sizeof w->model.name, "custom");
+    workload_custom_model(w);
     for (int k = 0; k < MK_COUNT; k++)
       xin_origin(doc, e, keys[k], w->model.origin[k],
                  sizeof w->model.origin[k]);
@@ -140,10 +164,16 @@ int workload_flag(struct workload *w, const char *name, const char *value,
   char origin[80];
   snprintf(origin, sizeof origin, "--%s", name);
   if (strcmp(name, "model") == 0) {
-    int rc = model_from_preset(&w->model, value, err);
+    bool config = hfconfig_is_path(value);
+    struct hfconfig_note note;
+    memset(&note, 0, sizeof note);
+    int rc = config ? hfconfig_read(&w->model, &note, value, err)
+                    : model_from_preset(&w->model, value, err);
     if (rc)
       return weft_err_prefix(err, origin);
     w->have_model = true;
+    w->model_is_config = config;
+    w->hf = note;
     return 0;
   }
   int k = model_key_from_name(name);
@@ -184,8 +214,20 @@ int workload_resolve_hw(struct workload *w, const struct catalog *cat,
   if (!w->have_model)
     return weft_errf(err, WEFT_EINVAL, "no model: give --model NAME or a "
                      "workload file with <model>");
-  int rc = model_check(&w->model, err);
-  if (rc)
+  int rc;
+  /* A config.json has no training sequence (max_position_embeddings is
+   * the context limit of inference, not what the model trains on). */
+  if (w->model_is_config && w->model.seq < 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: a Hugging Face config gives no "
+                     "training sequence length (max_position_embeddings is "
+                     "the longest context, not the training sequence): give "
+                     "--seq N (seq=\"N\" in the workload's <model>)",
+                     w->hf.path);
+  if (w->model_is_config && w->hf.seq_limit &&
+      w->model.seq > w->hf.seq_limit)
+    return weft_errf(err, WEFT_EINVAL, "%s (the sequence is %ld)",
+                     w->hf.seq_limit_why, w->model.seq);
+  if ((rc = model_check(&w->model, err)))
     return rc;
   if (!w->cluster.set[CK_NODE]) {
     /* No node type yet: the default preset goes under what was set. */
@@ -202,6 +244,10 @@ int workload_resolve_hw(struct workload *w, const struct catalog *cat,
                      "gpus shows what each GPU has)",
                      w->model.origin[MK_DTYPE], out_cluster->gpu.name,
                      dtype_name(w->model.dtype));
+  /* DeepEP's NVLink hop spans the GPUs of one NVLink domain (a node, or
+   * the job's GPUs of an NVL72 rack). */
+  if (!w->plan.set[PK_MOE_NODE_GPUS])
+    w->plan.moe_node_gpus = out_cluster->gpus_per_node;
   if (w->plan.attn_sdpa)
     w->plan.attn_kernel = out_cluster->gpu.attn[AK_FLASH2].have ? AK_FLASH2
                                                                 : -1;

@@ -4,18 +4,22 @@
  *
  *   <workload>
  *     <model preset="gpt3-175b"/>                 model settings (model.h)
+ *       (or <model config="config.json" seq="4096"/>: a Hugging Face
+ *        config.json, relative to the workload file; hfconfig.h)
  *     <plan tp="8" pp="8" global_batch="1536"     plan settings (plan.h)
  *           schedule="interleaved:2" recompute="full"/>
  *     <cluster preset="selene" gpus="1024"/>      cluster settings (cluster.h)
  *   </workload>
  *
- * Flags override the file: --model NAME and every model, plan and cluster
+ * Flags override the file: --model NAME (or --model FILE.json) and every
+ * model, plan and cluster
  * setting as --name-with-dashes (--layers, --tp, --global-batch, --gpus...).
  */
 #ifndef WEFT_WORKLOAD_H
 #define WEFT_WORKLOAD_H
 
 #include "platforms/cluster.h"
+#include "workloads/hfconfig.h"
 #include "workloads/model.h"
 #include "workloads/plan.h"
 
@@ -23,12 +27,19 @@ struct workload {
   char name[WEFT_MAX_NAME];
   struct model model;
   bool have_model;
+  bool model_is_config;    /* read from a config.json (hfconfig.h) */
+  struct hfconfig_note hf; /* what that reading left to check or say */
   struct plan plan;
   struct cluster_desc cluster;
   bool have_cluster;
 };
 
 void workload_init(struct workload *w);
+
+/* Start a model of no preset, named "custom": bf16, dense, GELU FFN, GPT
+ * style; layers, hidden, heads, ffn, vocab and seq are left for the
+ * caller to set (model_check refuses the model until they are). */
+void workload_custom_model(struct workload *w);
 
 /* Read a workload file; inline hardware of its <cluster> goes into `cat`. */
 int workload_read_file(struct workload *w, struct catalog *cat,

@@ -30,7 +30,7 @@ static const char *const coll_ops[CO_COUNT] = {
     "sendrecv"};
 static const char *const group_kinds[GK_COUNT] = {
     "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp",
-    "t3x", "t3y", "t3z"};
+    "t3x", "t3y", "t3z", "epn", "epx"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
                                               "dp", "ag", "cp", "t3"};
@@ -57,6 +57,7 @@ void graph_free(struct graph *g)
   for (long s = 0; g->prog && s < g->stages; s++) {
     free(g->prog[s].tasks);
     free(g->prog[s].deps);
+    free(g->prog[s].host);
   }
   free(g->prog);
   free(g);
@@ -68,6 +69,10 @@ long graph_add(struct graph *g, long s, const struct task *t)
   if (p->n == p->cap) {
     p->cap = p->cap ? 2 * p->cap : 1024;
     p->tasks = xreallocarray(p->tasks, (size_t)p->cap, sizeof *p->tasks);
+    if (p->host) {
+      p->host = xreallocarray(p->host, (size_t)p->cap, sizeof *p->host);
+      memset(p->host + p->n, 0, (size_t)(p->cap - p->n) * sizeof *p->host);
+    }
   }
   struct task *d = &p->tasks[p->n];
   *d = *t;
@@ -85,6 +90,17 @@ void graph_dep(struct graph *g, long s, long on)
   }
   p->deps[p->ndeps++] = (uint32_t)on;
   p->tasks[p->n - 1].ndep++;
+}
+
+void graph_host(struct graph *g, long s, long task, uint32_t ops, bool sync)
+{
+  struct program *p = &g->prog[s];
+  if (!p->host)
+    p->host = xcalloc((size_t)p->cap, sizeof *p->host);
+  uint32_t have = p->host[task] & GRAPH_HOST_OPS;
+  uint32_t n = ops > GRAPH_HOST_OPS - have ? GRAPH_HOST_OPS : have + ops;
+  p->host[task] = n | (p->host[task] & GRAPH_HOST_SYNC) |
+                  (sync ? GRAPH_HOST_SYNC : 0);
 }
 
 double graph_total_flops(const struct graph *g, int phase_mask)
@@ -136,6 +152,8 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
   fprintf(f, "model %s\nplan %s\n", g->model, g->plan);
   if (l->t3[0] > 0)
     fprintf(f, "tensor3d %ld %ld %ld\n", l->t3[0], l->t3[1], l->t3[2]);
+  if (l->ep_node > 0)
+    fprintf(f, "ep_node %ld\n", l->ep_node);
   fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s"
           " shard=%ld\n", l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks,
           dim_names[l->order[0]], dim_names[l->order[1]],
@@ -158,6 +176,10 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
               t->chunk, t->mb, t->layer, t->m, t->n, t->k, t->batch);
       put_num(f, t->flops);
       put_num(f, t->bytes);
+      uint32_t h = graph_host_of(p, i);
+      if (h) /* host work: "h<ops>", or "s<ops>" after a sync */
+        fprintf(f, " %c%u", h & GRAPH_HOST_SYNC ? 's' : 'h',
+                h & GRAPH_HOST_OPS);
       for (uint32_t d = 0; d < t->ndep; d++)
         fprintf(f, " %u", p->deps[t->dep0 + d]);
       fputc('\n', f);
@@ -310,6 +332,15 @@ static int read_task(struct reader *r, struct graph *g, long s, char *line)
   if (idx >= WEFT_MAX_TASKS)
     return rerr(r, "more tasks than the limit%s", "");
   graph_add(g, s, &t);
+  while (*p == ' ')
+    p++;
+  if (*p == 'h' || *p == 's') {
+    bool sync = *p == 's';
+    p++;
+    if ((rc = read_long(r, &p, 0, GRAPH_HOST_OPS, &v, "host operations")))
+      return rc;
+    graph_host(g, s, idx, (uint32_t)v, sync);
+  }
   while (*p) {
     if ((rc = read_long(r, &p, 0, idx - 1, &v, "dependency (must name an "
                         "earlier task)")))
@@ -368,6 +399,8 @@ static int read_layout(struct reader *r, const char *line,
   }
   if (l->t3[0] > 0 && l->t3[0] * l->t3[1] * l->t3[2] != l->tp)
     return rerr(r, "tensor3d grid is not the layout's TP%s", "");
+  if (l->ep_node > 0 && l->ep % l->ep_node != 0)
+    return rerr(r, "ep_node does not divide the layout's EP%s", "");
   return 0;
 }
 
@@ -388,6 +421,10 @@ static int read_header_line(struct reader *r, char *line,
   }
   if (strncmp(line, "tensor3d ", 9) == 0)
     return read_tensor3d(r, line, &st->l);
+  if (strncmp(line, "ep_node ", 8) == 0) { /* DeepEP's node (layout.h) */
+    p = line + 8;
+    return read_long(r, &p, 1, WEFT_MAX_DEGREE, &st->l.ep_node, "ep_node");
+  }
   if (strncmp(line, "tokens ", 7) == 0) {
     p = line + 7;
     return read_double(r, &p, &st->tokens, "tokens");
@@ -471,6 +508,9 @@ bool graph_equal(const struct graph *a, const struct graph *b)
       return false;
     if (p->ndeps && memcmp(p->deps, q->deps, (size_t)p->ndeps * sizeof *p->deps))
       return false;
+    for (long i = 0; i < p->n; i++)
+      if (graph_host_of(p, i) != graph_host_of(q, i))
+        return false;
   }
   return true;
 }

@@ -90,7 +90,16 @@ struct program {
   long n, cap;
   uint32_t *deps;
   long ndeps, depcap;
+  /* Host work of each task beyond its own issue (NULL while no task has
+   * any): extra host operations before the host issues it (the engine's
+   * host clock charges each host_op_s), and GRAPH_HOST_SYNC: before it
+   * the host waits until the GPU has finished everything issued before
+   * (torch.cuda.synchronize()).  Without a host clock both are ignored. */
+  uint32_t *host;
 };
+
+#define GRAPH_HOST_SYNC 0x80000000u
+#define GRAPH_HOST_OPS 0x7fffffffu
 
 #define WEFT_GRAPH_TEXT 256
 
@@ -113,6 +122,13 @@ long graph_add(struct graph *g, long s, const struct task *t);
 /* Make the last task of program `s` wait for task `on` of the same
  * program. */
 void graph_dep(struct graph *g, long s, long on);
+/* Give task `task` of program `s` `ops` extra host operations (added to
+ * any it has) and, when `sync`, a host synchronization before it. */
+void graph_host(struct graph *g, long s, long task, uint32_t ops, bool sync);
+static inline uint32_t graph_host_of(const struct program *p, long task)
+{
+  return p->host ? p->host[task] : 0;
+}
 
 /* Matrix FLOPs of the whole job (every rank: a stage's program runs on
  * tp * cp * dp ranks) of the phases in `phase_mask` (bit 1 << enum phase;

@@ -99,6 +99,18 @@ void layout_group(const struct graph_layout *l, enum group_kind gk, long rank,
     slot = c[PD_DP] / ep;
     id[PD_DP] = c[PD_DP] % ep;
     break;
+  case GK_EPN: /* consecutive EP slots of one node */
+    n = l->ep_node > 0 ? l->ep_node : ep;
+    slot = c[PD_DP] % ep % n;
+    id[PD_DP] = c[PD_DP] - slot;
+    break;
+  case GK_EPX: { /* one EP slot per node */
+    long g = l->ep_node > 0 ? l->ep_node : ep;
+    n = ep / g;
+    slot = c[PD_DP] % ep / g;
+    id[PD_DP] = c[PD_DP] - g * slot;
+    break;
+  }
   case GK_T3X:
   case GK_T3Y:
   case GK_T3Z: {
@@ -147,6 +159,8 @@ long layout_member(const struct graph_layout *l, enum group_kind gk,
     break;
   case GK_EP: c[PD_DP] += slot; break;
   case GK_EDP: c[PD_DP] += ep * slot; break;
+  case GK_EPN: c[PD_DP] += slot; break;
+  case GK_EPX: c[PD_DP] += (l->ep_node > 0 ? l->ep_node : ep) * slot; break;
   case GK_T3X: c[PD_TP] += slot; break;
   case GK_T3Y: c[PD_TP] += (l->t3[0] > 0 ? l->t3[0] : 1) * slot; break;
   case GK_T3Z:

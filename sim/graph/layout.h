@@ -33,6 +33,8 @@ enum group_kind {
   /* Tensor3D (plan.h): the tensor-parallel block of tp = gx gy gz ranks is
    * a grid, tensor index x + gx (y + gy z); its X, Y and Z groups. */
   GK_T3X, GK_T3Y, GK_T3Z,
+  GK_EPN,   /* DeepEP's NVLink hop: the ep_node EP ranks of its node */
+  GK_EPX,   /* its RDMA hop: the EP ranks of the same slot in each node */
   GK_COUNT
 };
 
@@ -43,6 +45,8 @@ struct graph_layout {
   long shard;        /* DP ranks per shard group (HSDP); 0 or dp: all */
   long t3[3];        /* Tensor3D grid gx, gy, gz (tp = their product);
                         all 0 without it */
+  long ep_node;      /* EP ranks per node as DeepEP's two hops see them
+                        (GK_EPN, GK_EPX); 0: ep */
 };
 
 /* Degree of dimension `d`. */

@@ -157,13 +157,28 @@ if "$weft" report "$rep" >rep.txt 2>err && cmp -s rep.txt "$dir/golden/report-st
 then ok; else ko "weft report tables (golden/report-strategies.txt)"; diff "$dir/golden/report-strategies.txt" rep.txt | head; cat err; fi
 if "$weft" report "$rep" -o plots >out 2>err && "$weft" report "$rep" -o plots2 >/dev/null 2>&1; then
   good=1
-  for p in throughput mfu tokens energy closed shares; do
+  for p in throughput mfu tokens energy iteration speedup efficiency closed shares; do
     head -c 8 "plots/$p.png" | od -An -c | grep -q 'P   N   G' || good=0
     grep -q '<svg' "plots/$p.svg" || good=0
     [ -s "plots/$p.gp" ] || good=0
     cmp -s "plots/$p.svg" "plots2/$p.svg" || good=0
   done
   grep -q "^zero3-deepspeed2021 *$\|# series zero3-deepspeed2021" plots/report.dat || good=0
+  # Issue 40: the legend's values under their column's name, the ends of
+  # x inside the frame, room above the highest point; each series' first
+  # point has speed-up 1 and efficiency 100 %, and E = 100 S G0/G.
+  grep -qx "set key title 'strategy'" plots/energy.gp || good=0
+  grep -qx "set xrange \[326.4:1593.6\]" plots/energy.gp || good=0
+  grep -qx "set offsets 0, 0, graph 0.08, 0" plots/energy.gp || good=0
+  python3 -c 'import sys
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n\n") if b.strip()]
+for b in blocks:
+    rows = [[float(v) for v in l.split()] for l in b.splitlines() if l and l[0] != "#"]
+    assert rows[0][7] == 1 and rows[0][8] == 100, rows[0]
+    for r in rows:
+        assert abs(r[8] - 100 * r[7] * rows[0][0] / r[0]) < 1e-6 * r[8], r
+        assert r[6] > 0
+' plots/report.dat || good=0
   [ $good = 1 ] && ok || ko "weft report -o: every plot, PNG and SVG, deterministic"
 else ko "weft report -o"; cat err; fi
 printf 'a,b\n1,2\n' >notsweep.csv

@@ -15,13 +15,14 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 for t in units catalog cluster workload flags graph table study expr csv \
-    jsonflat; do
+    jsonflat hfconfig; do
   mkdir -p "$tmp/$t"
   [ -d "$here/seeds/$t" ] && cp "$here/seeds/$t"/* "$tmp/$t/" 2>/dev/null
   case $t in
     catalog) cp "$root/platforms/catalog.xml" "$tmp/$t/" ;;
     cluster) cp "$root/platforms/clusters.xml" "$tmp/$t/" ;;
     graph) cp "$root/tests/cli/golden/graph-small.txt" "$tmp/$t/" ;;
+    hfconfig) cp "$root"/tests/fixtures/hf/*.json "$tmp/$t/" ;;
     study) for f in "$root"/analysis/studies/*/study.xml; do
              cp "$f" "$tmp/$t/$(basename "$(dirname "$f")").xml"
            done ;;

@@ -52,7 +52,7 @@ expect 1 "weft: times1.xml:4: <axis>: attribute 'times': 1 is not above 1 (each 
 
 # A torus dimension too large is too large, not "not whole numbers".
 expect 1 "weft: --torus: '2147483647x2': a dimension of 2147483647 nodes exceeds the limit of 65536" platform dgx-h100 --topology torus --torus 2147483647x2
-expect 1 "weft: --torus: '2x99999999999999999999x2': a dimension of 99999999999999999999 nodes exceeds the limit of 65536" run --topology torus --torus 2x99999999999999999999x2
+expect 1 "weft: --torus: '2x99999999999999999999x2': a dimension of 99999999999999999999 nodes exceeds the limit of 65536" run --model gpt-1.7b --topology torus --torus 2x99999999999999999999x2
 expect 1 "weft: --torus: '1x2' is not AxB or AxBxC (whole numbers of nodes, at least 2)" platform dgx-h100 --topology torus --torus 1x2
 
 # A collective on one GPU moves nothing: "-" for its bandwidths in the table

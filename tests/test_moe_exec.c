@@ -1,0 +1,371 @@
+/*
+ * test_moe_exec.c - Megatron-Core's MoE execution (builder_moe.c): each
+ * dispatcher's bytes per token against its closed form, the router and
+ * permutation kernels, capacity dropping and padding, DeepEP's node and
+ * rank counts and its two groups, and the refused combinations.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "tests/plan_helpers.h"
+
+#define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
+
+/* Mixtral-8x7B: h 4096, 8 experts, top-2, BF16; a micro-batch of one
+ * 4096-token sequence. */
+static const double h = 4096, E = 8, k = 2, e = 2, n = 4096;
+
+/* Bytes of the kernels of `op` in layer 0, micro-batch 0, phase ph of
+ * stage 0 whose bytes are exactly `bytes`: how many. */
+static long kernels_of(const struct graph *g, enum kernel_kind op, int ph,
+                       double bytes)
+{
+  long c = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    c += t->kind == TK_KERNEL && t->op == op && t->layer == 0 &&
+         t->mb == 0 && t->phase == ph &&
+         fabs(t->bytes - bytes) <= 1e-9 * bytes;
+  }
+  return c;
+}
+
+/* The M of layer 0's forward FC1 GEMM (N = 2 x 14336 / tp), grouped or
+ * not (a grouped GEMM's M is per group: times its groups). */
+static double fc1_rows(const struct graph *g, double tp)
+{
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL && t->layer == 0 && t->mb == 0 &&
+        t->phase == PH_FWD && t->n == (uint32_t)(2 * 14336 / tp) &&
+        (t->op == KK_GEMM || t->op == KK_GGEMM))
+      return (double)t->m * (t->op == KK_GGEMM ? t->batch : 1);
+  }
+  cr_assert_fail("no FC1 GEMM");
+  return 0;
+}
+
+/* alltoall: the routed copies and their FP32 probabilities over EP,
+ * (EP - 1) / EP of them leaving the rank; the combine sends the tokens
+ * back; no TP collective around the block (TP 1). */
+Test(moe_exec, alltoall_bytes_per_token)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "moe_dispatcher",
+                                 "alltoall"), &m, &p);
+  long cnt;
+  double fwd = coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_FWD, 0, 0, &cnt);
+  cr_assert_eq(cnt, 3); /* tokens, probabilities; tokens back */
+  REL(fwd, 2 * e * k * h * n + 4 * k * n);
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_BWD, 0, 0, &cnt), fwd);
+  cr_assert_eq(cnt, 3);
+  struct moe_dispatch d;
+  build_moe_dispatch(&m, &p, n, &d);
+  REL(d.leave_B / n, (e * k * h + 4 * k) * 7 / 8);
+  /* Router GEMM over the rank's n tokens, E outputs. */
+  const struct program *pr = &g->prog[0];
+  long router = 0;
+  for (long i = 0; i < pr->n; i++)
+    router += pr->tasks[i].kind == TK_KERNEL && pr->tasks[i].layer == 0 &&
+              pr->tasks[i].mb == 0 && pr->tasks[i].phase == PH_FWD &&
+              pr->tasks[i].op == KK_GEMM && pr->tasks[i].n == E &&
+              pr->tasks[i].m == n;
+  cr_assert_eq(router, 1);
+  graph_free(g);
+}
+
+/* With TP 2 and SP the block takes the sequence-parallel shard (n = T/2):
+ * no TP all-gather before the router nor reduce-scatter after the
+ * combine; instead the rows are all-gathered over expert TP (= TP) after
+ * the all-to-all and reduce-scattered before it. */
+Test(moe_exec, alltoall_with_expert_tp)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("tp", "2", "sp",
+                                 "yes", "ep", "8", "global_batch", "8",
+                                 "moe_dispatcher", "alltoall"), &m, &p);
+  double T = 4096, s = T / 2, rows = s * k, t = 2;
+  long cnt;
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_FWD, 0, 0, &cnt),
+      2 * e * h * rows + 4 * rows);
+  /* attention: e T h gathered; MoE: t (e h + 4) rows */
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_TP, PH_FWD, 0, 0, &cnt),
+      e * T * h + t * (e * h + 4) * rows);
+  cr_assert_eq(cnt, 2);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_TP, PH_FWD, 0, 0, &cnt),
+      e * T * h + t * e * h * rows);
+  cr_assert_eq(cnt, 2);
+  /* the experts see the t ranks' rows: T k */
+  REL(fc1_rows(g, 2), T * k);
+  graph_free(g);
+}
+
+/* allgather: tokens, routing map (bool) and FP32 probabilities of every
+ * EP rank gathered; the combine reduce-scatters FP32 tokens. */
+Test(moe_exec, allgather_bytes_per_token)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "moe_dispatcher",
+                                 "allgather"), &m, &p);
+  long cnt;
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_EP, PH_FWD, 0, 0, &cnt),
+      8 * n * (e * h + E * (1 + 4)));
+  cr_assert_eq(cnt, 1);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_EP, PH_FWD, 0, 0, &cnt),
+      8 * n * h * 4);
+  cr_assert_eq(cnt, 1);
+  cr_assert_eq(coll_sum(g, 0, CO_ALLTOALL, GK_EP, -1, -2, -2, NULL), 0);
+  struct moe_dispatch d;
+  build_moe_dispatch(&m, &p, n, &d);
+  REL(d.leave_B / n, (e * h + 5 * E) * 7);
+  graph_free(g);
+}
+
+/* C(a, b) as a double. */
+static double choose(double a, double b)
+{
+  double c = 1;
+  for (double i = 1; i <= b; i++)
+    c = c * (a - b + i) / i;
+  return c;
+}
+
+/* DeepEP over 2 nodes of 4 EP ranks, one expert each: a token's 2 experts
+ * are on one node with probability 2 C(4, 2) / C(8, 2) = 3/7, so it
+ * crosses to 1 x 3/7 + 2 x 4/7 = 11/7 nodes and reaches 2 ranks; RDMA
+ * carries each token once per node (with its top-k indices and weights,
+ * 12 bytes each), NVLink once per rank. */
+Test(moe_exec, deepep_bytes_per_token)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "moe_dispatcher",
+                                 "deepep", "moe_node_gpus", "4"), &m, &p);
+  cr_assert_eq(p.ep_node, 4);
+  struct moe_dispatch d;
+  build_moe_dispatch(&m, &p, n, &d);
+  double D = 1 - 2 * choose(4, 2) / choose(8, 2) + 1;
+  REL(d.nodes, 11.0 / 7);
+  REL(d.nodes, D);
+  REL(d.ranks, 2);
+  double meta = 12 * k;
+  long cnt;
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EPX, PH_FWD, 0, 0, &cnt),
+      n * D * (e * h + meta) + n * D * e * h);
+  cr_assert_eq(cnt, 2);
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EPN, PH_FWD, 0, 0, &cnt),
+      n * 2 * (e * h + meta) + n * 2 * e * h);
+  cr_assert_eq(cnt, 2);
+  cr_assert_eq(coll_sum(g, 0, CO_ALLTOALL, GK_EP, -1, -2, -2, NULL), 0);
+  /* What crosses the network per token: the other node's share. */
+  REL(d.net_B / n, D / 2 * (e * h + meta));
+  /* Against all-to-all, whose copies leave the node k (N-1)/N times. */
+  cr_assert_lt(d.net_B / n, k / 2 * e * h);
+  graph_free(g);
+}
+
+/* Node-limited routing (DeepSeek-V3: 256 experts, top-8, EP 64 over 8
+ * nodes, at most 4 nodes a token): D = 4 (1 - C(96, 8) / C(128, 8)); with
+ * one node allowed, every token stays on its node. */
+Test(moe_exec, deepep_node_limited_routing)
+{
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "mixtral-8x7b", NULL), 0);
+  m.experts = 256;
+  m.topk = 8;
+  struct plan p;
+  plan_init(&p);
+  p.ep = 64;
+  p.ep_node = 8;
+  p.moe_dispatcher = MD_DEEPEP;
+  p.moe_max_nodes = 4;
+  struct moe_dispatch d;
+  build_moe_dispatch(&m, &p, 1, &d);
+  REL(d.nodes, 4 * (1 - choose(96, 8) / choose(128, 8)));
+  REL(d.ranks, 32 * (1 - choose(124, 8) / choose(128, 8)));
+  cr_assert(d.nodes > 3.6 && d.nodes < 3.7, "%g", d.nodes);
+  p.moe_max_nodes = 1;
+  build_moe_dispatch(&m, &p, 1, &d);
+  REL(d.nodes, 1);
+  REL(d.net_B, d.rdma_B * 7 / 8);
+}
+
+/* DeepEP's groups: GK_EPN the EP ranks of a node, GK_EPX one per node;
+ * the expert-data-parallel group the DP ranks holding the same experts. */
+Test(moe_exec, group_sizes)
+{
+  /* TP 2, DP 16 (EP 8 of them): 2 EP ranks per 4-GPU node... */
+  struct graph_layout l = {2, 1, 16, 1, 8, 1, {PD_TP, PD_CP, PD_DP, PD_PP},
+                           0, {0, 0, 0}, 2};
+  struct layout_group grp;
+  long rank = 2 * 5; /* TP 0, DP 5 */
+  layout_group(&l, GK_EP, rank, &grp);
+  cr_assert_eq(grp.n, 8);
+  layout_group(&l, GK_EPN, rank, &grp);
+  cr_assert_eq(grp.n, 2);
+  cr_assert_eq(grp.slot, 1);
+  cr_assert_eq(grp.leader, 2 * 4);
+  cr_assert_eq(layout_member(&l, GK_EPN, grp.leader, 1), rank);
+  layout_group(&l, GK_EPX, rank, &grp);
+  cr_assert_eq(grp.n, 4);
+  cr_assert_eq(grp.slot, 2);
+  cr_assert_eq(grp.leader, 2 * 1);
+  cr_assert_eq(layout_member(&l, GK_EPX, grp.leader, 2), rank);
+  cr_assert_eq(layout_member(&l, GK_EPX, grp.leader, 3), 2 * 7);
+  layout_group(&l, GK_EDP, rank, &grp);
+  cr_assert_eq(grp.n, 2);
+  /* ep_node 0: the whole EP group is one node. */
+  l.ep_node = 0;
+  layout_group(&l, GK_EPN, rank, &grp);
+  cr_assert_eq(grp.n, 8);
+  layout_group(&l, GK_EPX, rank, &grp);
+  cr_assert_eq(grp.n, 1);
+}
+
+/* The router's kernels and the permutations: gathers of the routed rows
+ * (2 e h per row, and the FP32 probabilities'), the unpermutation's
+ * weighting and scatter-add (4 e h per row); with two experts per rank,
+ * the second permutation by expert each way. */
+Test(moe_exec, permute_bytes)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "moe_dispatcher",
+                                 "alltoall"), &m, &p);
+  double rows = n * k;
+  cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, 2 * e * h * rows + 8 * rows),
+               1);
+  cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, 4 * e * h * rows + 4 * rows),
+               1);
+  double router = n * ((e + 8) * k + e * E + (e + 4) * k + 5 * E +
+                       (e + 4) * E + E + 4 * E);
+  cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, router), 1);
+  cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, 2 * e * h * rows), 0);
+  graph_free(g);
+  g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "4", "global_batch", "16",
+                   "moe_dispatcher", "alltoall"), &m, &p);
+  cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, 2 * e * h * rows), 2);
+  graph_free(g);
+}
+
+/* Capacity: an expert takes at most cf x its even share; the busiest
+ * expert's imbalance is capped there, the routed rows sent too when cf <
+ * 1; padding fills every expert to ceil(n k cf / E). */
+Test(moe_exec, capacity_drops_rows)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "moe_imbalance", "1.5",
+                                 "moe_capacity", "1.25"), &m, &p);
+  REL(fc1_rows(g, 1), n * k * 1.25); /* basic dispatcher: rows capped */
+  graph_free(g);
+  g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8", "global_batch", "16",
+                   "moe_imbalance", "1.5", "moe_capacity", "2",
+                   "moe_dispatcher", "alltoall"), &m, &p);
+  REL(fc1_rows(g, 1), n * k * 1.5); /* under capacity: nothing dropped */
+  graph_free(g);
+  g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8", "global_batch", "16",
+                   "moe_capacity", "0.5", "moe_dispatcher", "alltoall"),
+                   &m, &p);
+  REL(fc1_rows(g, 1), n * k * 0.5);
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_FWD, 0, 0, NULL),
+      2 * e * h * n * k * 0.5 + 4 * n * k * 0.5);
+  graph_free(g);
+  g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8", "global_batch", "16",
+                   "moe_capacity", "0.3", "moe_pad", "yes",
+                   "moe_dispatcher", "alltoall"), &m, &p);
+  double cap = ceil(n * k * 0.3 / E); /* 308 rows per expert */
+  REL(cap, 308);
+  REL(fc1_rows(g, 1), E * cap);
+  struct moe_dispatch d;
+  build_moe_dispatch(&m, &p, n, &d);
+  REL(d.rows, E * cap);
+  graph_free(g);
+}
+
+/* The dispatchers run on the engine: DeepEP's two groups over two
+ * one-GPU nodes. */
+Test(moe_exec, deepep_replays)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 1, 2, KV("ep", "2",
+                                 "global_batch", "2", "moe_dispatcher",
+                                 "deepep", "moe_node_gpus", "1"), &m, &p);
+  cr_assert_eq(p.ep_node, 1);
+  cr_assert_gt(coll_sum(g, 0, CO_ALLTOALL, GK_EPX, -1, -2, -2, NULL), 0);
+  cr_assert_eq(coll_sum(g, 0, CO_ALLTOALL, GK_EPN, -1, -2, -2, NULL), 0);
+  const struct cluster *c = two_nodes_loaded();
+  double with = replay_s(g, c, false), without = replay_s(g, c, true);
+  cr_assert_gt(with, without);
+  graph_free(g);
+}
+
+Test(moe_exec, refused)
+{
+  refused("gpt-1.7b", KV("moe_dispatcher", "alltoall", "global_batch", "8"),
+          8, "--moe_dispatcher: MoE settings need an MoE model (experts > 1)");
+  refused("mixtral-8x7b", KV("moe_pad", "yes", "global_batch", "8"), 8,
+          "--moe_pad: padding to capacity needs a capacity factor "
+          "(--moe-capacity F)");
+  refused("mixtral-8x7b", KV("tp", "2", "moe_dispatcher", "alltoall",
+          "global_batch", "8"), 8, "--moe_dispatcher: Megatron-Core's MoE "
+          "layer with TP runs on sequence-parallel shards; add --sp yes");
+  refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "moe_dispatcher",
+          "deepep", "global_batch", "8"), 8, "--moe_dispatcher: with TP > 1, "
+          "deepep runs over the TP x EP group, which weft does not model yet;"
+          " use alltoall or TP 1");
+  refused("mixtral-8x7b", KV("moe_max_nodes", "2", "global_batch", "8"), 8,
+          "--moe_max_nodes: applies to the deepep dispatcher "
+          "(--moe-dispatcher deepep)");
+  refused("mixtral-8x7b", KV("cp", "2", "ep", "2", "moe_dispatcher", "deepep",
+          "moe_node_gpus", "3", "global_batch", "8"), 8,
+          "--moe_node_gpus: TP x CP 2 does not divide the 3 GPUs of a node "
+          "(deepep)");
+  refused("mixtral-8x7b", KV("ep", "4", "moe_dispatcher", "deepep",
+          "moe_node_gpus", "3", "global_batch", "8"), 8,
+          "--moe_dispatcher: EP 4 is not a multiple of the 3 EP ranks of a "
+          "node (deepep)");
+  refused("mixtral-8x7b", KV("moe_capacity", "-1", "global_batch", "8"), 8,
+          "--moe_capacity: '-1' is negative");
+  refused("mixtral-8x7b", KV("moe_dispatcher", "nccl", "global_batch", "8"),
+          8, "--moe_dispatcher: 'nccl' is not basic, alltoall, allgather or "
+          "deepep");
+}
+
+/* Full recomputation replays the MoE layer's forward, its dispatch and
+ * combine included; basic set explicitly is the default graph. */
+Test(moe_exec, recompute_and_default)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8",
+                                 "global_batch", "16", "recompute", "full",
+                                 "moe_dispatcher", "alltoall"), &m, &p);
+  long cnt;
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_RECOMP, 0, 0, &cnt),
+      coll_sum(g, 0, CO_ALLTOALL, GK_EP, PH_FWD, 0, 0, NULL));
+  cr_assert_eq(cnt, 3);
+  graph_free(g);
+  struct model m2;
+  struct plan p2;
+  g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "4", "tp", "2",
+                   "global_batch", "16"), &m, &p);
+  struct graph *g2 = build_layers("mixtral-8x7b", 2, 16, KV("ep", "4", "tp",
+                                  "2", "global_batch", "16", "moe_dispatcher",
+                                  "basic"), &m2, &p2);
+  cr_assert(graph_equal(g, g2));
+  graph_free(g);
+  graph_free(g2);
+}

@@ -1,0 +1,298 @@
+/*
+ * builder_moe.c - the MoE layer's token exchange as Megatron-Core runs it
+ * (plan.h, enum moe_dispatcher): the router's kernels, the permutation of
+ * the routed copies, the dispatcher's collectives and their inverses, and
+ * the expert capacity.  builder_layer.c calls in at its router, dispatch
+ * and combine steps (layer.h, LS_A2A) and for the experts' rows; the
+ * grouped GEMMs stay there.
+ *
+ * Sources (NVIDIA/Megatron-LM, megatron/core/transformer/moe/):
+ *   moe_layer.py MoELayer.forward: route, dispatch, experts, combine, on
+ *     the layer's input as it comes: with TP, sequence-parallel shards
+ *     (so the layer's own TP all-gather and reduce-scatter do not run);
+ *   router.py TopKRouter: the gating GEMM (the router weight of layer.h)
+ *     and moe_utils.topk_routing_with_score_function: top-k of the
+ *     logits, softmax over the k in FP32, the scatter into a routing map
+ *     (bool) and probabilities (FP32) of tokens x experts; the aux-loss
+ *     scores (compute_routing_scores_for_aux_loss: softmax over all the
+ *     experts in FP32, tokens per expert) and switch_load_balancing_loss;
+ *   moe_utils.permute: tokens.index_select(0, sorted_indices), a gather of
+ *     the routed rows; unpermute: the rows weighted by their probabilities,
+ *     then scatter_add into the tokens; sort_chunks_by_idxs, the second
+ *     permutation by local expert after the all-to-all;
+ *   token_dispatcher.py MoEAlltoAllTokenDispatcher: all_to_all of the
+ *     permuted tokens and of their FP32 probabilities over EP, then with
+ *     expert TP (its default size is TP: training/arguments.py) the
+ *     all-gather of both over it, sort_chunks_by_idxs when a rank holds
+ *     several experts; combine: the inverse, with a reduce-scatter;
+ *   MoEAllGatherTokenDispatcher: all-gather of the tokens, routing map and
+ *     probabilities over TP x EP, each rank permuting its local experts'
+ *     rows; combine: reduce-scatter of the unpermuted tokens cast to the
+ *     probabilities' FP32 (hidden_states.to(self.local_probs.dtype));
+ *   MoEFlexTokenDispatcher with _DeepepManager: DeepEP's fused dispatch
+ *     and combine (deepseek-ai/DeepEP README: internode kernels send a
+ *     token over RDMA once per destination node, to the GPU of the same
+ *     local index, which forwards it over NVLink to every GPU of the node
+ *     that holds one of its experts; combine reduces in the node first),
+ *     with the token's top-k indices (int64) and weights (FP32); permute
+ *     after the dispatch, on the receiving rank;
+ *   moe_utils.get_capacity and apply_router_token_dropping: an expert's
+ *     capacity is ceil(tokens x top-k / experts x capacity factor); rows
+ *     beyond it are dropped, and --moe-pad-expert-input-to-capacity pads
+ *     every expert to it.
+ *
+ * Closed forms used (per token of the rank, n of them per micro-batch:
+ * the sequence-parallel shard T / TP, or T with TP 1; e bytes per
+ * element, h hidden, E experts, k top-k):
+ *   routed rows sent per token: k dropless; k min(1, cf) with a capacity
+ *     factor (even routing: an expert's share n k / E is over capacity only
+ *     when cf < 1); E ceil(n k cf / E) / n padded;
+ *   DeepEP's copies: the EP group spans N = EP / g nodes of g EP ranks,
+ *     each of E / N experts; with node-limited routing to M' = min(M, N)
+ *     nodes (M' = N without a limit) and the k experts uniformly among
+ *     those nodes' X = M' E / N experts, a block of b experts is missed
+ *     with probability P(X, b) = C(X - b, k) / C(X, k), so a token goes to
+ *     D = M' (1 - P(X, E/N)) nodes and R = M' g (1 - P(X, E/EP)) ranks on
+ *     average; its RDMA buffer is D copies, its NVLink buffer R copies.
+ */
+#include "workloads/builder_int.h"
+
+#include <math.h>
+
+/* Bytes of a routing probability (FP32 in every dispatcher) and of a
+ * top-k index (int64, torch.topk's). */
+#define PROB_B 4.0
+#define INDEX_B 8.0
+
+bool bld_moe_core(const struct ctx *c)
+{
+  return c->p->moe_dispatcher != MD_BASIC && model_is_moe(c->m);
+}
+
+/* The probability that k experts drawn uniformly among x miss a block of
+ * b of them: C(x - b, k) / C(x, k). */
+static double miss(double x, double b, double k)
+{
+  double q = 1;
+  for (double i = 0; i < k; i++)
+    q *= x - b - i > 0 ? (x - b - i) / (x - i) : 0;
+  return q;
+}
+
+/* Routed rows the rank sends per micro-batch of n tokens (above). */
+static double sent_rows(const struct model *m, const struct plan *p, double n)
+{
+  double k = (double)m->topk, E = (double)m->experts, cf = p->moe_capacity;
+  if (cf <= 0)
+    return n * k;
+  if (p->moe_pad)
+    return E * ceil(n * k * cf / E);
+  return n * k * (cf < 1 ? cf : 1);
+}
+
+void build_moe_dispatch(const struct model *m, const struct plan *p,
+                        double n, struct moe_dispatch *out)
+{
+  double e = model_act_bytes(m), h = (double)m->hidden,
+         k = (double)m->topk, E = (double)m->experts, ep = (double)p->ep,
+         t = (double)p->tp;
+  double rows = sent_rows(m, p, n);
+  *out = (struct moe_dispatch){.n = n, .rows = rows};
+  out->permute_B = 2 * e * h * rows + 2 * PROB_B * rows;
+  out->unpermute_B = 4 * e * h * rows + PROB_B * rows;
+  switch (p->moe_dispatcher) {
+  case MD_BASIC:
+    out->a2a_B = e * n * k * h;
+    out->permute_B = out->unpermute_B = 0;
+    out->leave_B = out->a2a_B * (ep - 1) / ep;
+    break;
+  case MD_ALLTOALL:
+    out->a2a_B = e * h * rows;
+    out->probs_B = PROB_B * rows;
+    out->etp_B = t > 1 ? t * (e * h + PROB_B) * rows : 0;
+    out->sort_B = E / ep > 1 ? 2 * e * h * t * rows : 0;
+    out->leave_B = (out->a2a_B + out->probs_B) * (ep - 1) / ep;
+    break;
+  case MD_ALLGATHER:
+    out->ag_B = ep * n * (e * h + E * (1 + PROB_B));
+    out->rs_B = ep * n * h * PROB_B;
+    out->leave_B = n * (e * h + E * (1 + PROB_B)) * (ep - 1);
+    break;
+  case MD_DEEPEP: {
+    double g = (double)(p->ep_node > 0 ? p->ep_node : p->ep), N = ep / g;
+    double Mn = p->moe_max_nodes > 0 && (double)p->moe_max_nodes < N
+                    ? (double)p->moe_max_nodes : N;
+    double X = Mn * E / N;
+    out->nodes = Mn * (1 - miss(X, E / N, k));
+    out->ranks = Mn * g * (1 - miss(X, E / ep, k));
+    double meta = (INDEX_B + PROB_B) * k; /* top-k indices and weights */
+    out->rdma_B = N > 1 ? n * out->nodes * (e * h + meta) : 0;
+    out->nvl_B = g > 1 ? n * out->ranks * (e * h + meta) : 0;
+    out->net_B = out->rdma_B * (N - 1) / N;
+    /* received copies (n R per rank) in, routed rows out */
+    out->permute_B = e * h * (n * out->ranks + rows) + 2 * PROB_B * rows;
+    out->unpermute_B = e * h * (rows + n * out->ranks) + PROB_B * rows +
+                       2 * e * h * rows;
+    out->leave_B = out->net_B + (g > 1 ? out->nvl_B * (g - 1) / g : 0);
+    break;
+  }
+  }
+}
+
+/* The tokens of a micro-batch that enter the MoE block on this rank. */
+static double moe_tokens(const struct ctx *c)
+{
+  return bld_moe_core(c) ? c->T_local : c->T;
+}
+
+double bld_moe_router_rows(const struct ctx *c)
+{
+  return moe_tokens(c);
+}
+
+/* The experts' rows on the busiest rank: the rank's routed copies (with
+ * expert TP, the t ranks' copies gathered: T k in all), the busiest
+ * expert's share times the imbalance, capped at capacity; padded, every
+ * expert's capacity. */
+double bld_moe_ffn_rows(const struct ctx *c)
+{
+  if (!model_is_moe(c->m))
+    return c->T * c->topk;
+  double cf = c->p->moe_capacity;
+  if (cf <= 0)
+    return c->T * c->topk * c->p->moe_imbalance;
+  if (c->p->moe_pad) {
+    double n = moe_tokens(c), E = (double)c->m->experts;
+    return c->T / n * E * ceil(n * c->topk * cf / E);
+  }
+  double f = c->p->moe_imbalance < cf ? c->p->moe_imbalance : cf;
+  return c->T * c->topk * f;
+}
+
+bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st)
+{
+  if (!bld_moe_core(c))
+    return false;
+  long i = st - c->ld.st;
+  if (st->kind == LS_TP_IN)
+    return i + 1 < c->ld.ns && c->ld.st[i + 1].kind == LS_LINEAR &&
+           c->ld.w[c->ld.st[i + 1].w].role == LW_ROUTER;
+  return st->kind == LS_TP_OUT && i > 0 && c->ld.st[i - 1].kind == LS_A2A;
+}
+
+/* Whether LS_A2A step `st` is the dispatch (the layer's first) rather
+ * than the combine. */
+static bool is_dispatch(const struct ctx *c, const struct lstep *st)
+{
+  for (const struct lstep *s = c->ld.st; s < st; s++)
+    if (s->kind == LS_A2A)
+      return false;
+  return true;
+}
+
+/* The router's kernels after its gating GEMM over n tokens
+ * (topk_routing_with_score_function, Megatron's default softmax after the
+ * top-k, and the aux loss), as one memory-bound kernel each way:
+ *   forward: top-k of the logits (read e E, write e k + 8 k), softmax of
+ *     the k to FP32 (read e k, write 4 k), routing map and probabilities
+ *     scattered (write E + 4 E), aux-loss softmax over E (read e E, write
+ *     4 E), tokens per expert (read E), probabilities summed (read 4 E);
+ *   backward: the two softmaxes' (read 4 + 4, write e per element), the
+ *     scatter's gather (4 k + 4 k) and top-k's scatter (write e E). */
+static void router_kernels(struct ctx *c, int phase, long l, bool bwd)
+{
+  double e = c->e, E = (double)c->m->experts, k = c->topk,
+         n = moe_tokens(c);
+  double per = bwd ? (8 + e) * k + (8 + e) * E + 8 * k + e * E
+                   : (e + 8) * k + e * E + (e + 4) * k + 5 * E +
+                         (e + 4) * E + E + 4 * E;
+  bld_kernel(c, KK_ELEMWISE, phase, l, 0, n * per);
+}
+
+/* The dispatch, forward (or the combine's backward, which moves the same
+ * bytes the same way): collectives on the compute stream, as Megatron
+ * issues them (NCCL's stream, waited for by the next kernel). */
+static void dispatch(struct ctx *c, const struct moe_dispatch *d, int phase,
+                     long l)
+{
+  switch (c->p->moe_dispatcher) {
+  case MD_ALLTOALL:
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
+    if (c->p->ep > 1) {
+      bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->a2a_B);
+      bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->probs_B);
+    }
+    if (d->etp_B > 0)
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, l, d->etp_B);
+    if (d->sort_B > 0)
+      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+    break;
+  case MD_ALLGATHER:
+    if (c->p->ep > 1)
+      bld_coll(c, CO_ALLGATHER, GK_EP, ST_COMPUTE, phase, l, d->ag_B);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
+    break;
+  case MD_DEEPEP:
+    if (d->rdma_B > 0)
+      bld_coll(c, CO_ALLTOALL, GK_EPX, ST_COMPUTE, phase, l, d->rdma_B);
+    if (d->nvl_B > 0)
+      bld_coll(c, CO_ALLTOALL, GK_EPN, ST_COMPUTE, phase, l, d->nvl_B);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
+    break;
+  default:
+    break;
+  }
+}
+
+/* The combine, forward (or the dispatch's backward). */
+static void combine(struct ctx *c, const struct moe_dispatch *d, int phase,
+                    long l)
+{
+  switch (c->p->moe_dispatcher) {
+  case MD_ALLTOALL:
+    if (d->sort_B > 0)
+      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+    if (d->etp_B > 0) /* the tokens only (the dispatch gathers their
+                         probabilities too) */
+      bld_coll(c, CO_REDUCE_SCATTER, GK_TP, ST_COMPUTE, phase, l,
+               d->etp_B - c->t * PROB_B * d->rows);
+    if (c->p->ep > 1)
+      bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->a2a_B);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
+    break;
+  case MD_ALLGATHER:
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
+    if (c->p->ep > 1)
+      bld_coll(c, CO_REDUCE_SCATTER, GK_EP, ST_COMPUTE, phase, l, d->rs_B);
+    break;
+  case MD_DEEPEP: /* the tokens back, without the top-k metadata */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
+    if (d->nvl_B > 0)
+      bld_coll(c, CO_ALLTOALL, GK_EPN, ST_COMPUTE, phase, l,
+               d->n * d->ranks * c->e * c->h);
+    if (d->rdma_B > 0)
+      bld_coll(c, CO_ALLTOALL, GK_EPX, ST_COMPUTE, phase, l,
+               d->n * d->nodes * c->e * c->h);
+    break;
+  default:
+    break;
+  }
+}
+
+void bld_moe_exchange(struct ctx *c, const struct lstep *st, int phase,
+                      long l)
+{
+  struct moe_dispatch d;
+  build_moe_dispatch(c->m, c->p, moe_tokens(c), &d);
+  bool bwd = phase == PH_BWD, first = is_dispatch(c, st);
+  if (first && !bwd)
+    router_kernels(c, phase, l, false);
+  /* Backward runs the steps in reverse: the combine's backward dispatches
+   * the output gradients, the dispatch's backward combines the inputs'. */
+  if (first != bwd)
+    dispatch(c, &d, phase, l);
+  else
+    combine(c, &d, phase, l);
+  if (first && bwd)
+    router_kernels(c, phase, l, true);
+}
