@@ -19,6 +19,10 @@ case $weft in /*) ;; *) weft=$PWD/$weft ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/work"
+# The examples run in an empty folder where the README's files are
+# written; the repository's tests/ (fixtures the examples name) is there.
+repo=$(cd "$(dirname "$readme")" && pwd)
+ln -s "$repo/tests" "$tmp/work/tests"
 mask() { sed 's/^\(  simulated .* in \)[0-9.]* s\( (.*)\)\{0,1\}$/\1X s\2/'; }
 pass=0
 fail=0
