@@ -65,18 +65,18 @@ static void list_stacks(void)
 
 static void list_models(void)
 {
-  printf("%-13s %6s %6s %5s %4s %6s %7s %6s %5s %7s %8s\n", "model", "layers",
-         "hidden", "heads", "kv", "ffn", "vocab", "seq", "MoE", "kind",
-         "params");
+  printf("%-15s %6s %6s %5s %4s %6s %7s %6s %5s %7s %8s %8s\n", "model",
+         "layers", "hidden", "heads", "kv", "ffn", "vocab", "seq", "MoE",
+         "kind", "params", "active");
   for (int i = 0; i < model_preset_count(); i++) {
     const struct model *m = model_preset(i);
     char moe[16] = "-";
     if (model_is_moe(m))
       snprintf(moe, sizeof moe, "%ldx%ld", m->experts, m->topk);
-    printf("%-13s %6ld %6ld %5ld %4ld %6ld %7ld %6ld %5s %7s %7.1fB\n",
+    printf("%-15s %6ld %6ld %5ld %4ld %6ld %7ld %6ld %5s %7s %7.1fB %7.1fB\n",
            m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->vocab, m->seq, moe, m->ffn_kind == FFN_SWIGLU ? "swiglu" : "gelu",
-           model_params(m) / 1e9);
+           model_params(m) / 1e9, model_active_params(m) / 1e9);
   }
 }
 

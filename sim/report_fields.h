@@ -202,6 +202,38 @@
     BOOL, NULL, NOCOL, md->qk_norm, md->qk_norm)                              \
   X(MODEL_TIED, "inputs.model.tied",                                          \
     BOOL, NULL, NOCOL, md->tied != MO_STYLE, model_tied(md))                  \
+  X(MODEL_MOE_FFN, "inputs.model.moe_ffn",                                    \
+    LONG, NULL, NOCOL, md->moe_ffn > 0, md->moe_ffn)                          \
+  X(MODEL_SHARED_FFN, "inputs.model.shared_ffn",                              \
+    LONG, NULL, NOCOL, md->shared_ffn > 0, md->shared_ffn)                    \
+  X(MODEL_DENSE_LAYERS, "inputs.model.dense_layers",                          \
+    LONG, NULL, NOCOL, md->dense_layers > 0, md->dense_layers)                \
+  X(MODEL_MOE_EVERY, "inputs.model.moe_every",                                \
+    LONG, NULL, NOCOL, md->moe_every > 1, md->moe_every)                      \
+  X(MODEL_EXPERT_GROUPS, "inputs.model.expert_groups",                        \
+    LONG, NULL, NOCOL, md->expert_groups > 0, md->expert_groups)              \
+  X(MODEL_TOPK_GROUPS, "inputs.model.topk_groups",                            \
+    LONG, NULL, NOCOL, md->topk_groups > 0, md->topk_groups)                  \
+  X(MODEL_Q_LORA, "inputs.model.q_lora",                                      \
+    LONG, NULL, NOCOL, md->q_lora > 0, md->q_lora)                            \
+  X(MODEL_KV_LORA, "inputs.model.kv_lora",                                    \
+    LONG, NULL, NOCOL, md->kv_lora > 0, md->kv_lora)                          \
+  X(MODEL_ROPE_DIM, "inputs.model.rope_dim",                                  \
+    LONG, NULL, NOCOL, model_mla(md), model_rope_dim(md))                     \
+  X(MODEL_NOPE_DIM, "inputs.model.nope_dim",                                  \
+    LONG, NULL, NOCOL, model_mla(md), model_qk_head_dim(md) - model_rope_dim(md))\
+  X(MODEL_V_DIM, "inputs.model.v_dim",                                        \
+    LONG, NULL, NOCOL, model_mla(md), model_v_head_dim(md))                   \
+  X(MODEL_MTP_LAYERS, "inputs.model.mtp_layers",                              \
+    LONG, NULL, NOCOL, md->mtp_layers > 0, md->mtp_layers)                    \
+  X(MODEL_WINDOW, "inputs.model.window",                                      \
+    LONG, NULL, NOCOL, md->window > 0, md->window)                            \
+  X(MODEL_FULL_EVERY, "inputs.model.full_every",                              \
+    LONG, NULL, NOCOL, md->full_every > 0, md->full_every)                    \
+  X(MODEL_ATTN_CHUNK, "inputs.model.attn_chunk",                              \
+    LONG, NULL, NOCOL, md->attn_chunk > 0, md->attn_chunk)                    \
+  X(MODEL_VOCAB_PAD, "inputs.model.vocab_pad",                                \
+    LONG, NULL, NOCOL, md->vocab_pad > 1, md->vocab_pad)                      \
   X(PLAN_TP, "inputs.plan.tp", SETTING, NULL, COL, true, PK_TP)               \
   X(PLAN_PP, "inputs.plan.pp", SETTING, NULL, COL, true, PK_PP)               \
   X(PLAN_DP, "inputs.plan.dp", SETTING, NULL, COL, true, PK_DP)               \

@@ -24,7 +24,9 @@ Test(model_fault, unknown_preset_lists_the_known)
                    "gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, "
                    "llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, "
                    "llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, "
-                   "mixtral-8x22b");
+                   "mixtral-8x22b, deepseek-v3, qwen3-30b-a3b, "
+                   "qwen3-235b-a22b, gpt-oss-20b, gpt-oss-120b, "
+                   "llama4-scout");
 }
 
 static void bad_set(const char *key, const char *value, int code,
@@ -53,6 +55,14 @@ Test(model_fault, bad_values)
   bad_set("dtype", "tf32", WEFT_EINVAL, "--dtype: tf32 is a math mode, not a "
           "storage type; use fp32");
   bad_set("seq", "NaN", WEFT_EINVAL, "--seq: 'NaN' is not an integer");
+  bad_set("moe-every", "0", WEFT_EINVAL,
+          "--moe-every: '0' is below the minimum of 1");
+  bad_set("window", "-128", WEFT_EINVAL,
+          "--window: '-128' is below the minimum of 0");
+  bad_set("vocab_pad", "0", WEFT_EINVAL,
+          "--vocab_pad: '0' is below the minimum of 1");
+  bad_set("mtp_layers", "65", WEFT_ELIMIT,
+          "--mtp_layers: '65' exceeds the limit of 64");
 }
 
 Test(model_fault, inconsistent_models)

@@ -15,10 +15,10 @@ struct parts {
   double split, repl, xsplit, xrepl;
 };
 
-static struct parts layer_parts(const struct model *m)
+static struct parts kind_parts(const struct model *m, int kind)
 {
   struct layer_desc d;
-  layer_describe(m, &d);
+  layer_describe_kind(m, kind, &d);
   struct parts p = {0};
   for (int i = 0; i < d.nw; i++) {
     const struct lweight *w = &d.w[i];
@@ -36,10 +36,46 @@ static struct parts layer_parts(const struct model *m)
   return p;
 }
 
+double layer_params_kind(const struct model *m, int kind)
+{
+  struct parts p = kind_parts(m, kind);
+  return p.split + p.repl;
+}
+
 double layer_params(const struct model *m)
 {
-  struct parts p = layer_parts(m);
-  return p.split + p.repl;
+  return layer_params_kind(m, model_layer_kind(m, 0));
+}
+
+void layer_kind_counts(const struct model *m, long first, long count,
+                       long out[LAYER_KINDS])
+{
+  for (int k = 0; k < LAYER_KINDS; k++)
+    out[k] = 0;
+  if (model_layers_alike(m)) { /* the common case, in O(1) */
+    out[model_layer_kind(m, 0)] = count;
+    return;
+  }
+  for (long i = first; i < first + count; i++)
+    out[model_layer_kind(m, i)]++;
+}
+
+/* Parameters of the MTP modules besides their layers (DeepSeek-V3 Sec.
+ * 2.2; Megatron-Core multi_token_prediction.py, MultiTokenPredictionLayer:
+ * enorm and hnorm over h each, eh_proj 2h -> h, the final layernorm h;
+ * the embedding and output head are the main model's, shared). */
+static double mtp_extra_params(const struct model *m)
+{
+  double h = (double)m->hidden;
+  return (double)m->mtp_layers * (3 * h + 2 * h * h);
+}
+
+double mtp_params(const struct model *m)
+{
+  double n = mtp_extra_params(m);
+  for (long j = 0; j < m->mtp_layers; j++)
+    n += layer_params_kind(m, model_layer_kind(m, m->layers + j));
+  return n;
 }
 
 /* The routed experts' share of `p` on one rank. */
@@ -48,22 +84,62 @@ static double expert_share(const struct parts *p, long tp, long ep)
   return p->xsplit / (double)tp / (double)ep + p->xrepl / (double)ep;
 }
 
-double layer_expert_params_rank(const struct model *m, long tp, long ep)
+double layer_expert_params_rank_kind(const struct model *m, int kind,
+                                     long tp, long ep)
 {
-  struct parts p = layer_parts(m);
+  struct parts p = kind_parts(m, kind);
   return expert_share(&p, tp, ep);
 }
 
-double layer_params_rank(const struct model *m, long tp, long ep)
+double layer_params_rank_kind(const struct model *m, int kind, long tp,
+                              long ep)
 {
-  struct parts p = layer_parts(m);
+  struct parts p = kind_parts(m, kind);
   return (p.split - p.xsplit) / (double)tp + (p.repl - p.xrepl) +
          expert_share(&p, tp, ep);
 }
 
+double layer_expert_params_rank(const struct model *m, long tp, long ep)
+{
+  return layer_expert_params_rank_kind(m, model_layer_kind(m, 0), tp, ep);
+}
+
+double layer_params_rank(const struct model *m, long tp, long ep)
+{
+  return layer_params_rank_kind(m, model_layer_kind(m, 0), tp, ep);
+}
+
+/* The sum of f over layers [first, first + count) by kind. */
+static double sum_layers(const struct model *m, long first, long count,
+                         double (*f)(const struct model *, int, long, long),
+                         long tp, long ep)
+{
+  long n[LAYER_KINDS];
+  layer_kind_counts(m, first, count, n);
+  double s = 0;
+  for (int k = 0; k < LAYER_KINDS; k++)
+    if (n[k] > 0)
+      s += (double)n[k] * f(m, k, tp, ep);
+  return s;
+}
+
+double mtp_params_rank(const struct model *m, long tp, long ep,
+                       bool experts_only)
+{
+  double h = (double)m->hidden, mtp = (double)m->mtp_layers;
+  /* norms replicated, eh_proj column-parallel */
+  double n = experts_only ? 0 : mtp * (3 * h + 2 * h * h / (double)tp);
+  for (long j = 0; j < m->mtp_layers; j++) {
+    int k = model_layer_kind(m, m->layers + j);
+    n += experts_only ? layer_expert_params_rank_kind(m, k, tp, ep)
+                      : layer_params_rank_kind(m, k, tp, ep);
+  }
+  return n;
+}
+
 double embedding_params(const struct model *m)
 {
-  double e = (double)m->vocab * (double)m->hidden;
+  double e = (double)model_vocab_rows(m) * (double)m->hidden;
   if (m->gpt_style)
     e += (double)m->seq * (double)m->hidden; /* learned positions */
   return e;
@@ -71,7 +147,8 @@ double embedding_params(const struct model *m)
 
 double output_params(const struct model *m)
 {
-  return model_tied(m) ? 0.0 : (double)m->vocab * (double)m->hidden;
+  return model_tied(m) ? 0.0
+                       : (double)model_vocab_rows(m) * (double)m->hidden;
 }
 
 double final_norm_params(const struct model *m)
@@ -79,22 +156,37 @@ double final_norm_params(const struct model *m)
   return (m->gpt_style ? 2.0 : 1.0) * (double)m->hidden;
 }
 
+static double kind_params(const struct model *m, int kind, long tp, long ep)
+{
+  (void)tp;
+  (void)ep;
+  return layer_params_kind(m, kind);
+}
+
 double model_params(const struct model *m)
 {
-  return (double)m->layers * layer_params(m) + embedding_params(m) +
-         output_params(m) + final_norm_params(m);
+  return sum_layers(m, 0, m->layers, kind_params, 1, 1) +
+         embedding_params(m) + output_params(m) + final_norm_params(m) +
+         mtp_params(m);
+}
+
+/* The routed experts' parameters a token does not use in a layer. */
+static double kind_idle(const struct model *m, int kind, long tp, long ep)
+{
+  (void)tp;
+  (void)ep;
+  struct parts p = kind_parts(m, kind);
+  return (p.xsplit + p.xrepl) * (1 - (double)m->topk / (double)m->experts);
 }
 
 /* Parameters a token passes through: the routed experts' copies counted
  * top-k of `experts` times (the figure model cards give as "active"). */
 double model_active_params(const struct model *m)
 {
-  struct parts p = layer_parts(m);
-  double routed = p.xsplit + p.xrepl;
-  if (routed == 0) /* dense */
+  if (!model_is_moe(m)) /* dense */
     return model_params(m);
-  double idle = routed * (1 - (double)m->topk / (double)m->experts);
-  return model_params(m) - (double)m->layers * idle;
+  return model_params(m) - sum_layers(m, 0, m->layers + m->mtp_layers,
+                                      kind_idle, 1, 1);
 }
 
 double stage_params_rank(const struct model *m, const struct plan *p,
@@ -104,11 +196,10 @@ double stage_params_rank(const struct model *m, const struct plan *p,
   for (long c = 0; c < p->vchunks; c++) {
     long first, count;
     plan_chunk_layers(p, m, stage, c, &first, &count);
-    (void)first;
-    n += (double)count * layer_params_rank(m, p->tp, p->ep);
+    n += sum_layers(m, first, count, layer_params_rank_kind, p->tp, p->ep);
   }
   if (stage == 0) {
-    n += (double)m->vocab * (double)m->hidden / t;
+    n += (double)model_vocab_rows(m) * (double)m->hidden / t;
     if (m->gpt_style)
       n += (double)m->seq * (double)m->hidden;
   }
@@ -118,7 +209,11 @@ double stage_params_rank(const struct model *m, const struct plan *p,
      * copy of the embedding that Megatron keeps on the last stage (tied,
      * as GPT, pp > 1). */
     if (!model_tied(m) || p->pp > 1)
-      n += (double)m->vocab * (double)m->hidden / t;
+      n += (double)model_vocab_rows(m) * (double)m->hidden / t;
+    /* The MTP modules: on the last stage, after the output layer, as
+     * Megatron-Core places them (gpt_model.py, mtp_process on the last
+     * pipeline stage). */
+    n += mtp_params_rank(m, p->tp, p->ep, false);
   }
   return n;
 }
@@ -130,40 +225,89 @@ double stage_expert_params_rank(const struct model *m, const struct plan *p,
   for (long c = 0; c < p->vchunks; c++) {
     long first, count;
     plan_chunk_layers(p, m, stage, c, &first, &count);
-    (void)first;
-    n += (double)count * layer_expert_params_rank(m, p->tp, p->ep);
+    n += sum_layers(m, first, count, layer_expert_params_rank_kind, p->tp,
+                    p->ep);
   }
+  if (stage == p->pp - 1)
+    n += mtp_params_rank(m, p->tp, p->ep, true);
   return n;
+}
+
+/* Forward model FLOPs of layer i over T tokens of sequences of s: every
+ * linear layer's 2 T in out, a routed expert's over the tokens routed to
+ * it (T x top-k in all), and QK^T and PV over the full square, each
+ * head's query/key and value widths (heads x head_dim: hidden unless
+ * set), scaled for a window or chunks by the pairs it attends against a
+ * full causal mask's. */
+double layer_fwd_flops(const struct model *m, long i, double T, double s)
+{
+  struct layer_desc d;
+  layer_describe_at(m, i, &d);
+  double a = (double)m->heads;
+  double qk = (double)model_qk_head_dim(m), v = (double)model_v_head_dim(m);
+  double core = model_mla(m) ? 2 * T * s * a * (qk + v)
+                             : 4 * T * s * (double)model_q_dim(m);
+  if (model_layer_span(m, i) != SPAN_FULL)
+    core *= model_layer_pairs(m, i, s) / (s * (s + 1) / 2);
+  double f = core;
+  for (int k = 0; k < d.nw; k++) {
+    const struct lweight *w = &d.w[k];
+    if (lweight_matrix(w))
+      f += 2 * (w->routed ? (double)m->topk * T : T) * w->in * w->out;
+  }
+  return f;
 }
 
 double model_flops_per_iter(const struct model *m, long global_batch)
 {
   double B = (double)global_batch, s = (double)m->seq, h = (double)m->hidden;
-  double T = B * s, q = (double)model_q_dim(m);
-  struct layer_desc d;
-  layer_describe(m, &d);
-  /* Every linear layer's 2 T in out, a routed expert's over the tokens
-   * routed to it (T x top-k in all), and QK^T and PV over the full square,
-   * each head's head_dim wide (heads x head_dim: hidden unless set). */
-  double fwd_layer = 4 * T * s * q;
-  for (int i = 0; i < d.nw; i++) {
-    const struct lweight *w = &d.w[i];
-    if (lweight_matrix(w))
-      fwd_layer += 2 * (w->routed ? (double)m->topk * T : T) * w->in * w->out;
+  double T = B * s, fwd = 0;
+  if (model_layers_alike(m)) {
+    fwd = (double)(m->layers + m->mtp_layers) * layer_fwd_flops(m, 0, T, s);
+  } else {
+    for (long i = 0; i < m->layers + m->mtp_layers; i++)
+      fwd += layer_fwd_flops(m, i, T, s);
   }
-  double logits = 2 * T * h * (double)m->vocab;
-  return 3 * ((double)m->layers * fwd_layer + logits);
+  /* The logits, and each MTP module's own (Megatron-LM's
+   * num_floating_point_operations: padded_vocab_size x (mtp_num_layers +
+   * 1)) and its eh_proj (2h -> h). */
+  double V = (double)model_vocab_rows(m), mtp = (double)m->mtp_layers;
+  fwd += 2 * T * h * V * (1 + mtp) + mtp * 2 * T * 2 * h * h;
+  return 3 * fwd;
 }
 
 static double op_sac_layer_bytes(const struct model *m, const struct plan *p);
 
+static double kind_activation_bytes(const struct model *m,
+                                    const struct plan *p, int kind);
+
+/* Layers not all alike: the largest of their kinds' (an upper bound on the
+ * stage's; NEEDSWORK: count each in-flight layer's own). */
 double layer_activation_bytes(const struct model *m, const struct plan *p)
+{
+  if (model_layers_alike(m))
+    return kind_activation_bytes(m, p, model_layer_kind(m, 0));
+  double most = 0;
+  long n[LAYER_KINDS];
+  layer_kind_counts(m, 0, m->layers, n);
+  for (int k = 0; k < LAYER_KINDS; k++) {
+    double x = n[k] > 0 ? kind_activation_bytes(m, p, k) : 0;
+    if (x > most)
+      most = x;
+  }
+  return most;
+}
+
+static double kind_activation_bytes(const struct model *m,
+                                    const struct plan *p, int kind)
 {
   /* Context parallelism keeps 1/cp of the sequence on each rank. */
   double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   double h = (double)m->hidden, a = (double)m->heads, t = (double)p->tp;
-  double kv = (double)model_kv_dim(m), f = (double)m->ffn;
-  double q = (double)model_q_dim(m), k = (double)m->topk;
+  bool moe = (kind & LAYER_KIND_MOE) != 0;
+  double kv = (double)model_kv_dim(m);
+  double f = (double)(moe ? model_moe_ffn(m) : m->ffn);
+  double q = (double)model_q_dim(m), k = moe ? (double)m->topk : 1;
   double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
   /* Korthikanti et al. Sec. 4.1 per token: outside the tensor-parallel
    * regions 10h (LayerNorm inputs 4h, QKV and FC1 inputs 2h each, two
@@ -174,6 +318,20 @@ double layer_activation_bytes(const struct model *m, const struct plan *p)
    * dropout output 2 bytes per score). */
   double repl = 10 * h;
   double split = 2 * q + 4 * kv + 2 * q + k * (2 * f * gates + 2 * f);
+  if (model_mla(m)) {
+    /* MLA: Q and K a x (nope + rope), V and the projection's input a x
+     * v_dim, inside TP; the latent q and kv (down-projection outputs and
+     * their norms' outputs, the up-projections' inputs: 4 bytes per
+     * element) on every TP rank, counted with the replicated part. */
+    double dqk = (double)model_qk_head_dim(m), dv = (double)model_v_head_dim(m);
+    double lat = (double)(m->q_lora + m->kv_lora + model_rope_dim(m));
+    split = 2 * a * dqk + 2 * a * dqk + 2 * a * dv + 2 * a * dv +
+            k * (2 * f * gates + 2 * f);
+    repl += 4 * lat;
+  }
+  /* Shared experts: their FC1 output and activation, on every token. */
+  if (moe && m->shared_ffn > 0)
+    split += 2 * (double)m->shared_ffn * gates + 2 * (double)m->shared_ffn;
   if (k > 1)
     repl += (k - 1) * 3 * h; /* routed copies of the FC1 input and mask */
   /* Unfused attention keeps the scores (Korthikanti's 5as term); a fused
@@ -419,7 +577,7 @@ static void torchtitan_terms(const struct model *m, const struct plan *p,
    * gradient: 12 bytes per logit, the larger of the two (forward: 10). */
   double s = (double)m->seq / (double)p->cp, b = (double)p->micro_batch;
   double loss = stage == p->pp - 1
-                    ? 12 * s * b * (double)m->vocab / (double)p->tp
+                    ? 12 * s * b * (double)model_vocab_rows(m) / (double)p->tp
                     : 0;
   /* A layer's backward: its recomputed activations (under selective, what
    * the per-op policy dropped; under full, the whole layer), then FSDP2's
@@ -514,6 +672,10 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     long inflight;
     x.activations = per_layer * peak_layers_inflight(m, p, st, &inflight);
     x.peak_inflight = inflight;
+    /* The MTP modules' layers on the last stage, for each micro-batch in
+     * flight there (NEEDSWORK: the peak's, not the stage's own count). */
+    if (st == p->pp - 1 && m->mtp_layers > 0)
+      x.activations += (double)m->mtp_layers * per_layer * (double)inflight;
     if (p->recompute == RECOMP_FULL) {
       struct plan q = *p;
       q.recompute = RECOMP_NONE;
@@ -526,7 +688,7 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                                  : (double)p->tp;
     if (st == p->pp - 1)
       x.transient += (p->xent == XENT_FP32 ? 4 : 2) * s * b *
-                     (double)m->vocab / vsplit;
+                     (double)model_vocab_rows(m) / vsplit;
     /* Tensor3D over Z: the weight blocks of two linear layers gathered at
      * once (one prefetched), FC1's the largest. */
     if (p->t3[2] > 1)

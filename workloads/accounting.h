@@ -48,6 +48,22 @@
  * positions), of the output layer when untied (0 for GPT) and of the final
  * norm. */
 double layer_params(const struct model *m);
+/* ... of a layer of kind `kind` (model.h, model_layer_kind); layer_params
+ * and the _rank functions without _kind are the first layer's. */
+double layer_params_kind(const struct model *m, int kind);
+/* The layers of each kind among [first, first + count) (out[kind]). */
+void layer_kind_counts(const struct model *m, long first, long count,
+                       long out[LAYER_KINDS]);
+/* Parameters of the MTP modules (mtp_layers): their layers, projections
+ * and norms; the embedding and output layer they share are not counted
+ * again.  model_params includes them; DeepSeek-V3's published 671 B does
+ * not. */
+double mtp_params(const struct model *m);
+/* ... on one rank of tensor-parallel degree tp and expert-parallel degree
+ * ep (on the last pipeline stage, as Megatron-Core places them), or the
+ * routed experts' part of them. */
+double mtp_params_rank(const struct model *m, long tp, long ep,
+                       bool experts_only);
 double embedding_params(const struct model *m);
 double output_params(const struct model *m);
 double final_norm_params(const struct model *m);
@@ -60,6 +76,10 @@ double model_active_params(const struct model *m);
  * replicated norms and biases), and the expert part of it. */
 double layer_params_rank(const struct model *m, long tp, long ep);
 double layer_expert_params_rank(const struct model *m, long tp, long ep);
+double layer_params_rank_kind(const struct model *m, int kind, long tp,
+                              long ep);
+double layer_expert_params_rank_kind(const struct model *m, int kind,
+                                     long tp, long ep);
 
 /* Parameters held by a GPU of pipeline stage `stage`, and the expert part
  * of them (sharded by ZeRO over the ranks holding the same experts). */
@@ -68,7 +88,13 @@ double stage_params_rank(const struct model *m, const struct plan *p,
 double stage_expert_params_rank(const struct model *m, const struct plan *p,
                                 long stage);
 
-/* Model FLOPs of one iteration of `global_batch` sequences (see above). */
+/* Forward model FLOPs of layer i (i >= layers: an MTP module's) over T
+ * tokens in sequences of s (see above; windows and chunks scale the
+ * attention core by the query-key pairs they compute). */
+double layer_fwd_flops(const struct model *m, long i, double T, double s);
+
+/* Model FLOPs of one iteration of `global_batch` sequences (see above),
+ * MTP modules included. */
 double model_flops_per_iter(const struct model *m, long global_batch);
 
 /* Activation bytes of one layer for one micro-batch (Korthikanti et al.):

@@ -108,12 +108,19 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   c->f = (double)m->ffn;
   c->gates = m->ffn_kind == FFN_SWIGLU ? 2 : 1;
   c->a = (double)m->heads;
-  c->d = (double)model_head_dim(m);
+  c->d = (double)model_qk_head_dim(m);
+  c->dv = (double)model_v_head_dim(m);
+  /* MLA: K and V per head, every head (kv_up_proj's output). */
+  c->vw = model_mla(m) ? c->a * c->dv : c->kv;
+  if (model_mla(m))
+    c->kv = c->a * c->d;
   c->topk = (double)m->topk;
   c->T_local = p->sp ? c->T / c->t : c->T;
   c->vlast = p->pp * p->vchunks - 1;
   c->ops = p->t3[0] > 0 ? &bld_t3_ops : &bld_megatron_ops;
   layer_describe(m, &c->ld);
+  c->alike = model_layers_alike(m);
+  c->kind = model_layer_kind(m, 0);
   long max_dp = 4 * (m->layers + 4) + 16;
   if (p->zero == 3)
     max_dp += 4 * (m->layers + 4) * p->microbatches;
@@ -140,10 +147,14 @@ void build_unit_params(const struct model *m, const struct plan *p,
 {
   double h = (double)m->hidden, t = (double)p->tp;
   *layer = layer_params_rank(m, p->tp, p->ep);
-  *emb = (double)m->vocab * h / t + (m->gpt_style ? (double)m->seq * h : 0);
-  double out_layer = (!model_tied(m) || p->pp > 1) ? (double)m->vocab * h / t
+  *emb = (double)model_vocab_rows(m) * h / t + (m->gpt_style ? (double)m->seq * h : 0);
+  double out_layer = (!model_tied(m) || p->pp > 1) ? (double)model_vocab_rows(m) * h / t
                                                     : 0;
   *head = out_layer + final_norm_params(m);
+  /* The MTP modules run with the output layer (builder_layer.c, mtp_fwd):
+   * their gradients join its unit. */
+  if (m->mtp_layers > 0)
+    *head += mtp_params_rank(m, p->tp, p->ep, false);
 }
 
 double build_accum_bytes(const struct model *m, const struct plan *p,
@@ -187,7 +198,7 @@ static void optimizer_step(struct ctx *c)
   /* Tied embedding: first and last stage sum their copies' gradients. */
   if (model_tied(m) && p->pp > 1 && (stage == 0 || stage == p->pp - 1)) {
     long i = bld_coll(c, CO_ALLREDUCE, GK_EMB, ST_DP, PH_OPT, -1,
-                      (double)m->vocab * c->h / c->t * c->grad_e);
+                      (double)model_vocab_rows(m) * c->h / c->t * c->grad_e);
     graph_dep(g, stage, c->last_compute);
     c->dp_tasks[c->n_dp++] = i;
   }
@@ -279,9 +290,35 @@ static int build_stage(struct graph *g, const struct model *m,
   return rc;
 }
 
+/* What the builder does not build yet for the model settings of 2024-26:
+ * 0, or a refusal naming the settings. */
+static int check_supported(const struct model *m, const struct plan *p,
+                           struct weft_err *err)
+{
+  bool local = m->window > 0 || m->attn_chunk > 0;
+  if (!model_layers_alike(m) && p->zero >= 3)
+    return weft_errf(err, WEFT_EINVAL, "model '%s': layers that are not "
+                     "alike (dense_layers, moe_every, full_every, "
+                     "mtp_layers) with ZeRO-3/FSDP are not built yet: its "
+                     "units would all be the first layer's", m->name);
+  if (p->t3[0] > 0 && (!model_layers_alike(m) || model_mla(m) ||
+                       m->mtp_layers > 0 || m->shared_ffn > 0 ||
+                       m->vocab_pad > 1))
+    return weft_errf(err, WEFT_EINVAL, "model '%s': Tensor3D builds layers "
+                     "that are all alike, without MLA, MTP, shared experts "
+                     "or vocab_pad", m->name);
+  if (local && p->cp > 1)
+    return weft_errf(err, WEFT_EINVAL, "model '%s': ring attention (cp "
+                     "%ld) over a sliding window or chunks is not built yet",
+                     m->name, p->cp);
+  return 0;
+}
+
 struct graph *build_graph(const struct model *m, const struct plan *p,
                           struct weft_err *err)
 {
+  if (check_supported(m, p, err))
+    return NULL;
   struct graph *g = graph_new(p->pp);
   plan_layout(p, &g->layout);
   g->tokens = (double)p->global_batch * (double)m->seq;

@@ -46,7 +46,7 @@ static bool compressing(const struct ctx *c)
 
 void bld_bucket_add(struct ctx *c, double *acc, enum bucket_unit u)
 {
-  double h = c->h, t = c->t, V = (double)c->m->vocab, rc = 0, mat = 0, n;
+  double h = c->h, t = c->t, V = (double)model_vocab_rows(c->m), rc = 0, mat = 0, n;
   if (u == BU_LAYER) {
     for (int i = 0; i < c->ld.nw; i++) {
       const struct lweight *w = &c->ld.w[i];

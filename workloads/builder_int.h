@@ -61,7 +61,9 @@ struct ctx {
   double f;           /* FFN hidden size */
   double gates;       /* FFN input projections: 2 (SwiGLU) or 1 (GELU) */
   double a;           /* attention heads */
-  double d;           /* head dimension */
+  double d;           /* head dimension (of a query/key head under MLA) */
+  double dv;          /* width of a value head (d unless MLA) */
+  double vw;          /* width of V (kv unless MLA) */
   double topk;        /* experts per token (1 when dense) */
   double T_local;     /* tokens per rank outside TP regions (SP: T / t) */
   long pending[PENDING_MAX]; /* tasks the next compute task waits for
@@ -75,6 +77,10 @@ struct ctx {
   struct ds21 *ds21;
   /* The stage's parameters per rank (ctx_init): */
   double lp, lx;      /* dense and expert parameters of a layer */
+  /* Layers not all alike (model.h, model_layer_kind): c->ld, lp and lx
+   * are those of the layer being built, switched by bld_layer_select. */
+  bool alike;
+  int kind;           /* the kind c->ld describes */
   double emb;         /* embedding (and GPT's position embedding) */
   double head;        /* output layer and final norm, on the last stage */
   double grad_e;      /* bytes per gradient element */
@@ -130,6 +136,10 @@ long bld_grad_coll(struct ctx *c, enum coll_op op, enum group_kind gk,
                    long layer, double bytes, long after);
 
 /* ---- The Megatron layer (builder_layer.c) and Tensor3D (builder_t3.c) */
+
+/* Make c->ld, c->lp and c->lx describe layer `layer` (a no-op when the
+ * model's layers are alike). */
+void bld_layer_select(struct ctx *c, long layer);
 
 /* The passes of Megatron-LM's 1D tensor parallelism and of Tensor3D. */
 extern const struct layer_ops bld_megatron_ops, bld_t3_ops;

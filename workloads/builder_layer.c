@@ -10,6 +10,8 @@
  */
 #include "workloads/builder_int.h"
 
+#include "workloads/accounting.h"
+
 /* batch x ([M x K] @ [K x N]). */
 static long bmm(struct ctx *c, int phase, long layer, double batch, double M,
                 double N, double K)
@@ -46,7 +48,7 @@ static long ggemm(struct ctx *c, int phase, long layer, double G, double M,
 static long ffn_gemm(struct ctx *c, int phase, long layer, double M, double N,
                      double K, bool wgrad)
 {
-  long local = model_is_moe(c->m) ? c->m->experts / c->p->ep : 1;
+  long local = c->ld.experts > 1 ? c->m->experts / c->p->ep : 1;
   if (local <= 1)
     return bld_gemm(c, phase, layer, M, N, K);
   double G = (double)local;
@@ -86,7 +88,9 @@ static long attention_block(struct ctx *c, int phase, long layer, bool bwd);
 static long attention_cp(struct ctx *c, int phase, long layer, bool bwd)
 {
   long cp = c->p->cp, w = -1, prev = -1;
-  double kv = 2 * c->T * c->kv / c->t * c->e; /* K and V of the local part */
+  /* K and V of the local part */
+  double kv = model_mla(c->m) ? c->T * (c->kv + c->vw) / c->t * c->e
+                              : 2 * c->T * c->kv / c->t * c->e;
   for (long j = 0; j < cp; j++) {
     if (j + 1 < cp) {
       long x = bld_coll(c, CO_SENDRECV, GK_CP, ST_CP, phase, layer,
@@ -118,19 +122,40 @@ static long attention_block(struct ctx *c, int phase, long layer, bool bwd)
   double heads = c->a / c->t;
   /* c->S: the local sequence (all of it without CP, one CP rank's share
    * with it, each block being as long as the local part). */
-  /* Q is heads x head_dim wide (the hidden size unless head_dim is set). */
+  /* Q is heads x head_dim wide (the hidden size unless head_dim is set).
+   * MLA: QK^T over query/key heads of nope + rope, PV over value heads of
+   * v_dim (Megatron-LM's num_floating_point_operations, MLA branch). */
   double qw = c->a * c->d;
-  double flops = 4 * c->b * c->S * c->S * qw / c->t;
+  bool mla = model_mla(c->m);
+  double flops = mla ? 2 * c->b * c->S * c->S * c->a * (c->d + c->dv) / c->t
+                     : 4 * c->b * c->S * c->S * qw / c->t;
+  /* A sliding window or chunks: the kernel computes only the blocks of
+   * query-key pairs inside them (FlashAttention 2.3's window_size,
+   * flash_attn_interface.py, skips the blocks the window masks whole;
+   * FlashAttention-3 and cuDNN the same), so its FLOPs and time scale
+   * with the pairs attended against the full causal mask's. */
+  /* The keys a query block meets: the window's or chunk's (the cost
+   * model rates the kernel at that length, costmodel.c attn_time). */
+  double keys = c->S;
+  enum attn_span span = model_layer_span(c->m, layer);
+  if (span != SPAN_FULL) {
+    flops *= model_layer_pairs(c->m, layer, c->S) / (c->S * (c->S + 1) / 2);
+    double w = (double)(span == SPAN_WINDOW ? c->m->window : c->m->attn_chunk);
+    keys = w < keys ? w : keys;
+  }
   double q = c->T * qw / c->t, kv = c->T * c->kv / c->t;
+  /* Read Q, K, V, write O (forward); MLA's V and O are v_dim a head. */
+  double io = mla ? q + kv + c->T * (c->vw + c->a * c->dv) / c->t
+                  : 2 * q + 2 * kv;
   struct task t = {.kind = TK_KERNEL, .op = bwd ? KK_ATTN_BWD : KK_ATTN,
                    .stream = ST_COMPUTE, .phase = (uint8_t)phase,
                    .layer = (int32_t)layer, .m = (uint32_t)c->S,
-                   .n = (uint32_t)c->S, .k = (uint32_t)c->d,
+                   .n = (uint32_t)keys, .k = (uint32_t)c->d,
                    .batch = (uint32_t)(c->b * heads),
                    /* Backward: twice the forward matrix FLOPs (Megatron's
                     * count); reads Q, K, V, O, dO, writes dQ, dK, dV. */
                    .flops = bwd ? 2 * flops : flops,
-                   .bytes = c->e * (bwd ? 4 * q + 4 * kv : 2 * q + 2 * kv)};
+                   .bytes = c->e * (bwd ? 2 * io : io)};
   return bld_add(c, &t);
 }
 
@@ -278,10 +303,17 @@ static void qk_norm_pass(struct ctx *c, int phase, long l, bool bwd)
   norm_rows(c, phase, l, c->T * heads / c->t, c->d, bwd);
 }
 
-/* RoPE on the rank's Q and K heads, either way. */
+/* RoPE on the rank's Q and K heads, either way.  MLA rotates the rope_dim
+ * part of each query head and the one key part all heads share (DeepSeek's
+ * k_pe, from kv_down_proj, on every TP rank). */
 static void rope_pass(struct ctx *c, int phase, long l)
 {
   double e = c->e, q = c->T * c->a * c->d / c->t, k = c->T * c->kv / c->t;
+  if (model_mla(c->m)) {
+    double r = (double)model_rope_dim(c->m);
+    q = c->T * c->a * r / c->t;
+    k = c->T * r;
+  }
   if (!c->p->eager) {
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * e * (q + k));
     return;
@@ -291,29 +323,54 @@ static void rope_pass(struct ctx *c, int phase, long l)
   eager_ops(c, phase, l, ops, 3, k);
 }
 
-/* The token rows of the FFN: the rank's tokens x top-k (routed copies,
- * times the busiest expert's imbalance). */
+/* The token rows of the routed experts: the rank's tokens x top-k
+ * (routed copies, times the busiest expert's imbalance). */
 static double ffn_rows(const struct ctx *c)
 {
   return bld_moe_ffn_rows(c);
 }
 
-/* The token rows of a linear step's GEMM. */
+/* The token rows of a linear step's GEMM: routed experts' copies, or the
+ * rank's tokens (a dense FFN, a shared expert, attention). */
 static double linear_rows(const struct ctx *c, const struct lweight *w)
 {
-  return w->role == LW_FFN      ? ffn_rows(c)
+  return w->routed                ? ffn_rows(c)
          : w->role == LW_ROUTER ? bld_moe_router_rows(c)
                                 : c->T;
 }
 
-/* A GEMM of linear `w`: the FFN's through ffn_gemm (grouped over local
- * experts), the others plain. */
+/* A GEMM of linear `w`: the routed experts' through ffn_gemm (grouped over
+ * local experts), the others plain. */
 static long linear_gemm(struct ctx *c, const struct lweight *w, int phase,
                         long l, double M, double N, double K, bool wgrad)
 {
-  if (w->role == LW_FFN)
+  if (w->routed)
     return ffn_gemm(c, phase, l, M, N, K, wgrad);
   return bld_gemm(c, phase, l, M, N, K);
+}
+
+/* MLA's norms of the compressed q and kv (layer.h, LS_LATENT_NORM), over
+ * every token on each TP rank (the down-projections are replicated). */
+static void latent_norm_pass(struct ctx *c, int phase, long l, bool bwd)
+{
+  double w = (double)(c->m->q_lora + c->m->kv_lora);
+  norm_rows(c, phase, l, c->T, w, bwd);
+}
+
+void bld_layer_select(struct ctx *c, long layer)
+{
+  if (c->alike)
+    return;
+  int k = model_layer_kind(c->m, layer);
+  if (k == c->kind)
+    return;
+  const struct model *m = c->m;
+  const struct plan *p = c->p;
+  layer_describe_kind(m, k, &c->ld);
+  c->kind = k;
+  c->lp = layer_params_rank_kind(m, k, p->tp, p->ep);
+  c->lx = p->ep > 1 ? layer_expert_params_rank_kind(m, k, p->tp, p->ep) : 0;
+  c->lp -= c->lx;
 }
 
 /* Forward of step `st` of layer `l` in `phase` (PH_FWD, PH_RECOMP). */
@@ -359,16 +416,20 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     a2a(c, st, phase, l);
     break;
   case LS_ACT: {
-    double M = ffn_rows(c);
+    /* w: the FC1 it follows (a routed expert's, a dense or shared MLP's) */
+    double M = linear_rows(c, w), f = w->out / c->gates;
     if (eager_rms(c) && c->gates == 2) {
       const double ops[] = {2 * e, 3 * e};
-      eager_ops(c, phase, l, ops, 2, M * c->f / c->t);
+      eager_ops(c, phase, l, ops, 2, M * f / c->t);
       break;
     }
     bld_kernel(c, KK_ELEMWISE, phase, l, 0,
-               e * (c->gates + 1) * M * c->f / c->t);
+               e * (c->gates + 1) * M * f / c->t);
     break;
   }
+  case LS_LATENT_NORM:
+    latent_norm_pass(c, phase, l, false);
+    break;
   }
 }
 
@@ -424,15 +485,18 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
   case LS_ACT: {
     /* Reads dy and the G inputs, writes their G gradients (GELU: x, dy ->
      * dx; SwiGLU: gate, up, dy -> dgate, dup). */
-    double M = ffn_rows(c), G = c->gates;
+    double M = linear_rows(c, w), G = c->gates, f = w->out / G;
     if (eager_rms(c) && G == 2) {
       const double ops[] = {3 * e, 3 * e, 3 * e};
-      eager_ops(c, B, l, ops, 3, M * c->f / t);
+      eager_ops(c, B, l, ops, 3, M * f / t);
       break;
     }
-    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * c->f / t);
+    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * f / t);
     break;
   }
+  case LS_LATENT_NORM:
+    latent_norm_pass(c, B, l, true);
+    break;
   }
   return -1;
 }
@@ -485,6 +549,7 @@ static void recompute_ops(struct ctx *c, long l)
 /* The layer's steps (layer.h) in order. */
 static void layer_fwd(struct ctx *c, long l, int phase)
 {
+  bld_layer_select(c, l);
   for (int i = 0, k; i < c->ld.ns; i += k) {
     /* TP communication overlap takes the steps it overlaps */
     k = bld_tpo_fwd(c, &c->ld.st[i], c->ld.ns - i, phase, l);
@@ -498,6 +563,7 @@ static void layer_fwd(struct ctx *c, long l, int phase)
 /* The steps in reverse; returns the layer's last weight-gradient GEMM. */
 static long layer_bwd(struct ctx *c, long l)
 {
+  bld_layer_select(c, l);
   if (c->p->recompute == RECOMP_FULL)
     layer_fwd(c, l, PH_RECOMP);
   else if (c->p->recompute == RECOMP_SELECTIVE && c->p->sel_ops)
@@ -544,7 +610,7 @@ static long embed_bwd(struct ctx *c)
  * per logit each way, the convention it was fitted with). */
 void bld_loss_kernel(struct ctx *c, enum phase ph)
 {
-  double e = c->e, n = c->T * (double)c->m->vocab / (double)c->t;
+  double e = c->e, n = c->T * (double)model_vocab_rows(c->m) / (double)c->t;
   bool bwd = ph == PH_BWD;
   switch (c->p->xent) {
   case XENT_FUSED:
@@ -558,9 +624,12 @@ void bld_loss_kernel(struct ctx *c, enum phase ph)
   }
 }
 
-static void loss_fwd(struct ctx *c)
+/* The output layer and the loss's forward: the final norm, the logits
+ * GEMM over the vocabulary's rows, the loss kernels and vocabulary-
+ * parallel cross-entropy's all-reduces. */
+static void head_fwd(struct ctx *c)
 {
-  double V = (double)c->m->vocab, t = c->t;
+  double V = (double)model_vocab_rows(c->m), t = c->t;
   norm_pass(c, PH_FWD, -1, c->T_local, false);
   sp_gather(c, PH_FWD, -1);
   bld_gemm(c, PH_FWD, -1, c->T, V / t, c->h);
@@ -571,15 +640,80 @@ static void loss_fwd(struct ctx *c)
 }
 
 /* Returns the output layer's weight-gradient GEMM. */
-static long loss_bwd(struct ctx *c)
+static long head_bwd(struct ctx *c)
 {
-  double V = (double)c->m->vocab, t = c->t;
+  double V = (double)model_vocab_rows(c->m), t = c->t;
   bld_loss_kernel(c, PH_BWD);
   bld_gemm(c, PH_BWD, -1, c->T, c->h, V / t);
   long w = bld_gemm(c, PH_BWD, -1, V / t, c->h, c->T);
   tp_reduce(c, PH_BWD, -1);
   norm_pass(c, PH_BWD, -1, c->T_local, true);
   return w;
+}
+
+/* The multi-token-prediction modules after the main loss, on the last
+ * stage (DeepSeek-V3 Sec. 2.2; Megatron-Core multi_token_prediction.py,
+ * MultiTokenPredictionLayer._concat_embeddings and forward): module j
+ * looks up the embedding of the tokens j + 1 further on (the shared,
+ * vocabulary-parallel embedding: partial lookups summed over TP), norms it
+ * (enorm) and the hidden states (hnorm), projects their concatenation
+ * with eh_proj (2h -> h, column-parallel: its input gathered under SP, its
+ * output all-gathered over TP), runs Transformer layer layers + j, then
+ * the shared output head and a loss of its own.  The backward runs the
+ * same in reverse; returns the last weight-gradient GEMM (-1: none). */
+static void mtp_fwd(struct ctx *c)
+{
+  double e = c->e, T = c->T, h = c->h, t = c->t;
+  for (long j = 0; j < c->m->mtp_layers; j++) {
+    long l = c->m->layers + j;
+    bld_kernel(c, KK_EMBED, PH_FWD, l, 0, e * T * h);
+    tp_reduce(c, PH_FWD, l);
+    norm_pass(c, PH_FWD, l, c->T_local, false); /* enorm */
+    norm_pass(c, PH_FWD, l, c->T_local, false); /* hnorm */
+    if (t > 1 && c->p->sp)
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, PH_FWD, l, e * T * 2 * h);
+    bld_gemm(c, PH_FWD, l, T, h / t, 2 * h);
+    if (t > 1)
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, PH_FWD, l, e * T * h);
+    c->ops->layer_fwd(c, l, PH_FWD);
+    head_fwd(c);
+  }
+}
+
+static long mtp_bwd(struct ctx *c)
+{
+  double e = c->e, T = c->T, h = c->h, t = c->t;
+  long last = -1;
+  for (long j = c->m->mtp_layers - 1; j >= 0; j--) {
+    long l = c->m->layers + j;
+    head_bwd(c);
+    c->ops->layer_bwd(c, l);
+    bld_gemm(c, PH_BWD, l, T, 2 * h, h / t);        /* data gradient */
+    last = bld_gemm(c, PH_BWD, l, h / t, 2 * h, T); /* weight gradient */
+    if (t > 1)
+      bld_coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_TP,
+               ST_COMPUTE, PH_BWD, l, e * T * 2 * h);
+    norm_pass(c, PH_BWD, l, c->T_local, true);
+    norm_pass(c, PH_BWD, l, c->T_local, true);
+    sp_gather(c, PH_BWD, l);
+    bld_kernel(c, KK_EMBED, PH_BWD, l, 0, e * 2 * T * h);
+  }
+  return last;
+}
+
+static void loss_fwd(struct ctx *c)
+{
+  head_fwd(c);
+  if (c->m->mtp_layers > 0)
+    mtp_fwd(c);
+}
+
+/* Returns the output layer's weight-gradient GEMM. */
+static long loss_bwd(struct ctx *c)
+{
+  if (c->m->mtp_layers > 0)
+    mtp_bwd(c);
+  return head_bwd(c);
 }
 
 const struct layer_ops bld_megatron_ops = {

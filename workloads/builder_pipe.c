@@ -126,6 +126,7 @@ void bld_backward_body(struct ctx *c, const struct pass *ps)
   long nx;
   enum group_kind xg = bld_expert_group(p, &nx);
   for (long l = first + count - 1; l >= first; l--) {
+    bld_layer_select(c, l); /* c->lp and c->lx are layer l's */
     long w = accumulate(c, accum, l, c->lp + c->lx, c->ops->layer_bwd(c, l));
     bld_bucket_add(c, &acc, BU_LAYER);
     if (overlap && acc >= lim)

@@ -268,7 +268,7 @@ static void t3_embed_fwd(struct ctx *c)
 {
   struct t3s s;
   t3_init(c, &s);
-  double e = c->e, V = (double)c->m->vocab, h = c->h;
+  double e = c->e, V = (double)model_vocab_rows(c->m), h = c->h;
   t3_gather(c, &s, PH_FWD, -1, h, V, true);
   bld_wait_for(c, s.ag);
   bld_kernel(c, KK_EMBED, PH_FWD, -1, 0,
@@ -283,7 +283,7 @@ static long t3_embed_bwd(struct ctx *c)
 {
   struct t3s s;
   t3_init(c, &s);
-  double V = (double)c->m->vocab, h = c->h;
+  double V = (double)model_vocab_rows(c->m), h = c->h;
   long w = bld_kernel(c, KK_EMBED, PH_BWD, -1, 0, c->e * 2 * c->T * h / s.gx);
   if (s.gz > 1)
     w = bld_grad_coll(c, CO_REDUCE_SCATTER, GK_T3Z, -1,
@@ -298,7 +298,7 @@ static void t3_loss_fwd(struct ctx *c)
 {
   struct t3s s;
   t3_init(c, &s);
-  double e = c->e, V = (double)c->m->vocab, h = c->h, t = c->t;
+  double e = c->e, V = (double)model_vocab_rows(c->m), h = c->h, t = c->t;
   double Vl = V / (s.gx * s.gy);
   bld_kernel(c, KK_NORM, PH_FWD, -1, 0, e * 2 * c->T * h / s.gx);
   if (s.gx > 1)
@@ -322,7 +322,7 @@ static long t3_loss_bwd(struct ctx *c)
 {
   struct t3s s;
   t3_init(c, &s);
-  double e = c->e, V = (double)c->m->vocab, h = c->h, t = c->t;
+  double e = c->e, V = (double)model_vocab_rows(c->m), h = c->h, t = c->t;
   double Vl = V / (s.gx * s.gy);
   c->t = s.gx * s.gy;
   bld_loss_kernel(c, PH_BWD);

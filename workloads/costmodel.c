@@ -180,8 +180,13 @@ static double attn_time(const struct gpu_spec *g, int kernel,
   bool bwd = t->op == KK_ATTN_BWD;
   double fwd_flops = bwd ? t->flops / 2 : t->flops;
   double work = fwd_flops * (bwd ? 2.5 : 1) * ATTN_CAUSAL_WORK;
-  return work / cost_attn_rate(g, kernel, bwd, (double)t->m, (double)t->k,
-                               true);
+  /* A sliding window or chunks (builder_layer.c: n, the keys a query
+   * meets, below the queries m): the kernel's work is already the window's
+   * pairs; it runs at the rate of a sequence as long as the window, each
+   * query block meeting that many keys (FlashAttention's local attention
+   * skips the blocks outside it, flash_fwd_kernel.h n_block_min/max). */
+  double s = t->n > 0 && t->n < t->m ? (double)t->n : (double)t->m;
+  return work / cost_attn_rate(g, kernel, bwd, s, (double)t->k, true);
 }
 
 static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,

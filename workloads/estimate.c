@@ -119,6 +119,29 @@ static double grad_reduction(const struct model *m, const struct plan *p,
   return exposed;
 }
 
+/* Layers not all alike (model.h, model_layer_kind): make the probe's one
+ * layer of the kind most of the model's layers are, and drop the MTP
+ * modules (NEEDSWORK: a probe per kind, weighted by its layers). */
+static void probe_common_kind(const struct model *m, struct model *pm)
+{
+  long n[LAYER_KINDS], best = 0;
+  layer_kind_counts(m, 0, m->layers, n);
+  for (int k = 1; k < LAYER_KINDS; k++)
+    if (n[k] > n[best])
+      best = k;
+  pm->dense_layers = 0;
+  pm->moe_every = 1;
+  if (!(best & LAYER_KIND_MOE)) {
+    pm->experts = pm->topk = 1;
+    pm->moe_ffn = pm->shared_ffn = pm->expert_groups = pm->topk_groups = 0;
+  }
+  if (!(best & LAYER_KIND_LOCAL))
+    pm->window = pm->attn_chunk = pm->full_every = 0;
+  else
+    pm->full_every = 0;
+  pm->mtp_layers = 0;
+}
+
 /* Over 100 lines: the closed form's terms one after the other (layer
  * time, pipeline transfers, accumulation passes, per-stage sums, the
  * bubble, the data-parallel tail), each using the ones before; split, the
@@ -130,6 +153,8 @@ int estimate_plan(const struct model *m, const struct plan *p,
   struct model pm = *m;
   struct plan pp = *p;
   pm.layers = 1;
+  if (!model_layers_alike(m))
+    probe_common_kind(m, &pm);
   pp.pp = 1;
   pp.vchunks = 1;
   pp.schedule = SCHED_1F1B;

@@ -17,6 +17,24 @@
  * projection, second norm, router (MoE), FC1, FC2, each followed by its
  * bias where the model has biases (GPT style; Q, K and V alone for Qwen2),
  * and Qwen3's q and k norms after the QKV's.
+ *
+ * Layers need not be alike (model.h, model_layer_kind): DeepSeek-V3's
+ * first three are dense, GPT-OSS alternates a sliding window with full
+ * attention, Llama 4 chunks three layers of four.  A description is made
+ * per kind of layer.  Multi-head latent attention (DeepSeek-V2/V3) replaces
+ * the QKV linear with Megatron-Core's MLASelfAttention
+ * (megatron/core/transformer/multi_latent_attention.py): linear_q_down_proj
+ * (h -> q_lora) and linear_kv_down_proj (h -> kv_lora + rope_dim), built
+ * as TELinear with parallel_mode 'duplicated' (every TP rank holds them
+ * whole); q_layernorm and kv_layernorm; linear_q_up_proj (q_lora -> heads x
+ * (nope + rope)) and linear_kv_up_proj (kv_lora -> heads x (nope + v)),
+ * column-parallel; without q_lora, linear_q_proj (h -> heads x (nope +
+ * rope)), column-parallel.  DeepSeek's own code (inference/model.py, MLA)
+ * has the same weights: wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo.  An
+ * MoE layer's shared experts (Megatron-Core SharedExpertMLP, DeepSeek's
+ * MoE.shared_experts) are one more TP-split MLP run on every token after
+ * the routed experts' combine (moe_layer.py, MoELayer.forward without
+ * shared_expert_overlap).
  */
 #ifndef WEFT_LAYER_H
 #define WEFT_LAYER_H
@@ -77,6 +95,8 @@ enum lstep_kind {
   LS_RESID,     /* dropout and residual add */
   LS_A2A,       /* MoE token dispatch or combine over EP */
   LS_ACT,       /* the FFN's activation (GELU, or SwiGLU's gate x up) */
+  LS_LATENT_NORM, /* MLA: RMSNorm of the compressed q and kv (DeepSeek's
+                     q_norm over q_lora, kv_norm over kv_lora) */
 };
 
 struct lstep {
@@ -84,7 +104,7 @@ struct lstep {
   int w; /* LS_LINEAR: index of its weight */
 };
 
-enum { LAYER_WEIGHTS_MAX = 16, LAYER_STEPS_MAX = 24 };
+enum { LAYER_WEIGHTS_MAX = 24, LAYER_STEPS_MAX = 32 };
 
 struct layer_desc {
   struct lweight w[LAYER_WEIGHTS_MAX];
@@ -92,9 +112,18 @@ struct layer_desc {
   struct lstep st[LAYER_STEPS_MAX];
   int ns;
   double experts; /* experts of the FFN (1 when dense) */
+  int kind;       /* the layer kind (model.h, model_layer_kind) */
+  double ffn;     /* inner size of its FFN's linears: a routed expert's
+                     (MoE) or the dense FFN's */
+  double shared;  /* inner size of the shared experts (0: none) */
 };
 
-/* Describe one layer of `m`. */
+/* Describe a layer of kind `kind` (model_layer_kind) of `m`. */
+void layer_describe_kind(const struct model *m, int kind,
+                         struct layer_desc *d);
+/* Describe layer i of `m` (0-based; i >= layers: an MTP module's). */
+void layer_describe_at(const struct model *m, long i, struct layer_desc *d);
+/* Describe the first layer of `m` (every layer, when they are alike). */
 void layer_describe(const struct model *m, struct layer_desc *d);
 
 static inline bool lweight_matrix(const struct lweight *w) { return w->in > 0; }

@@ -41,7 +41,7 @@ expect 2 "weft: list: unknown list 'cpus'; expected models, gpus, nics, nodes, s
 
 # weft graph: bad workloads.
 expect 1 "weft: no model: give --model NAME (weft list models), a workload file with <model>, or a custom model's --layers, --hidden, --heads, --ffn, --vocab and --seq" graph --global-batch 8
-expect 1 "weft: --model: unknown model 'gpt-9'; known models: gpt-1.7b, gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, mixtral-8x22b" graph --model gpt-9
+expect 1 "weft: --model: unknown model 'gpt-9'; known models: gpt-1.7b, gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, mixtral-8x22b, deepseek-v3, qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-20b, gpt-oss-120b, llama4-scout" graph --model gpt-9
 expect 2 "weft: graph: unknown option '--colour'" graph --model gpt-1.7b --colour red
 expect 1 "weft: --tp: TP 3 x PP 1 x CP 1 = 3 does not divide 32 GPUs" graph --model gpt-1.7b --gpus 32 --tp 3 --global-batch 64
 expect 1 "weft: --global-batch: global batch 100 is not a multiple of micro-batch 1 x DP 32" graph --model gpt-1.7b --gpus 32 --global-batch 100
@@ -485,7 +485,7 @@ if [ $? -eq 0 ] && head -1 "$tmp/weft.1" | grep -q '^\.TH WEFT 1' &&
    grep -q 'cross\\-entropy' "$tmp/weft.1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft help --man"; fi
 expect 2 "weft: run: unknown option '--modle' (did you mean '--model'?)" run --modle gpt-1.7b
 expect 2 "weft: run: unknown option '--global-bach' (did you mean '--global-batch'?)" run --global-bach 8
-expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); known models: gpt-1.7b, gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, mixtral-8x22b" run --model llama3-8
+expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); known models: gpt-1.7b, gpt-3.6b, gpt-7.5b, gpt-18.4b, gpt-39.1b, gpt-76.1b, gpt-145.6b, gpt-310.1b, gpt-529.6b, gpt-1008b, gpt3-175b, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, qwen3-8b, qwen3-32b, mixtral-8x22b, deepseek-v3, qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-20b, gpt-oss-120b, llama4-scout" run --model llama3-8
 
 # weft run --json carries every field the README's table documents and
 # nothing else (three runs: one that fits, one that does not, which adds
@@ -508,8 +508,15 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 "$weft" run --json --model mixtral-8x7b --layers 2 --gpus 8 --ep 8 \
   --global-batch 8 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
   --moe-max-nodes 1 >"$tmp/j6" 2>/dev/null
+# and the MoE, MLA, MTP, window and chunk model settings only when on
+"$weft" run --json --model deepseek-v3 --layers 4 --seq 256 --moe-every 2 \
+  --vocab-pad 128 --gpus 8 --ep 8 --global-batch 8 >"$tmp/j7" 2>/dev/null
+"$weft" run --json --model gpt-oss-20b --layers 2 --seq 256 --gpus 8 \
+  --ep 8 --global-batch 8 >"$tmp/j8" 2>/dev/null
+"$weft" run --json --model llama4-scout --layers 4 --seq 256 --attn-chunk 128 \
+  --gpus 8 --ep 8 --global-batch 8 >"$tmp/j9" 2>/dev/null
 if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" \
-  "$tmp/j6" <<'PY'
+  "$tmp/j6" "$tmp/j7" "$tmp/j8" "$tmp/j9" <<'PY'
 import json, re, sys
 doc = open(sys.argv[1]).read()
 sec = doc[doc.index("### `weft run --json`"):]
