@@ -43,7 +43,7 @@ static inline struct cluster one_gpu_nodes(struct catalog **cat, int nodes)
 }
 
 /* The graph of preset `model`, cut to `layers` layers (0: the preset's),
- * under the plan kv on `gpus` GPUs. */
+ * under the plan kv (and model settings in it) on `gpus` GPUs. */
 static inline struct graph *build_layers(const char *model, long layers,
                                          long gpus, const char *const *kv,
                                          struct model *m, struct plan *p)
@@ -53,9 +53,18 @@ static inline struct graph *build_layers(const char *model, long layers,
   if (layers > 0)
     m->layers = layers;
   plan_init(p);
-  for (int i = 0; kv[i]; i += 2)
+  /* kv: plan settings, and model settings where no plan setting has the
+   * name (shared_ffn, ...). */
+  for (int i = 0; kv[i]; i += 2) {
+    int mk = model_key_from_name(kv[i]);
+    if (plan_key_from_name(kv[i]) < 0 && mk >= 0) {
+      cr_assert_eq(model_set(m, (enum model_key)mk, kv[i + 1], kv[i], &err),
+                   0, "%s", err.msg);
+      continue;
+    }
     cr_assert_eq(plan_set(p, plan_key_from_name(kv[i]), kv[i + 1], kv[i], &err),
                  0, "%s", err.msg);
+  }
   cr_assert_eq(plan_resolve(p, m, gpus, &err), 0, "%s", err.msg);
   struct graph *g = build_graph(m, p, &err);
   cr_assert(g, "%s", err.msg);

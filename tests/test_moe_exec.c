@@ -106,6 +106,39 @@ Test(moe_exec, alltoall_with_expert_tp)
   graph_free(g);
 }
 
+/* Shared experts with TP 2 and SP: where the routed path runs on the SP
+ * shards (alltoall) the shared expert gathers the block's input itself
+ * and reduce-scatters its output (Megatron-Core's SharedExpertMLP, column
+ * and row parallel under sequence parallelism): one TP all-gather and one
+ * reduce-scatter of e T h more than without it; under the basic exchange
+ * the block's input is gathered already and nothing is added. */
+Test(moe_exec, shared_experts_gather_their_input)
+{
+  const char *disp[] = {"alltoall", "basic"};
+  for (int i = 0; i < 2; i++) {
+    long cnt[2][2];
+    double b[2][2];
+    for (int sh = 0; sh < 2; sh++) {
+      struct model m;
+      struct plan p;
+      struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+          KV("tp", "2", "sp", "yes", "ep", "8", "global_batch", "8",
+             "moe_dispatcher", disp[i], "shared_ffn", sh ? "2048" : "0"),
+          &m, &p);
+      b[sh][0] = coll_sum(g, 0, CO_ALLGATHER, GK_TP, PH_FWD, 0, 0,
+                          &cnt[sh][0]);
+      b[sh][1] = coll_sum(g, 0, CO_REDUCE_SCATTER, GK_TP, PH_FWD, 0, 0,
+                          &cnt[sh][1]);
+      graph_free(g);
+    }
+    double T = 4096, add = i == 0 ? e * T * h : 0;
+    cr_assert_eq(cnt[1][0], cnt[0][0] + (i == 0), "%s", disp[i]);
+    REL(b[1][0], b[0][0] + add);
+    cr_assert_eq(cnt[1][1], cnt[0][1] + (i == 0), "%s", disp[i]);
+    REL(b[1][1], b[0][1] + add);
+  }
+}
+
 /* allgather: tokens, routing map (bool) and FP32 probabilities of every
  * EP rank gathered; the combine reduce-scatters FP32 tokens. */
 Test(moe_exec, allgather_bytes_per_token)

@@ -171,9 +171,14 @@ double bld_moe_ffn_rows(const struct ctx *c)
 
 bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st)
 {
+  long i = st - c->ld.st;
+  /* The shared experts' own gather, after the combine (layer.c): only
+   * where the block runs on the sequence-parallel shards; otherwise the
+   * block's input is gathered already. */
+  if (st->kind == LS_TP_IN && i > 0 && c->ld.st[i - 1].kind == LS_A2A)
+    return !bld_moe_core(c);
   if (!bld_moe_core(c))
     return false;
-  long i = st - c->ld.st;
   if (st->kind == LS_TP_IN)
     return i + 1 < c->ld.ns && c->ld.st[i + 1].kind == LS_LINEAR &&
            c->ld.w[c->ld.st[i + 1].w].role == LW_ROUTER;

@@ -175,8 +175,14 @@ void layer_describe_kind(const struct model *m, int kind,
   add_mlp(m, d, mlp, d->ffn, moe);
   if (moe)
     add_step(d, LS_A2A, -1); /* combine */
-  if (d->shared > 0)
+  /* Shared experts (Megatron-Core's SharedExpertMLP, added to the
+   * combined output in MoELayer.forward): a TP-split MLP over the block's
+   * input, which gathers its sequence-parallel shards itself where the
+   * routed path runs on them (builder_moe.c, bld_moe_skips_tp). */
+  if (d->shared > 0) {
+    add_step(d, LS_TP_IN, -1);
     add_mlp(m, d, shared, d->shared, false);
+  }
   add_step(d, LS_TP_OUT, -1);
   add_step(d, LS_RESID, -1);
 }
