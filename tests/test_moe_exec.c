@@ -106,6 +106,34 @@ Test(moe_exec, alltoall_with_expert_tp)
   graph_free(g);
 }
 
+/* The model's group-limited routing bounds DeepEP's nodes when no
+ * --moe-max-nodes is given: DeepSeek-V3's 8 groups, top-4, over EP 64 on
+ * 8 nodes of 8: at most 4 nodes; over 16 nodes (EP 128), 8 (each group
+ * spans two nodes); without groups no limit. */
+Test(moe_exec, expert_groups_limit_the_nodes)
+{
+  const char *ep[] = {"64", "128"};
+  const long gpus[] = {64, 128}, want[] = {4, 8};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, gpus[i],
+        KV("experts", "256", "topk", "8", "expert_groups", "8",
+           "topk_groups", "4", "ep", ep[i], "global_batch", ep[i],
+           "moe_dispatcher", "deepep", "moe_node_gpus", "8"), &m, &p);
+    cr_assert_eq(p.moe_max_nodes, want[i], "EP %s: %ld", ep[i],
+                 p.moe_max_nodes);
+    graph_free(g);
+  }
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 64,
+      KV("experts", "256", "topk", "8", "ep", "64", "global_batch", "64",
+         "moe_dispatcher", "deepep", "moe_node_gpus", "8"), &m, &p);
+  cr_assert_eq(p.moe_max_nodes, 0);
+  graph_free(g);
+}
+
 /* Shared experts with TP 2 and SP: where the routed path runs on the SP
  * shards (alltoall) the shared expert gathers the block's input itself
  * and reduce-scatters its output (Megatron-Core's SharedExpertMLP, column

@@ -1139,6 +1139,20 @@ static int check_moe(struct plan *p, const struct model *m,
   if (rc)
     return rc;
   long nodes = p->ep / p->ep_node;
+  /* Group-limited routing (the model's expert_groups, topk_groups:
+   * DeepSeek-V3's n_group 8, topk_group 4, "node-limited routing", its
+   * report Sec. 2.1.2) bounds the nodes a token reaches when no limit is
+   * given: its topk_groups groups, each over nodes / groups nodes (at
+   * least one). */
+  if (!p->moe_max_nodes && m->expert_groups > 0 && m->topk_groups > 0) {
+    long per = nodes > m->expert_groups ? nodes / m->expert_groups : 1;
+    long lim = m->topk_groups * per;
+    if (lim < nodes) {
+      p->moe_max_nodes = lim;
+      snprintf(p->origin[PK_MOE_MAX_NODES], sizeof p->origin[PK_MOE_MAX_NODES],
+               "model's topk_groups");
+    }
+  }
   long lim = p->moe_max_nodes && p->moe_max_nodes < nodes ? p->moe_max_nodes
                                                            : nodes;
   if (m->topk > lim * (m->experts / nodes))
