@@ -117,3 +117,18 @@ Test(plan, every_key_has_a_hint)
   }
   cr_assert_str_eq(plan_key_hint(PK_RECOMPUTE), "none|selective|full");
 }
+
+/* --host-op: a time, or a bare 0 (the default: no host clock). */
+Test(plan, host_op_takes_a_time_or_zero)
+{
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_HOST_OP, "3.3us", "h", &err), 0, "%s",
+               err.msg);
+  cr_assert_float_eq(p.host_op_s, 3.3e-6, 1e-15);
+  cr_assert_eq(plan_set(&p, PK_HOST_OP, "0", "h", &err), 0, "%s", err.msg);
+  cr_assert_eq(p.host_op_s, 0);
+  cr_assert_neq(plan_set(&p, PK_HOST_OP, "3", "h", &err), 0);
+  cr_assert_neq(plan_set(&p, PK_HOST_OP, "2s", "h", &err), 0);
+}

@@ -294,8 +294,9 @@ static int set_host_op(struct plan *p, enum plan_key k, const char *v,
                        struct weft_err *err)
 {
   (void)k;
-  double t;
-  int rc = units_parse(v, UNIT_TIME, &t, err);
+  double t = 0;
+  /* A bare 0 (no host clock, the default) needs no unit. */
+  int rc = strcmp(v, "0") == 0 ? 0 : units_parse(v, UNIT_TIME, &t, err);
   if (!rc && !(t >= 0 && t <= 1))
     rc = weft_errf(err, WEFT_EINVAL, "'%s' is not a time from 0 to 1s", v);
   if (!rc)
