@@ -170,11 +170,14 @@ static double orth_bytes(double rows, double r, double e)
 }
 
 /* PowerSGD as PyTorch's powerSGD_hook runs it (torch/distributed/
- * algorithms/ddp_comm_hooks/powerSGD_hook.py, as of 2021, the version the
- * paper's main_ddp_final.py registers: start_powerSGD_iter 3, error
- * feedback and warm start on), per bucket of T = M + V parameter tensors,
- * M matrices compressed at rank r (min_compression_rate 2 holds for every
- * matrix of weft's models at r <= 16, hidden >= 4 r: not tested per
+ * algorithms/ddp_comm_hooks/powerSGD_hook.py as stored at commit 00c22ce:
+ * one matrix at a time, Gram-Schmidt with epsilon 1e-8; what Agarwal et
+ * al.'s main_ddp_final.py registers, start_powerSGD_iter 3, error
+ * feedback and warm start on.  Later versions batch the matrices of one
+ * shape and orthogonalize with torch.linalg.qr above rank 2: not
+ * modelled), per bucket of T = M + V parameter tensors, M matrices
+ * compressed at rank r (min_compression_rate 2 holds for every matrix
+ * whose sides exceed 4 r, as in the studies' models: not tested per
  * matrix) and V others all-reduced whole:
  * - the hook: input.add_(error) (3 e n), torch.clone (2 e n), each tensor
  *   viewed as a matrix (2 T views), P and Q sliced and viewed (4 M),
