@@ -94,14 +94,23 @@ struct ctx {
                          chunk when accum_every, else after the first */
   bool accum_every;
   /* Gradient compression: the open bucket's matrices (sum of rows + cols)
-   * and vector elements, and the compressed buckets whose hook is still
-   * to finish. */
-  double bk_rc, bk_vec;
+   * and vector elements, its parameter tensors (matrices, and the others:
+   * norm weights and biases), and the compressed buckets whose hook is
+   * still to finish. */
+  double bk_rc, bk_vec, bk_nmat, bk_nvec;
   struct cbucket {
     long wait;           /* the collective its next step waits for */
-    double mid_bytes;    /* PowerSGD's middle step (0: none or done) */
-    double coll2_bytes;  /* and its second all-reduce */
-    double dec_bytes;    /* the decoding */
+    /* One step of the hook on the compute stream (builder_compress.c):
+     * HBM bytes, CUDA kernels launched, host-only operations (views,
+     * slices), elements that torch.topk selects from with one thread
+     * block, and whether the host synchronizes with the GPU after it. */
+    struct cstep {
+      double bytes, launches, views, select;
+      bool sync;
+    } mid, dec[2];       /* PowerSGD's middle step (launches 0: none or
+                            done), the decoding (in two steps where the
+                            host synchronizes between them) */
+    double coll2_bytes;  /* PowerSGD's second all-reduce */
     bool done;
   } *cq;
   long n_cq, cq_cap;

@@ -189,6 +189,39 @@ static double attn_time(const struct gpu_spec *g, int kernel,
   return work / cost_attn_rate(g, kernel, bwd, s, (double)t->k, true);
 }
 
+/* One thread block's share of the HBM bandwidth that a single-block
+ * torch.topk reaches (below).  Measured: torch.topk of 2,000,000 FP32
+ * values, k = 1000, sorted=False, on a Quadro GP100 (56 SMs, 717 GB/s)
+ * takes 25.6 ms (github.com/pytorch/pytorch issue 22812, PyTorch 1.1:
+ * 2.5576 s for 100 calls).  Its radix select (RADIX_BITS 2: 16 passes of
+ * countRadixUsingMask over the 32-bit keys) and gatherTopK's pass read
+ * 17 x 4 bytes per element, 136 MB: at one SM's share, 717/56 GB/s, that
+ * is 10.6 ms, so the block reaches 0.415 of it.  One kernel's
+ * measurement, not fitted to any training step; no V100 figure was
+ * found, so the same share is used for every GPU. */
+#define TOPK_BLOCK_EFF 0.415
+
+/* A step of a gradient compression hook (workloads/builder_compress.c):
+ * `batch` CUDA kernels that together move `bytes` through HBM, each paying
+ * the launch (the small kernels of PowerSGD's per-column Gram-Schmidt are
+ * launch-bound), plus a torch.topk that selects from m x 2^32 + k elements
+ * with one thread block per slice (aten/src/ATen/native/cuda/TensorTopK.cu
+ * before pull 71081 of 2022, which PyTorch 1.8 to 1.12 ran: the paper's),
+ * reading n bytes per element at that block's share of the bandwidth.
+ * The matmuls of PowerSGD (M Q, M^T P, P Q^T with rank r <= 16 columns:
+ * r/2 FLOPs per FP32 byte of M, below a V100's 17) are memory-bound and
+ * counted by their bytes. */
+static double compress_time(const struct gpu_spec *g, const struct task *t,
+                            double mem)
+{
+  double launches = t->batch > 1 ? (double)t->batch : 1.0;
+  double sel = (double)t->m * 4294967296.0 + (double)t->k, sel_s = 0;
+  if (sel > 0 && g->sms > 0 && g->hbm_bw_Bps > 0)
+    sel_s = sel * (double)t->n /
+            (g->hbm_bw_Bps / (double)g->sms * TOPK_BLOCK_EFF);
+  return mem + sel_s + launches * g->launch_s;
+}
+
 static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
                          const struct task *t)
 {
@@ -197,6 +230,8 @@ static double model_time(const struct gpu_spec *g, enum dtype dt, int attn,
   if (peak <= 0)
     peak = g->peak_flops[DTYPE_FP32];
   double mem = t->bytes / (g->hbm_bw_Bps * cost_mem_efficiency(g, t));
+  if (t->op == KK_COMPRESS)
+    return compress_time(g, t, mem);
   double comp = 0;
   if (t->flops > 0) {
     if (t->op == KK_GEMM || t->op == KK_GGEMM) {
