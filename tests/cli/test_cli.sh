@@ -491,5 +491,13 @@ expect 2 "weft: --fail-rates: unknown table 'meta' (llama3)" run --train-days 1 
 expect 2 "weft: --ckpt-copy-bw: only with --ckpt-mode async" run --train-days 1 --storage-bw 2TBps --ckpt-copy-bw 32GBps
 expect 2 "weft: --train-days: '0' is below the minimum of 1e-06" run --train-days 0 --storage-bw 2TBps
 
+# The README's Llama 3 check: its goodput lines, on the same job with one
+# micro-batch per pipeline (the lines do not depend on the iteration).
+"$weft" run --model llama3-405b --cluster dgx-h100 --gpus 16384 --tp 8 --pp 16 \
+  --global-batch 128 --account-embedding-loss yes --recompute full --zero 1 \
+  --shard-impl megatron --train-days 54 --storage-bw 2TBps | sed -n '/^  goodput/,$p' >"$tmp/gp.txt"
+sed -n '/^  goodput over 54 days/,/^```/p' "$src/README.md" | sed '$d' >"$tmp/gp-readme.txt"
+if [ -s "$tmp/gp.txt" ] && cmp -s "$tmp/gp.txt" "$tmp/gp-readme.txt"; then ok; else ko "README's goodput lines"; diff "$tmp/gp-readme.txt" "$tmp/gp.txt"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
