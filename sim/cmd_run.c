@@ -23,7 +23,7 @@ enum run_opt {
   RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
   RUN_KERNEL_TABLE, RUN_FORCE,
   /* failures, checkpoints and goodput (workloads/goodput.h) */
-  RUN_TRAIN_DAYS, RUN_TRAIN_TOKENS, RUN_STORAGE_BW, RUN_CKPT_MODE,
+  RUN_TRAIN_DAYS, RUN_TRAIN_TOKENS, RUN_CKPT_MODE,
   RUN_CKPT_INTERVAL, RUN_CKPT_COPY_BW, RUN_RESTART_TIME, RUN_FAIL_RATES,
   RUN_COUNT
 };
@@ -64,9 +64,6 @@ static const struct opt run_opts[] = {
     [RUN_TRAIN_TOKENS] = {"train-tokens", 0, OPT_VALUE, "N",
       "the same for a run that must train N tokens (15.6e12) at the "
       "simulated rate"},
-    [RUN_STORAGE_BW] = {"storage-bw", 0, OPT_VALUE, "BW",
-      "aggregate write bandwidth of the storage tier that checkpoints go "
-      "to (no default; Llama 3's Tectonic sustains 2TBps)"},
     [RUN_CKPT_MODE] = {"ckpt-mode", 0, OPT_VALUE, "sync|async",
       "checkpoints block training for the write (sync, the default) or "
       "for a copy to host memory (async)"},
@@ -164,7 +161,8 @@ static int gp_quantity(const struct opts *o, int key, const char *flag,
   return 0;
 }
 
-static int gp_args_parse(const struct opts *o, struct gp_args *g)
+static int gp_args_parse(const struct opts *o, const struct cluster *c,
+                         struct gp_args *g)
 {
   *g = (struct gp_args){0};
   g->in.mode = CKPT_SYNC;
@@ -193,9 +191,7 @@ static int gp_args_parse(const struct opts *o, struct gp_args *g)
       return cli_usage("--ckpt-mode: '%s' is not sync or async", mode);
   }
   int rc;
-  if ((rc = gp_quantity(o, RUN_STORAGE_BW, "storage-bw", UNIT_BW, 1e18,
-                        &g->in.storage_bw_Bps)) ||
-      (rc = gp_quantity(o, RUN_CKPT_INTERVAL, "ckpt-interval", UNIT_TIME,
+  if ((rc = gp_quantity(o, RUN_CKPT_INTERVAL, "ckpt-interval", UNIT_TIME,
                         1e10, &g->in.interval_s)) ||
       (rc = gp_quantity(o, RUN_CKPT_COPY_BW, "ckpt-copy-bw", UNIT_BW, 1e18,
                         &g->in.copy_bw_Bps)))
@@ -209,7 +205,7 @@ static int gp_args_parse(const struct opts *o, struct gp_args *g)
   if (!g->t)
     return cli_usage("--fail-rates: unknown table '%s' (llama3)", rates);
   if (!g->on) {
-    static const int need_run[] = {RUN_STORAGE_BW, RUN_CKPT_MODE,
+    static const int need_run[] = {RUN_CKPT_MODE,
                                    RUN_CKPT_INTERVAL, RUN_CKPT_COPY_BW,
                                    RUN_RESTART_TIME, RUN_FAIL_RATES};
     for (size_t i = 0; i < sizeof need_run / sizeof *need_run; i++)
@@ -218,10 +214,12 @@ static int gp_args_parse(const struct opts *o, struct gp_args *g)
                          "--train-tokens", run_opts[need_run[i]].name);
     return 0;
   }
+  g->in.storage_bw_Bps = c->storage_bw_Bps; /* a platform setting */
   if (!(g->in.storage_bw_Bps > 0))
-    return cli_usage("--%s: needs --storage-bw, the storage tier's write "
-                     "bandwidth (no default; Llama 3's Tectonic sustains "
-                     "2TBps)", days ? "train-days" : "train-tokens");
+    return cli_usage("--%s: needs --storage-bw (storage_bw of the cluster), "
+                     "the storage tier's write bandwidth (no default; Llama "
+                     "3's Tectonic sustains 2TBps)",
+                     days ? "train-days" : "train-tokens");
   if (opts_get(o, RUN_CKPT_COPY_BW) && g->in.mode != CKPT_ASYNC)
     return cli_usage("--ckpt-copy-bw: only with --ckpt-mode async");
   return 0;
@@ -327,7 +325,7 @@ int cmd_run(int argc, char **argv)
   if (cmd_run_args(argc, argv, &a, &rc))
     return rc;
   struct gp_args gpa;
-  if ((rc = gp_args_parse(&a.o, &gpa))) {
+  if ((rc = gp_args_parse(&a.o, &a.c, &gpa))) {
     cmd_run_args_release(&a);
     return rc;
   }

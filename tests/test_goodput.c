@@ -302,3 +302,24 @@ Test(goodput, bad_input)
   cr_assert_eq(goodput_eval(&in, &g, &err), WEFT_EINVAL);
   cr_assert_str_eq(err.msg, "the restart time must be zero or positive");
 }
+
+/* The storage tier is a platform setting: storage_bw= of a cluster (and
+ * --storage-bw), a bandwidth with its unit, none by default. */
+Test(goodput, storage_bw_setting)
+{
+  struct cluster c = preset("dgx-h100", "16");
+  cr_assert_eq(c.storage_bw_Bps, 0);
+  struct cluster_desc d;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0, "%s", err.msg);
+  enum cluster_key k = cluster_key_from_name("storage_bw");
+  cr_assert_eq(cluster_desc_set(&d, k, "2TBps", "--storage-bw", 2, &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  cr_assert_eq(c.storage_bw_Bps, 2e12);
+  cr_assert_neq(cluster_desc_set(&d, k, "2TB", "--storage-bw", 2, &err), 0);
+  cr_assert_str_eq(err.msg, "--storage-bw: '2TB' has unknown unit 'TB'; "
+                            "expected a bandwidth such as 450GBps");
+  cr_assert_neq(cluster_desc_set(&d, k, "0Bps", "--storage-bw", 2, &err), 0);
+}

@@ -483,8 +483,9 @@ print(abs(g["work_s"] * d["tokens_per_s"] / 1e9 - 1) < 1e-5, g["interval_s"], g[
 if [ "$*" = "True 3600 async" ]; then ok; else ko "goodput of tokens: $*"; fi
 if "$weft" run $gp --train-days 30 | grep -q "^    effective training time [0-9.]* % "; then ok; else ko "goodput summary"; fi
 if "$weft" run --model gpt-1.7b --layers 4 --gpus 16 --global-batch 16 --json | grep -q goodput; then ko "goodput without a run length"; else ok; fi
-expect 2 "weft: --train-days: needs --storage-bw, the storage tier's write bandwidth (no default; Llama 3's Tectonic sustains 2TBps)" run --train-days 54
-expect 2 "weft: --storage-bw: needs a run length, --train-days or --train-tokens" run --storage-bw 2TBps
+expect 2 "weft: --train-days: needs --storage-bw (storage_bw of the cluster), the storage tier's write bandwidth (no default; Llama 3's Tectonic sustains 2TBps)" run --train-days 54
+expect 2 "weft: --ckpt-mode: needs a run length, --train-days or --train-tokens" run --storage-bw 2TBps --ckpt-mode async
+expect 1 "weft: --storage-bw: '2TB' has unknown unit 'TB'; expected a bandwidth such as 450GBps" run --train-days 54 --storage-bw 2TB
 expect 2 "weft: --train-days and --train-tokens: give one run length, not both" run --train-days 1 --train-tokens 1e12 --storage-bw 2TBps
 expect 2 "weft: --ckpt-mode: 'always' is not sync or async" run --train-days 1 --storage-bw 2TBps --ckpt-mode always
 expect 2 "weft: --fail-rates: unknown table 'meta' (llama3)" run --train-days 1 --storage-bw 2TBps --fail-rates meta
