@@ -12,12 +12,12 @@
  *
  * The model (J. T. Daly, "A higher order estimate of the optimum
  * checkpoint interval for restart dumps", Future Generation Computer
- * Systems 22(3), 2006, Eq. 13 and 37): work is done in segments of tau
- * seconds of computation followed by a checkpoint of delta seconds;
- * failures arrive as a Poisson process of mean M; a failure loses the
- * segment in progress and costs a restart of R seconds (which may itself
- * fail) before the segment starts over.  The expected wall-clock time of
- * a segment is
+ * Systems 22(3), 2006, its complete model and its higher-order optimum):
+ * work is done in segments of tau seconds of computation followed by a
+ * checkpoint of delta seconds; failures arrive as a Poisson process of
+ * mean M; a failure loses the segment in progress and costs a restart of
+ * R seconds (which may itself fail) before the segment starts over.  The
+ * expected wall-clock time of a segment is
  *     E(tau) = M e^(R/M) (e^((tau + delta)/M) - 1),
  * exact under these assumptions, so the useful fraction is tau / E(tau).
  * Young's optimum sqrt(2 delta M) (CACM 17(9), 1974) and Daly's
