@@ -18,6 +18,7 @@
 #include "workloads/accounting.h"
 #include "workloads/goodput.h"
 #include "workloads/model.h"
+#include "workloads/plan.h"
 
 static struct catalog *cat;
 
@@ -322,4 +323,29 @@ Test(goodput, storage_bw_setting)
   cr_assert_str_eq(err.msg, "--storage-bw: '2TB' has unknown unit 'TB'; "
                             "expected a bandwidth such as 450GBps");
   cr_assert_neq(cluster_desc_set(&d, k, "0Bps", "--storage-bw", 2, &err), 0);
+}
+
+/* The checkpoint is what weft's memory accounting holds: with TP alone
+ * (no replica, no ZeRO), the weights and optimizer state of the 8 ranks
+ * sum to 14 bytes per parameter, plus the RMSNorm weights (two per layer
+ * and the final one, hidden each) that the 7 other TP ranks hold again. */
+Test(goodput, checkpoint_is_weights_and_optimizer)
+{
+  struct model m;
+  struct plan p;
+  struct weft_err err = {0};
+  cr_assert_eq(model_from_preset(&m, "llama3-8b", &err), 0, "%s", err.msg);
+  plan_init(&p);
+  cr_assert_eq(plan_set(&p, plan_key_from_name("tp"), "8", "tp", &err), 0,
+               "%s", err.msg);
+  cr_assert_eq(plan_set(&p, plan_key_from_name("global_batch"), "1",
+                        "global_batch", &err), 0, "%s", err.msg);
+  cr_assert_eq(plan_resolve(&p, &m, 8, &err), 0, "%s", err.msg);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  double held = 8 * (mem.weights + mem.optimizer);
+  double ckpt = goodput_checkpoint_bytes(model_params(&m));
+  double norms = (2.0 * m.layers + 1) * m.hidden;
+  cr_assert(fabs(held - ckpt - 7 * 14 * norms) < 1e-9 * ckpt,
+            "held %.12g, checkpoint %.12g", held, ckpt);
 }
