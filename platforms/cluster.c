@@ -27,7 +27,7 @@
 extern const char weft_clusters_xml[];
 extern const unsigned long weft_clusters_xml_len;
 
-enum ktype { KT_TEXT, KT_INT, KT_REAL, KT_TIME, KT_POWER };
+enum ktype { KT_TEXT, KT_INT, KT_REAL, KT_TIME, KT_POWER, KT_BW };
 
 struct keydef {
   const char *name;
@@ -117,6 +117,10 @@ static const struct keydef keys[CK_COUNT] = {
         "GPU clock against the catalog's, power follows (default 1)"},
     [CK_GPU_HOUR_PRICE] = {"gpu_hour_price", KT_REAL, 1e-6, 1e6,
         "price of one GPU-hour, for the cost per token (default: none)"},
+    [CK_STORAGE_BW] = {"storage_bw", KT_BW, 1, 1e18,
+        "aggregate write bandwidth of the storage tier that checkpoints go "
+        "to, for weft run --train-days (default: none; Llama 3's Tectonic "
+        "sustains 2TBps)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
 };
@@ -145,7 +149,7 @@ const char *cluster_key_hint(enum cluster_key k)
 {
   static const char *const hint[] = {[KT_TEXT] = "NAME", [KT_INT] = "N",
                                      [KT_REAL] = "F", [KT_TIME] = "T",
-                                     [KT_POWER] = "W"};
+                                     [KT_POWER] = "W", [KT_BW] = "BW"};
   return k == CK_DESCRIPTION ? "TEXT" : hint[keys[k].type];
 }
 
@@ -178,6 +182,9 @@ int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
     if (!rc && (v < kd->min || v > kd->max))
       rc = weft_errf(err, WEFT_EINVAL, "'%s' is not between 1 W and 100 kW",
                      value);
+    break;
+  case KT_BW:
+    rc = units_parse_pos(value, UNIT_BW, kd->max, &v, err);
     break;
   case KT_TIME:
     rc = units_parse(value, UNIT_TIME, &v, err);
@@ -921,6 +928,7 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     return rc;
   c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]
                                                : 0;
+  c.storage_bw_Bps = d->set[CK_STORAGE_BW] ? d->num[CK_STORAGE_BW] : 0;
   *out = c;
   return 0;
 }

@@ -64,6 +64,7 @@ enum cluster_key {
   CK_POWER_CAP,       /* GPU board power cap */
   CK_CLOCK,           /* GPU clock factor (what-if) */
   CK_GPU_HOUR_PRICE,  /* price of a GPU-hour, for cost per token */
+  CK_STORAGE_BW,      /* the storage tier's write bandwidth (checkpoints) */
   CK_DESCRIPTION,
   CK_COUNT
 };
@@ -118,6 +119,9 @@ struct cluster {
    * power of CMOS at a voltage that follows the clock). */
   double clock, active_w;
   double gpu_hour_price;                 /* 0: not given */
+  /* The storage tier checkpoints are written to: its aggregate write
+   * bandwidth, bytes/s (workloads/goodput.h); 0: not given. */
+  double storage_bw_Bps;
   struct switch_spec sw;                 /* the fabric's switch type;
                                             sw.ports 0 when none */
   /* The fabric's shape and its own parameters (topo.h). */

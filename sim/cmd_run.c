@@ -9,18 +9,26 @@
  * settings given and the documented defaults of the others, never a mix
  * of the demo's and the user's (issue 40).
  */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "sim/base/units.h"
 #include "sim/commands.h"
 #include "sim/job.h"
 #include "sim/report.h"
+#include "workloads/goodput.h"
 
 /* The keys of the options below (opts_get), one per entry. */
 enum run_opt {
   RUN_JSON, RUN_BREAKDOWN, RUN_PAJE, RUN_CHROME, RUN_COLLECTIVE, RUN_FIDELITY,
   RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
-  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_DRY_RUN, RUN_COUNT
+  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_DRY_RUN,
+  /* failures, checkpoints and goodput (workloads/goodput.h) */
+  RUN_TRAIN_DAYS, RUN_TRAIN_TOKENS, RUN_CKPT_MODE,
+  RUN_CKPT_INTERVAL, RUN_CKPT_COPY_BW, RUN_RESTART_TIME, RUN_FAIL_RATES,
+  RUN_COUNT
 };
 
 static const struct opt run_opts[] = {
@@ -57,6 +65,29 @@ static const struct opt run_opts[] = {
     [RUN_DRY_RUN] = {"dry-run", 'n', OPT_FLAG, NULL,
       "check the settings and print the job in one line, without "
       "simulating it"},
+    [RUN_TRAIN_DAYS] = {"train-days", 0, OPT_VALUE, "DAYS",
+      "report the goodput of a run of this many wall-clock days: expected "
+      "interruptions, time lost to rework, checkpoints and restarts, the "
+      "effective training time and the best checkpoint interval (needs "
+      "--storage-bw)"},
+    [RUN_TRAIN_TOKENS] = {"train-tokens", 0, OPT_VALUE, "N",
+      "the same for a run that must train N tokens (15.6e12) at the "
+      "simulated rate"},
+    [RUN_CKPT_MODE] = {"ckpt-mode", 0, OPT_VALUE, "sync|async",
+      "checkpoints block training for the write (sync, the default) or "
+      "for a copy to host memory (async)"},
+    [RUN_CKPT_INTERVAL] = {"ckpt-interval", 0, OPT_VALUE, "TIME",
+      "training time between checkpoints (default: the interval that "
+      "maximizes the effective training time)"},
+    [RUN_CKPT_COPY_BW] = {"ckpt-copy-bw", 0, OPT_VALUE, "BW",
+      "async: each GPU's copy of its checkpoint share to host memory "
+      "(default 64GBps, PCIe Gen5 x16 one way)"},
+    [RUN_RESTART_TIME] = {"restart-time", 0, OPT_VALUE, "TIME",
+      "time from an interruption to training again, checkpoint loaded "
+      "(default 10m, an assumption)"},
+    [RUN_FAIL_RATES] = {"fail-rates", 0, OPT_VALUE, "NAME",
+      "failure rates per part (default llama3: Llama 3 405B's 419 "
+      "interruptions in 54 days on 16,384 H100)"},
     [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
 };
 OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
@@ -128,6 +159,144 @@ static void trace_note(const char *msg)
   fprintf(stderr, "weft: note: %s\n", msg);
 }
 
+/* --train-days and the other goodput settings, checked before the
+ * simulation; `on` when a run length was given. */
+struct gp_args {
+  bool on;
+  const struct fail_table *t;
+  struct goodput_in in;  /* mtbf, bytes, ranks and work filled later */
+  double days, tokens;
+};
+
+/* A quantity option: *out keeps its default when the option is absent. */
+static int gp_quantity(const struct opts *o, int key, const char *flag,
+                       enum unit_kind kind, double max, double *out)
+{
+  const char *v = opts_get(o, key);
+  struct weft_err err = {0};
+  if (v && units_parse_pos(v, kind, max, out, &err))
+    return cli_usage("--%s: %s", flag, err.msg);
+  return 0;
+}
+
+static int gp_args_parse(const struct opts *o, const struct cluster *c,
+                         struct gp_args *g)
+{
+  *g = (struct gp_args){0};
+  g->in.mode = CKPT_SYNC;
+  g->in.copy_bw_Bps = 64e9; /* PCIe 5.0 x16, one way: NVIDIA's H100 SXM
+                               datasheet gives 128 GB/s both ways */
+  g->in.restart_s = 600;    /* an assumption: Llama 3 gives no figure */
+  const char *days = opts_get(o, RUN_TRAIN_DAYS);
+  const char *tokens = opts_get(o, RUN_TRAIN_TOKENS);
+  const char *mode = opts_get(o, RUN_CKPT_MODE);
+  const char *rates = opts_get(o, RUN_FAIL_RATES);
+  struct weft_err err = {0};
+  if (days && tokens)
+    return cli_usage("--train-days and --train-tokens: give one run length, "
+                     "not both");
+  if (days && units_parse_real(days, 1e-6, 36500, &g->days, &err))
+    return cli_usage("--train-days: %s", err.msg);
+  if (tokens && units_parse_real(tokens, 1, 1e18, &g->tokens, &err))
+    return cli_usage("--train-tokens: %s", err.msg);
+  g->on = days || tokens;
+  if (mode) {
+    if (strcmp(mode, "sync") == 0)
+      g->in.mode = CKPT_SYNC;
+    else if (strcmp(mode, "async") == 0)
+      g->in.mode = CKPT_ASYNC;
+    else
+      return cli_usage("--ckpt-mode: '%s' is not sync or async", mode);
+  }
+  int rc;
+  if ((rc = gp_quantity(o, RUN_CKPT_INTERVAL, "ckpt-interval", UNIT_TIME,
+                        1e10, &g->in.interval_s)) ||
+      (rc = gp_quantity(o, RUN_CKPT_COPY_BW, "ckpt-copy-bw", UNIT_BW, 1e18,
+                        &g->in.copy_bw_Bps)))
+    return rc;
+  const char *restart = opts_get(o, RUN_RESTART_TIME);
+  if (restart && (units_parse(restart, UNIT_TIME, &g->in.restart_s, &err) ||
+                  g->in.restart_s > 1e9))
+    return cli_usage("--restart-time: %s", err.msg[0] ? err.msg
+                     : "longer than 1e9 s");
+  g->t = fail_table_named(rates ? rates : "llama3");
+  if (!g->t)
+    return cli_usage("--fail-rates: unknown table '%s' (llama3)", rates);
+  if (!g->on) {
+    static const int need_run[] = {RUN_CKPT_MODE,
+                                   RUN_CKPT_INTERVAL, RUN_CKPT_COPY_BW,
+                                   RUN_RESTART_TIME, RUN_FAIL_RATES};
+    for (size_t i = 0; i < sizeof need_run / sizeof *need_run; i++)
+      if (opts_get(o, need_run[i]))
+        return cli_usage("--%s: needs a run length, --train-days or "
+                         "--train-tokens", run_opts[need_run[i]].name);
+    return 0;
+  }
+  g->in.storage_bw_Bps = c->storage_bw_Bps; /* a platform setting */
+  if (!(g->in.storage_bw_Bps > 0))
+    return cli_usage("--%s: needs --storage-bw (storage_bw of the cluster), "
+                     "the storage tier's write bandwidth (no default; Llama "
+                     "3's Tectonic sustains 2TBps)",
+                     days ? "train-days" : "train-tokens");
+  if (opts_get(o, RUN_CKPT_COPY_BW) && g->in.mode != CKPT_ASYNC)
+    return cli_usage("--ckpt-copy-bw: only with --ckpt-mode async");
+  return 0;
+}
+
+/* The goodput of the simulated job's run, into *out. */
+static int gp_eval(struct gp_args *g, const struct run_args *a,
+                   const struct report *r, struct goodput *out)
+{
+  double rates[FP_COUNT], units[FP_COUNT];
+  fail_rates(g->t, rates);
+  goodput_units(&a->c, units);
+  g->in.mtbf_s = goodput_mtbf_s(rates, units);
+  g->in.ckpt_bytes = goodput_checkpoint_bytes(model_params(&a->w.model));
+  g->in.ranks = a->w.plan.gpus;
+  g->in.wall_s = g->days * 86400;
+  g->in.work_s = g->tokens > 0 ? g->tokens / r->tokens_per_s : 0;
+  struct weft_err err = {0};
+  if (goodput_eval(&g->in, out, &err))
+    return cli_fail(&err);
+  return 0;
+}
+
+static void gp_print(FILE *f, const struct gp_args *g,
+                     const struct run_args *a, const struct goodput *gp)
+{
+  double units[FP_COUNT];
+  goodput_units(&a->c, units);
+  char b[32], c[32], d[32];
+  if (g->days > 0)
+    fprintf(f, "  goodput over %.6g days (wall clock)", g->days);
+  else
+    fprintf(f, "  goodput of %.4g tokens (%.4g days of training)",
+            g->tokens, gp->work_s / 86400);
+  fprintf(f, ", failure rates %s\n", g->t->name);
+  fprintf(f, "    MTBF %.4g h: %.0f GPUs, %.0f NICs, %.0f switches and "
+          "cables, %.0f hosts\n", gp->mtbf_s / 3600, units[FP_GPU],
+          units[FP_NIC], units[FP_NET], units[FP_HOST]);
+  fprintf(f, "    checkpoint %s (%s per GPU) written in %.4g s at %s/s; "
+          "%s\n", units_fmt_human(gp->ckpt_bytes, UNIT_SIZE, b, sizeof b),
+          units_fmt_human(gp->ckpt_bytes / (double)a->w.plan.gpus, UNIT_SIZE,
+                          c, sizeof c),
+          gp->write_s,
+          units_fmt_human(g->in.storage_bw_Bps, UNIT_SIZE, d, sizeof d),
+          gp->mode == CKPT_ASYNC ? "async: training waits for the copy to "
+                                   "host memory"
+                                 : "sync: training waits for the write");
+  fprintf(f, "    interval %.4g s of training (optimal %.4g s; Young %.4g "
+          "s, Daly %.4g s), blocking %.4g s, restart %.4g s\n",
+          gp->interval_s, gp->optimal_s, gp->young_s, gp->daly_s,
+          gp->block_s, gp->restart_in_s);
+  fprintf(f, "    interruptions %.1f expected; lost to rework %.4g h, "
+          "checkpoints %.4g h, restarts %.4g h\n", gp->interruptions,
+          gp->rework_s / 3600, gp->checkpoint_s / 3600,
+          gp->restart_s / 3600);
+  fprintf(f, "    effective training time %.1f %% (%.4g h of %.4g h)\n",
+          100 * gp->efficiency, gp->work_s / 3600, gp->wall_s / 3600);
+}
+
 int cmd_run_args(int argc, char **argv, struct run_args *out,
                  int *exit_code)
 {
@@ -173,6 +342,11 @@ int cmd_run(int argc, char **argv)
   int rc;
   if (cmd_run_args(argc, argv, &a, &rc))
     return rc;
+  struct gp_args gpa;
+  if ((rc = gp_args_parse(&a.o, &a.c, &gpa))) {
+    cmd_run_args_release(&a);
+    return rc;
+  }
   a.spec.t0_s = t0;
   if (opts_get(&a.o, RUN_DRY_RUN)) {
     /* The settings resolved (model, plan against the cluster): what a
@@ -197,10 +371,17 @@ int cmd_run(int argc, char **argv)
   if (rc) {
     rc = cli_fail(&err);
   } else {
-    if (opts_get(&a.o, RUN_JSON))
+    struct goodput gp;
+    if (gpa.on && (rc = gp_eval(&gpa, &a, &res.r, &gp)) == 0) {
+      res.r.goodput = &gp;
+      res.r.fail_rates = gpa.t->name;
+    }
+    if (rc == 0 && opts_get(&a.o, RUN_JSON))
       report_print_json(stdout, &res.r);
-    else
+    else if (rc == 0)
       report_print_text(stdout, &res.r);
+    if (rc == 0 && gpa.on && !opts_get(&a.o, RUN_JSON))
+      gp_print(stdout, &gpa, &a, &gp);
     if (!res.r.mem.fits && opts_get(&a.o, RUN_MUST_FIT)) {
       fprintf(stderr, "weft: --must-fit: the job does not fit in GPU memory\n");
       rc = 3;

@@ -62,7 +62,7 @@ struct opts_spec {
   const char *example;         /* one or more example command lines */
 };
 
-#define OPTS_MAX_OWN 16
+#define OPTS_MAX_OWN 32
 #define OPTS_MAX_NAME 64
 #define OPTS_MAX_SET (WEFT_MAX_ARGS + 16) /* room for a command's defaults */
 

@@ -17,6 +17,7 @@
 #include "sim/report_fields.h"
 #include "workloads/accounting.h"
 #include "workloads/closedform.h"
+#include "workloads/goodput.h"
 #include "workloads/workload.h"
 
 struct report {
@@ -67,6 +68,11 @@ struct report {
   /* The engine settings of the run (set by the caller, for the JSON). */
   const char *collective, *fidelity;
   bool every_rank, kernel_table;
+  /* Failures, checkpoints and goodput of a long run (--train-days,
+   * --train-tokens; workloads/goodput.h), set by weft run; NULL: not
+   * asked, and the JSON has no goodput object. */
+  const struct goodput *goodput;
+  const char *fail_rates;      /* the failure-rate table's name */
 };
 
 /* The version of --json's layout (the README's table of its fields). */

@@ -169,6 +169,43 @@
     NUM, "%.6g", COL, true,                                                   \
     r->base_iteration_s > 0 ? r->base_ddp.iteration_s / r->ddp.iteration_s    \
                             : NAN)                                            \
+  X(GP_FAIL_RATES, "goodput.fail_rates",                                      \
+    STR, NULL, NOCOL, r->goodput, r->fail_rates)                              \
+  X(GP_MODE, "goodput.ckpt_mode",                                             \
+    WORD, NULL, NOCOL, r->goodput,                                            \
+    r->goodput->mode == CKPT_ASYNC ? "async" : "sync")                        \
+  X(GP_WALL_S, "goodput.wall_s",                                              \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->wall_s)                       \
+  X(GP_WORK_S, "goodput.work_s",                                              \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->work_s)                       \
+  X(GP_EFFICIENCY, "goodput.efficiency",                                      \
+    NUM, "%.6g", NOCOL, r->goodput, r->goodput->efficiency)                   \
+  X(GP_MTBF_S, "goodput.mtbf_s",                                              \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->mtbf_s)                       \
+  X(GP_INTERRUPTIONS, "goodput.interruptions",                                \
+    NUM, "%.6g", NOCOL, r->goodput, r->goodput->interruptions)                \
+  X(GP_REWORK_S, "goodput.rework_s",                                          \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->rework_s)                     \
+  X(GP_CHECKPOINT_S, "goodput.checkpoint_s",                                  \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->checkpoint_s)                 \
+  X(GP_RESTART_S, "goodput.restart_s",                                        \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->restart_s)                    \
+  X(GP_CKPT_BYTES, "goodput.checkpoint_bytes",                                \
+    NUM, "%.6g", NOCOL, r->goodput, r->goodput->ckpt_bytes)                   \
+  X(GP_WRITE_S, "goodput.write_s",                                            \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->write_s)                      \
+  X(GP_BLOCK_S, "goodput.block_s",                                            \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->block_s)                      \
+  X(GP_RESTART_TIME_S, "goodput.restart_time_s",                              \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->restart_in_s)                 \
+  X(GP_INTERVAL_S, "goodput.interval_s",                                      \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->interval_s)                   \
+  X(GP_OPTIMAL_S, "goodput.optimal_interval_s",                               \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->optimal_s)                    \
+  X(GP_YOUNG_S, "goodput.young_interval_s",                                   \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->young_s)                      \
+  X(GP_DALY_S, "goodput.daly_interval_s",                                     \
+    NUM, "%.9g", NOCOL, r->goodput, r->goodput->daly_s)                       \
   X(KERNELS, "kernels", LONG, NULL, COL, true, res->kernels)                  \
   X(FLOWS, "flows", LONG, NULL, COL, true, res->flows)                        \
   X(BREAKDOWN, "breakdown",                                                   \

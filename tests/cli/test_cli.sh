@@ -500,10 +500,12 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 "$weft" run --json --breakdown --model gpt-1.7b --layers 4 --gpus 16 --tp 2 \
   --pp 2 --cp 2 --global-batch 8 >"$tmp/j4" 2>/dev/null
 # inputs.plan.tp_comm_overlap is printed only when the overlap is on, and
-# inputs.model.head_dim, qkv_bias, qk_norm and tied only when set
+# inputs.model.head_dim, qkv_bias, qk_norm and tied only when set, goodput
+# only with a run length
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 8 --tp 4 --sp yes \
   --tp-comm-overlap te --global-batch 8 --head-dim 96 --qkv-bias no \
-  --qk-norm yes --tied no >"$tmp/j5" 2>/dev/null
+  --qk-norm yes --tied no --train-days 7 --storage-bw 100GBps \
+  >"$tmp/j5" 2>/dev/null
 # and the MoE settings only when not their defaults
 "$weft" run --json --model mixtral-8x7b --layers 2 --gpus 8 --ep 8 \
   --global-batch 8 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
@@ -596,6 +598,40 @@ then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: fp16 on a slow net
 if "$weft" run --model gpt-1.7b --gpus 16 --global-batch 32 --compress powersgd:4 |
    grep -q "^    without compression .* speedup .*x; Agarwal et al.'s model"
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the compression summary"; fi
+
+# Goodput (workloads/goodput.h): the run's wall time splits into training,
+# rework, checkpoints and restarts; interruptions are wall time over the
+# MTBF; --train-tokens gives the training time the simulated rate needs;
+# the settings are refused without a run length or a storage bandwidth.
+gp="--model gpt-1.7b --layers 4 --gpus 16 --global-batch 16 --storage-bw 10GBps"
+set -- $("$weft" run $gp --train-days 30 --json | python3 -c 'import json,sys
+d = json.load(sys.stdin); g = d["goodput"]
+parts = g["work_s"] + g["rework_s"] + g["checkpoint_s"] + g["restart_s"]
+print(abs(parts / g["wall_s"] - 1) < 1e-8, abs(g["interruptions"] * g["mtbf_s"] / (30 * 86400) - 1) < 1e-5,
+      abs(g["work_s"] / g["wall_s"] - g["efficiency"]) < 1e-5, g["interval_s"] == g["optimal_interval_s"], g["ckpt_mode"])')
+if [ "$*" = "True True True True sync" ]; then ok; else ko "goodput JSON: $*"; fi
+set -- $("$weft" run $gp --train-tokens 1e9 --ckpt-mode async --ckpt-interval 1h --json | python3 -c 'import json,sys
+d = json.load(sys.stdin); g = d["goodput"]
+print(abs(g["work_s"] * d["tokens_per_s"] / 1e9 - 1) < 1e-5, g["interval_s"], g["ckpt_mode"])')
+if [ "$*" = "True 3600 async" ]; then ok; else ko "goodput of tokens: $*"; fi
+if "$weft" run $gp --train-days 30 | grep -q "^    effective training time [0-9.]* % "; then ok; else ko "goodput summary"; fi
+if "$weft" run --model gpt-1.7b --layers 4 --gpus 16 --global-batch 16 --json | grep -q goodput; then ko "goodput without a run length"; else ok; fi
+expect 2 "weft: --train-days: needs --storage-bw (storage_bw of the cluster), the storage tier's write bandwidth (no default; Llama 3's Tectonic sustains 2TBps)" run --train-days 54
+expect 2 "weft: --ckpt-mode: needs a run length, --train-days or --train-tokens" run --storage-bw 2TBps --ckpt-mode async
+expect 1 "weft: --storage-bw: '2TB' has unknown unit 'TB'; expected a bandwidth such as 450GBps" run --train-days 54 --storage-bw 2TB
+expect 2 "weft: --train-days and --train-tokens: give one run length, not both" run --train-days 1 --train-tokens 1e12 --storage-bw 2TBps
+expect 2 "weft: --ckpt-mode: 'always' is not sync or async" run --train-days 1 --storage-bw 2TBps --ckpt-mode always
+expect 2 "weft: --fail-rates: unknown table 'meta' (llama3)" run --train-days 1 --storage-bw 2TBps --fail-rates meta
+expect 2 "weft: --ckpt-copy-bw: only with --ckpt-mode async" run --train-days 1 --storage-bw 2TBps --ckpt-copy-bw 32GBps
+expect 2 "weft: --train-days: '0' is below the minimum of 1e-06" run --train-days 0 --storage-bw 2TBps
+
+# The README's Llama 3 check: its goodput lines, on the same job with one
+# micro-batch per pipeline (the lines do not depend on the iteration).
+"$weft" run --model llama3-405b --cluster dgx-h100 --gpus 16384 --tp 8 --pp 16 \
+  --global-batch 128 --account-embedding-loss yes --recompute full --zero 1 \
+  --shard-impl megatron --train-days 54 --storage-bw 2TBps | sed -n '/^  goodput/,$p' >"$tmp/gp.txt"
+sed -n '/^  goodput over 54 days/,/^```/p' "$src/README.md" | sed '$d' >"$tmp/gp-readme.txt"
+if [ -s "$tmp/gp.txt" ] && cmp -s "$tmp/gp.txt" "$tmp/gp-readme.txt"; then ok; else ko "README's goodput lines"; diff "$tmp/gp-readme.txt" "$tmp/gp.txt"; fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
