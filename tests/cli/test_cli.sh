@@ -617,13 +617,13 @@ if [ "$*" = "True 3600 async" ]; then ok; else ko "goodput of tokens: $*"; fi
 if "$weft" run $gp --train-days 30 | grep -q "^    effective training time [0-9.]* % "; then ok; else ko "goodput summary"; fi
 if "$weft" run --model gpt-1.7b --layers 4 --gpus 16 --global-batch 16 --json | grep -q goodput; then ko "goodput without a run length"; else ok; fi
 expect 2 "weft: --train-days: needs --storage-bw (storage_bw of the cluster), the storage tier's write bandwidth (no default; Llama 3's Tectonic sustains 2TBps)" run --train-days 54
-expect 2 "weft: --ckpt-mode: needs a run length, --train-days or --train-tokens" run --storage-bw 2TBps --ckpt-mode async
+expect 2 "weft: --ckpt-mode: needs a run length, --train-days or --train-tokens" run --model gpt-1.7b --global-batch 64 --storage-bw 2TBps --ckpt-mode async
 expect 1 "weft: --storage-bw: '2TB' has unknown unit 'TB'; expected a bandwidth such as 450GBps" run --train-days 54 --storage-bw 2TB
-expect 2 "weft: --train-days and --train-tokens: give one run length, not both" run --train-days 1 --train-tokens 1e12 --storage-bw 2TBps
-expect 2 "weft: --ckpt-mode: 'always' is not sync or async" run --train-days 1 --storage-bw 2TBps --ckpt-mode always
-expect 2 "weft: --fail-rates: unknown table 'meta' (llama3)" run --train-days 1 --storage-bw 2TBps --fail-rates meta
-expect 2 "weft: --ckpt-copy-bw: only with --ckpt-mode async" run --train-days 1 --storage-bw 2TBps --ckpt-copy-bw 32GBps
-expect 2 "weft: --train-days: '0' is below the minimum of 1e-06" run --train-days 0 --storage-bw 2TBps
+expect 2 "weft: --train-days and --train-tokens: give one run length, not both" run --model gpt-1.7b --global-batch 64 --train-days 1 --train-tokens 1e12 --storage-bw 2TBps
+expect 2 "weft: --ckpt-mode: 'always' is not sync or async" run --model gpt-1.7b --global-batch 64 --train-days 1 --storage-bw 2TBps --ckpt-mode always
+expect 2 "weft: --fail-rates: unknown table 'meta' (llama3)" run --model gpt-1.7b --global-batch 64 --train-days 1 --storage-bw 2TBps --fail-rates meta
+expect 2 "weft: --ckpt-copy-bw: only with --ckpt-mode async" run --model gpt-1.7b --global-batch 64 --train-days 1 --storage-bw 2TBps --ckpt-copy-bw 32GBps
+expect 2 "weft: --train-days: '0' is below the minimum of 1e-06" run --model gpt-1.7b --global-batch 64 --train-days 0 --storage-bw 2TBps
 
 # The README's Llama 3 check: its goodput lines, on the same job with one
 # micro-batch per pipeline (the lines do not depend on the iteration).
