@@ -117,6 +117,12 @@ static const struct keydef keys[CK_COUNT] = {
         "GPU clock against the catalog's, power follows (default 1)"},
     [CK_GPU_HOUR_PRICE] = {"gpu_hour_price", KT_REAL, 1e-6, 1e6,
         "price of one GPU-hour, for the cost per token (default: none)"},
+    [CK_SLOW_GPU] = {"slow_gpu", KT_TEXT, 0, 0,
+        "stragglers: RANK:FACTOR[,RANK:FACTOR...], those GPUs' kernels take "
+        "FACTOR >= 1 times as long (default: none)"},
+    [CK_SLOW_NIC] = {"slow_nic", KT_TEXT, 0, 0,
+        "degraded links: RANK:FACTOR[,...], those GPUs' NICs at 1/FACTOR of "
+        "their bandwidth both ways (default: none)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
 };
@@ -146,6 +152,8 @@ const char *cluster_key_hint(enum cluster_key k)
   static const char *const hint[] = {[KT_TEXT] = "NAME", [KT_INT] = "N",
                                      [KT_REAL] = "F", [KT_TIME] = "T",
                                      [KT_POWER] = "W"};
+  if (k == CK_SLOW_GPU || k == CK_SLOW_NIC)
+    return "R:F";
   return k == CK_DESCRIPTION ? "TEXT" : hint[keys[k].type];
 }
 
@@ -160,8 +168,10 @@ int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
   case KT_TEXT:
     if (!value[0])
       rc = weft_errf(err, WEFT_EINVAL, "empty value");
-    else if (strlen(value) >= (k == CK_DESCRIPTION ? WEFT_MAX_DESC
-                                                   : WEFT_MAX_NAME))
+    else if (strlen(value) >= (k == CK_DESCRIPTION || k == CK_SLOW_GPU ||
+                                       k == CK_SLOW_NIC
+                                   ? WEFT_MAX_DESC
+                                   : WEFT_MAX_NAME))
       rc = weft_errf(err, WEFT_ELIMIT, "'%.40s...' is too long", value);
     break;
   case KT_INT: {
@@ -713,6 +723,70 @@ static int resolve_placement(const struct cluster_desc *d, struct cluster *c,
   return 0;
 }
 
+/* Stragglers: "RANK:FACTOR[,RANK:FACTOR...]" of key `k` into list[],
+ * *n entries; ranks below `gpus`, each once, factors from 1 to 1000. */
+static int resolve_slow(const struct cluster_desc *d, enum cluster_key k,
+                        int gpus, struct cluster_slow *list, int *n,
+                        struct weft_err *err)
+{
+  *n = 0;
+  if (!d->set[k])
+    return 0;
+  const char *p = d->text[k];
+  for (;;) {
+    char *end = NULL;
+    errno = 0;
+    long r = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+    if (r < 0 || errno || *end != ':')
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s': expected RANK:FACTOR"
+                       "[,RANK:FACTOR...], such as 3:1.5", where(d, k),
+                       d->text[k]);
+    if (r >= gpus)
+      return weft_errf(err, WEFT_EINVAL, "%s: rank %ld is not a GPU of the "
+                       "job (0 to %d)", where(d, k), r, gpus - 1);
+    p = end + 1;
+    errno = 0;
+    double f = strtod(p, &end);
+    if (end == p || errno || !(f >= 1 && f <= 1000) ||
+        (*end && *end != ','))
+      return weft_errf(err, WEFT_EINVAL, "%s: rank %ld: the factor '%.*s' "
+                       "is not a number from 1 to 1000 (how many times "
+                       "slower)", where(d, k), r,
+                       (int)strcspn(p, ","), p);
+    if (*n == WEFT_MAX_SLOW)
+      return weft_errf(err, WEFT_ELIMIT, "%s: more than %d ranks",
+                       where(d, k), WEFT_MAX_SLOW);
+    for (int i = 0; i < *n; i++)
+      if (list[i].rank == r)
+        return weft_errf(err, WEFT_EINVAL, "%s: rank %ld is given twice",
+                         where(d, k), r);
+    list[(*n)++] = (struct cluster_slow){(int)r, f};
+    if (!*end)
+      return 0;
+    p = end + 1;
+  }
+}
+
+double cluster_gpu_slowdown(const struct cluster *c, int rank)
+{
+  for (int i = 0; i < c->nslow_gpu; i++)
+    if (c->slow_gpu[i].rank == rank)
+      return c->slow_gpu[i].factor;
+  return 1;
+}
+
+double cluster_nic_slowdown(const struct cluster *c, int node, int k)
+{
+  double f = 1;
+  for (int i = 0; i < c->nslow_nic; i++) {
+    int gi = cluster_place_gpu(c, c->slow_nic[i].rank);
+    if (cluster_node_of(c, gi) == node && cluster_nic_of(c, gi) == k &&
+        c->slow_nic[i].factor > f)
+      f = c->slow_nic[i].factor;
+  }
+  return f;
+}
+
 /* The fabric, its NVLink tiers and the job's place on it. */
 static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                             struct weft_err *err)
@@ -921,6 +995,11 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     return rc;
   c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]
                                                : 0;
+  if ((rc = resolve_slow(d, CK_SLOW_GPU, c.gpus, c.slow_gpu, &c.nslow_gpu,
+                         err)) ||
+      (rc = resolve_slow(d, CK_SLOW_NIC, c.gpus, c.slow_nic, &c.nslow_nic,
+                         err)))
+    return rc;
   *out = c;
   return 0;
 }
