@@ -1486,11 +1486,17 @@ static void collect_path(const struct engine *E, struct engine_result *out)
       last = E->sim[i];
   }
   int64_t cur = last < 0 ? -1 : crit_pack(last, E->rs[last].last_task);
+  /* With stragglers, the path's kernel time by rank. */
+  double *by_rank = E->straggle ? xcalloc((size_t)E->nranks, sizeof *by_rank)
+                                : NULL;
+  P->held_rank = -1;
   for (long guard = E->tasks_total; cur >= 0 && guard > 0; guard--) {
     long rank = (long)(cur >> 32), task = (long)(uint32_t)cur;
     const struct rank_state *r = &E->rs[rank];
     const struct task *t = task_of(E, rank, task);
     double seg = r->crit_end[task] - r->crit_s0[task];
+    if (t->kind == TK_KERNEL && by_rank)
+      by_rank[rank] += seg;
     if (t->kind == TK_KERNEL)
       P->compute_by_kind_s[t->op] += seg;
     else
@@ -1500,6 +1506,12 @@ static void collect_path(const struct engine *E, struct engine_result *out)
     P->tasks++;
     cur = r->crit_pred[task];
   }
+  for (long r = 0; by_rank && r < E->nranks; r++) /* ties: the lowest */
+    if (by_rank[r] > P->held_rank_s) {
+      P->held_rank = r;
+      P->held_rank_s = by_rank[r];
+    }
+  free(by_rank);
 }
 
 void engine_result_free(struct engine_result *r)

@@ -159,6 +159,9 @@ Test(straggler, one_f_one_b_with_a_slow_last_stage)
   /* The critical path runs through the slow stage for its whole work. */
   cr_assert_geq(r.path.stage_s[3], F * (double)m * (tf + tb) * (1 - 1e-9));
   REL(r.path.total_s, T, 1e-9);
+  /* It held the job back: its kernels on the path are all its work. */
+  cr_assert_eq(r.path.held_rank, 3);
+  REL(r.path.held_rank_s, F * (double)m * (tf + tb), 1e-9);
   engine_result_free(&r);
   graph_free(g);
 }
@@ -173,8 +176,11 @@ Test(straggler, one_f_one_b_at_speed)
   struct graph *g = pipeline(&c, p, m, &tf, &tb);
   struct engine_params ep = ideal();
   ep.free_comm = true;
+  ep.breakdown = true;
   struct engine_result r;
   REL(run(g, &c, &ep, &r), (double)(m + p - 1) * (tf + tb), 1e-9);
+  cr_assert_eq(r.path.held_rank, -1, "no straggler, no rank named");
+  engine_result_free(&r);
   graph_free(g);
 }
 
@@ -211,6 +217,8 @@ Test(straggler, data_parallel_waits_for_the_slow_rank)
   /* The others idle for the difference: (F - 1) tk on 15 of 16 ranks. */
   REL(r.idle_s, 15 / n * 0.5 * tk, 1e-6);
   REL(r.compute_s, (15 + 1.5) / n * tk, 1e-9);
+  cr_assert_eq(r.path.held_rank, 5);
+  REL(r.path.held_rank_s, 1.5 * tk, 1e-9);
   engine_result_free(&r);
   graph_free(g);
 }
