@@ -123,6 +123,11 @@ static const struct keydef keys[CK_COUNT] = {
     [CK_SLOW_NIC] = {"slow_nic", KT_TEXT, 0, 0,
         "degraded links: RANK:FACTOR[,...], those GPUs' NICs at 1/FACTOR of "
         "their bandwidth both ways (default: none)"},
+    [CK_GPU_SIGMA] = {"gpu_sigma", KT_REAL, 0, 20,
+        "per-GPU speed variation: each GPU's speed drawn from a normal of "
+        "this standard deviation, percent, clipped at 3 sigma (default 0)"},
+    [CK_GPU_SEED] = {"gpu_seed", KT_INT, 1, 2147483647,
+        "seed of gpu_sigma's draw (default 1)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
 };
@@ -767,12 +772,37 @@ static int resolve_slow(const struct cluster_desc *d, enum cluster_key k,
   }
 }
 
+/* SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom
+ * number generators", OOPSLA 2014): a well-mixed 64-bit value of x. */
+static uint64_t splitmix64(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* A standard normal draw for (seed, rank), by Box and Muller from two
+ * uniforms of 53 bits, clipped to [-3, 3]. */
+static double normal_draw(unsigned long seed, int rank)
+{
+  uint64_t a = splitmix64((uint64_t)seed << 32 ^ (uint64_t)(uint32_t)rank);
+  uint64_t b = splitmix64(a);
+  double u1 = ((double)(a >> 11) + 1) * 0x1p-53; /* (0, 1] */
+  double u2 = (double)(b >> 11) * 0x1p-53;       /* [0, 1) */
+  double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+  return z < -3 ? -3 : z > 3 ? 3 : z;
+}
+
 double cluster_gpu_slowdown(const struct cluster *c, int rank)
 {
+  double f = 1;
   for (int i = 0; i < c->nslow_gpu; i++)
     if (c->slow_gpu[i].rank == rank)
-      return c->slow_gpu[i].factor;
-  return 1;
+      f = c->slow_gpu[i].factor;
+  if (c->gpu_sigma > 0)
+    f /= 1 + c->gpu_sigma * normal_draw(c->gpu_seed, rank);
+  return f;
 }
 
 double cluster_nic_slowdown(const struct cluster *c, int node, int k)
@@ -1000,6 +1030,8 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
       (rc = resolve_slow(d, CK_SLOW_NIC, c.gpus, c.slow_nic, &c.nslow_nic,
                          err)))
     return rc;
+  c.gpu_sigma = d->set[CK_GPU_SIGMA] ? d->num[CK_GPU_SIGMA] / 100 : 0;
+  c.gpu_seed = d->set[CK_GPU_SEED] ? (unsigned long)d->num[CK_GPU_SEED] : 1;
   *out = c;
   return 0;
 }

@@ -66,6 +66,8 @@ enum cluster_key {
   CK_GPU_HOUR_PRICE,  /* price of a GPU-hour, for cost per token */
   CK_SLOW_GPU,        /* RANK:FACTOR,...: GPUs whose kernels are slower */
   CK_SLOW_NIC,        /* RANK:FACTOR,...: NICs at 1/FACTOR of their rate */
+  CK_GPU_SIGMA,       /* per-GPU speed variation, percent (normal) */
+  CK_GPU_SEED,        /* its draw's seed */
   CK_DESCRIPTION,
   CK_COUNT
 };
@@ -157,6 +159,13 @@ struct cluster {
    * list. */
   int nslow_gpu, nslow_nic;
   struct cluster_slow slow_gpu[WEFT_MAX_SLOW], slow_nic[WEFT_MAX_SLOW];
+  /* Per-GPU speed variation: each GPU's speed drawn from a normal of
+   * mean 1 and standard deviation gpu_sigma (a fraction; 0: none),
+   * clipped at 3 sigma, from gpu_seed and its rank alone (the same on
+   * every machine); its kernels take 1/speed of their time, on top of
+   * slow_gpu. */
+  double gpu_sigma;
+  unsigned long gpu_seed;
 };
 
 /* An empty description (every setting unset, name "custom"). */
@@ -273,8 +282,8 @@ static inline int cluster_nic_of(const struct cluster *c, int rank)
   return local / (c->gpus_per_node / c->nics_per_node);
 }
 
-/* How many times longer rank `rank`'s kernels take (slow_gpu; 1: not
- * listed). */
+/* How many times longer rank `rank`'s kernels take: its slow_gpu factor
+ * (1: not listed) over its drawn speed (gpu_sigma; 1: none). */
 double cluster_gpu_slowdown(const struct cluster *c, int rank);
 
 /* How many times slower NIC `k` of the fabric's node `node` moves data
@@ -285,7 +294,7 @@ double cluster_nic_slowdown(const struct cluster *c, int node, int k);
  * symmetric shortcuts do not hold. */
 static inline bool cluster_has_stragglers(const struct cluster *c)
 {
-  return c->nslow_gpu > 0 || c->nslow_nic > 0;
+  return c->nslow_gpu > 0 || c->nslow_nic > 0 || c->gpu_sigma > 0;
 }
 
 #endif

@@ -54,6 +54,8 @@ static struct cluster load(const char *preset, const char *const *kv)
   return c;
 }
 
+static void refused(const char *key, const char *value, const char *msg);
+
 /* Ideal network: no protocol overheads, full link bandwidth. */
 static struct engine_params ideal(void)
 {
@@ -221,6 +223,83 @@ Test(straggler, data_parallel_waits_for_the_slow_rank)
   REL(r.path.held_rank_s, 1.5 * tk, 1e-9);
   engine_result_free(&r);
   graph_free(g);
+}
+
+/* Per-GPU variation (gpu_sigma): the same data-parallel job; every rank
+ * waits for the slowest draw, so the iteration is the largest factor
+ * times the kernel plus the all-reduce, and that rank is named. */
+Test(straggler, data_parallel_waits_for_the_slowest_draw)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2",
+                                         "gpu_sigma", "5", "gpu_seed", "7"));
+  cr_assert(cluster_has_stragglers(&c));
+  double fmax = 0;
+  long slowest = -1;
+  for (int r = 0; r < 16; r++)
+    if (cluster_gpu_slowdown(&c, r) > fmax) {
+      fmax = cluster_gpu_slowdown(&c, r);
+      slowest = r;
+    }
+  cr_assert_gt(fmax, 1);
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){1, 1, 16, 1, 1, 1, {0, 1, 2, 3}, 0,
+                                    {0, 0, 0}, 0};
+  struct task k = {.kind = TK_KERNEL, .op = KK_NORM, .stream = ST_COMPUTE,
+                   .chunk = -1, .mb = -1, .layer = 0, .bytes = 4e9};
+  long kk = graph_add(g, 0, &k);
+  double S = 1 << 30;
+  struct task ar = {.kind = TK_COLL, .op = CO_ALLREDUCE, .stream = ST_DP,
+                    .group = GK_DP, .chunk = -1, .mb = -1, .layer = -1,
+                    .bytes = S};
+  graph_add(g, 0, &ar);
+  graph_dep(g, 0, kk);
+  struct engine_params ep = ideal();
+  ep.breakdown = true;
+  struct engine_result r;
+  double T = run(g, &c, &ep, &r);
+  double tk = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
+  double n = 16, B = 8 * 50e9, L = 2 * 1e-6 + 130e-9;
+  REL(T, fmax * tk + 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+  cr_assert_eq(r.path.held_rank, slowest);
+  engine_result_free(&r);
+  graph_free(g);
+}
+
+/* The draw: a function of the seed and the rank alone; over many ranks
+ * its speeds have mean 1 and the standard deviation asked for (the
+ * sample of 4096 of seed 1: within 3 % of sigma), clipped at 3 sigma;
+ * slow_gpu multiplies it. */
+Test(straggler, gpu_sigma_draws)
+{
+  struct weft_err err = {0};
+  struct cluster a, b, d;
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "4096", "gpu_sigma", "2"), &a,
+                       &err), 0, "%s", err.msg);
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "4096", "gpu_sigma", "2",
+                                      "gpu_seed", "2", "slow_gpu", "5:2"),
+                       &b, &err), 0, "%s", err.msg);
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "4096", "gpu_sigma", "2"), &d,
+                       &err), 0, "%s", err.msg);
+  double sum = 0, sq = 0;
+  int differ = 0;
+  for (int r = 0; r < 4096; r++) {
+    double v = 1 / cluster_gpu_slowdown(&a, r);
+    cr_assert_eq(cluster_gpu_slowdown(&a, r), cluster_gpu_slowdown(&d, r));
+    differ += cluster_gpu_slowdown(&a, r) != cluster_gpu_slowdown(&b, r);
+    cr_assert(v >= 1 - 3 * 0.02 - 1e-12 && v <= 1 + 3 * 0.02 + 1e-12);
+    sum += v;
+    sq += (v - 1) * (v - 1);
+  }
+  cr_assert_gt(differ, 4000);
+  REL(sum / 4096, 1.0, 0.002);
+  REL(sqrt(sq / 4096), 0.02, 0.03);
+  /* slow_gpu on top of the draw: rank 5 of seed 2 at twice its time. */
+  b.nslow_gpu = 0;
+  double drawn = cluster_gpu_slowdown(&b, 5);
+  b.nslow_gpu = 1;
+  REL(cluster_gpu_slowdown(&b, 5), 2 * drawn, 1e-12);
+  refused("gpu_sigma", "25", "gpu_sigma");
+  refused("gpu_seed", "0", "gpu_seed");
 }
 
 /* A degraded NIC: rank 3's NIC (node 0's NIC 3, both directions) at a
