@@ -171,8 +171,9 @@ struct rank_state {
   long synced;
   int32_t hwaited[ST_COUNT];
   struct itag *itag;          /* ST_COUNT of them */
-  /* Times its kernels take against the cost model's: 1, or the cluster's
-   * slow_gpu factor for this rank (a straggler, issue 41 item 2). */
+  /* Times its kernels take against the cost model's: 1, or its slow_gpu
+   * factor over its gpu_sigma speed (cluster_gpu_slowdown; issue 41,
+   * item 2). */
   double slow;
 };
 
@@ -251,7 +252,7 @@ struct engine {
   bool bd;
   int64_t cause;
   bool cont;        /* comm_contention */
-  bool straggle;    /* some GPU or NIC is slow (cluster_has_stragglers) */
+  bool straggle;    /* GPUs or NICs differ (cluster_has_stragglers) */
   bool host;        /* host_op_s > 0 */
   double link_Bps[2]; /* NVLink's and the NIC's rates as collectives reach
                          them (coll_model) */
