@@ -121,6 +121,17 @@ static const struct keydef keys[CK_COUNT] = {
         "aggregate write bandwidth of the storage tier that checkpoints go "
         "to, for weft run --train-days (default: none; Llama 3's Tectonic "
         "sustains 2TBps)"},
+    [CK_SLOW_GPU] = {"slow_gpu", KT_TEXT, 0, 0,
+        "stragglers: RANK:FACTOR[,RANK:FACTOR...], those GPUs' kernels take "
+        "FACTOR >= 1 times as long (default: none)"},
+    [CK_SLOW_NIC] = {"slow_nic", KT_TEXT, 0, 0,
+        "degraded links: RANK:FACTOR[,...], those GPUs' NICs at 1/FACTOR of "
+        "their bandwidth both ways (default: none)"},
+    [CK_GPU_SIGMA] = {"gpu_sigma", KT_REAL, 0, 20,
+        "per-GPU speed variation: each GPU's speed drawn from a normal of "
+        "this standard deviation, percent, clipped at 3 sigma (default 0)"},
+    [CK_GPU_SEED] = {"gpu_seed", KT_INT, 1, 2147483647,
+        "seed of gpu_sigma's draw (default 1)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
 };
@@ -150,6 +161,8 @@ const char *cluster_key_hint(enum cluster_key k)
   static const char *const hint[] = {[KT_TEXT] = "NAME", [KT_INT] = "N",
                                      [KT_REAL] = "F", [KT_TIME] = "T",
                                      [KT_POWER] = "W", [KT_BW] = "BW"};
+  if (k == CK_SLOW_GPU || k == CK_SLOW_NIC)
+    return "R:F";
   return k == CK_DESCRIPTION ? "TEXT" : hint[keys[k].type];
 }
 
@@ -164,8 +177,10 @@ int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
   case KT_TEXT:
     if (!value[0])
       rc = weft_errf(err, WEFT_EINVAL, "empty value");
-    else if (strlen(value) >= (k == CK_DESCRIPTION ? WEFT_MAX_DESC
-                                                   : WEFT_MAX_NAME))
+    else if (strlen(value) >= (k == CK_DESCRIPTION || k == CK_SLOW_GPU ||
+                                       k == CK_SLOW_NIC
+                                   ? WEFT_MAX_DESC
+                                   : WEFT_MAX_NAME))
       rc = weft_errf(err, WEFT_ELIMIT, "'%.40s...' is too long", value);
     break;
   case KT_INT: {
@@ -720,6 +735,95 @@ static int resolve_placement(const struct cluster_desc *d, struct cluster *c,
   return 0;
 }
 
+/* Stragglers: "RANK:FACTOR[,RANK:FACTOR...]" of key `k` into list[],
+ * *n entries; ranks below `gpus`, each once, factors from 1 to 1000. */
+static int resolve_slow(const struct cluster_desc *d, enum cluster_key k,
+                        int gpus, struct cluster_slow *list, int *n,
+                        struct weft_err *err)
+{
+  *n = 0;
+  if (!d->set[k])
+    return 0;
+  const char *p = d->text[k];
+  for (;;) {
+    char *end = NULL;
+    errno = 0;
+    long r = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+    if (r < 0 || errno || *end != ':')
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s': expected RANK:FACTOR"
+                       "[,RANK:FACTOR...], such as 3:1.5", where(d, k),
+                       d->text[k]);
+    if (r >= gpus)
+      return weft_errf(err, WEFT_EINVAL, "%s: rank %ld is not a GPU of the "
+                       "job (0 to %d)", where(d, k), r, gpus - 1);
+    p = end + 1;
+    errno = 0;
+    double f = strtod(p, &end);
+    if (end == p || errno || !(f >= 1 && f <= 1000) ||
+        (*end && *end != ','))
+      return weft_errf(err, WEFT_EINVAL, "%s: rank %ld: the factor '%.*s' "
+                       "is not a number from 1 to 1000 (how many times "
+                       "slower)", where(d, k), r,
+                       (int)strcspn(p, ","), p);
+    if (*n == WEFT_MAX_SLOW)
+      return weft_errf(err, WEFT_ELIMIT, "%s: more than %d ranks",
+                       where(d, k), WEFT_MAX_SLOW);
+    for (int i = 0; i < *n; i++)
+      if (list[i].rank == r)
+        return weft_errf(err, WEFT_EINVAL, "%s: rank %ld is given twice",
+                         where(d, k), r);
+    list[(*n)++] = (struct cluster_slow){(int)r, f};
+    if (!*end)
+      return 0;
+    p = end + 1;
+  }
+}
+
+/* SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom
+ * number generators", OOPSLA 2014): a well-mixed 64-bit value of x. */
+static uint64_t splitmix64(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* A standard normal draw for (seed, rank), by Box and Muller from two
+ * uniforms of 53 bits, clipped to [-3, 3]. */
+static double normal_draw(unsigned long seed, int rank)
+{
+  uint64_t a = splitmix64((uint64_t)seed << 32 ^ (uint64_t)(uint32_t)rank);
+  uint64_t b = splitmix64(a);
+  double u1 = ((double)(a >> 11) + 1) * 0x1p-53; /* (0, 1] */
+  double u2 = (double)(b >> 11) * 0x1p-53;       /* [0, 1) */
+  double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+  return z < -3 ? -3 : z > 3 ? 3 : z;
+}
+
+double cluster_gpu_slowdown(const struct cluster *c, int rank)
+{
+  double f = 1;
+  for (int i = 0; i < c->nslow_gpu; i++)
+    if (c->slow_gpu[i].rank == rank)
+      f = c->slow_gpu[i].factor;
+  if (c->gpu_sigma > 0)
+    f /= 1 + c->gpu_sigma * normal_draw(c->gpu_seed, rank);
+  return f;
+}
+
+double cluster_nic_slowdown(const struct cluster *c, int node, int k)
+{
+  double f = 1;
+  for (int i = 0; i < c->nslow_nic; i++) {
+    int gi = cluster_place_gpu(c, c->slow_nic[i].rank);
+    if (cluster_node_of(c, gi) == node && cluster_nic_of(c, gi) == k &&
+        c->slow_nic[i].factor > f)
+      f = c->slow_nic[i].factor;
+  }
+  return f;
+}
+
 /* The fabric, its NVLink tiers and the job's place on it. */
 static int resolve_topology(const struct cluster_desc *d, struct cluster *c,
                             struct weft_err *err)
@@ -929,6 +1033,13 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]
                                                : 0;
   c.storage_bw_Bps = d->set[CK_STORAGE_BW] ? d->num[CK_STORAGE_BW] : 0;
+  if ((rc = resolve_slow(d, CK_SLOW_GPU, c.gpus, c.slow_gpu, &c.nslow_gpu,
+                         err)) ||
+      (rc = resolve_slow(d, CK_SLOW_NIC, c.gpus, c.slow_nic, &c.nslow_nic,
+                         err)))
+    return rc;
+  c.gpu_sigma = d->set[CK_GPU_SIGMA] ? d->num[CK_GPU_SIGMA] / 100 : 0;
+  c.gpu_seed = d->set[CK_GPU_SEED] ? (unsigned long)d->num[CK_GPU_SEED] : 1;
   *out = c;
   return 0;
 }

@@ -65,11 +65,24 @@ enum cluster_key {
   CK_CLOCK,           /* GPU clock factor (what-if) */
   CK_GPU_HOUR_PRICE,  /* price of a GPU-hour, for cost per token */
   CK_STORAGE_BW,      /* the storage tier's write bandwidth (checkpoints) */
+  CK_SLOW_GPU,        /* RANK:FACTOR,...: GPUs whose kernels are slower */
+  CK_SLOW_NIC,        /* RANK:FACTOR,...: NICs at 1/FACTOR of their rate */
+  CK_GPU_SIGMA,       /* per-GPU speed variation, percent (normal) */
+  CK_GPU_SEED,        /* its draw's seed */
   CK_DESCRIPTION,
   CK_COUNT
 };
 
 #define WEFT_MAX_DESC 256
+#define WEFT_MAX_SLOW 16 /* entries of slow_gpu, of slow_nic */
+
+/* One straggler (issue 41, item 2): the job's GPU rank `rank` and how
+ * many times slower its kernels run (slow_gpu) or its NIC moves data
+ * (slow_nic); factor >= 1. */
+struct cluster_slow {
+  int rank;
+  double factor;
+};
 
 /* Shapes of the scale-out fabric: each one entry of platforms/topo.c's
  * table (topo_fabric), which says what it is. */
@@ -142,6 +155,21 @@ struct cluster {
   int spread_units, spread_size;
   unsigned long random_seed;
   bool spread;          /* spread asked for (spread_units may be 1) */
+  /* Stragglers (issue 41, item 2), none by default: GPUs whose kernels
+   * take `factor` times as long (a slower clock: thermal or power
+   * throttling, a weaker part), and GPUs whose NIC link carries 1/factor
+   * of its bandwidth both ways (a degraded port or cable; GPUs sharing
+   * that NIC share its loss).  Ranks are the job's, distinct within each
+   * list. */
+  int nslow_gpu, nslow_nic;
+  struct cluster_slow slow_gpu[WEFT_MAX_SLOW], slow_nic[WEFT_MAX_SLOW];
+  /* Per-GPU speed variation: each GPU's speed drawn from a normal of
+   * mean 1 and standard deviation gpu_sigma (a fraction; 0: none),
+   * clipped at 3 sigma, from gpu_seed and its rank alone (the same on
+   * every machine); its kernels take 1/speed of their time, on top of
+   * slow_gpu. */
+  double gpu_sigma;
+  unsigned long gpu_seed;
 };
 
 /* An empty description (every setting unset, name "custom"). */
@@ -256,6 +284,21 @@ static inline int cluster_nic_of(const struct cluster *c, int rank)
 {
   int local = rank % c->gpus_per_node;
   return local / (c->gpus_per_node / c->nics_per_node);
+}
+
+/* How many times longer rank `rank`'s kernels take: its slow_gpu factor
+ * (1: not listed) over its drawn speed (gpu_sigma; 1: none). */
+double cluster_gpu_slowdown(const struct cluster *c, int rank);
+
+/* How many times slower NIC `k` of the fabric's node `node` moves data
+ * (slow_nic: the largest factor of the ranks placed behind it; 1: none). */
+double cluster_nic_slowdown(const struct cluster *c, int node, int k);
+
+/* Whether any GPU or NIC is slow: the ranks differ, so the engine's
+ * symmetric shortcuts do not hold. */
+static inline bool cluster_has_stragglers(const struct cluster *c)
+{
+  return c->nslow_gpu > 0 || c->nslow_nic > 0 || c->gpu_sigma > 0;
 }
 
 #endif

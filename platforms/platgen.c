@@ -171,7 +171,8 @@ static void write_links(struct out *o, const struct cluster *c)
     }
     for (int k = 0; k < c->nics_per_node; k++) {
       snprintf(id, sizeof id, "node%d-nic%d", n, k);
-      link_sd(o, ind, id, c->nic.bw_Bps, c->nic.lat_s);
+      link_sd(o, ind, id, c->nic.bw_Bps / cluster_nic_slowdown(c, n, k),
+              c->nic.lat_s);
     }
     /* The node's side of its leaf switch: half a hop each way. */
     snprintf(id, sizeof id, "node%d-port", n);

@@ -97,8 +97,13 @@ int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
   for (long i = t->b_rack; i < t->b_nic; i++)
     t->link[i] = (struct topo_link){
         c->nvl_rack * c->gpu.nvlink_bw_Bps / c->nvl_oversub, 0, TL_RACK_UP};
-  for (long i = t->b_nic; i < t->b_leaf; i++)
-    t->link[i] = (struct topo_link){c->nic.bw_Bps, c->nic.lat_s, TL_NIC};
+  for (long i = t->b_nic; i < t->b_leaf; i++) /* slow_nic: degraded */
+    t->link[i] = (struct topo_link){
+        c->nic.bw_Bps / cluster_nic_slowdown(c, (int)((i - t->b_nic) /
+                                                       c->nics_per_node),
+                                             (int)((i - t->b_nic) %
+                                                   c->nics_per_node)),
+        c->nic.lat_s, TL_NIC};
   fab(c)->fill(t);
   return 0;
 }

@@ -9,12 +9,15 @@
  * settings given and the documented defaults of the others, never a mix
  * of the demo's and the user's (issue 40).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sim/base/units.h"
+#include "sim/base/xalloc.h"
 #include "sim/commands.h"
 #include "sim/job.h"
 #include "sim/report.h"
@@ -24,7 +27,7 @@
 enum run_opt {
   RUN_JSON, RUN_BREAKDOWN, RUN_PAJE, RUN_CHROME, RUN_COLLECTIVE, RUN_FIDELITY,
   RUN_EVERY_RANK, RUN_TRACE_RANKS, RUN_TRACE_WINDOW, RUN_TRACE_LEVEL,
-  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_DRY_RUN,
+  RUN_KERNEL_TABLE, RUN_FORCE, RUN_MUST_FIT, RUN_DRY_RUN, RUN_ITERATIONS,
   /* failures, checkpoints and goodput (workloads/goodput.h) */
   RUN_TRAIN_DAYS, RUN_TRAIN_TOKENS, RUN_CKPT_MODE,
   RUN_CKPT_INTERVAL, RUN_CKPT_COPY_BW, RUN_RESTART_TIME, RUN_FAIL_RATES,
@@ -88,6 +91,9 @@ static const struct opt run_opts[] = {
     [RUN_FAIL_RATES] = {"fail-rates", 0, OPT_VALUE, "NAME",
       "failure rates per part (default llama3: Llama 3 405B's 419 "
       "interruptions in 54 days on 16,384 H100)"},
+    [RUN_ITERATIONS] = {"iterations", 0, OPT_VALUE, "N",
+      "with gpu_sigma: replay N iterations, the GPUs' speeds drawn from "
+      "gpu_seed, gpu_seed + 1, ...; print the iteration time's spread"},
     [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
 };
 OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
@@ -335,6 +341,94 @@ void cmd_run_args_release(struct run_args *a)
   catalog_free(a->cat);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One more replay of a's job on the loaded platform: its iteration
+ * time in *out_s; an error is printed and its exit code returned. */
+static int replay(struct run_args *a, double *out_s)
+{
+  struct job_result res;
+  struct weft_err err = {0};
+  if (job_run(&a->spec, &res, &err))
+    return cli_fail(&err);
+  *out_s = res.r.res.iteration_s;
+  job_result_release(&res);
+  return 0;
+}
+
+/* --iterations N: the job's first iteration is in `first`; replay
+ * N - 1 more with the GPUs' speeds drawn from the next seeds (issue 41,
+ * item 2: per-GPU variation), and once without variation, and print the
+ * spread of the iteration time and the throughput the mean loses. */
+static int iterations(struct run_args *a, long n, double first)
+{
+  double *t = xcalloc((size_t)n, sizeof *t);
+  unsigned long seed0 = a->c.gpu_seed;
+  double sigma = a->c.gpu_sigma, even = 0;
+  int rc = 0;
+  t[0] = first;
+  a->spec.platform_loaded = true;
+  a->spec.trace.note = NULL; /* said once */
+  a->spec.ep.on_progress = NULL;
+  for (long i = 1; i < n && !rc; i++) {
+    a->c.gpu_seed = seed0 + (unsigned long)i;
+    rc = replay(a, &t[i]);
+  }
+  a->c.gpu_seed = seed0;
+  a->c.gpu_sigma = 0;
+  if (!rc)
+    rc = replay(a, &even);
+  a->c.gpu_sigma = sigma;
+  if (!rc) {
+    double sum = 0;
+    for (long i = 0; i < n; i++)
+      sum += t[i];
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    double mean = sum / (double)n;
+    printf("  iterations       %ld, gpu_seed %lu to %lu, GPU speeds of "
+           "sigma %.3g %%: min %.4f s, median %.4f s, mean %.4f s, max "
+           "%.4f s\n", n, seed0, seed0 + (unsigned long)n - 1, 100 * sigma,
+           t[0], med, mean, t[n - 1]);
+    printf("    without variation %.4f s: the mean loses %.2f %% of its "
+           "throughput\n", even, 100 * (1 - even / mean));
+  }
+  free(t);
+  return rc;
+}
+
+/* --iterations' count, 0 when not given; a usage error is printed and
+ * -1 returned. */
+static long iterations_arg(const struct run_args *a)
+{
+  const char *v = opts_get(&a->o, RUN_ITERATIONS);
+  if (!v)
+    return 0;
+  char *end = NULL;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || errno || n < 1 || n > 1000) {
+    cli_usage("--iterations: '%s' is not a whole number from 1 to 1000", v);
+    return -1;
+  }
+  if (a->c.gpu_sigma <= 0) {
+    cli_usage("--iterations: the iterations differ only by the GPUs' "
+              "drawn speeds: give --gpu-sigma too");
+    return -1;
+  }
+  if (opts_get(&a->o, RUN_JSON) || a->spec.trace.paje ||
+      a->spec.trace.chrome) {
+    cli_usage("--iterations: not with --json, --paje or --chrome (one "
+              "iteration's figures)");
+    return -1;
+  }
+  return n;
+}
+
 int cmd_run(int argc, char **argv)
 {
   double t0 = cli_wall_s();
@@ -360,6 +454,11 @@ int cmd_run(int argc, char **argv)
     cmd_run_args_release(&a);
     return 0;
   }
+  long niter = iterations_arg(&a);
+  if (niter < 0) {
+    cmd_run_args_release(&a);
+    return 2;
+  }
   bool tty = isatty(STDERR_FILENO);
   if (tty)
     a.spec.ep.on_progress = show_progress;
@@ -382,11 +481,14 @@ int cmd_run(int argc, char **argv)
       report_print_text(stdout, &res.r);
     if (rc == 0 && gpa.on && !opts_get(&a.o, RUN_JSON))
       gp_print(stdout, &gpa, &a, &gp);
+    double first = res.r.res.iteration_s;
     if (!res.r.mem.fits && opts_get(&a.o, RUN_MUST_FIT)) {
       fprintf(stderr, "weft: --must-fit: the job does not fit in GPU memory\n");
       rc = 3;
     }
     job_result_release(&res);
+    if (niter > 1 && !rc)
+      rc = iterations(&a, niter, first);
   }
   cmd_run_args_release(&a);
   return rc;

@@ -171,6 +171,10 @@ struct rank_state {
   long synced;
   int32_t hwaited[ST_COUNT];
   struct itag *itag;          /* ST_COUNT of them */
+  /* Times its kernels take against the cost model's: 1, or its slow_gpu
+   * factor over its gpu_sigma speed (cluster_gpu_slowdown; issue 41,
+   * item 2). */
+  double slow;
 };
 
 /* A collective or transfer instance: its members as they arrive, then what
@@ -248,6 +252,7 @@ struct engine {
   bool bd;
   int64_t cause;
   bool cont;        /* comm_contention */
+  bool straggle;    /* GPUs or NICs differ (cluster_has_stragglers) */
   bool host;        /* host_op_s > 0 */
   double link_Bps[2]; /* NVLink's and the NIC's rates as collectives reach
                          them (coll_model) */
@@ -442,7 +447,7 @@ static void complete(struct engine *E, long rank, long task)
     double s = r->started[t->stream];
     for (long k = 0; k < r->merged; k++) {
       long tk = si->list[ST_COMPUTE][first_pos + k];
-      double e = k + 1 == r->merged ? r->end : s + si->dur[tk];
+      double e = k + 1 == r->merged ? r->end : s + si->dur[tk] * r->slow;
       if (E->bd) {
         if (k > 0) {
           r->crit_s0[tk] = s;
@@ -635,8 +640,8 @@ static double sm_slowdown(const struct gpu_spec *g, double tiles,
  * bound it (its HBM bytes at the model's efficiency take less), else the
  * memory part; the compute part stretches by sm_slowdown, the memory part
  * by the HBM bandwidth over what is left of it. */
-static double kernel_time(const struct engine *E, const struct rank_state *r,
-                          long task)
+static double kernel_time_at(const struct engine *E,
+                             const struct rank_state *r, long task)
 {
   const struct stage_info *si = &E->st[r->stage];
   double d = si->dur[task];
@@ -657,6 +662,14 @@ static double kernel_time(const struct engine *E, const struct rank_state *r,
     return fmax(base * sm_slowdown(g, si->ctiles[task], r->ctas),
                 mem * stretch) + g->launch_s;
   return base * stretch + g->launch_s;
+}
+
+/* The same on a straggler: a slower clock stretches the whole kernel
+ * (slow_gpu). */
+static double kernel_time(const struct engine *E, const struct rank_state *r,
+                          long task)
+{
+  return kernel_time_at(E, r, task) * r->slow;
 }
 
 /* The position in the compute stream of the running block's kernel k. */
@@ -1098,7 +1111,7 @@ static void start_kernel(struct engine *E, long rank, long task)
   struct rank_state *r = &E->rs[rank];
   const struct stage_info *si = &E->st[r->stage];
   const struct program *pr = &E->g->prog[r->stage];
-  double dur = si->dur[task];
+  double dur = si->dur[task] * r->slow;
   long last = task;
   bool merge = !(E->cont && (E->bd || E->p.on_task));
   r->merged = 1;
@@ -1109,7 +1122,7 @@ static void start_kernel(struct engine *E, long rank, long task)
       break;
     if (E->host && !host_ahead(E, r, nx, dur))
       break;
-    dur += si->dur[nx];
+    dur += si->dur[nx] * r->slow;
     last = nx;
     r->next[ST_COMPUTE]++;
     r->merged++;
@@ -1349,13 +1362,17 @@ static int engine_setup(struct engine *E, const struct graph *g,
     rs->ktag.type = TAG_KERNEL;
     rs->ktag.rank = (int32_t)r;
     rs->rdone = xcalloc((size_t)E->st[rs->stage].len[ST_PP_RECV] + 1, 1);
+    rs->slow = cluster_gpu_slowdown(c, (int)r);
   }
+  /* Stragglers make ranks differ: no symmetric shortcut (a rank standing
+   * for others would lend them its speed, a ring's one node its NICs). */
+  E->straggle = cluster_has_stragglers(c);
+  bool every_flow = p->force_flows || p->on_flow || p->no_symmetry ||
+                    E->straggle;
   /* The symmetric shortcuts (symmetry.h); TP symmetry thins the links a
    * node's GPUs share for the replay. */
   struct symmetry sy;
-  symmetry_decide(&g->layout, c, p->force_flows || p->on_flow ||
-                                     p->no_symmetry,
-                  p->on_task != NULL, &sy);
+  symmetry_decide(&g->layout, c, every_flow, p->on_task != NULL, &sy);
   E->sym = sy.tp;
   E->rank_step = sy.rank_step;
   rc = symmetry_thin(&sy, g->layout.tp, &E->thinned, err);
@@ -1372,9 +1389,8 @@ static int engine_setup(struct engine *E, const struct graph *g,
             "ignored\n", eps);
   }
   if (eps && !strcmp(eps, "on"))
-    symmetry_decide_experts(&g->layout, c, p->force_flows || p->on_flow ||
-                                               p->no_symmetry,
-                            p->on_task != NULL, &sy);
+    symmetry_decide_experts(&g->layout, c, every_flow, p->on_task != NULL,
+                            &sy);
   E->cm.a2a_rep = sy.experts;
   E->cm.sym_fabric = sy.fabric;
   E->rsym = sy.replicas;
@@ -1439,6 +1455,8 @@ static void collect_stages(const struct engine *E, double end,
     st->idle_s += end - r->compute - r->exposed;
     for (int k = 0; r->kind_act && k < KK_COUNT; k++)
       st->compute_by_kind_s[k] += r->kind_act[k];
+    for (int k = 0; !r->kind_act && E->straggle && k < KK_COUNT; k++)
+      st->compute_by_kind_s[k] += E->st[r->stage].kind_s[k] * r->slow;
   }
   for (long s = 0; s < S; s++) {
     struct engine_stage *st = &out->stages[s];
@@ -1451,8 +1469,9 @@ static void collect_stages(const struct engine *E, double end,
     }
     for (int k = 0; k < KK_COUNT; k++)
       st->compute_by_kind_s[k] = !st->gpus ? 0
-                                 : E->cont ? st->compute_by_kind_s[k] / n
-                                           : E->st[s].kind_s[k];
+                                 : E->cont || E->straggle
+                                     ? st->compute_by_kind_s[k] / n
+                                     : E->st[s].kind_s[k];
   }
 }
 
@@ -1468,11 +1487,17 @@ static void collect_path(const struct engine *E, struct engine_result *out)
       last = E->sim[i];
   }
   int64_t cur = last < 0 ? -1 : crit_pack(last, E->rs[last].last_task);
+  /* With stragglers, the path's kernel time by rank. */
+  double *by_rank = E->straggle ? xcalloc((size_t)E->nranks, sizeof *by_rank)
+                                : NULL;
+  P->held_rank = -1;
   for (long guard = E->tasks_total; cur >= 0 && guard > 0; guard--) {
     long rank = (long)(cur >> 32), task = (long)(uint32_t)cur;
     const struct rank_state *r = &E->rs[rank];
     const struct task *t = task_of(E, rank, task);
     double seg = r->crit_end[task] - r->crit_s0[task];
+    if (t->kind == TK_KERNEL && by_rank)
+      by_rank[rank] += seg;
     if (t->kind == TK_KERNEL)
       P->compute_by_kind_s[t->op] += seg;
     else
@@ -1482,6 +1507,12 @@ static void collect_path(const struct engine *E, struct engine_result *out)
     P->tasks++;
     cur = r->crit_pred[task];
   }
+  for (long r = 0; by_rank && r < E->nranks; r++) /* ties: the lowest */
+    if (by_rank[r] > P->held_rank_s) {
+      P->held_rank = r;
+      P->held_rank_s = by_rank[r];
+    }
+  free(by_rank);
 }
 
 void engine_result_free(struct engine_result *r)
@@ -1512,7 +1543,8 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
       end = st->end;
     comp += st->compute;
     for (int k = 0; k < KK_COUNT; k++) /* as they ran, under contention */
-      kind[k] += st->kind_act ? st->kind_act[k] : E->st[st->stage].kind_s[k];
+      kind[k] += st->kind_act ? st->kind_act[k]
+                              : E->st[st->stage].kind_s[k] * st->slow;
     ov += st->overlapped;
     ex += st->exposed;
     simulated++;

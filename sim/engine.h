@@ -153,6 +153,11 @@ struct engine_path {
                                last member's arrival to their end */
   double *stage_s;          /* time on each stage's GPUs (stages of them) */
   long tasks;
+  /* With stragglers (cluster_has_stragglers), the rank whose kernels
+   * take the most of the path, and that time: the rank that held the
+   * job back; else -1 and 0. */
+  long held_rank;
+  double held_rank_s;
 };
 
 /* The calibrated defaults (see coll.c for the rows they come from). */

@@ -102,6 +102,47 @@ static int trace_options(const struct job_trace *jt, struct trace *tr,
   return trace_select(tr, jt->ranks, t0, t1, (enum trace_level)lv, err);
 }
 
+/* The engine's symmetric shortcuts (symmetry.h) that replaying every
+ * rank and every flow turns off for the job of `g` (whole-node
+ * collectives in closed form too when `closed_off`): their names into
+ * what[size], the ranks and the ranks the shortcuts would simulate; false
+ * when the job would take none. */
+static bool shortcuts_lost(const struct job_spec *s, const struct graph *g,
+                           const struct engine_params *ep, bool closed_off,
+                           char *what, size_t size, long *out_nranks,
+                           long *out_nsim)
+{
+  const struct cluster *c = s->c;
+  const struct graph_layout *L = &g->layout;
+  struct symmetry sy;
+  symmetry_decide(L, c, ep->force_flows, false, &sy);
+  bool closed = closed_off && !ep->force_flows && c->nvl_oversub == 1 &&
+                L->tp == c->gpus_per_node && L->order[0] == PD_TP;
+  long nranks = layout_ranks(L), nsim = 0;
+  int node0 = cluster_node_of(c, 0);
+  for (long r = 0; r < nranks; r += sy.rank_step)
+    nsim += !sy.replicas || cluster_node_of(c, (int)r) == node0;
+  /* Rings emit one node's flows over three nodes or more (coll.h). */
+  sy.fabric = sy.fabric && nranks >= 3 * (long)c->gpus_per_node;
+  if (nsim == nranks && !sy.fabric && !closed)
+    return false;
+  what[0] = '\0';
+  const char *names[4] = {sy.tp ? "TP symmetry" : NULL,
+                          sy.replicas ? "replica symmetry" : NULL,
+                          sy.fabric ? "rings as one node's flows" : NULL,
+                          closed ? "whole-node collectives in closed form"
+                                 : NULL};
+  for (int i = 0; i < 4; i++)
+    if (names[i]) {
+      if (what[0])
+        strncat(what, ", ", size - strlen(what) - 1);
+      strncat(what, names[i], size - strlen(what) - 1);
+    }
+  *out_nranks = nranks;
+  *out_nsim = nsim;
+  return true;
+}
+
 /* What tracing costs the replay of `g` (issue 40, item 8): a trace needs
  * every rank's tasks and every flow, so the engine's symmetric shortcuts
  * (symmetry.h) and whole-node collectives in closed form are off.  When
@@ -111,40 +152,40 @@ static void trace_note(const struct job_spec *s, const struct graph *g,
                        const struct engine_params *ep)
 {
   const struct job_trace *jt = &s->trace;
-  const struct cluster *c = s->c;
-  const struct graph_layout *L = &g->layout;
-  if (!jt->note || ep->no_symmetry)
+  char what[160];
+  long nranks, nsim;
+  if (!jt->note || ep->no_symmetry ||
+      !shortcuts_lost(s, g, ep, true, what, sizeof what, &nranks, &nsim))
     return;
-  struct symmetry sy;
-  symmetry_decide(L, c, ep->force_flows, false, &sy);
-  bool closed = !ep->force_flows && c->nvl_oversub == 1 &&
-                L->tp == c->gpus_per_node && L->order[0] == PD_TP;
-  long nranks = layout_ranks(L), nsim = 0;
-  int node0 = cluster_node_of(c, 0);
-  for (long r = 0; r < nranks; r += sy.rank_step)
-    nsim += !sy.replicas || cluster_node_of(c, (int)r) == node0;
-  /* Rings emit one node's flows over three nodes or more (coll.h). */
-  sy.fabric = sy.fabric && nranks >= 3 * (long)c->gpus_per_node;
-  if (nsim == nranks && !sy.fabric && !closed)
-    return;
-  char what[160] = "";
-  const char *names[4] = {sy.tp ? "TP symmetry" : NULL,
-                          sy.replicas ? "replica symmetry" : NULL,
-                          sy.fabric ? "rings as one node's flows" : NULL,
-                          closed ? "whole-node collectives in closed form"
-                                 : NULL};
-  for (int i = 0; i < 4; i++)
-    if (names[i]) {
-      if (what[0])
-        strncat(what, ", ", sizeof what - strlen(what) - 1);
-      strncat(what, names[i], sizeof what - strlen(what) - 1);
-    }
   char msg[512];
   snprintf(msg, sizeof msg, "tracing replays every rank and every flow, "
            "so this job's shortcuts are off (%s): %ld ranks simulated "
            "instead of %ld, each collective as its flows, whatever "
            "--trace-ranks keeps; expect a replay many times slower (the "
            "figures agree with an untraced run's)", what, nranks, nsim);
+  jt->note(msg);
+}
+
+/* What stragglers and per-GPU variation cost the replay of `g` (issue
+ * 41, item 2): ranks that
+ * differ cannot stand for one another, so the engine's symmetric
+ * shortcuts are off (engine.c); say so through jt->note when the job
+ * would have taken any.  Tracing says it already. */
+static void straggler_note(const struct job_spec *s, const struct graph *g,
+                           const struct engine_params *ep)
+{
+  const struct job_trace *jt = &s->trace;
+  char what[160];
+  long nranks, nsim;
+  if (!jt->note || ep->no_symmetry || jt->paje || jt->chrome ||
+      !cluster_has_stragglers(s->c) ||
+      !shortcuts_lost(s, g, ep, false, what, sizeof what, &nranks, &nsim))
+    return;
+  char msg[512];
+  snprintf(msg, sizeof msg, "slow_gpu, slow_nic and gpu_sigma make the "
+           "ranks differ, so this job's shortcuts are off (%s): %ld ranks "
+           "simulated instead of %ld; expect a slower replay", what, nranks,
+           nsim);
   jt->note(msg);
 }
 
@@ -173,6 +214,7 @@ static int simulate(const struct job_spec *s, const struct graph *g,
     ep->part_ranks = trace_kept(tr);
     ep->ctx = &tracing;
   }
+  straggler_note(s, g, ep);
   int rc = 0;
   if (!s->platform_loaded) {
     platload_boot(0);

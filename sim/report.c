@@ -246,7 +246,11 @@ static void json_breakdown(FILE *f, const struct engine_result *res)
   fprintf(f, ", \"stage_s\": [");
   for (long s = 0; s < res->nstages; s++)
     fprintf(f, s ? ", %.9g" : "%.9g", P->stage_s[s]); /* finite: sums */
-  fprintf(f, "]}}");
+  fputc(']', f);
+  if (P->held_rank >= 0) /* stragglers only (engine.h) */
+    fprintf(f, ", \"held_by_rank\": %ld, \"held_by_rank_s\": %.9g",
+            P->held_rank, P->held_rank_s);
+  fprintf(f, "}}");
 }
 
 #define FIELD_INFO(id, name, type, fmt, kind, when, value) \
@@ -444,6 +448,9 @@ static void print_breakdown(FILE *f, const struct engine_result *res)
   for (long s = 0; s < res->nstages; s++)
     fprintf(f, "%s %ld %.4f s", s ? "," : "", s, P->stage_s[s]);
   fputc('\n', f);
+  if (P->held_rank >= 0) /* stragglers only (engine.h) */
+    fprintf(f, "    held back by rank %ld: %.4f s of its kernels on it\n",
+            P->held_rank, P->held_rank_s);
 }
 
 /* Energy of the GPUs and the fabric, and the cost per token. */

@@ -632,6 +632,21 @@ expect 2 "weft: --train-days: '0' is below the minimum of 1e-06" run --model gpt
   --shard-impl megatron --train-days 54 --storage-bw 2TBps | sed -n '/^  goodput/,$p' >"$tmp/gp.txt"
 sed -n '/^  goodput over 54 days/,/^```/p' "$src/README.md" | sed '$d' >"$tmp/gp-readme.txt"
 if [ -s "$tmp/gp.txt" ] && cmp -s "$tmp/gp.txt" "$tmp/gp-readme.txt"; then ok; else ko "README's goodput lines"; diff "$tmp/gp-readme.txt" "$tmp/gp.txt"; fi
+# Stragglers and per-GPU variation (issue 41, item 2): errors name the
+# flag; the slow rank is named on the critical path; --iterations prints
+# the spread and the loss against a run without variation.
+expect 1 "weft: --slow-gpu: rank 9 is not a GPU of the job (0 to 7)" run --model gpt-1.7b --gpus 8 --global-batch 8 --slow-gpu 9:2
+expect 1 "weft: --slow-nic: rank 3: the factor '0.5' is not a number from 1 to 1000 (how many times slower)" run --model gpt-1.7b --gpus 8 --global-batch 8 --slow-nic 3:0.5
+expect 2 "weft: --iterations: the iterations differ only by the GPUs' drawn speeds: give --gpu-sigma too" run --model gpt-1.7b --gpus 8 --global-batch 8 --iterations 3
+expect 2 "weft: --iterations: '0' is not a whole number from 1 to 1000" run --model gpt-1.7b --gpus 8 --global-batch 8 --gpu-sigma 2 --iterations 0
+if "$weft" run --model gpt-1.7b --layers 2 --gpus 8 --tp 2 --pp 2 --global-batch 8 --slow-gpu 5:1.5 --breakdown 2>/dev/null |
+   grep -q "^    held back by rank 5: "
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --breakdown names the slow rank"; fi
+"$weft" run --model gpt-1.7b --layers 2 --gpus 16 --global-batch 16 --gpu-sigma 2 --iterations 4 >"$tmp/out" 2>"$tmp/err"
+if grep -q "^  iterations       4, gpu_seed 1 to 4, GPU speeds of sigma 2 %: min .* s, median .* s, mean .* s, max .* s$" "$tmp/out" &&
+   grep -q "^    without variation .* s: the mean loses .* % of its throughput$" "$tmp/out" &&
+   grep -q "^weft: note: slow_gpu, slow_nic and gpu_sigma make the ranks differ" "$tmp/err"
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --iterations"; cat "$tmp/out" "$tmp/err"; fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
