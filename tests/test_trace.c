@@ -369,7 +369,7 @@ Test(trace, chrome_flows_counters_and_no_overlap)
 {
   struct graph *g = graph_new(2);
   g->layout = (struct graph_layout){1, 2, 1, 1, 1, 1,
-                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}};
+                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}, 0};
   struct task k = {.kind = TK_KERNEL, .op = KK_GEMM, .stream = ST_COMPUTE,
                    .phase = PH_FWD, .layer = 0, .mb = 0, .chunk = 0,
                    .m = 8, .n = 16, .k = 32, .batch = 1};
