@@ -1,0 +1,26 @@
+# gnuplot script written by weft report; run it in this folder: gnuplot tokens.gp
+set datafile missing 'nan'
+set key outside right top
+set grid ytics
+set terminal pngcairo noenhanced size 960,540 font ',10'
+set output 'tokens.png'
+set title 'tokens/s per GPU'
+set ylabel 'tokens/s per GPU'
+set xlabel 'gpus'
+set xrange [326.4:1593.6]
+set xtics ('384' 384, '768' 768, '1536' 1536)
+set key title 'strategy'
+set offsets 0, 0, graph 0.08, 0
+set yrange [0:*]
+plot 'report.dat' index 0 using 1:4 with linespoints pointtype 7 title 'zero3-deepspeed2021', 'report.dat' index 1 using 1:4 with linespoints pointtype 7 title 'zero3-deepspeed', 'report.dat' index 2 using 1:4 with linespoints pointtype 7 title 'tp8-pp12'
+set terminal svg noenhanced size 960,540 font 'Sans,10'
+set output 'tokens.svg'
+set title 'tokens/s per GPU'
+set ylabel 'tokens/s per GPU'
+set xlabel 'gpus'
+set xrange [326.4:1593.6]
+set xtics ('384' 384, '768' 768, '1536' 1536)
+set key title 'strategy'
+set offsets 0, 0, graph 0.08, 0
+set yrange [0:*]
+plot 'report.dat' index 0 using 1:4 with linespoints pointtype 7 title 'zero3-deepspeed2021', 'report.dat' index 1 using 1:4 with linespoints pointtype 7 title 'zero3-deepspeed', 'report.dat' index 2 using 1:4 with linespoints pointtype 7 title 'tp8-pp12'
