@@ -277,6 +277,24 @@ static void reduce_grads(struct ctx *c, struct reducer *r,
   r->tensors = 0;
 }
 
+/* Run a unit's forward, or its backward, returning the backward's last
+ * task (-1 for a forward). */
+static long run_unit(struct ctx *c, const struct unit *un, bool fwd)
+{
+  if (fwd) {
+    if (un->kind == UNIT_EMBED)
+      c->ops->embed_fwd(c);
+    else if (un->kind == UNIT_LAYER)
+      c->ops->layer_fwd(c, un->layer, PH_FWD);
+    else
+      c->ops->loss_fwd(c);
+    return -1;
+  }
+  return un->kind == UNIT_EMBED   ? c->ops->embed_bwd(c)
+         : un->kind == UNIT_LAYER ? c->ops->layer_bwd(c, un->layer)
+                                  : c->ops->loss_bwd(c);
+}
+
 /* DeepSpeed ZeRO-3 as v0.3.16 to v0.5.x ran it (2021; read at the tags
  * in microsoft/DeepSpeed: runtime/zero/stage3.py, PartitionedParameter-
  * Coordinator, and runtime/zero/partition_parameters.py):
@@ -464,17 +482,10 @@ static void ds21_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
       bld_wait_for(c, bld_coll(c, CO_ALLGATHER, xg, ST_AG, phase,
                                unit_layer(un), un->xparams * c->e));
     if (fwd) {
-      if (un->kind == UNIT_EMBED)
-        c->ops->embed_fwd(c);
-      else if (un->kind == UNIT_LAYER)
-        c->ops->layer_fwd(c, un->layer, PH_FWD);
-      else
-        c->ops->loss_fwd(c);
+      run_unit(c, un, true);
       continue;
     }
-    w = un->kind == UNIT_EMBED ? c->ops->embed_bwd(c)
-        : un->kind == UNIT_LAYER ? c->ops->layer_bwd(c, un->layer)
-                                 : c->ops->loss_bwd(c);
+    w = run_unit(c, un, false);
     if (shard > 1)
       reduce_grads(c, &red, un, w, gk, false);
     if (un->xparams > 0 && nx > 1)
@@ -523,16 +534,9 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
       bld_kernel(c, KK_ELEMWISE, phase, unit_layer(un), 0,
                  2 * un->params * c->e);
     if (fwd) {
-      if (un->kind == UNIT_EMBED)
-        c->ops->embed_fwd(c);
-      else if (un->kind == UNIT_LAYER)
-        c->ops->layer_fwd(c, un->layer, PH_FWD);
-      else
-        c->ops->loss_fwd(c);
+      run_unit(c, un, true);
     } else {
-      w = un->kind == UNIT_EMBED ? c->ops->embed_bwd(c)
-          : un->kind == UNIT_LAYER ? c->ops->layer_bwd(c, un->layer)
-                          : c->ops->loss_bwd(c);
+      w = run_unit(c, un, false);
       if (shard > 1)
         reduce_grads(c, &red, un, w, gk, false);
       long nx;
