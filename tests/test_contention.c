@@ -193,13 +193,11 @@ static struct task elementwise(double bytes, enum phase ph)
 
 /* n kernels, then m optimizer-phase ones, under host cost h: the
  * iteration. */
-static double chain(long n, long m, double h, double *out_d)
+/* Replay g under host cost h (freeing it); *out_d: kernel k's time. */
+static double replay_host(struct graph *g, double h, const struct task *k,
+                          double *out_d)
 {
   struct cluster c = two_gpus();
-  struct graph *g = dp2();
-  struct task k = elementwise(1e6, PH_BWD), o = elementwise(1e6, PH_OPT);
-  for (long i = 0; i < n + m; i++)
-    graph_add(g, 0, i < n ? &k : &o);
   struct engine_params p = params(true);
   p.on_task = NULL;
   p.host_op_s = h;
@@ -207,8 +205,17 @@ static double chain(long n, long m, double h, double *out_d)
   struct weft_err err = {0};
   cr_assert_eq(engine_run(g, &c, &p, &r, &err), 0, "%s", err.msg);
   graph_free(g);
-  *out_d = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
+  *out_d = cost_kernel(&c.gpu, DTYPE_BF16, -1, k, NULL);
   return r.iteration_s;
+}
+
+static double chain(long n, long m, double h, double *out_d)
+{
+  struct graph *g = dp2();
+  struct task k = elementwise(1e6, PH_BWD), o = elementwise(1e6, PH_OPT);
+  for (long i = 0; i < n + m; i++)
+    graph_add(g, 0, i < n ? &k : &o);
+  return replay_host(g, h, &k, out_d);
 }
 
 Test(host, a_slow_host_sets_the_pace)
@@ -253,7 +260,6 @@ Test(host, the_sync_point_resets_the_host)
 static double synced_chain(long n, long x, long m, int syncs, double h,
                            double *out_d)
 {
-  struct cluster c = two_gpus();
   struct graph *g = dp2();
   struct task k = elementwise(1e6, PH_BWD);
   for (int s = 0; s < syncs; s++) {
@@ -264,15 +270,7 @@ static double synced_chain(long n, long x, long m, int syncs, double h,
   }
   for (long i = 0; i < m; i++)
     graph_add(g, 0, &k);
-  struct engine_params p = params(true);
-  p.on_task = NULL;
-  p.host_op_s = h;
-  struct engine_result r;
-  struct weft_err err = {0};
-  cr_assert_eq(engine_run(g, &c, &p, &r, &err), 0, "%s", err.msg);
-  graph_free(g);
-  *out_d = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
-  return r.iteration_s;
+  return replay_host(g, h, &k, out_d);
 }
 
 Test(host, a_marked_sync_waits_for_the_gpu_then_the_host_work)

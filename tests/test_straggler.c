@@ -186,17 +186,13 @@ Test(straggler, one_f_one_b_at_speed)
   graph_free(g);
 }
 
-/* Data parallelism over 2 nodes of 8 GPUs: each rank runs a kernel, then
- * the gradient all-reduce that waits for it.  A collective starts when
- * its last member arrives (NCCL: engine.h), so with rank 5 at F = 1.5
- * every rank waits for it and the iteration is its kernel, F tk, plus the
- * ring all-reduce across nodes, 2 (n - 1) / n S / B + 2 (n - 1) L (B: 8
- * channels, each through another of a node's 8 NICs of 50 GB/s; L: NIC,
- * leaf switch, NIC; test_engine.c, ring_across_nodes_uses_every_nic). */
-Test(straggler, data_parallel_waits_for_the_slow_rank)
+/* One data-parallel step on the 16 GPUs of c: a kernel, then a 1 GiB
+ * gradient all-reduce that waits for it, replayed with the breakdown
+ * into *r.  *tk: the kernel's time at full speed; *ring: the ring
+ * all-reduce's closed form, 2 (n - 1) / n S / B + 2 (n - 1) L (below). */
+static double dp16_step(const struct cluster *c, struct engine_result *r,
+                        double *tk, double *ring)
 {
-  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2",
-                                         "slow_gpu", "5:1.5"));
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){1, 1, 16, 1, 1, 1, {0, 1, 2, 3}, 0,
                                     {0, 0, 0}, 0};
@@ -211,18 +207,35 @@ Test(straggler, data_parallel_waits_for_the_slow_rank)
   graph_dep(g, 0, kk);
   struct engine_params ep = ideal();
   ep.breakdown = true;
-  struct engine_result r;
-  double T = run(g, &c, &ep, &r);
-  double tk = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
+  double T = run(g, c, &ep, r);
+  graph_free(g);
+  *tk = cost_kernel(&c->gpu, DTYPE_BF16, -1, &k, NULL);
   double n = 16, B = 8 * 50e9, L = 2 * 1e-6 + 130e-9;
-  REL(T, 1.5 * tk + 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+  *ring = 2 * (n - 1) / n * S / B + 2 * (n - 1) * L;
+  return T;
+}
+
+/* Data parallelism over 2 nodes of 8 GPUs: each rank runs a kernel, then
+ * the gradient all-reduce that waits for it.  A collective starts when
+ * its last member arrives (NCCL: engine.h), so with rank 5 at F = 1.5
+ * every rank waits for it and the iteration is its kernel, F tk, plus the
+ * ring all-reduce across nodes, 2 (n - 1) / n S / B + 2 (n - 1) L (B: 8
+ * channels, each through another of a node's 8 NICs of 50 GB/s; L: NIC,
+ * leaf switch, NIC; test_engine.c, ring_across_nodes_uses_every_nic). */
+Test(straggler, data_parallel_waits_for_the_slow_rank)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2",
+                                         "slow_gpu", "5:1.5"));
+  struct engine_result r;
+  double tk, ring, n = 16;
+  double T = dp16_step(&c, &r, &tk, &ring);
+  REL(T, 1.5 * tk + ring, 1e-6);
   /* The others idle for the difference: (F - 1) tk on 15 of 16 ranks. */
   REL(r.idle_s, 15 / n * 0.5 * tk, 1e-6);
   REL(r.compute_s, (15 + 1.5) / n * tk, 1e-9);
   cr_assert_eq(r.path.held_rank, 5);
   REL(r.path.held_rank_s, 1.5 * tk, 1e-9);
   engine_result_free(&r);
-  graph_free(g);
 }
 
 /* Per-GPU variation (gpu_sigma): the same data-parallel job; every rank
@@ -241,28 +254,12 @@ Test(straggler, data_parallel_waits_for_the_slowest_draw)
       slowest = r;
     }
   cr_assert_gt(fmax, 1);
-  struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){1, 1, 16, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
-  struct task k = {.kind = TK_KERNEL, .op = KK_NORM, .stream = ST_COMPUTE,
-                   .chunk = -1, .mb = -1, .layer = 0, .bytes = 4e9};
-  long kk = graph_add(g, 0, &k);
-  double S = 1 << 30;
-  struct task ar = {.kind = TK_COLL, .op = CO_ALLREDUCE, .stream = ST_DP,
-                    .group = GK_DP, .chunk = -1, .mb = -1, .layer = -1,
-                    .bytes = S};
-  graph_add(g, 0, &ar);
-  graph_dep(g, 0, kk);
-  struct engine_params ep = ideal();
-  ep.breakdown = true;
   struct engine_result r;
-  double T = run(g, &c, &ep, &r);
-  double tk = cost_kernel(&c.gpu, DTYPE_BF16, -1, &k, NULL);
-  double n = 16, B = 8 * 50e9, L = 2 * 1e-6 + 130e-9;
-  REL(T, fmax * tk + 2 * (n - 1) / n * S / B + 2 * (n - 1) * L, 1e-6);
+  double tk, ring;
+  double T = dp16_step(&c, &r, &tk, &ring);
+  REL(T, fmax * tk + ring, 1e-6);
   cr_assert_eq(r.path.held_rank, slowest);
   engine_result_free(&r);
-  graph_free(g);
 }
 
 /* The draw: a function of the seed and the rank alone; over many ranks
