@@ -556,7 +556,8 @@ static const char *const node_attrs[] = {"name", "gpu", "gpus", "nic", "nics",
                                          "nvlink_lat", "nvls", "coll_nvlink_eff",
                                          "coll_nvls_eff", "coll_nic_eff",
                                          "coll_lat", "coll_ring_loss", "coll_floor",
-                                         "coll_ll_bw", "tray", "source",
+                                         "coll_ll_bw", "p2p_nvlink_lat",
+                                         "p2p_net_lat", "tray", "source",
                                          NULL};
 
 #define N struct node_spec
@@ -580,6 +581,10 @@ static const struct key node_keys[] = {
     K_QTY0("coll_floor", false, UNIT_TIME, MAX_LAT, N, coll_floor_s, 0),
     K_QTY0("coll_ll_bw", false, UNIT_BW, MAX_BW, N, coll_ll_bw_Bps,
            CATALOG_DEFAULT_COLL_LL_BW),
+    K_QTY0("p2p_nvlink_lat", false, UNIT_TIME, MAX_LAT, N, p2p_nvlink_lat_s,
+           CATALOG_DEFAULT_P2P_NVLINK_LAT),
+    K_QTY0("p2p_net_lat", false, UNIT_TIME, MAX_LAT, N, p2p_net_lat_s,
+           CATALOG_DEFAULT_P2P_NET_LAT),
     K_INT("tray", false, 0, WEFT_MAX_GPUS_PER_NODE, N, tray),
     K_STR("source", false, N, source),
 };

@@ -64,6 +64,13 @@ struct attn_spec {
 #define CATALOG_DEFAULT_NIC_EFF 0.9260
 #define CATALOG_DEFAULT_COLL_LAT 46.8e-6
 #define CATALOG_DEFAULT_COLL_LL_BW 141e9    /* NCCL's Hopper llMaxBw */
+/* The fixed latency of one point-to-point send of NCCL's Simple protocol
+ * (a pipeline send), over NVLink and across the network, of a node type
+ * that does not give its own: NCCL 2.30.7's (src/graph/tuning.cc: the
+ * ring's Simple base latency 8.4 us plus one step's hardware latency,
+ * NVLink 3.4 us, network 14 us; analysis/calibrate_coll.py). */
+#define CATALOG_DEFAULT_P2P_NVLINK_LAT 11.8e-6
+#define CATALOG_DEFAULT_P2P_NET_LAT 22.4e-6
 
 struct gpu_spec {
   char name[WEFT_MAX_NAME];
@@ -130,6 +137,9 @@ struct node_spec {
                               the older additive model, coll.c) */
   double coll_ll_bw_Bps;   /* NCCL's cap on a one-node LL ring's bus
                               bandwidth (llMaxBws, by GPU generation) */
+  double p2p_nvlink_lat_s; /* fixed latency of one NCCL send/recv (Simple)
+                              between two GPUs of the node */
+  double p2p_net_lat_s;    /* and between GPUs of two nodes */
   int tray;                /* GPUs per compute tray of a rack-scale NVLink
                               domain (NVL72: 4), the least a job takes; 0:
                               a job takes whole nodes */

@@ -1005,6 +1005,8 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.coll_ring_loss = node->coll_ring_loss;
   c.coll_floor_s = node->coll_floor_s;
   c.coll_ll_bw_Bps = node->coll_ll_bw_Bps;
+  c.p2p_nvlink_lat_s = node->p2p_nvlink_lat_s;
+  c.p2p_net_lat_s = node->p2p_net_lat_s;
 
   /* The NIC's switch: the fabric's radix, and its energy. */
   const struct switch_spec *sw = catalog_switch_for(cat, c.nic.name);

@@ -121,6 +121,7 @@ struct cluster {
   double coll_nic_eff, coll_lat_s;       /* from the node type */
   double coll_ring_loss;                 /* from the node type */
   double coll_floor_s, coll_ll_bw_Bps;   /* from the node type */
+  double p2p_nvlink_lat_s, p2p_net_lat_s; /* from the node type */
   bool nvls;
   struct hw_scale scale;
   /* Projection (year, generations): years ahead of the GPU's and the NIC's

@@ -170,6 +170,8 @@ void coll_model_resolve(struct coll_model *m, const struct cluster *c)
   m->nvlink_lat_s = c->nvlink_lat_s;
   m->floor_s = c->coll_floor_s;
   m->ll_bw_Bps = c->coll_ll_bw_Bps;
+  m->p2p_nvlink_lat_s = c->p2p_nvlink_lat_s;
+  m->p2p_net_lat_s = c->p2p_net_lat_s;
   m->torus_ndims = topo_fabric(c->topology)->node_torus ? c->torus_ndims : 0;
   for (int d = 0; d < 3; d++)
     m->torus_dim[d] = d < m->torus_ndims ? c->torus_dim[d] : 1;
@@ -187,6 +189,33 @@ double coll_wire_bytes(const struct coll_model *m, long rank_a, long rank_b,
                          ? m->nvlink_eff
                          : m->nic_eff * net_scale);
   return bytes / eff;
+}
+
+/* A pipeline send is one NCCL send/recv pair (Megatron-LM's
+ * p2p_communication.py: batch_isend_irecv), not a collective: none of a
+ * collective's launch and synchronisation of a whole group (coll_lat), only
+ * what a send costs beyond its bytes.  NCCL 2.30.7 (src/enqueue.cc
+ * addP2pToPlan) sends a message above nChannels x NCCL_P2P_LL_THRESHOLD
+ * (16 KiB) with the Simple protocol, split over up to p2pnChannelsPerPeer
+ * channels (src/graph/paths.cc: 2 per NVLink's worth of bandwidth, at least
+ * one per NIC across nodes) in chunks of NCCL_P2P_NVL_CHUNKSIZE (512 KiB)
+ * or NCCL_P2P_NET_CHUNKSIZE (128 KiB), pipelined NCCL_STEPS deep, so its
+ * bytes run at the link's rate and its latency is the pipeline's fill and
+ * drain: what NCCL's tuner charges one Simple step of a ring (tuning.cc:
+ * base latency 8.4 us plus the link's hardware latency, NVLink 3.4 us,
+ * network 14 us in 2.30.7 and 9.6 us in 2.8-2.9).  The catalog's
+ * p2p_nvlink_lat and p2p_net_lat hold those sums per node type
+ * (analysis/calibrate_coll.py, with the measurements that check them).
+ * NEEDSWORK: messages small enough for LL (about 7 us over NVLink in
+ * NCCL's model) pay Simple's latency here. */
+double coll_p2p_extra(const struct coll_model *m, long src, long dst,
+                      double route_lat_s)
+{
+  if (!m->nccl_hops)
+    return 0;
+  double lat = node_of(m, src) == node_of(m, dst) ? m->p2p_nvlink_lat_s
+                                                  : m->p2p_net_lat_s;
+  return lat > route_lat_s ? lat - route_lat_s : 0;
 }
 
 /* The algorithm's shape for `op` over n members and S bytes: steps and

@@ -123,6 +123,8 @@ struct coll_model {
   double nvlink_bw_Bps, nic_bw_Bps, nvlink_lat_s;
   double floor_s;     /* least time of a collective inside a node */
   double ll_bw_Bps;   /* NCCL's cap on a one-node LL ring (0: none) */
+  double p2p_nvlink_lat_s, p2p_net_lat_s; /* a send's fixed latency inside a
+                                             node and across nodes */
   /* A torus fabric's nodes per dimension (torus_ndims 0: no torus); the
    * job's node i is the torus node i (placement is packed on a torus). */
   int torus_ndims, torus_dim[3];
@@ -211,6 +213,18 @@ long coll_phase_flows(const struct coll_model *m, const struct coll_call *call,
 /* Wire bytes of `bytes` between ranks a and b at protocol share pe. */
 double coll_wire_bytes(const struct coll_model *m, long rank_a, long rank_b,
                        double bytes, double pe, double net_scale);
+
+/* A point-to-point send (a pipeline send: NCCL's ncclSend/ncclRecv) of
+ * `bytes` from rank src to rank dst costs the node type's p2p latency (of
+ * NVLink inside a node, of the network across) and its bytes at the link's
+ * share (coll_wire_bytes: NCCL's sendrecv_perf reaches the rings' share,
+ * analysis/calibrate_coll.py):
+ *   t = p2p_lat + bytes / (link bandwidth x eff).
+ * The flow carrying the bytes pays its route's latency route_lat_s; this
+ * returns the delay after it, p2p_lat - route_lat_s (none when the route
+ * alone is longer, and none on an ideal network: nccl_hops false). */
+double coll_p2p_extra(const struct coll_model *m, long src, long dst,
+                      double route_lat_s);
 
 /* Closed forms, seconds: NVLS all-reduce of S bytes inside one node, and a
  * collective over n GPUs of one node as a ring (direct for all-to-all). */

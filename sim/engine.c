@@ -1068,7 +1068,9 @@ static void arrive_p2p(struct engine *E, long rank, long task)
     inst_step(E, in);
     return;
   }
-  in->extra_s = E->cm.coll_lat_s;
+  /* A send/recv pair's own latency, not a collective's (coll.h,
+   * coll_p2p_extra). */
+  in->extra_s = coll_p2p_extra(&E->cm, src, dst, route_lat(E, src, dst));
   in->remaining = 0;
   start_flow(E, in, src, dst,
              coll_wire_bytes(&E->cm, src, dst, t->bytes, 1.0, 1.0));
