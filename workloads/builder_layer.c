@@ -490,10 +490,11 @@ static void latent_norm_pass(struct ctx *c, int phase, long l, bool bwd)
  * layer's pre-MLP norm is a TENorm writing BF16 and the experts'
  * GroupedLinear quantizes the dispatched rows; MLA's down-projections
  * are TELinear after a TENorm; both are counted as before (a BF16 norm,
- * no input cast). */
+ * no input cast), as are eager norms (plan fusion=eager: PyTorch's, not
+ * TE's). */
 static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
 {
-  if (!te_delayed(c))
+  if (!te_delayed(c) || eager_rms(c))
     return false;
   for (const struct lstep *x = st + 1; x < c->ld.st + c->ld.ns; x++) {
     if (x->kind != LS_LINEAR)
