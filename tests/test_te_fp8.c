@@ -166,3 +166,49 @@ Test(te_fp8, amax_per_stage)
   }
   graph_free(g);
 }
+
+/* Sequence parallelism at TP 2: the LayerNormLinear norms write FP8 rows
+ * only and the all-gather carries FP8 (T x h bytes), the transposes of
+ * the gathered inputs come in the backward (before each norm's backward
+ * here); the row-parallel layers' output gradients are cast on the local
+ * rows (read 2, write 1), gathered in FP8 and transposed (read 1, write
+ * 1), in place of a BF16 gather and a cast-transpose of T x h. */
+Test(te_fp8, sequence_parallel_gathers_fp8)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("llama2-7b", 2, 2,
+                                 KV("dtype", "fp8", "global_batch", "2",
+                                    "tp", "2", "sp", "yes"),
+                                 &m, &p);
+  const double T = 4096, h = 4096, e = 2, Tl = T / 2;
+  const struct task *t[64];
+  long n = layer_tasks(&g->prog[0], 0, 0, PH_FWD, t, 64), norms = 0;
+  for (long i = 0; i + 1 < n; i++) {
+    if (t[i]->op != KK_NORM || t[i]->kind != TK_KERNEL)
+      continue;
+    kernel_is(t[i], KK_NORM, (e + 1) * Tl * h, "norm writing FP8 rows");
+    cr_assert(t[i + 1]->kind == TK_COLL && t[i + 1]->op == CO_ALLGATHER &&
+              t[i + 1]->group == GK_TP && t[i + 1]->bytes == T * h,
+              "the FP8 all-gather after norm %ld: %g bytes", norms,
+              t[i + 1]->bytes);
+    norms++;
+  }
+  cr_assert_eq(norms, 2);
+  n = layer_tasks(&g->prog[0], 0, 0, PH_BWD, t, 64);
+  long gathers = 0, before_norm = 0;
+  for (long i = 1; i + 1 < n; i++) {
+    if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER) {
+      cr_assert_eq(t[i]->bytes, T * h, "an FP8 gradient gather");
+      kernel_is(t[i - 1], KK_ELEMWISE, (e + 1) * Tl * h, "the local cast");
+      kernel_is(t[i + 1], KK_ELEMWISE, 2 * T * h, "the gathered transpose");
+      gathers++;
+    }
+    if (t[i + 1]->kind == TK_KERNEL && t[i + 1]->op == KK_NORM &&
+        t[i]->kind == TK_KERNEL && t[i]->bytes == 2 * T * h)
+      before_norm++;
+  }
+  cr_assert_eq(gathers, 2, "proj and FC2: %ld", gathers);
+  cr_assert_eq(before_norm, 2, "the gathered norm outputs' transposes");
+  graph_free(g);
+}

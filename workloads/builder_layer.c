@@ -258,11 +258,14 @@ static bool te_delayed(const struct ctx *c)
 
 /* The FP8 transpose of a norm's output (nvte_transpose after the norm,
  * rmsnorm_api.cpp / layernorm_api.cpp): read 1, write 1 byte per element.
- * NEEDSWORK: with SP at TP > 1 the norm writes row-wise data only (FP8
- * all-gathers carry no column-wise data) and the backward transposes the
- * gathered T x h input instead (layernorm_linear.py backward); counted
- * here on the local rows. */
-static void te_norm_transpose(struct ctx *c, int phase, long l, double elems)
+ * With SP at TP > 1 (te_sp_gathered) the norm writes row-wise data only,
+ * "All-gather is not supported with FP8 column-wise data"
+ * (layernorm_linear.py forward), the all-gather carries FP8, and the
+ * backward gathers the saved FP8 rows again and transposes the gathered
+ * T x h input for the weight gradient (layernorm_linear.py backward,
+ * gather_along_first_dim with a column-wise quantizer).  NEEDSWORK: that
+ * backward re-gather is not in weft's graph, in BF16 either. */
+static void te_fp8_transpose(struct ctx *c, int phase, long l, double elems)
 {
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * elems);
 }
@@ -506,12 +509,33 @@ static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
   return false;
 }
 
+/* Whether a LayerNormLinear gathers its input over TP (SP at TP > 1). */
+static bool te_sp_gathered(const struct ctx *c)
+{
+  return c->t > 1 && c->p->sp;
+}
+
+/* Whether row-parallel linear `w`'s output gradient is all-gathered in
+ * FP8 in its backward (SP at TP > 1, a dense layer): grad_output_preprocess
+ * (base.py, "FP8 with all-gather") calls gather_along_first_dim with the
+ * quantizer, which casts the local rows (read 2, write 1), gathers the FP8
+ * data (1 byte an element) and transposes the gathered T x h for the
+ * weight gradient (read 1, write 1), in place of a BF16 gather and a
+ * cast-transpose of the gathered rows.  (MoE layers keep the latter.) */
+static bool te_grad_gathered(const struct ctx *c, const struct lweight *w)
+{
+  return te_delayed(c) && te_sp_gathered(c) && c->ld.experts <= 1 &&
+         w->cast && !w->routed && w->split == LW_ROW;
+}
+
 /* The norm of a LayerNormLinear in FP8: read e, write 1 byte per element
- * (the FULLY_FUSED path, normalization.cpp), then its FP8 transpose. */
+ * (the FULLY_FUSED path, normalization.cpp), then its FP8 transpose
+ * unless the output is all-gathered (te_fp8_transpose). */
 static void te_norm_fwd(struct ctx *c, int phase, long l, double rows)
 {
   bld_kernel(c, KK_NORM, phase, l, 0, (c->e + 1) * rows * c->h);
-  te_norm_transpose(c, phase, l, rows * c->h);
+  if (!te_sp_gathered(c))
+    te_fp8_transpose(c, phase, l, rows * c->h);
 }
 
 void bld_layer_select(struct ctx *c, long layer)
@@ -548,6 +572,12 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     norm_pass(c, phase, l, Tl, false);
     break;
   case LS_TP_IN:
+    /* a LayerNormLinear's input is gathered in FP8, 1 byte an element */
+    if (te_sp_gathered(c) && st > c->ld.st && st[-1].kind == LS_NORM &&
+        te_norm_fp8(c, st - 1)) {
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, l, c->T * h);
+      break;
+    }
     if (!bld_moe_skips_tp(c, st))
       sp_gather(c, phase, l);
     break;
@@ -612,6 +642,11 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
   case LS_FP8_CASTS:
     break;
   case LS_NORM:
+    /* the gathered input's transpose (te_fp8_transpose), which TE runs
+     * before the LayerNormLinear's weight gradient: here, on the same
+     * stream, after it */
+    if (te_sp_gathered(c) && te_norm_fp8(c, st))
+      te_fp8_transpose(c, B, l, c->T * h);
     norm_pass(c, B, l, Tl, true);
     break;
   case LS_TP_IN:
@@ -623,7 +658,9 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
       c->pre_linear(c, l, st->w, B);
     double M = linear_rows(c, w), N, K;
     lweight_gemm_nk(w, t, &N, &K);
-    if (w->cast)
+    if (te_grad_gathered(c, w))
+      te_fp8_transpose(c, B, l, M * N); /* of the gathered FP8 gradient */
+    else if (w->cast)
       fp8_grad_cast(c, l, M * N);
     linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
     return w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
@@ -641,6 +678,12 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     bld_attention(c, B, l, true);
     break;
   case LS_TP_OUT:
+    if (st > c->ld.st && st[-1].kind == LS_LINEAR &&
+        te_grad_gathered(c, &c->ld.w[st[-1].w])) {
+      bld_kernel(c, KK_ELEMWISE, B, l, 0, (e + 1) * Tl * h); /* local cast */
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, B, l, c->T * h);
+      break;
+    }
     if (!bld_moe_skips_tp(c, st))
       sp_gather(c, B, l);
     break;
