@@ -46,8 +46,8 @@ static void kernel_is(const struct task *t, int op, double bytes,
 {
   cr_assert(t->kind == TK_KERNEL && t->op == op, "%s: op %d, kind %d", what,
             t->op, t->kind);
-  cr_assert(fabs(t->bytes - bytes) <= 1e-12 * bytes, "%s: %.17g bytes, not %.17g",
-            what, t->bytes, bytes);
+  cr_assert(fabs(t->bytes - bytes) <= 1e-12 * bytes,
+            "%s: %.17g bytes, not %.17g", what, t->bytes, bytes);
 }
 
 static void amax_is(const struct task *const *t, double n)

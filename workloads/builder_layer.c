@@ -358,7 +358,8 @@ static void fp8_fwd_casts(struct ctx *c, int phase, long l)
   }
   if (phase == PH_FWD && c->mb == 0)
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, (2 + fp8_both(c)) * c->lp);
-  bld_kernel(c, KK_ELEMWISE, phase, l, 0, (2 + MXFP8_BOTH) * c->T * c->h / c->t);
+  bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+             (2 + MXFP8_BOTH) * c->T * c->h / c->t);
 }
 
 static void fp8_grad_cast(struct ctx *c, long l, double elements)
