@@ -191,15 +191,11 @@ static void a2a(struct ctx *c, const struct lstep *st, int phase, long layer)
 }
 
 /* FP8 linear layers (Transformer Engine): the casts their GEMMs need that
- * no neighbouring kernel does.  Forward: the weights' FP8 copies (and
- * their transposes) once per iteration, on the first micro-batch; the
- * projection's input (attention's BF16 output: read 2, write 1 byte per
- * element; the norms and the activation write their FP8 outputs
- * themselves); the scaling factors' amax update (one small kernel).
- * Backward: every linear layer's output gradient, cast and transposed
- * (read 2, write 1 + 1 bytes per element).  MXFP8 writes the projection's
- * input in both orientations too (its weight gradient needs the
- * column-wise copy) and has no amax kernel. */
+ * no neighbouring kernel does.  MXFP8 (below): the weights' FP8 copies
+ * once per iteration, on the first micro-batch; the projection's input in
+ * both orientations; every linear layer's output gradient, cast in both
+ * orientations, in the backward.  Delayed scaling: te_* below, kernel by
+ * kernel from Transformer Engine's code. */
 static bool fp8(const struct ctx *c) { return c->m->dtype == DTYPE_FP8; }
 
 /* The MXFP8 recipe (plan.h, enum fp8_recipe) writes every operand in both
@@ -212,6 +208,138 @@ static bool mxfp8(const struct ctx *c)
   return fp8(c) && c->p->fp8_recipe == FP8_MXFP8;
 }
 
+/* ---- FP8 delayed scaling, as Transformer Engine runs it on Hopper ----
+ *
+ * NVIDIA/TransformerEngine d0067d0 (2026-08), transformer_engine/pytorch,
+ * with Megatron-Core's TE layer spec (megatron/core/models/gpt/
+ * gpt_layer_specs.py: linear_qkv and linear_fc1 are
+ * TELayerNormColumnParallelLinear, linear_proj and linear_fc2
+ * TERowParallelLinear, core_attention TEDotProductAttention in BF16
+ * (fp8_dot_product_attention off); the SwiGLU or GELU between FC1 and FC2
+ * is Megatron's own bias_swiglu_impl/bias_gelu in BF16,
+ * use_te_activation_func off: transformer/mlp.py).  Per layer and
+ * micro-batch, forward:
+ *   norm (LayerNormLinear): rmsnorm_fwd/layernorm_fwd with the FP8
+ *     quantizer, the FULLY_FUSED path for Float8Quantizer (csrc/extensions/
+ *     normalization.cpp): the norm writes FP8 (read 2, write 1 byte per
+ *     element), then nvte_rmsnorm_fwd "Compute FP8 transpose if required"
+ *     (common/normalization/rmsnorm/rmsnorm_api.cpp): an nvte_transpose of
+ *     the FP8 output, read 1, write 1, because the input quantizer wants
+ *     column-wise data for the weight gradient (layernorm_linear.py,
+ *     input_quantizer.set_usage(columnwise=backward_needs_input)) and
+ *     Hopper's FP8 GEMM takes only the TN layout (float8_tensor.py: the
+ *     "_transpose" buffer unless is_non_tn_fp8_gemm_supported);
+ *   the projection's and FC2's inputs (BF16 from attention and from
+ *     Megatron's activation): Linear's input_quantizer with row- and
+ *     column-wise usage (module/linear.py, "Do not all-gather input
+ *     tensor"), one cast-transpose: read 2, write 1 + 1;
+ *   the weights: on the first micro-batch (is_first_microbatch, which
+ *     Megatron-Core passes; update_workspace in linear.py) a cast-transpose
+ *     of each BF16 weight, read 2, write 1 + 1; with FP8 parameters
+ *     (fp8_params, NeMo's bf16_with_fp8_mixed fp8_param_gather=True) no
+ *     cast, but after each parameter all-gather Megatron's
+ *     param_and_grad_buffer.py calls post_all_gather_processing
+ *     (tensor/utils.py), which for a Float8Tensor runs _create_transpose:
+ *     read 1, write 1 per parameter, once per step;
+ * backward: each linear's output gradient, quantize with both usages
+ *   (grad_output_preprocess, base.py): read 2, write 1 + 1 (fp8_grad_cast);
+ * at the end of the forward of a model chunk (fp8_autocast exit,
+ *   quantization.py autocast_exit -> reduce_and_update_fp8_tensors) and of
+ *   its backward (the first module's backward, linear.py and
+ *   layernorm_linear.py): torch.cat of the amaxes, an all-reduce MAX over
+ *   the amax group and tex.fused_amax_and_scale_update_after_reduction
+ *   (te_amax_update).
+ * Nothing else: attention, RoPE, the residuals and the norms' backward stay
+ * BF16; the GEMMs write BF16. */
+static bool te_delayed(const struct ctx *c)
+{
+  return fp8(c) && c->p->fp8_recipe == FP8_DELAYED;
+}
+
+/* The FP8 transpose of a norm's output (nvte_transpose after the norm,
+ * rmsnorm_api.cpp / layernorm_api.cpp): read 1, write 1 byte per element.
+ * With SP at TP > 1 (te_sp_gathered) the norm writes row-wise data only,
+ * "All-gather is not supported with FP8 column-wise data"
+ * (layernorm_linear.py forward), the all-gather carries FP8, and the
+ * backward gathers the saved FP8 rows again and transposes the gathered
+ * T x h input for the weight gradient (layernorm_linear.py backward,
+ * gather_along_first_dim with a column-wise quantizer).  NEEDSWORK: that
+ * backward re-gather is not in weft's graph, in BF16 either. */
+static void te_fp8_transpose(struct ctx *c, int phase, long l, double elems)
+{
+  bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * elems);
+}
+
+/* A linear's BF16 input quantized with both usages: read 2 (e), write
+ * 1 + 1 bytes per element (Linear's input_quantizer, linear.py). */
+static void te_input_cast(struct ctx *c, int phase, long l, double elems)
+{
+  bld_kernel(c, KK_ELEMWISE, phase, l, 0, (c->e + 2) * elems);
+}
+
+/* Amax history rows that NeMo's bf16_with_fp8_mixed keeps per FP8 tensor
+ * (nemo/collections/llm/recipes/precision/mixed_precision.py:
+ * fp8_amax_history_len = 1024, fp8_amax_compute_algo = "max"). */
+#define TE_AMAX_HISTORY 1024.0
+
+/* The FP8 tensors of the model chunk being built: a TE module keeps, per
+ * GEMM, 3 forward (input, weight, output) and 2 backward (output
+ * gradient, input gradient) scaling entries (base.py, init_fp8_metadata:
+ * num_gemms * 3 and * 2); a routed linear is one GroupedLinear of as many
+ * GEMMs as the rank's local experts. */
+static double te_chunk_gemms(const struct ctx *c)
+{
+  long first, count;
+  plan_chunk_layers(c->p, c->m, c->s, c->chunk, &first, &count);
+  double local = c->p->ep > 1 ? (double)c->m->experts / (double)c->p->ep
+                              : (double)c->m->experts;
+  double gemms = 0;
+  int kind = -1;
+  double per = 0;
+  struct layer_desc d;
+  for (long l = first; l < first + count; l++) {
+    int k = model_layer_kind(c->m, l);
+    if (k != kind) {
+      layer_describe_kind(c->m, k, &d);
+      kind = k;
+      per = 0;
+      for (int i = 0; i < d.nw; i++)
+        if (d.w[i].cast)
+          per += d.w[i].routed ? local : 1;
+    }
+    gemms += per;
+  }
+  return gemms;
+}
+
+/* reduce_and_update_fp8_tensors (quantization.py) at the end of a chunk's
+ * forward (`fwd`) or backward: torch.cat of the amaxes (read and write 4
+ * bytes each), an all-reduce MAX of them over Megatron's amax group
+ * (fp8_utils.py get_fp8_context: get_amax_reduction_group(
+ * with_context_parallel=True), the tensor-, data- and context-parallel
+ * ranks; a torch.distributed.all_reduce, so the compute stream waits for
+ * it), then one fused kernel that rolls each tensor's amax history and
+ * writes its scale (read and write the history, 4 bytes a row).
+ * NEEDSWORK: the group is GK_DPCP; Megatron's also spans TP. */
+static void te_amax_update(struct ctx *c, int phase, long l, bool fwd)
+{
+  double n = te_chunk_gemms(c) * (fwd ? 3 : 2);
+  if (n <= 0)
+    return;
+  bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * 4 * n);
+  if (c->p->dp * c->p->cp > 1)
+    bld_coll(c, CO_ALLREDUCE, GK_DPCP, ST_COMPUTE, phase, l, 4 * n);
+  bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * 4 * TE_AMAX_HISTORY * n + 4 * n);
+}
+
+/* Whether layer `l` is the first or last of the chunk being built. */
+static bool chunk_edge(const struct ctx *c, long l, bool last)
+{
+  long first, count;
+  plan_chunk_layers(c->p, c->m, c->s, c->chunk, &first, &count);
+  return l == (last ? first + count - 1 : first);
+}
+
 /* Bytes written per element cast in both orientations. */
 static double fp8_both(const struct ctx *c)
 {
@@ -222,13 +350,16 @@ static void fp8_fwd_casts(struct ctx *c, int phase, long l)
 {
   if (!fp8(c))
     return;
+  if (te_delayed(c)) {
+    if (phase == PH_FWD && c->mb == 0)
+      bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+                 (c->p->fp8_params ? 1 + 1 : 2 + 2) * c->lp);
+    return; /* the projection's input: after attention (step_fwd) */
+  }
   if (phase == PH_FWD && c->mb == 0)
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, (2 + fp8_both(c)) * c->lp);
-  /* delayed scaling writes the projection's input once (1 byte) */
   bld_kernel(c, KK_ELEMWISE, phase, l, 0,
-             (2 + (mxfp8(c) ? MXFP8_BOTH : 1)) * c->T * c->h / c->t);
-  if (!mxfp8(c))
-    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 64.0 * 4);
+             (2 + MXFP8_BOTH) * c->T * c->h / c->t);
 }
 
 static void fp8_grad_cast(struct ctx *c, long l, double elements)
@@ -357,6 +488,57 @@ static void latent_norm_pass(struct ctx *c, int phase, long l, bool bwd)
   norm_rows(c, phase, l, c->T, w, bwd);
 }
 
+/* Whether norm step `st` is a LayerNormLinear's under delayed scaling
+ * (te_* above): the next linear is a dense attention or FFN input
+ * projection (TELayerNormColumnParallelLinear).  NEEDSWORK: an MoE
+ * layer's pre-MLP norm is a TENorm writing BF16 and the experts'
+ * GroupedLinear quantizes the dispatched rows; MLA's down-projections
+ * are TELinear after a TENorm; both are counted as before (a BF16 norm,
+ * no input cast), as are eager norms (plan fusion=eager: PyTorch's, not
+ * TE's). */
+static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
+{
+  if (!te_delayed(c) || eager_rms(c))
+    return false;
+  for (const struct lstep *x = st + 1; x < c->ld.st + c->ld.ns; x++) {
+    if (x->kind != LS_LINEAR)
+      continue;
+    const struct lweight *w = &c->ld.w[x->w];
+    return w->cast && !w->routed && w->role != LW_ROUTER &&
+           w->split == LW_COL;
+  }
+  return false;
+}
+
+/* Whether a LayerNormLinear gathers its input over TP (SP at TP > 1). */
+static bool te_sp_gathered(const struct ctx *c)
+{
+  return c->t > 1 && c->p->sp;
+}
+
+/* Whether row-parallel linear `w`'s output gradient is all-gathered in
+ * FP8 in its backward (SP at TP > 1, a dense layer): grad_output_preprocess
+ * (base.py, "FP8 with all-gather") calls gather_along_first_dim with the
+ * quantizer, which casts the local rows (read 2, write 1), gathers the FP8
+ * data (1 byte an element) and transposes the gathered T x h for the
+ * weight gradient (read 1, write 1), in place of a BF16 gather and a
+ * cast-transpose of the gathered rows.  (MoE layers keep the latter.) */
+static bool te_grad_gathered(const struct ctx *c, const struct lweight *w)
+{
+  return te_delayed(c) && te_sp_gathered(c) && c->ld.experts <= 1 &&
+         w->cast && !w->routed && w->split == LW_ROW;
+}
+
+/* The norm of a LayerNormLinear in FP8: read e, write 1 byte per element
+ * (the FULLY_FUSED path, normalization.cpp), then its FP8 transpose
+ * unless the output is all-gathered (te_fp8_transpose). */
+static void te_norm_fwd(struct ctx *c, int phase, long l, double rows)
+{
+  bld_kernel(c, KK_NORM, phase, l, 0, (c->e + 1) * rows * c->h);
+  if (!te_sp_gathered(c))
+    te_fp8_transpose(c, phase, l, rows * c->h);
+}
+
 void bld_layer_select(struct ctx *c, long layer)
 {
   if (c->alike)
@@ -384,9 +566,19 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     fp8_fwd_casts(c, phase, l);
     break;
   case LS_NORM:
+    if (te_norm_fp8(c, st)) {
+      te_norm_fwd(c, phase, l, Tl);
+      break;
+    }
     norm_pass(c, phase, l, Tl, false);
     break;
   case LS_TP_IN:
+    /* a LayerNormLinear's input is gathered in FP8, 1 byte an element */
+    if (te_sp_gathered(c) && st > c->ld.st && st[-1].kind == LS_NORM &&
+        te_norm_fp8(c, st - 1)) {
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, l, c->T * h);
+      break;
+    }
     if (!bld_moe_skips_tp(c, st))
       sp_gather(c, phase, l);
     break;
@@ -404,6 +596,9 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     break;
   case LS_ATTN:
     bld_attention(c, phase, l, false);
+    /* the projection's input, heads x v_dim wide */
+    if (te_delayed(c))
+      te_input_cast(c, phase, l, c->T * c->a * c->dv / c->t);
     break;
   case LS_TP_OUT:
     if (!bld_moe_skips_tp(c, st))
@@ -425,6 +620,10 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     }
     bld_kernel(c, KK_ELEMWISE, phase, l, 0,
                e * (c->gates + 1) * M * f / c->t);
+    /* Megatron's activation writes BF16: FC2 (TERowParallelLinear, or
+     * the experts' GroupedLinear) quantizes it */
+    if (te_delayed(c))
+      te_input_cast(c, phase, l, M * f / c->t);
     break;
   }
   case LS_LATENT_NORM:
@@ -444,6 +643,11 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
   case LS_FP8_CASTS:
     break;
   case LS_NORM:
+    /* the gathered input's transpose (te_fp8_transpose), which TE runs
+     * before the LayerNormLinear's weight gradient: here, on the same
+     * stream, after it */
+    if (te_sp_gathered(c) && te_norm_fp8(c, st))
+      te_fp8_transpose(c, B, l, c->T * h);
     norm_pass(c, B, l, Tl, true);
     break;
   case LS_TP_IN:
@@ -455,7 +659,9 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
       c->pre_linear(c, l, st->w, B);
     double M = linear_rows(c, w), N, K;
     lweight_gemm_nk(w, t, &N, &K);
-    if (w->cast)
+    if (te_grad_gathered(c, w))
+      te_fp8_transpose(c, B, l, M * N); /* of the gathered FP8 gradient */
+    else if (w->cast)
       fp8_grad_cast(c, l, M * N);
     linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
     return w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
@@ -473,6 +679,12 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     bld_attention(c, B, l, true);
     break;
   case LS_TP_OUT:
+    if (st > c->ld.st && st[-1].kind == LS_LINEAR &&
+        te_grad_gathered(c, &c->ld.w[st[-1].w])) {
+      bld_kernel(c, KK_ELEMWISE, B, l, 0, (e + 1) * Tl * h); /* local cast */
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, B, l, c->T * h);
+      break;
+    }
     if (!bld_moe_skips_tp(c, st))
       sp_gather(c, B, l);
     break;
@@ -558,6 +770,8 @@ static void layer_fwd(struct ctx *c, long l, int phase)
       k = 1;
     }
   }
+  if (te_delayed(c) && phase == PH_FWD && chunk_edge(c, l, true))
+    te_amax_update(c, PH_FWD, l, true);
 }
 
 /* The steps in reverse; returns the layer's last weight-gradient GEMM. */
@@ -579,6 +793,8 @@ static long layer_bwd(struct ctx *c, long l)
     if (w >= 0)
       last = w;
   }
+  if (te_delayed(c) && chunk_edge(c, l, false))
+    te_amax_update(c, PH_BWD, l, false);
   return last;
 }
 

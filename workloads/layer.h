@@ -80,7 +80,8 @@ struct lweight {
  * forward and a backward; kinds a builder has no use for are no-ops there
  * (Tensor3D reduces inside its linears and runs no MoE or FP8). */
 enum lstep_kind {
-  LS_FP8_CASTS, /* FP8 weight copies, input cast and amax update */
+  LS_FP8_CASTS, /* FP8 weight copies (and MXFP8: the projection input)
+                   (builder_layer.c, fp8_fwd_casts) */
   LS_NORM,      /* LayerNorm / RMSNorm on the residual stream */
   LS_TP_IN,     /* entering a tensor-parallel region: SP all-gather;
                    backward: the input gradient's reduction */
