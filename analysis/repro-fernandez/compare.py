@@ -64,7 +64,9 @@ def main():
         for m in ("llama2-7b", "llama2-70b"):
             for hw, lay in (("H100", "fsdp"), ("H100", "hsdp8"),
                             ("H100", "fsdp-tp2"), ("H100", "fsdp-tp4"),
-                            ("H100", "fsdp-compile"), ("A100", "fsdp")):
+                            ("H100", "fsdp-compile"), ("A100", "fsdp"),
+                            ("H100-2nic", "fsdp"),
+                            ("H100-2nic", "fsdp-tp4")):
                 a = by.get((reg, m, hw, lay, 128))
                 b = by.get((reg, m, hw, lay, 2048))
                 if not a or not b:
@@ -91,13 +93,14 @@ def main():
     w("")
     w("3. Best layout at 2048 H100 (weak scaling), of those that fit")
     w("   paper: TP or PP of degree 2-4 beats FSDP alone at scale (P1, P4)")
-    for m in ("llama2-7b", "llama2-70b"):
+    for m, hwn in (("llama2-7b", "H100"), ("llama2-70b", "H100"),
+                   ("llama2-7b", "H100-2nic")):
         c = [(v["tok"], lay) for (reg, mm, hw, lay, g), v in by.items()
-             if reg == "0" and mm == m and hw == "H100" and g == 2048 and
+             if reg == "0" and mm == m and hw == hwn and g == 2048 and
              v["fit"] and lay != "fsdp-compile"]
         c.sort(reverse=True)
-        w("   weft %-10s " % m + ", ".join("%s %.0f" % (l, t) for t, l in c)
-          + " tokens/s/GPU")
+        w("   weft %-10s %-9s " % (m, hwn) +
+          ", ".join("%s %.0f" % (l, t) for t, l in c) + " tokens/s/GPU")
     w("")
     w("4. Weak scaling, H100: tokens/s per GPU and exposed / overlapped "
       "communication (% of iteration)")
@@ -131,6 +134,14 @@ def plot(by, out):
                 "%.4f" % (by[("0", m, "H100", l, g)]["tok"] /
                           by[("0", m, "H100", l, 128)]["tok"])
                 for m, l in series)))
+    with open(os.path.join(out, "nic2.dat"), "w") as f:
+        f.write("# GPUs, tokens/s per GPU relative to FSDP's at 128 GPUs, "
+                "llama2-7b, 2 NICs per node: fsdp fsdp-tp4\n")
+        base = by[("0", "llama2-7b", "H100-2nic", "fsdp", 128)]["tok"]
+        for g in (128, 2048):
+            f.write("%d %s\n" % (g, " ".join(
+                "%.4f" % (by[("0", "llama2-7b", "H100-2nic", l, g)]["tok"] /
+                          base) for l in ("fsdp", "fsdp-tp4"))))
     with open(os.path.join(out, "paper.dat"), "w") as f:
         f.write("# the paper's 128 -> 2048 GPU throughput change (P2)\n")
         f.write("128 1\n2048 %.4f\n" % (1 + PAPER_THR_128_2048 / 100))
@@ -139,8 +150,8 @@ def plot(by, out):
             'set title "Fernandez et al. (arXiv 2411.13055): throughput per '
             'GPU against GPUs, relative to 128 GPUs\\nweft: Llama 2 on DGX '
             'H100, one 4096-token sequence per GPU, PyTorch FSDP1 (torchtitan '
-            'stack)\\n(solid: 7B, dashed: 70B; black: the paper, 128 -> 2048 '
-            'GPUs as summarized)"',
+            'stack)\\n(solid: 7B, dashed: 70B, dotted: 7B with 2 NICs per node; '
+            'black: the paper as summarized)"',
             "set xlabel 'GPUs'", "set ylabel 'tokens/s per GPU / that at 128'",
             "set logscale x 2", "set yrange [0.5:1.1]", "set grid",
             "set key below horizontal maxcols 4"]
@@ -150,8 +161,12 @@ def plot(by, out):
                  "title '%s %s'" % (2 + i, 1 + i % 4,
                                    1 if m == "llama2-7b" else 2,
                                    m, l))
-    p.append("'paper.dat' using 1:2 with linespoints lc rgb 'black' lw 3 "
-             "pt 7 title 'paper (P2)'")
+    p.append("'nic2.dat' using 1:2 with linespoints lc rgb 'red' dt 3 lw 2 "
+             "pt 6 title 'llama2-7b fsdp, 2 NICs/node'")
+    p.append("'nic2.dat' using 1:3 with linespoints lc rgb 'blue' dt 3 lw 2 "
+             "pt 6 title 'llama2-7b fsdp-tp4, 2 NICs/node (rel. to fsdp)'")
+    p.append("'paper.dat' using 1:2 with points lc rgb 'black' pt 7 ps 1.5 "
+             "title 'paper, 128 and 2048 GPUs (P2)'")
     cmds.append("plot " + ", \\\n  ".join(p))
     open(os.path.join(out, "scaling.gp"), "w").write("\n".join(cmds) + "\n")
     try:

@@ -3,7 +3,8 @@
 # the setups (study.xml), then print weft beside the paper and draw the
 # plot (compare.py).  Run from the repository root after building weft:
 #   sh analysis/repro-fernandez/run.sh [OUTDIR]
-# 168 scenarios in about 12 s with -j 1 on a shared 2-core machine.
+# 172 scenarios: 168 in about 12 s with -j 1, the 4 with 2 NICs per node
+# about 2.5 minutes of CPU (README).
 set -e
 dir=$(dirname "$0")
 out=${1:-$dir/out}
