@@ -1,0 +1,14 @@
+#!/bin/sh
+# Fernandez et al. (arXiv 2411.13055) reproduced as far as weft can: sweep
+# the setups (study.xml), then print weft beside the paper and draw the
+# plot (compare.py).  Run from the repository root after building weft:
+#   sh analysis/repro-fernandez/run.sh [OUTDIR]
+# 172 scenarios: 168 in about 12 s with -j 1, the 4 with 2 NICs per node
+# about 2.5 minutes of CPU (README).
+set -e
+dir=$(dirname "$0")
+out=${1:-$dir/out}
+mkdir -p "$out"
+rm -f "$out/results.csv"
+build/weft sweep "$dir/study.xml" -o "$out/results.csv" -j 1
+python3 "$dir/compare.py" "$out/results.csv" "$out"
