@@ -347,6 +347,21 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
 {
   struct shape cs;
   ring_steps(op, n, S, &cs);
+  if (op == CO_SENDRECV && m->nccl_hops) {
+    /* An exchange of ring neighbours (context parallelism's ncclSend/
+     * ncclRecv pairs, Transformer Engine's ring-exchange chunks): each
+     * pair is a send, which costs a send's latency (coll_p2p_extra: NCCL's
+     * Simple step, src/graph/tuning.cc) and its bytes at the link's share,
+     * not a collective's fixed cost; NCCL runs send/recv in Simple only
+     * beyond 16 KiB per channel (enqueue.cc), so no LL or LL128 either.
+     * Userbuffers' own NVLink puts (TE's comm_gemm_overlap) have no
+     * published latency; NCCL's send stands for them. */
+    double lat = sp->nodes > 1 ? m->p2p_net_lat_s : m->p2p_nvlink_lat_s;
+    cs.pe = 1.0;
+    cs.extra_s = lat > sp->route_lat ? lat - sp->route_lat : 0;
+    cs.est_s = lat + cs.per_edge / channels / bw;
+    return cs;
+  }
   if (sp->nodes == 1 && m->nccl_hops && m->floor_s > 0 &&
       (op == CO_ALLREDUCE || op == CO_ALLGATHER || op == CO_REDUCE_SCATTER))
     return node_ring_shape(m, cs, bw, sp, channels);

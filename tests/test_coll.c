@@ -681,3 +681,31 @@ Test(coll, torus_allreduce_stages)
   cr_assert_eq(p.nphases, 3);
   cr_assert_eq(p.stage[0], -1);
 }
+
+/* A ring exchange of neighbours (context parallelism's send/recv pairs)
+ * costs a send's latency, NVLink's inside a node and the network's across,
+ * in Simple (NCCL runs send/recv in Simple past 16 KiB per channel), not
+ * a collective's fixed cost (issue 37). */
+Test(coll, sendrecv_exchange_pays_a_send_latency)
+{
+  struct coll_model m = model();
+  m.p2p_nvlink_lat_s = 11.8e-6;
+  m.p2p_net_lat_s = 22.4e-6;
+  int32_t in[2] = {0, 1}, across[2] = {0, 8};
+  struct coll_call c = {CO_SENDRECV, 2, in, 4 << 20, 0, lat, NULL, true};
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.pe, 1.0, "Simple");
+  REL(p.extra_s, 11.8e-6 - NVL_LAT, 1e-12);
+  c.ranks = across;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.pe, 1.0, "Simple");
+  REL(p.extra_s, 22.4e-6 - NET_LAT, 1e-12);
+  /* Without NCCL's latencies (an ideal network) the old additive model:
+   * the collective's fixed cost. */
+  m.nccl_hops = false;
+  c.ranks = in;
+  c.bytes = 1 << 30;
+  coll_plan_make(&m, &c, &p);
+  REL(p.extra_s, 20e-6, 1e-12);
+}
