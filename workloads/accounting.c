@@ -189,6 +189,9 @@ double model_active_params(const struct model *m)
                                       kind_idle, 1, 1);
 }
 
+static double experts_at(const struct model *m, const struct plan *p,
+                         long stage, long tp);
+
 double stage_params_rank(const struct model *m, const struct plan *p,
                          long stage)
 {
@@ -215,22 +218,33 @@ double stage_params_rank(const struct model *m, const struct plan *p,
      * pipeline stage). */
     n += mtp_params_rank(m, p->tp, p->ep, false);
   }
+  /* MoE parallel folding: the experts' share at ETP in place of TP's */
+  if (p->etp > 0 && p->etp != p->tp)
+    n += experts_at(m, p, stage, p->etp) - experts_at(m, p, stage, p->tp);
+  return n;
+}
+
+/* The routed experts' parameters of `stage` on one rank, split over tp. */
+static double experts_at(const struct model *m, const struct plan *p,
+                         long stage, long tp)
+{
+  double n = 0;
+  for (long c = 0; c < p->vchunks; c++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, c, &first, &count);
+    n += sum_layers(m, first, count, layer_expert_params_rank_kind, tp,
+                    p->ep);
+  }
+  if (stage == p->pp - 1)
+    n += mtp_params_rank(m, tp, p->ep, true);
   return n;
 }
 
 double stage_expert_params_rank(const struct model *m, const struct plan *p,
                                 long stage)
 {
-  double n = 0;
-  for (long c = 0; c < p->vchunks; c++) {
-    long first, count;
-    plan_chunk_layers(p, m, stage, c, &first, &count);
-    n += sum_layers(m, first, count, layer_expert_params_rank_kind, p->tp,
-                    p->ep);
-  }
-  if (stage == p->pp - 1)
-    n += mtp_params_rank(m, p->tp, p->ep, true);
-  return n;
+  /* MoE parallel folding: the experts split over ETP, not TP (plan.h) */
+  return experts_at(m, p, stage, plan_etp(p));
 }
 
 /* Forward model FLOPs of layer i over T tokens of sequences of s: every
@@ -647,7 +661,7 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     struct graph_layout l;
     plan_layout(p, &l);
     double N = (double)(layout_shard(&l) * p->cp);
-    double Nx = (double)(p->dp / p->ep * p->cp);
+    double Nx = (double)plan_edp(p); /* expert DP (x CP): plan.h */
     double gb = dtype_bytes(p->grad_dtype);
     x.weights = 2 * (params / (p->zero >= 3 ? N : 1) +
                      xp / (p->zero >= 3 ? Nx : 1));
