@@ -440,7 +440,7 @@ static void comm_count(const struct model *m, const struct plan *p,
  * as tensor_parallel.ColumnParallelLinear, the router as a plain
  * torch.nn.functional.linear in moe/router.py). */
 static double layer_linear_weights_rank(const struct model *m, long tp,
-                                        long ep)
+                                        long etp, long ep)
 {
   double h = (double)m->hidden, f = (double)m->ffn;
   double q = (double)model_q_dim(m);
@@ -448,8 +448,10 @@ static double layer_linear_weights_rank(const struct model *m, long tp,
   double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
   double e = (double)m->experts;
   double attn = (h * qkv + q * h) / (double)tp;
-  double mlp = e * (h * f * gates + f * h) / (double)tp;
-  return attn + (model_is_moe(m) ? mlp / (double)ep : mlp);
+  double mlp = e * (h * f * gates + f * h);
+  /* MoE parallel folding: the experts over ETP (plan.h, etp) */
+  return attn + (model_is_moe(m) ? mlp / (double)etp / (double)ep
+                                 : mlp / (double)tp);
 }
 
 static double stage_linear_weights_rank(const struct model *m,
@@ -460,7 +462,8 @@ static double stage_linear_weights_rank(const struct model *m,
     long first, count;
     plan_chunk_layers(p, m, stage, c, &first, &count);
     (void)first;
-    n += (double)count * layer_linear_weights_rank(m, p->tp, p->ep);
+    n += (double)count *
+         layer_linear_weights_rank(m, p->tp, plan_etp(p), p->ep);
   }
   return n;
 }
