@@ -146,7 +146,7 @@ static struct graph *coll_graph(const struct coll_job *j, long n, long *sizes)
    * and trees run as node 0's flows (coll.h, rep), the same times. */
   g->layout = (struct graph_layout){1, 1, n, 1, 1, 1,
                                     {PD_TP, PD_CP, PD_DP, PD_PP}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   *sizes = 0;
   for (double s = j->minb; s <= j->maxb * 1.000001 && *sizes < 64;
        s *= j->factor) {

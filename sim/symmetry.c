@@ -42,8 +42,12 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
   bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
   bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
                topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
+  /* MoE parallel folding (layout.h, etp) regroups the ranks for the
+   * experts; no shortcut has been checked against full replays with it,
+   * so every rank and flow is simulated. */
+  bool fold = L->etp > 0;
   out->tp = L->tp > 1 && L->tp == c->gpus_per_node &&
-            L->order[0] == PD_TP && wired && !every_task;
+            L->order[0] == PD_TP && wired && !every_task && !fold;
   out->rank_step = out->tp ? L->tp : 1;
   out->thin = out->tp && !alike;
   /* Rings over whole nodes may emit one node's flows (coll.h, rep) when
@@ -60,7 +64,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
   out->experts = false;
-  out->fabric = alike && !topo_forwards(c) && L->pp == 1 &&
+  out->fabric = alike && !fold && !topo_forwards(c) && L->pp == 1 &&
                 (L->cp == 1 || inside_nodes(L, c, GK_CP)) &&
                 !out->ep_across &&
                 (L->tp == 1 || out->tp || inside_nodes(L, c, GK_TP)) &&
@@ -82,6 +86,7 @@ void symmetry_decide_experts(const struct graph_layout *L,
   long nranks = layout_ranks(L);
   long per_stage = nranks / L->pp;
   if (!out->ep_across || !alike || every_task || topo_forwards(c) ||
+      L->etp > 0 ||
       L->dp < 2 || L->order[PD_COUNT - 1] != PD_PP ||
       per_stage % c->gpus_per_node != 0 || per_stage <= c->gpus_per_node ||
       L->t3[0] != 0)

@@ -74,7 +74,7 @@ static struct graph *dp2(void)
 {
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){1, 1, 2, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   return g;
 }
 

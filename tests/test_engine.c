@@ -72,7 +72,7 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
                        double bytes, long tp, long dp, enum group_kind gk)
 {
   struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){tp, 1, dp, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0};
+  g->layout = (struct graph_layout){tp, 1, dp, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0, 0};
   (void)n;
   struct task t = {.kind = TK_COLL, .op = (uint8_t)op, .stream = ST_COMPUTE,
                    .group = (uint8_t)gk, .chunk = -1, .mb = -1,
@@ -267,7 +267,7 @@ static double pipeline(enum sched_kind k, long p, long m, long v)
 {
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   struct graph *g = graph_new(p);
-  g->layout = (struct graph_layout){1, p, 1, 1, 1, v, {0, 1, 2, 3}, 0, {0, 0, 0}, 0};
+  g->layout = (struct graph_layout){1, p, 1, 1, 1, v, {0, 1, 2, 3}, 0, {0, 0, 0}, 0, 0};
   /* Memory-bound kernels: time = bytes / (HBM bw x eff) + launch. */
   double fb = 1e9 / (double)v, bb = 2e9 / (double)v;
   long last = p * v - 1;
@@ -344,7 +344,7 @@ Test(engine, breakdown_of_kernel_then_allreduce)
 {
   struct cluster c = load("dgx-h100", KV("gpus", "2", "gpus_per_node", "2"));
   struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){1, 1, 2, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0};
+  g->layout = (struct graph_layout){1, 1, 2, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0, 0};
   struct task k = {.kind = TK_KERNEL, .op = KK_NORM, .stream = ST_COMPUTE,
                    .chunk = -1, .mb = -1, .layer = 0, .bytes = 4e9};
   long kk = graph_add(g, 0, &k);
@@ -1311,7 +1311,7 @@ Test(engine, closed_form_alltoall_uses_each_gpus_nic)
 {
   struct cluster c = load("dgx-h100", KV("gpus", "16"));
   struct graph *g = graph_new(1);
-  g->layout = (struct graph_layout){16, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0};
+  g->layout = (struct graph_layout){16, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0, 0};
   double S = 1 << 28;
   struct task t = {.kind = TK_COLL, .op = CO_ALLTOALL, .stream = ST_COMPUTE,
                    .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,

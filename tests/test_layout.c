@@ -7,10 +7,10 @@
 #include "sim/graph/layout.h"
 
 static const struct graph_layout layouts[] = {
-    {4, 2, 8, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0, 0, 0}, 0},
-    {2, 3, 8, 2, 4, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 4, {0, 0, 0}, 0},
-    {2, 2, 6, 3, 2, 1, {PD_DP, PD_TP, PD_CP, PD_PP}, 3, {0, 0, 0}, 0},
-    {1, 4, 4, 1, 2, 2, {PD_PP, PD_DP, PD_TP, PD_CP}, 2, {0, 0, 0}, 0},
+    {4, 2, 8, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0, 0, 0}, 0, 0},
+    {2, 3, 8, 2, 4, 1, {PD_TP, PD_CP, PD_DP, PD_PP}, 4, {0, 0, 0}, 0, 0},
+    {2, 2, 6, 3, 2, 1, {PD_DP, PD_TP, PD_CP, PD_PP}, 3, {0, 0, 0}, 0, 0},
+    {1, 4, 4, 1, 2, 2, {PD_PP, PD_DP, PD_TP, PD_CP}, 2, {0, 0, 0}, 0, 0},
 };
 
 Test(layout, coords_round_trip)
@@ -69,7 +69,8 @@ Test(layout, group_sizes)
                          [GK_SHARD] = 4 * 2, [GK_REPL] = 2, [GK_EP] = 4,
                          [GK_EDP] = 2, [GK_CP] = 2, [GK_DPCP] = 16,
                          [GK_EDPCP] = 4, [GK_T3X] = 1, [GK_T3Y] = 1,
-                         [GK_T3Z] = 1, [GK_EPN] = 4, [GK_EPX] = 1};
+                         [GK_T3Z] = 1, [GK_EPN] = 4, [GK_EPX] = 1,
+                         [GK_ETP] = 2};
   for (int gk = 0; gk < GK_COUNT; gk++) {
     layout_group(l, (enum group_kind)gk, 5, &g);
     cr_assert_eq(g.n, want[gk], "kind %d", gk);
@@ -86,7 +87,7 @@ Test(layout, tensor3d_groups)
    * X groups are consecutive pairs, Y groups stride 2, Z groups stride 6,
    * and each rank's three groups meet only in itself. */
   struct graph_layout l = {12, 1, 2, 1, 1, 1, {PD_TP, PD_CP, PD_DP, PD_PP},
-                           0, {2, 3, 2}, 0};
+                           0, {2, 3, 2}, 0, 0};
   const enum group_kind gk[3] = {GK_T3X, GK_T3Y, GK_T3Z};
   const long size[3] = {2, 3, 2}, stride[3] = {1, 2, 6};
   for (long r = 0; r < layout_ranks(&l); r++) {

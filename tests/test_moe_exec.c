@@ -266,7 +266,7 @@ Test(moe_exec, group_sizes)
 {
   /* TP 2, DP 16 (EP 8 of them): 2 EP ranks per 4-GPU node... */
   struct graph_layout l = {2, 1, 16, 1, 8, 1, {PD_TP, PD_CP, PD_DP, PD_PP},
-                           0, {0, 0, 0}, 2};
+                           0, {0, 0, 0}, 2, 0};
   struct layout_group grp;
   long rank = 2 * 5; /* TP 0, DP 5 */
   layout_group(&l, GK_EP, rank, &grp);

@@ -50,7 +50,7 @@ static double one_send(const struct cluster *c, double bytes, bool ideal)
 {
   struct graph *g = graph_new(2);
   g->layout = (struct graph_layout){1, 2, 1, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   struct task t = {.kind = TK_SEND, .stream = ST_PP_SEND, .phase = PH_FWD,
                    .peer = 1, .chunk = 0, .mb = 0, .layer = -1,
                    .bytes = bytes};

@@ -88,7 +88,7 @@ static struct graph *pipeline(const struct cluster *c, long p, long m,
 {
   struct graph *g = graph_new(p);
   g->layout = (struct graph_layout){1, p, 1, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   double fb = 1e9, bb = 2e9;
   for (long s = 0; s < p; s++) {
     long n;
@@ -195,7 +195,7 @@ static double dp16_step(const struct cluster *c, struct engine_result *r,
 {
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){1, 1, 16, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   struct task k = {.kind = TK_KERNEL, .op = KK_NORM, .stream = ST_COMPUTE,
                    .chunk = -1, .mb = -1, .layer = 0, .bytes = 4e9};
   long kk = graph_add(g, 0, &k);
@@ -311,7 +311,7 @@ Test(straggler, ring_allreduce_at_the_slow_nics_rate)
                                          "slow_nic", "3:4"));
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){16, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   double S = 1 << 30;
   struct task ar = {.kind = TK_COLL, .op = CO_ALLREDUCE, .stream = ST_COMPUTE,
                     .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,

@@ -250,7 +250,7 @@ static struct graph *tp8_graph(void)
 {
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){8, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0,
-                                    {0, 0, 0}, 0};
+                                    {0, 0, 0}, 0, 0};
   return g;
 }
 

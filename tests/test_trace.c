@@ -20,7 +20,7 @@ static struct graph *small_graph(long ranks, long ntasks)
 {
   struct graph *g = graph_new(1);
   g->layout = (struct graph_layout){ranks, 1, 1, 1, 1, 1,
-                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}, 0};
+                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}, 0, 0};
   for (long i = 0; i < ntasks; i++) {
     struct task t = {.kind = TK_KERNEL, .op = KK_GEMM,
                      .stream = (uint8_t)(i % 4), .phase = PH_FWD,
@@ -369,7 +369,7 @@ Test(trace, chrome_flows_counters_and_no_overlap)
 {
   struct graph *g = graph_new(2);
   g->layout = (struct graph_layout){1, 2, 1, 1, 1, 1,
-                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}, 0};
+                                    {PD_TP, PD_CP, PD_DP, PD_PP}, 0, {0}, 0, 0};
   struct task k = {.kind = TK_KERNEL, .op = KK_GEMM, .stream = ST_COMPUTE,
                    .phase = PH_FWD, .layer = 0, .mb = 0, .chunk = 0,
                    .m = 8, .n = 16, .k = 32, .batch = 1};

@@ -189,6 +189,9 @@ double model_active_params(const struct model *m)
                                       kind_idle, 1, 1);
 }
 
+static double experts_at(const struct model *m, const struct plan *p,
+                         long stage, long tp);
+
 double stage_params_rank(const struct model *m, const struct plan *p,
                          long stage)
 {
@@ -215,22 +218,33 @@ double stage_params_rank(const struct model *m, const struct plan *p,
      * pipeline stage). */
     n += mtp_params_rank(m, p->tp, p->ep, false);
   }
+  /* MoE parallel folding: the experts' share at ETP in place of TP's */
+  if (p->etp > 0 && p->etp != p->tp)
+    n += experts_at(m, p, stage, p->etp) - experts_at(m, p, stage, p->tp);
+  return n;
+}
+
+/* The routed experts' parameters of `stage` on one rank, split over tp. */
+static double experts_at(const struct model *m, const struct plan *p,
+                         long stage, long tp)
+{
+  double n = 0;
+  for (long c = 0; c < p->vchunks; c++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, c, &first, &count);
+    n += sum_layers(m, first, count, layer_expert_params_rank_kind, tp,
+                    p->ep);
+  }
+  if (stage == p->pp - 1)
+    n += mtp_params_rank(m, tp, p->ep, true);
   return n;
 }
 
 double stage_expert_params_rank(const struct model *m, const struct plan *p,
                                 long stage)
 {
-  double n = 0;
-  for (long c = 0; c < p->vchunks; c++) {
-    long first, count;
-    plan_chunk_layers(p, m, stage, c, &first, &count);
-    n += sum_layers(m, first, count, layer_expert_params_rank_kind, p->tp,
-                    p->ep);
-  }
-  if (stage == p->pp - 1)
-    n += mtp_params_rank(m, p->tp, p->ep, true);
-  return n;
+  /* MoE parallel folding: the experts split over ETP, not TP (plan.h) */
+  return experts_at(m, p, stage, plan_etp(p));
 }
 
 /* Forward model FLOPs of layer i over T tokens of sequences of s: every
@@ -426,7 +440,7 @@ static void comm_count(const struct model *m, const struct plan *p,
  * as tensor_parallel.ColumnParallelLinear, the router as a plain
  * torch.nn.functional.linear in moe/router.py). */
 static double layer_linear_weights_rank(const struct model *m, long tp,
-                                        long ep)
+                                        long etp, long ep)
 {
   double h = (double)m->hidden, f = (double)m->ffn;
   double q = (double)model_q_dim(m);
@@ -434,8 +448,10 @@ static double layer_linear_weights_rank(const struct model *m, long tp,
   double gates = m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0;
   double e = (double)m->experts;
   double attn = (h * qkv + q * h) / (double)tp;
-  double mlp = e * (h * f * gates + f * h) / (double)tp;
-  return attn + (model_is_moe(m) ? mlp / (double)ep : mlp);
+  double mlp = e * (h * f * gates + f * h);
+  /* MoE parallel folding: the experts over ETP (plan.h, etp) */
+  return attn + (model_is_moe(m) ? mlp / (double)etp / (double)ep
+                                 : mlp / (double)tp);
 }
 
 static double stage_linear_weights_rank(const struct model *m,
@@ -446,7 +462,8 @@ static double stage_linear_weights_rank(const struct model *m,
     long first, count;
     plan_chunk_layers(p, m, stage, c, &first, &count);
     (void)first;
-    n += (double)count * layer_linear_weights_rank(m, p->tp, p->ep);
+    n += (double)count *
+         layer_linear_weights_rank(m, p->tp, plan_etp(p), p->ep);
   }
   return n;
 }
@@ -647,7 +664,7 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     struct graph_layout l;
     plan_layout(p, &l);
     double N = (double)(layout_shard(&l) * p->cp);
-    double Nx = (double)(p->dp / p->ep * p->cp);
+    double Nx = (double)plan_edp(p); /* expert DP (x CP): plan.h */
     double gb = dtype_bytes(p->grad_dtype);
     x.weights = 2 * (params / (p->zero >= 3 ? N : 1) +
                      xp / (p->zero >= 3 ? Nx : 1));

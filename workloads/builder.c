@@ -140,6 +140,8 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   c->lx = p->ep > 1 ? layer_expert_params_rank(m, p->tp, p->ep) : 0;
   if (p->ep > 1)
     c->lp -= c->lx;
+  if (p->ep > 1) /* MoE parallel folding: the experts split over ETP */
+    c->lx = layer_expert_params_rank(m, plan_etp(p), p->ep);
 }
 
 void build_unit_params(const struct model *m, const struct plan *p,

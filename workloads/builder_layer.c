@@ -461,6 +461,15 @@ static double ffn_rows(const struct ctx *c)
   return bld_moe_ffn_rows(c);
 }
 
+/* The tensor-parallel split of linear `w`: a routed expert's over ETP
+ * (MoE parallel folding, plan.h etp; Megatron-Core's experts.py builds
+ * the experts' linears over the expert TP group, pg_collection.expt_tp),
+ * the others' over TP. */
+static double wsplit(const struct ctx *c, const struct lweight *w)
+{
+  return w && w->routed && c->p->etp > 0 ? (double)c->p->etp : c->t;
+}
+
 /* The token rows of a linear step's GEMM: routed experts' copies, or the
  * rank's tokens (a dense FFN, a shared expert, attention). */
 static double linear_rows(const struct ctx *c, const struct lweight *w)
@@ -553,6 +562,8 @@ void bld_layer_select(struct ctx *c, long layer)
   c->lp = layer_params_rank_kind(m, k, p->tp, p->ep);
   c->lx = p->ep > 1 ? layer_expert_params_rank_kind(m, k, p->tp, p->ep) : 0;
   c->lp -= c->lx;
+  if (p->ep > 1) /* MoE parallel folding: the experts split over ETP */
+    c->lx = layer_expert_params_rank_kind(m, k, plan_etp(p), p->ep);
 }
 
 /* Forward of step `st` of layer `l` in `phase` (PH_FWD, PH_RECOMP). */
@@ -585,7 +596,7 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
   case LS_LINEAR:
     if (c->pre_linear)
       c->pre_linear(c, l, st->w, phase);
-    lweight_gemm_nk(w, c->t, &N, &K);
+    lweight_gemm_nk(w, wsplit(c, w), &N, &K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
     break;
   case LS_QK_NORM:
@@ -612,18 +623,18 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     break;
   case LS_ACT: {
     /* w: the FC1 it follows (a routed expert's, a dense or shared MLP's) */
-    double M = linear_rows(c, w), f = w->out / c->gates;
+    double M = linear_rows(c, w), f = w->out / c->gates, t = wsplit(c, w);
     if (eager_rms(c) && c->gates == 2) {
       const double ops[] = {2 * e, 3 * e};
-      eager_ops(c, phase, l, ops, 2, M * f / c->t);
+      eager_ops(c, phase, l, ops, 2, M * f / t);
       break;
     }
     bld_kernel(c, KK_ELEMWISE, phase, l, 0,
-               e * (c->gates + 1) * M * f / c->t);
+               e * (c->gates + 1) * M * f / t);
     /* Megatron's activation writes BF16: FC2 (TERowParallelLinear, or
      * the experts' GroupedLinear) quantizes it */
     if (te_delayed(c))
-      te_input_cast(c, phase, l, M * f / c->t);
+      te_input_cast(c, phase, l, M * f / t);
     break;
   }
   case LS_LATENT_NORM:
@@ -658,7 +669,7 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     if (c->pre_linear)
       c->pre_linear(c, l, st->w, B);
     double M = linear_rows(c, w), N, K;
-    lweight_gemm_nk(w, t, &N, &K);
+    lweight_gemm_nk(w, wsplit(c, w), &N, &K);
     if (te_grad_gathered(c, w))
       te_fp8_transpose(c, B, l, M * N); /* of the gathered FP8 gradient */
     else if (w->cast)
@@ -698,6 +709,7 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     /* Reads dy and the G inputs, writes their G gradients (GELU: x, dy ->
      * dx; SwiGLU: gate, up, dy -> dgate, dup). */
     double M = linear_rows(c, w), G = c->gates, f = w->out / G;
+    t = wsplit(c, w);
     if (eager_rms(c) && G == 2) {
       const double ops[] = {3 * e, 3 * e, 3 * e};
       eager_ops(c, B, l, ops, 3, M * f / t);
@@ -750,11 +762,12 @@ static void recompute_ops(struct ctx *c, long l)
     const struct lweight *w = &c->ld.w[st->w];
     double piece[LAYER_WEIGHTS_MAX], N, K;
     int np = linear_pieces(c, w, piece);
-    lweight_gemm_nk(w, c->t, &N, &K);
+    lweight_gemm_nk(w, wsplit(c, w), &N, &K);
     for (int k = 0; k < np; k++)
       if (++mm % 2 == 0)
         linear_gemm(c, w, PH_RECOMP, l, linear_rows(c, w),
-                    w->split == LW_COL ? piece[k] / c->t : N, K, false);
+                    w->split == LW_COL ? piece[k] / wsplit(c, w) : N, K,
+                    false);
   }
 }
 

@@ -95,7 +95,7 @@ void build_moe_dispatch(const struct model *m, const struct plan *p,
 {
   double e = model_act_bytes(m), h = (double)m->hidden,
          k = (double)m->topk, E = (double)m->experts, ep = (double)p->ep,
-         t = (double)p->tp;
+         t = (double)plan_etp(p); /* expert TP (plan.h, etp) */
   double rows = sent_rows(m, p, n);
   *out = (struct moe_dispatch){.n = n, .rows = rows};
   out->permute_B = 2 * e * h * rows + 2 * PROB_B * rows;
@@ -139,6 +139,14 @@ void build_moe_dispatch(const struct model *m, const struct plan *p,
   }
 }
 
+/* The group of the expert-TP gathers: Megatron-Core's tp_group of the
+ * dispatcher is the expert TP group (pg_collection.expt_tp); with etp
+ * unset it is the TP group, named as before. */
+static enum group_kind etp_group(const struct ctx *c)
+{
+  return c->p->etp > 0 ? GK_ETP : GK_TP;
+}
+
 /* The tokens of a micro-batch that enter the MoE block on this rank. */
 static double moe_tokens(const struct ctx *c)
 {
@@ -153,20 +161,23 @@ double bld_moe_router_rows(const struct ctx *c)
 /* The experts' rows on the busiest rank: the rank's routed copies (with
  * expert TP, the t ranks' copies gathered: T k in all), the busiest
  * expert's share times the imbalance, capped at capacity; padded, every
- * expert's capacity. */
+ * expert's capacity.  With MoE parallel folding (plan.h, etp) the gather
+ * runs over ETP ranks of n = T / TP tokens each: the T of these forms is
+ * ETP x n. */
 double bld_moe_ffn_rows(const struct ctx *c)
 {
   if (!model_is_moe(c->m))
     return c->T * c->topk;
+  double T = c->p->etp > 0 ? (double)c->p->etp * moe_tokens(c) : c->T;
   double cf = c->p->moe_capacity;
   if (cf <= 0)
-    return c->T * c->topk * c->p->moe_imbalance;
+    return T * c->topk * c->p->moe_imbalance;
   if (c->p->moe_pad) {
     double n = moe_tokens(c), E = (double)c->m->experts;
-    return c->T / n * E * ceil(n * c->topk * cf / E);
+    return T / n * E * ceil(n * c->topk * cf / E);
   }
   double f = c->p->moe_imbalance < cf ? c->p->moe_imbalance : cf;
-  return c->T * c->topk * f;
+  return T * c->topk * f;
 }
 
 bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st)
@@ -228,7 +239,8 @@ static void dispatch(struct ctx *c, const struct moe_dispatch *d, int phase,
       bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->probs_B);
     }
     if (d->etp_B > 0)
-      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, phase, l, d->etp_B);
+      bld_coll(c, CO_ALLGATHER, etp_group(c), ST_COMPUTE, phase, l,
+               d->etp_B);
     if (d->sort_B > 0)
       bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
     break;
@@ -259,8 +271,8 @@ static void combine(struct ctx *c, const struct moe_dispatch *d, int phase,
       bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
     if (d->etp_B > 0) /* the tokens only (the dispatch gathers their
                          probabilities too) */
-      bld_coll(c, CO_REDUCE_SCATTER, GK_TP, ST_COMPUTE, phase, l,
-               d->etp_B - c->t * PROB_B * d->rows);
+      bld_coll(c, CO_REDUCE_SCATTER, etp_group(c), ST_COMPUTE, phase, l,
+               d->etp_B - (double)plan_etp(c->p) * PROB_B * d->rows);
     if (c->p->ep > 1)
       bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->a2a_B);
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);

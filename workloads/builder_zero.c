@@ -114,7 +114,7 @@ static bool deepspeed(enum shard_impl si)
 /* The group holding the same experts, and its size. */
 enum group_kind bld_expert_group(const struct plan *p, long *n)
 {
-  *n = p->dp / p->ep * p->cp;
+  *n = plan_edp(p); /* with etp set, EDP over the folded groups (plan.h) */
   return p->cp > 1 ? GK_EDPCP : GK_EDP;
 }
 

@@ -102,7 +102,7 @@ static int set_degree(struct plan *p, enum plan_key k, const char *v,
   int rc = units_parse_int(v, 1, WEFT_MAX_DEGREE, &d, err);
   if (!rc)
     *(k == PK_TP ? &p->tp : k == PK_PP ? &p->pp : k == PK_DP ? &p->dp
-      : k == PK_CP ? &p->cp : &p->ep) = d;
+      : k == PK_CP ? &p->cp : k == PK_ETP ? &p->etp : &p->ep) = d;
   return rc;
 }
 
@@ -717,6 +717,11 @@ static const struct {
     [PK_MOE_MAX_NODES] = {"moe_max_nodes", "M", set_moe_count,
             "deepep: node-limited routing, each token's experts on at most M "
             "nodes (DeepSeek-V3: 4; default 0: no limit)"},
+    [PK_ETP] = {"etp", "N", set_degree,
+            "expert tensor-parallel degree, MoE parallel folding (Megatron-"
+            "Core's --expert-tensor-parallel-size): experts split over N "
+            "ranks instead of TP, expert groups etp-ep-edp over each stage's "
+            "ranks (default: TP, no folding)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -748,7 +753,7 @@ void plan_layout(const struct plan *p, struct graph_layout *out)
                                {PD_TP, PD_CP, PD_DP, PD_PP},
                                p->hsdp ? p->hsdp : p->dp,
                                {p->t3[0], p->t3[1], p->t3[2]},
-                               p->ep_node};
+                               p->ep_node, p->etp};
   for (int i = 0; i < PD_COUNT; i++)
     out->order[i] = p->order[i];
 }
@@ -1023,7 +1028,7 @@ static int check_dp(const struct plan *p, const struct model *m,
   if (p->ep > 1 && m->experts % p->ep != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide %ld "
                      "experts", p->origin[PK_EP], p->ep, m->experts);
-  if (p->ep > 1 && p->dp % p->ep != 0)
+  if (p->ep > 1 && !p->etp && p->dp % p->ep != 0)
     return weft_errf(err, WEFT_EINVAL, "%s: EP %ld does not divide DP %ld "
                      "(expert parallelism is carved out of data parallelism)",
                      p->origin[PK_EP], p->ep, p->dp);
@@ -1197,6 +1202,70 @@ static int resolve_batch(struct plan *p, struct weft_err *err)
 /* Derive first (TP of a grid, DP), fill the defaults that depend on the
  * derived degrees, then validate in the order the messages always had:
  * a plan with two faults reports the same one. */
+long plan_etp(const struct plan *p)
+{
+  return p->etp > 0 ? p->etp : p->tp;
+}
+
+long plan_edp(const struct plan *p)
+{
+  if (p->etp > 0)
+    return p->tp * p->cp * p->dp / (p->etp * p->ep);
+  return p->dp / p->ep * p->cp;
+}
+
+/* MoE parallel folding (plan.h, etp) against the other settings.
+ * Megatron-Core's parallel_state.py, initialize_model_parallel: the expert
+ * RankGenerator over tp=expert_tensor_parallel_size, ep, dp=
+ * expert_data_parallel_size, pp, order "tp-ep-dp-pp", asserts that
+ * world_size is divisible by ETP x EP x PP; the attention generator keeps
+ * "tp-cp-ep-dp-pp" with ep 1, i.e. tp-cp-dp-pp.  What weft does not model
+ * is refused: context parallelism (the expert groups would fold CP into
+ * EDP), other rank orders, and dispatchers other than alltoall (item 2 of
+ * issue 38). */
+static int check_etp(const struct plan *p, const struct model *m,
+                     struct weft_err *err)
+{
+  const char *o = p->origin[PK_ETP];
+  if (!p->etp)
+    return 0;
+  if (!model_is_moe(m))
+    return weft_errf(err, WEFT_EINVAL, "%s: expert tensor parallelism needs "
+                     "an MoE model (experts > 1)", o);
+  if (p->t3[0] > 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: Tensor3D runs no MoE layer, so "
+                     "no expert tensor parallelism", o);
+  if (p->ep < 2)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert tensor parallelism is "
+                     "modelled with expert parallelism (EP > 1; this plan "
+                     "has EP %ld)", o, p->ep);
+  if (p->cp > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert tensor parallelism with "
+                     "context parallelism is not modelled (CP %ld)", o, p->cp);
+  if (p->order[0] != PD_TP || p->order[1] != PD_CP || p->order[2] != PD_DP)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert tensor parallelism is "
+                     "modelled with the default rank order tp-cp-dp-pp "
+                     "(Megatron-Core's expert groups: etp-ep-edp-pp)", o);
+  if (model_moe_ffn(m) % p->etp != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: ETP %ld does not divide the "
+                     "experts' FFN size %ld", o, p->etp, model_moe_ffn(m));
+  long stage = p->tp * p->cp * p->dp;
+  if (stage % (p->etp * p->ep) != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: ETP %ld x EP %ld x PP %ld does "
+                     "not divide the %ld GPUs (Megatron-Core's expert groups "
+                     "fill each pipeline stage's TP x DP = %ld ranks)", o,
+                     p->etp, p->ep, p->pp, stage * p->pp, stage);
+  if (p->etp != p->tp && p->moe_dispatcher != MD_ALLTOALL)
+    return weft_errf(err, WEFT_EINVAL, "%s: ETP %ld != TP %ld is modelled "
+                     "with --moe-dispatcher alltoall only (this plan has %s)",
+                     o, p->etp, p->tp, moe_dispatcher_name(p->moe_dispatcher));
+  if (p->zero >= 2 || p->fsdp)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert tensor parallelism is "
+                     "modelled with ZeRO stage 0 or 1 (this plan has %d)", o,
+                     p->zero);
+  return 0;
+}
+
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err)
 {
@@ -1206,7 +1275,7 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   fill_megatron_defaults(p);
   if ((rc = check_tp(p, m, err)) || (rc = check_pipeline(p, m, err)) ||
       (rc = check_dp(p, m, err)) || (rc = check_sharding(p, m, err)) ||
-      (rc = check_moe(p, m, err)))
+      (rc = check_moe(p, m, err)) || (rc = check_etp(p, m, err)))
     return rc;
   return resolve_batch(p, err);
 }
@@ -1324,6 +1393,7 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_MOE_PAD: snprintf(buf, size, "%s", p->moe_pad ? "yes" : "no"); break;
   case PK_MOE_NODE_GPUS: snprintf(buf, size, "%ld", p->moe_node_gpus); break;
   case PK_MOE_MAX_NODES: snprintf(buf, size, "%ld", p->moe_max_nodes); break;
+  case PK_ETP: snprintf(buf, size, "%ld", plan_etp(p)); break;
   default:
     snprintf(buf, size, "?");
   }

@@ -35,7 +35,7 @@ enum plan_key {
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
   PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_MOE_DISPATCHER, PK_MOE_CAPACITY,
-  PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_COUNT
+  PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_ETP, PK_COUNT
 };
 
 /* How an MoE layer moves its tokens to the experts and back
@@ -306,6 +306,15 @@ struct plan {
   bool moe_pad;
   long moe_node_gpus;
   long moe_max_nodes;
+  /* Expert tensor parallelism, Megatron-Core's MoE parallel folding
+   * (--expert-tensor-parallel-size; parallel_state.py,
+   * initialize_model_parallel): the experts' GEMMs split over etp ranks
+   * instead of TP, and the ranks of each pipeline stage regrouped for the
+   * experts in the order etp-ep-edp (RankGenerator with order "tp-ep-dp-pp"
+   * over ETP, EP and EDP = TP x DP / (ETP x EP)), while attention keeps
+   * tp-cp-dp-pp.  0: not set, the experts split over TP and EP carved out
+   * of DP as before (plan_etp returns tp). */
+  long etp;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
@@ -342,6 +351,13 @@ const char *compress_name(enum compress c);
 const char *mem_framework_name(enum mem_framework f);
 /* "no", "te", "nemo", "torch". */
 const char *tp_overlap_name(enum tp_overlap o);
+/* The experts' tensor-parallel degree: etp where set, else tp. */
+long plan_etp(const struct plan *p);
+/* The expert data-parallel degree: the ranks of a pipeline stage holding
+ * the same expert shard, TP x CP x DP / (ETP x EP) with etp set, else
+ * DP / EP x CP (weft's grouping before folding). */
+long plan_edp(const struct plan *p);
+
 /* "basic", "alltoall", "allgather", "deepep". */
 const char *moe_dispatcher_name(enum moe_dispatcher d);
 

@@ -3,6 +3,8 @@
  */
 #include "sim/graph/layout.h"
 
+#include <stdbool.h>
+
 long layout_degree(const struct graph_layout *l, enum pdim d)
 {
   switch (d) {
@@ -42,9 +44,42 @@ long layout_rank(const struct graph_layout *l, const long coord[PD_COUNT])
   return r;
 }
 
+/* MoE parallel folding (layout.h, etp): Megatron-Core's expert groups,
+ * parallel_state.py initialize_model_parallel, RankGenerator(tp=ETP,
+ * ep=EP, dp=EDP, pp=PP, order="tp-ep-dp-pp"): within a pipeline stage of
+ * S = tp cp dp consecutive ranks (the default order puts PP outermost),
+ * the stage index s = etp_i + ETP (ep_i + EP edp_i).  The stride of the
+ * group's members in s, and their count. */
+static bool folded(const struct graph_layout *l, enum group_kind gk,
+                   long *stride, long *n)
+{
+  if (l->etp <= 0)
+    return false;
+  long S = l->tp * l->cp * l->dp;
+  switch (gk) {
+  case GK_ETP: *stride = 1; *n = l->etp; return true;
+  case GK_EP: *stride = l->etp; *n = l->ep; return true;
+  case GK_EDP:
+  case GK_EDPCP:
+    *stride = l->etp * l->ep;
+    *n = S / (l->etp * l->ep);
+    return true;
+  default: return false;
+  }
+}
+
 void layout_group(const struct graph_layout *l, enum group_kind gk, long rank,
                   struct layout_group *out)
 {
+  long fs, fn;
+  if (folded(l, gk, &fs, &fn)) {
+    out->n = fn;
+    out->slot = rank / fs % fn;
+    out->leader = rank - fs * out->slot;
+    return;
+  }
+  if (gk == GK_ETP)
+    gk = GK_TP;
   long c[PD_COUNT], id[PD_COUNT];
   layout_coords(l, rank, c);
   for (int d = 0; d < PD_COUNT; d++)
@@ -137,6 +172,11 @@ void layout_group(const struct graph_layout *l, enum group_kind gk, long rank,
 long layout_member(const struct graph_layout *l, enum group_kind gk,
                    long leader, long slot)
 {
+  long fs, fn;
+  if (folded(l, gk, &fs, &fn))
+    return leader + fs * slot;
+  if (gk == GK_ETP)
+    gk = GK_TP;
   long c[PD_COUNT];
   layout_coords(l, leader, c);
   long cp = l->cp, ep = l->ep, sh = layout_shard(l);

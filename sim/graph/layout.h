@@ -35,6 +35,7 @@ enum group_kind {
   GK_T3X, GK_T3Y, GK_T3Z,
   GK_EPN,   /* DeepEP's NVLink hop: the ep_node EP ranks of its node */
   GK_EPX,   /* its RDMA hop: the EP ranks of the same slot in each node */
+  GK_ETP,   /* its expert tensor-parallel group: GK_TP unless etp is set */
   GK_COUNT
 };
 
@@ -47,6 +48,12 @@ struct graph_layout {
                         all 0 without it */
   long ep_node;      /* EP ranks per node as DeepEP's two hops see them
                         (GK_EPN, GK_EPX); 0: ep */
+  long etp;          /* MoE parallel folding (Megatron-Core's
+                        --expert-tensor-parallel-size): 0: none; else
+                        GK_ETP, GK_EP and GK_EDP/GK_EDPCP regroup each
+                        pipeline stage's ranks (index s in tp-cp-dp order,
+                        the default and only order allowed) as
+                        s = etp_i + etp (ep_i + ep edp_i) */
 };
 
 /* Degree of dimension `d`. */

@@ -510,9 +510,10 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 "$weft" run --json --model mixtral-8x7b --layers 2 --gpus 8 --ep 8 \
   --global-batch 8 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
   --moe-max-nodes 1 >"$tmp/j6" 2>/dev/null
-# and the MoE, MLA, MTP, window and chunk model settings only when on
+# and the MoE, MLA, MTP, window and chunk model settings only when on (and
+# the expert TP degree, --etp, only when set)
 "$weft" run --json --model deepseek-v3 --layers 4 --seq 256 --moe-every 2 \
-  --vocab-pad 128 --gpus 8 --ep 8 --global-batch 8 >"$tmp/j7" 2>/dev/null
+  --vocab-pad 128 --gpus 8 --ep 8 --etp 1 --global-batch 8 >"$tmp/j7" 2>/dev/null
 "$weft" run --json --model gpt-oss-20b --layers 2 --seq 256 --gpus 8 \
   --ep 8 --global-batch 8 >"$tmp/j8" 2>/dev/null
 "$weft" run --json --model llama4-scout --layers 4 --seq 256 --attn-chunk 128 \
