@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""compare.py OUTDIR - weft beside Singh et al. (arXiv 2305.13525 v3).
+
+Reads OUTDIR/{megatron,axonn}-{dragonfly,fat-tree}.json (weft run --json
+--breakdown, written by run.sh), prints weft's figures beside the paper's
+row by row into OUTDIR/report.txt (and stdout), and draws
+OUTDIR/peak.svg with gnuplot (if installed): per-GPU TFLOP/s of the
+paper and of weft for Megatron-LM and AxoNN/Tensor3D.
+
+The paper's numbers are only those of its abstract (README.md says why):
+80B GPT, 1024 GPUs of Perlmutter, AxoNN 26 % faster than Megatron-LM,
+57 % of the theoretical peak, 182 PFLOP/s in total.  Megatron-LM's rate
+is derived from them (177.7 / 1.26), not read.  Only the standard library
+and gnuplot are used.
+"""
+import json
+import os
+import subprocess
+import sys
+
+PEAK = 312.0  # A100 dense BF16 TFLOP/s (NVIDIA A100 datasheet)
+GPUS = 1024
+PAPER_AXONN = 182e3 / GPUS  # 182 PFLOP/s on 1024 GPUs (abstract)
+PAPER_SPEEDUP = 1.26  # "surpasses Megatron-LM ... by 26%" (abstract)
+PAPER_MEG = PAPER_AXONN / PAPER_SPEEDUP  # derived, not read
+TOPOS = ("dragonfly", "fat-tree")
+
+
+def load(out, name):
+    path = os.path.join(out, name + ".json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def layout(d):
+    p = d["inputs"]["plan"]
+    if p.get("tensor3d", "none") != "none":
+        s = "4D %s x DP %d, %d piece(s)" % (
+            str(p["tensor3d"]).replace(",", "x"), d["dp"],
+            p.get("overdecompose", 1))
+    else:
+        s = "TP %d PP %d DP %d %s" % (d["tp"], d["pp"], d["dp"],
+                                       p.get("schedule"))
+    return "%s, mb %s, recompute %s, ZeRO-%d" % (
+        s, p.get("micro_batch"), p.get("recompute"), d["zero"])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    lines = []
+    w = lines.append
+    w("Singh et al. (arXiv 2305.13525 v3): 80B GPT on 1024 A100-40GB of Perlmutter")
+    w("weft: gpt-76.1b shape with 64 layers (81.1 B parameters), seq 2048, "
+      "global batch 2048, BF16")
+    w("")
+    w("%-9s %-9s %-58s %9s %9s %9s %7s %6s" % (
+        "family", "fabric", "layout (weft)", "iter s", "TFLOP/s", "model",
+        "% peak", "fits"))
+    w("%-9s %-9s %-58s %9s %9.1f %9s %6.1f%% %6s" % (
+        "Megatron", "paper", "(not read; derived: AxoNN / 1.26)", "-",
+        PAPER_MEG, "-", 100 * PAPER_MEG / PEAK, "-"))
+    w("%-9s %-9s %-58s %9s %9.1f %9s %6.1f%% %6s" % (
+        "AxoNN", "paper", "(not read)", "-", PAPER_AXONN, "-",
+        100 * PAPER_AXONN / PEAK, "-"))
+    rate = {}
+    for fam in ("megatron", "axonn"):
+        for topo in TOPOS:
+            d = load(out, "%s-%s" % (fam, topo))
+            if d is None:
+                w("%-9s %-9s %-58s" % (fam, topo,
+                                        "not simulated (FULL=1 run.sh)"))
+                continue
+            rate[(fam, topo)] = d
+            w("%-9s %-9s %-58s %9.3f %9.1f %9.1f %6.1f%% %6s" % (
+                fam, topo, layout(d), d["iteration_time_s"],
+                d["tflops_per_gpu"], d["model_tflops_per_gpu"],
+                100 * d["tflops_per_gpu"] / PEAK,
+                "yes" if d["fits_in_memory"] else "NO"))
+    w("")
+    w("speedup of AxoNN over Megatron-LM: paper %.2fx (abstract)" %
+      PAPER_SPEEDUP)
+    for topo in TOPOS:
+        m, a = rate.get(("megatron", topo)), rate.get(("axonn", topo))
+        if m and a:
+            w("                                   weft %.2fx (%s, "
+              "iteration time)" % (m["iteration_time_s"] /
+                                   a["iteration_time_s"], topo))
+    w("")
+    w("where the time goes (critical path of the slowest stage, s)")
+    w("%-9s %-9s %8s %8s %8s %8s %8s %8s %8s" % (
+        "family", "fabric", "GEMM", "attn", "membound", "TP/T3D",
+        "PP", "DP/Z", "total"))
+    for (fam, topo), d in sorted(rate.items()):
+        cp = d["breakdown"]["critical_path"]
+        w("%-9s %-9s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f" % (
+            fam, topo, cp["compute_gemm_s"], cp["compute_attention_s"],
+            cp["compute_memory_bound_s"], cp["comm_s"]["tp"],
+            cp["comm_s"]["pp"], cp["comm_s"]["dp"], cp["total_s"]))
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    with open(os.path.join(out, "report.txt"), "w") as f:
+        f.write(text)
+    plot(rate, out)
+
+
+def plot(rate, out):
+    rows = []
+    for label, fam, paper in (("Megatron-LM", "megatron", PAPER_MEG),
+                              ("AxoNN/Tensor3D", "axonn", PAPER_AXONN)):
+        vals = []
+        for topo in TOPOS:
+            d = rate.get((fam, topo))
+            vals.append("%.1f" % d["tflops_per_gpu"] if d else "NaN")
+        rows.append('"%s" %.1f %s %s' % (label, paper, vals[0], vals[1]))
+    with open(os.path.join(out, "peak.dat"), "w") as f:
+        f.write("# family paper weft-dragonfly weft-fat-tree (TFLOP/s per "
+                "GPU, Megatron count)\n" + "\n".join(rows) + "\n")
+    cmds = [
+        "set terminal svg size 800,520 dynamic",
+        "set output 'peak.svg'",
+        "set title \"80B GPT on 1024 A100 of Perlmutter: paper (abstract; "
+        "Megatron-LM derived as AxoNN/1.26)\\nagainst weft (perlmutter "
+        "preset, dragonfly and fat tree)\"",
+        "set ylabel 'TFLOP/s per GPU (A100 peak 312)'",
+        "set yrange [0:312]",
+        "set style data histograms",
+        "set style histogram clustered gap 1",
+        "set style fill solid 0.8 border -1",
+        "set grid ytics",
+        "set key top left",
+        "set y2tics ('50 %%' 156, '57 %%' 177.8)",
+        "set y2range [0:312]",
+        "plot 'peak.dat' using 2:xtic(1) title 'paper', "
+        "'' using 3 title 'weft, dragonfly', "
+        "'' using 4 title 'weft, fat tree'",
+    ]
+    with open(os.path.join(out, "peak.gp"), "w") as f:
+        f.write("\n".join(cmds) + "\n")
+    try:
+        subprocess.run(["gnuplot", "peak.gp"], cwd=out, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.stderr.write("compare.py: gnuplot: %s\n" % e)
+
+
+if __name__ == "__main__":
+    main()

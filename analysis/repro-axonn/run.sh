@@ -1,0 +1,34 @@
+#!/bin/sh
+# Singh et al., "A 4D Hybrid Algorithm to Scale Parallel Training to
+# Thousands of GPUs" (arXiv 2305.13525 v3; Tensor3D/AxoNN) reproduced as
+# far as weft can: the abstract's setup (an 80B GPT on 1024 GPUs of
+# Perlmutter), Megatron-LM against AxoNN's 4D (3D tensor x data)
+# algorithm; compare.py prints weft beside the paper and draws peak.svg.
+# Run from the repository root after building weft:
+#   sh analysis/repro-axonn/run.sh [OUTDIR]          # Megatron-LM runs, about 1 min
+#   FULL=1 sh analysis/repro-axonn/run.sh [OUTDIR]   # also the two 4D runs
+# The 4D grids span nodes, which the engine simulates rank by rank:
+# 10-30 min each on this shared 2-core machine, so by default their
+# recorded outputs in out/ are reused.
+#
+# The model: 64 layers of hidden 10240, 80 heads of 128, FFN 40960,
+# vocabulary 51200, sequence 2048 (gpt-76.1b's shape with 64 layers: 81.1 B
+# parameters; the paper's 80B shape was not read), global batch 2048
+# sequences, BF16.  Layouts: the best fitting plans `weft plan` found for
+# this job in analysis/studies/tensor3d (the paper's were not read).
+set -e
+dir=$(dirname "$0")
+out=${1:-$dir/out}
+mkdir -p "$out"
+job="--cluster perlmutter --gpus 1024 --model gpt-76.1b --layers 64 --heads 80 --global-batch 2048"
+for topo in dragonfly fat-tree; do
+  build/weft run $job --topology $topo --tp 4 --pp 8 --micro-batch 1 \
+    --schedule interleaved:4 --zero 1 --json --breakdown >"$out/megatron-$topo.json"
+done
+if [ "${FULL:-0}" = 1 ]; then
+  build/weft run $job --topology dragonfly --tensor3d 1,2,8 --overdecompose 2 \
+    --micro-batch 4 --recompute full --zero 1 --json --breakdown >"$out/axonn-dragonfly.json"
+  build/weft run $job --topology fat-tree --tensor3d 1,1,64 --micro-batch 2 \
+    --recompute full --json --breakdown >"$out/axonn-fat-tree.json"
+fi
+python3 "$dir/compare.py" "$out"
