@@ -89,6 +89,8 @@ def main():
               "iteration time)" % (m["iteration_time_s"] /
                                    a["iteration_time_s"], topo))
     w("")
+    for gpu in ("A100-40GB", "A100-80GB"):
+        closed_form(out, gpu, w)
     w("where the time goes (critical path of the slowest stage, s)")
     w("%-9s %-9s %8s %8s %8s %8s %8s %8s %8s" % (
         "family", "fabric", "GEMM", "attn", "membound", "TP/T3D",
@@ -104,6 +106,33 @@ def main():
     with open(os.path.join(out, "report.txt"), "w") as f:
         f.write(text)
     plot(rate, out)
+
+
+def closed_form(out, gpu, w):
+    w("best plan of each family by weft's closed form on %s (weft plan "
+      "--budget 0; no simulation)" % gpu)
+    best = {}
+    for topo in TOPOS:
+        for fam in ("megatron", "tensor3d"):
+            d = load(out, "plan-%s-%s-%s" % (gpu, fam, topo))
+            if d is None or not d["plans"]:
+                continue
+            p = d["plans"][0]
+            split = ("4D %s x DP %d k%d" % (p["tensor3d"].replace(",", "x"),
+                                           p["dp"], p["pieces"])
+                     if p["tensor3d"] else "TP %d PP %d DP %d %s" % (
+                         p["tp"], p["pp"], p["dp"], p["schedule"]))
+            best[(fam, topo)] = p["estimate_s"]
+            w("%-9s %-9s %-58s %9.3f s est., exposed comm %.3f s, %.1f GB"
+              % (fam, topo, "%s mb %d %s %s" % (
+                  split, p["micro_batch"], p["recompute"], p["sharding"]),
+                 p["estimate_s"], p["exposed_comm_s"],
+                 p["memory_per_gpu_bytes"] / 1e9))
+        if ("megatron", topo) in best and ("tensor3d", topo) in best:
+            w("%-9s %-9s closed-form speedup of 4D over Megatron-LM: %.2fx"
+              % ("", topo, best[("megatron", topo)] /
+                 best[("tensor3d", topo)]))
+    w("")
 
 
 def plot(rate, out):

@@ -25,6 +25,18 @@ for topo in dragonfly fat-tree; do
   build/weft run $job --topology $topo --tp 4 --pp 8 --micro-batch 1 \
     --schedule interleaved:4 --zero 1 --json --breakdown >"$out/megatron-$topo.json"
 done
+# Every fitting plan of each family ranked by weft's closed form (no
+# simulation, under a second each): the best estimate of each family, on
+# Perlmutter's A100-40GB and, to isolate what memory costs (recomputation),
+# on the same nodes with A100-80GB (a what-if; not the paper's hardware).
+for gpu in A100-40GB A100-80GB; do
+  for topo in dragonfly fat-tree; do
+    for fam in megatron tensor3d; do
+      build/weft plan $job --gpu $gpu --topology $topo --family $fam --grid-max 64 \
+        --budget 0 --show 5 --json >"$out/plan-$gpu-$fam-$topo.json"
+    done
+  done
+done
 if [ "${FULL:-0}" = 1 ]; then
   build/weft run $job --topology dragonfly --tensor3d 1,2,8 --overdecompose 2 \
     --micro-batch 4 --recompute full --zero 1 --json --breakdown >"$out/axonn-dragonfly.json"
