@@ -136,24 +136,38 @@ def closed_form(out, gpu, w):
 
 
 def plot(rate, out):
+    # Model FLOPs per GPU and iteration (no recomputation counted), from
+    # any simulated run: the same job whatever the layout.
+    flop = None
+    for d in rate.values():
+        flop = d["model_tflops_per_gpu"] * d["iteration_time_s"]
+        break
     rows = []
-    for label, fam, paper in (("Megatron-LM", "megatron", PAPER_MEG),
-                              ("AxoNN/Tensor3D", "axonn", PAPER_AXONN)):
+    for label, fam, plan_fam, paper in (
+            ("Megatron-LM", "megatron", "megatron", PAPER_MEG),
+            ("AxoNN 4D", "axonn", "tensor3d", PAPER_AXONN)):
         vals = []
         for topo in TOPOS:
             d = rate.get((fam, topo))
-            vals.append("%.1f" % d["tflops_per_gpu"] if d else "NaN")
-        rows.append('"%s" %.1f %s %s' % (label, paper, vals[0], vals[1]))
+            vals.append("%.1f" % d["model_tflops_per_gpu"] if d else "NaN")
+        for topo in TOPOS:
+            d = load(out, "plan-A100-40GB-%s-%s" % (plan_fam, topo))
+            ok = flop is not None and d is not None and d["plans"]
+            vals.append("%.1f" % (flop / d["plans"][0]["estimate_s"])
+                        if ok else "NaN")
+        rows.append('"%s" %.1f %s' % (label, paper, " ".join(vals)))
     with open(os.path.join(out, "peak.dat"), "w") as f:
-        f.write("# family paper weft-dragonfly weft-fat-tree (TFLOP/s per "
-                "GPU, Megatron count)\n" + "\n".join(rows) + "\n")
+        f.write("# family paper weft-sim-dragonfly weft-sim-fat-tree "
+                "weft-closed-form-dragonfly weft-closed-form-fat-tree "
+                "(model TFLOP/s per GPU, recomputation not counted)\n" +
+                "\n".join(rows) + "\n")
     cmds = [
-        "set terminal svg size 800,520 dynamic",
+        "set terminal svg size 900,560 dynamic",
         "set output 'peak.svg'",
         "set title \"80B GPT on 1024 A100 of Perlmutter: paper (abstract; "
         "Megatron-LM derived as AxoNN/1.26)\\nagainst weft (perlmutter "
         "preset, dragonfly and fat tree)\"",
-        "set ylabel 'TFLOP/s per GPU (A100 peak 312)'",
+        "set ylabel 'model TFLOP/s per GPU (A100 BF16 peak 312)'",
         "set yrange [0:312]",
         "set style data histograms",
         "set style histogram clustered gap 1",
@@ -162,9 +176,11 @@ def plot(rate, out):
         "set key top left",
         "set y2tics ('50 %%' 156, '57 %%' 177.8)",
         "set y2range [0:312]",
-        "plot 'peak.dat' using 2:xtic(1) title 'paper', "
-        "'' using 3 title 'weft, dragonfly', "
-        "'' using 4 title 'weft, fat tree'",
+        "plot 'peak.dat' using 2:xtic(1) title 'paper (abstract)', "
+        "'' using 3 title 'weft simulated, dragonfly', "
+        "'' using 4 title 'weft simulated, fat tree', "
+        "'' using 5 title 'weft closed form, dragonfly', "
+        "'' using 6 title 'weft closed form, fat tree'",
     ]
     with open(os.path.join(out, "peak.gp"), "w") as f:
         f.write("\n".join(cmds) + "\n")
