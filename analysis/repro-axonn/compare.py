@@ -44,8 +44,9 @@ def layout(d):
     else:
         s = "TP %d PP %d DP %d %s" % (d["tp"], d["pp"], d["dp"],
                                        p.get("schedule"))
-    return "%s, mb %s, recompute %s, ZeRO-%d" % (
-        s, p.get("micro_batch"), p.get("recompute"), d["zero"])
+    return "%s, mb %s, recompute %s, %s" % (
+        s, p.get("micro_batch"), p.get("recompute"),
+        "ZeRO-%d" % d["zero"] if d["zero"] else "no ZeRO")
 
 
 def main():
@@ -93,8 +94,8 @@ def main():
         closed_form(out, gpu, w)
     w("where the time goes (critical path of the slowest stage, s)")
     w("%-9s %-9s %8s %8s %8s %8s %8s %8s %8s" % (
-        "family", "fabric", "GEMM", "attn", "membound", "TP/T3D",
-        "PP", "DP/Z", "total"))
+        "family", "fabric", "GEMM", "attn", "membound", "TP/grid",
+        "PP", "DP", "total"))
     for (fam, topo), d in sorted(rate.items()):
         cp = d["breakdown"]["critical_path"]
         w("%-9s %-9s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f" % (

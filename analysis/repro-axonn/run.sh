@@ -5,11 +5,11 @@
 # Perlmutter), Megatron-LM against AxoNN's 4D (3D tensor x data)
 # algorithm; compare.py prints weft beside the paper and draws peak.svg.
 # Run from the repository root after building weft:
-#   sh analysis/repro-axonn/run.sh [OUTDIR]          # Megatron-LM runs, about 1 min
+#   sh analysis/repro-axonn/run.sh [OUTDIR]          # about 1 min
 #   FULL=1 sh analysis/repro-axonn/run.sh [OUTDIR]   # also the two 4D runs
 # The 4D grids span nodes, which the engine simulates rank by rank:
-# 10-30 min each on this shared 2-core machine, so by default their
-# recorded outputs in out/ are reused.
+# 8-9 min each on this shared 2-core machine, so by default their
+# recorded outputs in out/ are reused (copy them to OUTDIR if not out/).
 #
 # The model: 64 layers of hidden 10240, 80 heads of 128, FFN 40960,
 # vocabulary 51200, sequence 2048 (gpt-76.1b's shape with 64 layers: 81.1 B
