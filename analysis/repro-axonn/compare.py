@@ -42,8 +42,8 @@ def layout(d):
             str(p["tensor3d"]).replace(",", "x"), d["dp"],
             p.get("overdecompose", 1))
     else:
-        s = "TP %d PP %d DP %d %s" % (d["tp"], d["pp"], d["dp"],
-                                       p.get("schedule"))
+        s = "TP %d%s PP %d DP %d %s" % (d["tp"], " SP" if p.get("sp") else "",
+                                         d["pp"], d["dp"], p.get("schedule"))
     return "%s, mb %s, recompute %s, %s" % (
         s, p.get("micro_batch"), p.get("recompute"),
         "ZeRO-%d" % d["zero"] if d["zero"] else "no ZeRO")

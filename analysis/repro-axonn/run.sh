@@ -23,7 +23,7 @@ mkdir -p "$out"
 job="--cluster perlmutter --gpus 1024 --model gpt-76.1b --layers 64 --heads 80 --global-batch 2048"
 for topo in dragonfly fat-tree; do
   build/weft run $job --topology $topo --tp 4 --pp 8 --micro-batch 1 \
-    --schedule interleaved:4 --zero 1 --json --breakdown >"$out/megatron-$topo.json"
+    --sp yes --schedule interleaved:4 --zero 1 --json --breakdown >"$out/megatron-$topo.json"
 done
 # Every fitting plan of each family ranked by weft's closed form (no
 # simulation, under a second each): the best estimate of each family, on
