@@ -90,6 +90,24 @@ def main():
               "iteration time)" % (m["iteration_time_s"] /
                                    a["iteration_time_s"], topo))
     w("")
+    w("what-if: the same nodes with A100-80GB, fat tree (simulated)")
+    w80 = {}
+    for name in ("megatron80", "megatron80-fsdp", "axonn80"):
+        d = load(out, name + "-fat-tree")
+        if d is None:
+            w("%-18s not simulated (FULL=1 run.sh)" % name)
+            continue
+        w80[name] = d
+        w("%-18s %-58s %9.3f s %7.1f TFLOP/s %7.1f model  fits %s" % (
+            name, layout(d), d["iteration_time_s"], d["tflops_per_gpu"],
+            d["model_tflops_per_gpu"],
+            "yes" if d["fits_in_memory"] else "NO"))
+    if "axonn80" in w80:
+        m = min(d["iteration_time_s"] for k, d in w80.items()
+                if k.startswith("megatron"))
+        w("%-18s speedup of 4D over the faster Megatron-LM plan: %.2fx" % (
+            "", m / w80["axonn80"]["iteration_time_s"]))
+    w("")
     for gpu in ("A100-40GB", "A100-80GB"):
         closed_form(out, gpu, w)
     w("where the time goes (critical path of the slowest stage, s)")

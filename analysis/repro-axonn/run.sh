@@ -37,7 +37,18 @@ for gpu in A100-40GB A100-80GB; do
     done
   done
 done
+# What-if: the same nodes with A100-80GB, fat tree (not the paper's
+# hardware): the Megatron-LM layout above and the closed form's best
+# Megatron plan there (FSDP), to set beside the 4D plan that then needs no
+# recomputation (FULL=1).
+w80="$job --gpu A100-80GB --topology fat-tree"
+build/weft run $w80 --tp 4 --pp 8 --micro-batch 1 --sp yes --schedule interleaved:4 \
+  --zero 1 --json --breakdown >"$out/megatron80-fat-tree.json"
+build/weft run $w80 --tp 4 --sp yes --micro-batch 4 --fsdp yes \
+  --json --breakdown >"$out/megatron80-fsdp-fat-tree.json"
 if [ "${FULL:-0}" = 1 ]; then
+  build/weft run $w80 --tensor3d 1,2,8 --overdecompose 2 --micro-batch 2 \
+    --recompute none --zero 1 --json --breakdown >"$out/axonn80-fat-tree.json"
   build/weft run $job --topology dragonfly --tensor3d 1,2,8 --overdecompose 2 \
     --micro-batch 4 --recompute full --zero 1 --json --breakdown >"$out/axonn-dragonfly.json"
   build/weft run $job --topology fat-tree --tensor3d 1,1,64 --micro-batch 2 \
