@@ -5,8 +5,8 @@
 # Perlmutter), Megatron-LM against AxoNN's 4D (3D tensor x data)
 # algorithm; compare.py prints weft beside the paper and draws peak.svg.
 # Run from the repository root after building weft:
-#   sh analysis/repro-axonn/run.sh [OUTDIR]          # about 1 min
-#   FULL=1 sh analysis/repro-axonn/run.sh [OUTDIR]   # also the two 4D runs
+#   sh analysis/repro-axonn/run.sh [OUTDIR]          # about 2 min
+#   FULL=1 sh analysis/repro-axonn/run.sh [OUTDIR]   # also the three 4D runs
 # The 4D grids span nodes, which the engine simulates rank by rank:
 # 8-9 min each on this shared 2-core machine, so by default their
 # recorded outputs in out/ are reused (copy them to OUTDIR if not out/).
