@@ -237,15 +237,19 @@ static size_t append_num(char *buf, size_t n, size_t size, const char *prefix,
   return n;
 }
 
-/* "fwd gemm L3 mb2" style name (no quotes or backslashes); its length. */
+/* "fwd gemm L3 mb2" style name ("bwd gemm fc1.wgrad L3 mb2" for a GEMM
+ * whose role the builder set) (no quotes or backslashes); its length. */
 static size_t name_of(const struct task *tk, char *buf, size_t size)
 {
   const char *op = tk->kind == TK_KERNEL ? kernel_kind_name(tk->op)
                    : tk->kind == TK_COLL ? coll_op_name(tk->op)
                                           : task_kind_name(tk->kind);
+  char role[32]; /* a GEMM's linear and pass (graph.h), e.g. "fc1.wgrad" */
   const char *parts[3] = {phase_name(tk->phase), op,
                           tk->kind == TK_COLL ? group_kind_name(tk->group)
-                                              : NULL};
+                          : tk->role
+                              ? graph_role_str(tk->role, role, sizeof role)
+                              : NULL};
   size_t n = 0;
   for (int i = 0; i < 3 && parts[i]; i++) {
     size_t len = strlen(parts[i]);
@@ -734,8 +738,8 @@ static const char paje_header[] =
     "%  Name string\n%EndEventDef\n"
     "%EventDef PajeSetState 4\n%  Time date\n%  Type string\n"
     "%  Container string\n%  Value string\n%  Phase string\n"
-    "%  Layer int\n%  MicroBatch int\n%  Group string\n%  Shape string\n"
-    "%  Bytes double\n%EndEventDef\n"
+    "%  Layer int\n%  MicroBatch int\n%  Group string\n%  Gemm string\n"
+    "%  Shape string\n%  Bytes double\n%EndEventDef\n"
     "%EventDef PajeDefineVariableType 5\n%  Alias string\n"
     "%  Type string\n%  Name string\n%EndEventDef\n"
     "%EventDef PajeSetVariable 6\n%  Time date\n%  Type string\n"
@@ -1041,6 +1045,12 @@ static void paje_write_state(const struct trace *t, struct tw *w,
   p = put_long(p, tk->mb);
   *p++ = ' ';
   p = put_str(p, tk->kind == TK_COLL ? group_kind_name(tk->group) : "-");
+  *p++ = ' ';
+  /* the GEMM's linear and pass, a field a viewer filters on (pj_dump -u) */
+  char role[32];
+  p = put_str(p, tk->kind == TK_KERNEL && tk->role
+                     ? graph_role_str(tk->role, role, sizeof role)
+                     : "-");
   *p++ = ' ';
   if (tk->kind == TK_KERNEL && tk->m) {
     if (tk->batch > 1) {
@@ -1421,6 +1431,12 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     p = put_long(p, tk->layer);
     p = PUT(p, ", \"mb\": ");
     p = put_long(p, tk->mb);
+    if (tk->kind == TK_KERNEL && tk->role) {
+      char role[32];
+      p = PUT(p, ", \"gemm\": \"");
+      p = put_str(p, graph_role_str(tk->role, role, sizeof role));
+      *p++ = '"';
+    }
     if (tk->kind == TK_KERNEL && tk->m) {
       p = PUT(p, ", \"shape\": \"");
       if (tk->batch > 1) {
