@@ -6,6 +6,7 @@
  * sum the flows.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 
 #include "traces/trace.h"
 #include "tests/plan_helpers.h"
+#include "workloads/accounting.h"
 
 /* A one-stage graph of `ntasks` kernels on 4 streams, over `ranks` ranks
  * (TP). */
@@ -594,4 +596,77 @@ Test(trace, graph_text_refuses_an_unknown_gemm_role)
                             "or -)"), "%s", err.msg);
   remove(path);
   graph_free(g);
+}
+
+/* The values of counter `name` of rank `pid` in Chrome text `b`, in
+ * order; their count. */
+static int counter_values(const char *b, const char *name, long pid,
+                          double *v, int max)
+{
+  char key[128];
+  snprintf(key, sizeof key, "\"name\": \"%s\", \"pid\": %ld, ", name, pid);
+  int n = 0;
+  for (const char *p = strstr(b, key); p && n < max; p = strstr(p + 1, key)) {
+    const char *a = strstr(p, "\"in use\": ");
+    cr_assert_not_null(a);
+    v[n++] = strtod(a + 10, NULL);
+  }
+  return n;
+}
+
+/* Item 7 of issue 40: Chrome's "memory GB" counter of a rank of the most
+ * loaded stage rises by a micro-batch's activations at each forward and
+ * falls at the end of its backward; its maximum is the accounting's peak
+ * (memory_per_gpu's total) within the counter's printed precision, 1 kB,
+ * and it ends at the fixed part (weights, gradients, optimizer, buffers).
+ * Tasks run one after another in program order, a serial replay of the
+ * stage's 1F1B schedule. */
+static void memory_counter_peak(const char *model, const char *const *kv)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build(model, 4, kv, &m, &p);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  struct trace *tr = trace_new(g);
+  long rank = -1;
+  for (long r = 0; r < layout_ranks(&g->layout) && rank < 0; r++) {
+    long c[PD_COUNT];
+    layout_coords(&g->layout, r, c);
+    if (c[PD_PP] == mem.stage)
+      rank = r;
+  }
+  cr_assert_geq(rank, 0);
+  const struct program *prog = &g->prog[mem.stage];
+  for (long i = 0; i < prog->n; i++)
+    trace_add(tr, rank, i, (double)i * 1e-6, (double)(i + 1) * 1e-6);
+  double act = mem.activations / (double)mem.peak_inflight;
+  double fixed = mem.total - mem.activations - mem.transient;
+  trace_set_memory(tr, mem.stage, fixed, act, mem.transient);
+  char *b = written(tr, false);
+  static double v[100000];
+  int n = counter_values(b, "memory GB", rank, v, 100000);
+  cr_assert_gt(n, 2, "%s", b);
+  double most = 0;
+  for (int i = 0; i < n; i++)
+    most = v[i] > most ? v[i] : most;
+  cr_assert_lt(fabs(most - mem.total / 1e9), 1e-6, "max %.6f GB, peak %.6f GB",
+               most, mem.total / 1e9);
+  cr_assert_lt(fabs(v[0] - fixed / 1e9), 1e-6);
+  cr_assert_lt(fabs(v[n - 1] - fixed / 1e9), 1e-6);
+  free(b);
+  trace_free(tr);
+  graph_free(g);
+}
+
+Test(trace, memory_counter_peaks_at_the_accounting_peak_1f1b)
+{
+  memory_counter_peak("gpt-1.7b", KV("tp", "1", "pp", "4", "global_batch",
+                                     "8", "recompute", "full"));
+}
+
+Test(trace, memory_counter_peaks_at_the_accounting_peak_interleaved)
+{
+  memory_counter_peak("gpt-1.7b", KV("tp", "1", "pp", "2", "global_batch",
+                                     "8", "schedule", "interleaved:2"));
 }
