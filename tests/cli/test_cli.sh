@@ -264,6 +264,10 @@ if command -v pj_dump >/dev/null; then
      grep -q '^State, gpu7 compute, Work, [0-9.]*, [0-9.]*, [0-9.]*, [0-9.]*, gemm, fwd, 1, 1, -, ' "$tmp/dumpu" &&
      grep -q '^Link, cluster, Transfer, [0-9.]*, [0-9.]*, [0-9.]*, NIC, gpu4, gpu12, f[0-9]*$' "$tmp/dump"
   then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: Paje hierarchy, kinds of work or transfers"; head -20 "$tmp/tree"; fi
+  # GEMM names as a field (item 5): the four GEMMs of a layer, forward,
+  # and both gradients of one, each with its own value.
+  n=$(awk -F', *' '$1 == "State" && $8 == "gemm" && $10 == 1 { print $13 }' "$tmp/dumpu" | sort -u | grep -cE '^(qkv|proj|fc1|fc2)\.(fwd|dgrad|wgrad)$')
+  if [ "$n" -eq 12 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: GEMM names in Paje ($n of 12)"; fi
   # No state of zero length, even at pj_dump's 6 decimals: no idle state
   # between a task and the next one starting at once (they were about half
   # of all states) or at the end, no receive shown from its posting (all
