@@ -115,6 +115,22 @@ const struct switch_spec *catalog_switch_for(const struct catalog *cat,
   return NULL;
 }
 
+const struct switch_spec *catalog_switch_for_rate(const struct catalog *cat,
+                                                  double bw_Bps)
+{
+  const struct switch_spec *best = NULL;
+  double best_bw = 0;
+  for (int i = 0; i < cat->n_switches; i++) {
+    const struct nic_spec *n = catalog_nic(cat, cat->switches[i].nic);
+    if (n && n->bw_Bps >= bw_Bps * (1 - 1e-9) &&
+        (!best || n->bw_Bps < best_bw)) {
+      best = &cat->switches[i];
+      best_bw = n->bw_Bps;
+    }
+  }
+  return best;
+}
+
 /* Return the slot for `name` in a growable array: the existing entry of that
  * name, or a new zeroed one at the end.  NULL when the array is full.  The
  * first `builtin` entries are the built-in catalog's: replacing one is
@@ -632,7 +648,9 @@ static const struct key switch_keys[] = {
     K_STR("name", true, W, name),
     K_STR("nic", true, W, nic),
     K_INT("ports", true, 1, 100000, W, ports),
-    K_POWER(true, W, idle_w, max_w),
+    /* optional: a switch whose power no datasheet gives (Q3400) still
+     * gives its fabric's switch counts */
+    K_POWER(false, W, idle_w, max_w),
     K_REAL("price", false, 0, MAX_PRICE, W, price, 0),
     K_REAL("link_price", false, 0, MAX_PRICE, W, link_price, 0),
     K_STR("source", false, W, source),

@@ -266,6 +266,11 @@ const struct trend *catalog_trend(const struct catalog *cat, const char *n);
 /* The first switch whose ports serve NIC `nic`; NULL when none. */
 const struct switch_spec *catalog_switch_for(const struct catalog *cat,
                                              const char *nic);
+/* The switch of the slowest NIC generation whose rate reaches `bw_Bps`
+ * (bytes/s per direction): the ports a NIC made faster (--scale nic=,
+ * a projection) needs; NULL when no catalog switch is that fast. */
+const struct switch_spec *catalog_switch_for_rate(const struct catalog *cat,
+                                                  double bw_Bps);
 
 /* Apply the compute, HBM and NVLink factors of `s` to `g` in place. */
 void gpu_spec_scale(struct gpu_spec *g, const struct hw_scale *s);

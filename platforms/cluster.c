@@ -1032,6 +1032,15 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   rc = project(d, cat, &c, err);
   if (rc || (rc = clock_power(d, &c, err)))
     return rc;
+  /* A NIC made faster needs ports of its rate (issue 40): 800 Gb/s NICs
+   * the XDR generation's switch, not their catalog NIC's.  Kept when no
+   * catalog switch is that fast (weft platform --parts says so). */
+  if (c.scale.nic != 1 || c.proj_nic_years > 0) {
+    const struct switch_spec *fast = catalog_switch_for_rate(cat,
+                                                             c.nic.bw_Bps);
+    if (fast)
+      c.sw = *fast;
+  }
   c.gpu_hour_price = d->set[CK_GPU_HOUR_PRICE] ? d->num[CK_GPU_HOUR_PRICE]
                                                : 0;
   c.storage_bw_Bps = d->set[CK_STORAGE_BW] ? d->num[CK_STORAGE_BW] : 0;

@@ -233,7 +233,9 @@ void topo_parts(const struct cluster *c, struct topo_parts *p)
     p->switches_all += p->switches[t];
     p->ports_all += p->ports[t];
   }
-  p->have_switch_power = c->sw.ports > 0 || p->switches_all == 0;
+  /* a catalog switch may lack a power figure (Q3400: none found) */
+  p->have_switch_power = (c->sw.ports > 0 && c->sw.max_w > 0) ||
+                         p->switches_all == 0;
   p->power_w = (double)nics * c->nic.max_w +
                (c->sw.ports > 0 ? (double)p->switches_all * c->sw.max_w : 0);
   /* A torus's links join NICs and take the link price of the NIC's

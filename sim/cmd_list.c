@@ -179,9 +179,11 @@ static void list_switches(const struct catalog *cat)
   for (int i = 0; i < cat->n_switches; i++) {
     const struct switch_spec *w = &cat->switches[i];
     char a[32], b[32];
+    /* "-": no power figure in the catalog (Q3400) */
     printf("%-8s %-5s %6d %8s %8s  %s\n", w->name, w->nic, w->ports,
-           units_fmt_human(w->idle_w, UNIT_POWER, a, 32),
-           units_fmt_human(w->max_w, UNIT_POWER, b, 32), w->source);
+           w->max_w > 0 ? units_fmt_human(w->idle_w, UNIT_POWER, a, 32) : "-",
+           w->max_w > 0 ? units_fmt_human(w->max_w, UNIT_POWER, b, 32) : "-",
+           w->source);
   }
 }
 

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "platforms/platgen.h"
 #include "platforms/topo.h"
@@ -25,12 +26,23 @@ static void print_parts(FILE *f, const struct cluster *c)
    * counted at its ports: a NIC made faster by --scale or a projection
    * would need faster ports, which the catalog does not have (issue 40). */
   if (p.switches_all && c->sw.ports > 0 &&
-      (c->scale.nic != 1 || c->proj_nic_years > 0))
-    fprintf(f, " (switches: %s's %d ports, of the catalog's %s NICs, not "
-            "of the scaled ones)", c->sw.name, c->sw.ports, c->sw.nic);
+      (c->scale.nic != 1 || c->proj_nic_years > 0)) {
+    /* cluster.c picks the switch of the scaled rate when the catalog has
+     * one (catalog_switch_for_rate) */
+    if (strcasecmp(c->sw.nic, c->nic.name) != 0)
+      fprintf(f, " (switches: %s's %d ports, of the %s NICs' rate, for the "
+              "scaled NICs' %.4g Gb/s)", c->sw.name, c->sw.ports, c->sw.nic,
+              c->nic.bw_Bps * 8 / 1e9);
+    else
+      fprintf(f, " (switches: %s's %d ports, of the catalog's %s NICs, not "
+              "of the scaled ones)", c->sw.name, c->sw.ports, c->sw.nic);
+  }
   if (p.have_switch_power)
     fprintf(f, "; %.4g kW at full traffic (NICs%s)", p.power_w / 1e3,
             p.switches_all ? " and switches" : "");
+  else if (c->sw.ports > 0)
+    fprintf(f, "; power unknown (no power figure of the %s switch in the "
+            "catalog)", c->sw.name);
   else
     fprintf(f, "; power unknown (no %s switch in the catalog)", c->nic.name);
   if (p.have_prices) {

@@ -15,6 +15,7 @@
 #include "sim/platload.h"
 #include "sim/symmetry.h"
 #include "traces/trace.h"
+#include "workloads/accounting.h"
 #include "workloads/builder.h"
 
 void job_spec_init(struct job_spec *s, const struct workload *w,
@@ -203,6 +204,16 @@ static int simulate(const struct job_spec *s, const struct graph *g,
     tracing.tr = tr = trace_new(g);
     for (long r = 0; r < layout_ranks(&g->layout); r++)
       trace_set_node(tr, r, cluster_node_of(s->c, (int)r));
+    /* Chrome's "memory GB" counter for the ranks of the most loaded
+     * stage, from the accounting's terms (issue 40, item 7). */
+    struct memory mem;
+    memory_per_gpu(&s->w->model, &s->w->plan, s->c->gpu.hbm_bytes, &mem);
+    double act = mem.peak_inflight > 0 ? mem.activations /
+                                             (double)mem.peak_inflight
+                                       : 0;
+    trace_set_memory(tr, mem.stage,
+                     mem.total - mem.activations - mem.transient, act,
+                     mem.transient);
     int rc = trace_options(jt, tr, err);
     if (rc) {
       trace_free(tr);

@@ -111,7 +111,9 @@ static void network_energy(struct report *r, const struct cluster *c,
     r->nic_energy_j = host * c->nic.idle_w * T +
                       (c->nic.max_w - c->nic.idle_w) *
                           busy_s(r->cf.nic_bytes, c->nic.bw_Bps, host, T);
-  r->have_switch = c->sw.ports > 0;
+  /* a catalog switch without a power figure (Q3400) is counted in
+   * `weft platform --parts`, not in the energy */
+  r->have_switch = c->sw.ports > 0 && c->sw.max_w > 0;
   if (!r->have_switch)
     return;
   long leaves = (nodes + c->nodes_per_leaf - 1) / c->nodes_per_leaf;
@@ -472,6 +474,9 @@ static void print_energy(FILE *f, const struct report *r)
       snprintf(sw, sizeof sw, "%ld %s switch%s %.4g kJ", r->switches,
                c->sw.name, r->switches == 1 ? "" : "es",
                r->switch_energy_j / 1e3);
+    else if (c->sw.ports > 0)
+      snprintf(sw, sizeof sw, "switches not counted (no power figure of "
+               "the %s switch in the catalog)", c->sw.name);
     else
       snprintf(sw, sizeof sw, "switches not counted (no %s switch in the "
                "catalog)", c->nic.name);

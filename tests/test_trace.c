@@ -6,6 +6,7 @@
  * sum the flows.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 
 #include "traces/trace.h"
+#include "tests/plan_helpers.h"
+#include "workloads/accounting.h"
 
 /* A one-stage graph of `ntasks` kernels on 4 streams, over `ranks` ranks
  * (TP). */
@@ -339,8 +342,8 @@ Test(trace, paje_hierarchy_kinds_and_transfers)
       "2 0 gpu2.compute S gpu2 \"gpu2 compute\"\n"
       "2 0 gpu2.pp_send S gpu2 \"gpu2 pp_send\"\n"
       "2 0 gpu2.nic L n1 \"gpu2 NIC\"\n2 0 gpu3 G n1 \"gpu3\"\n",
-      "\n4 0.000000000 W gpu0.compute gemm fwd 0 -1 - - 1000000\n",
-      "\n4 1.000000000 W gpu2.pp_send gemm fwd 1 -1 - - 1000000\n",
+      "\n4 0.000000000 W gpu0.compute gemm fwd 0 -1 - - - 1000000\n",
+      "\n4 1.000000000 W gpu2.pp_send gemm fwd 1 -1 - - - 1000000\n",
       "\n7 1.000000000 W gpu0.compute idle\n",
       "\n9 1.000000000 T c nvlink gpu0 f0 1000000000\n",
       "\n9 1.000000000 T c nic gpu0 f1 2000000000\n",
@@ -451,4 +454,219 @@ Test(trace, paje_rates_from_parts_transfers_whole)
   free(b);
   trace_free(tr);
   graph_free(g);
+}
+
+/* The names of the GEMMs of layer `layer`, micro-batch 0, of stage 0 in
+ * phase `phase`, in program order, as the graph text writes them; their
+ * count. */
+static int gemm_names(const struct graph *g, int phase, long layer,
+                      char names[][32], int max)
+{
+  const struct program *p = &g->prog[0];
+  int n = 0;
+  for (long i = 0; i < p->n && n < max; i++) {
+    const struct task *t = &p->tasks[i];
+    if (t->kind == TK_KERNEL && (t->op == KK_GEMM || t->op == KK_GGEMM) &&
+        t->phase == phase && t->layer == layer && t->mb <= 0)
+      graph_role_str(t->role, names[n++], 32);
+  }
+  return n;
+}
+
+/* Item 5 of issue 40: the four GEMMs of a GPT layer (Megatron-LM's
+ * ParallelAttention query_key_value and dense, ParallelMLP
+ * dense_h_to_4h and dense_4h_to_h) carry distinct names, and each
+ * backward GEMM says whether it is the data or the weight gradient. */
+Test(trace, the_gemms_of_a_layer_have_distinct_names)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("gpt-1.7b", 8, KV("tp", "2", "pp", "1",
+                          "global_batch", "8"), &m, &p);
+  char n[16][32];
+  cr_assert_eq(gemm_names(g, PH_FWD, 0, n, 16), 4);
+  static const char *const fwd[4] = {"qkv.fwd", "proj.fwd", "fc1.fwd",
+                                     "fc2.fwd"};
+  for (int i = 0; i < 4; i++)
+    cr_assert_str_eq(n[i], fwd[i]);
+  /* backward in reverse, data gradient before weight gradient */
+  cr_assert_eq(gemm_names(g, PH_BWD, 0, n, 16), 8);
+  static const char *const bwd[8] = {
+      "fc2.dgrad", "fc2.wgrad", "fc1.dgrad",  "fc1.wgrad",
+      "proj.dgrad", "proj.wgrad", "qkv.dgrad", "qkv.wgrad"};
+  for (int i = 0; i < 8; i++)
+    cr_assert_str_eq(n[i], bwd[i]);
+  /* the output layer's */
+  cr_assert_eq(gemm_names(g, PH_FWD, -1, n, 16), 1);
+  cr_assert_str_eq(n[0], "lm_head.fwd");
+  graph_free(g);
+}
+
+/* A MoE layer: the router, the routed experts' grouped GEMMs and the
+ * shared experts are told apart (Megatron-core's TopKRouter, GroupedMLP,
+ * SharedExpertMLP). */
+Test(trace, moe_gemms_are_named)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build("deepseek-v3", 8, KV("tp", "1", "pp", "1",
+                          "ep", "8", "global_batch", "8"), &m, &p);
+  char n[32][32];
+  int k = gemm_names(g, PH_FWD, 3, n, 32);
+  bool router = false, expert = false, shared = false, mla = false;
+  for (int i = 0; i < k; i++) {
+    router |= strcmp(n[i], "router.fwd") == 0;
+    expert |= strcmp(n[i], "expert_fc1.fwd") == 0;
+    shared |= strcmp(n[i], "shared_fc2.fwd") == 0;
+    mla |= strcmp(n[i], "kv_down.fwd") == 0;
+    cr_assert_neq(n[i][0], '\0', "GEMM %d of layer 3 has no name", i);
+  }
+  cr_assert(router && expert && shared && mla);
+  graph_free(g);
+}
+
+/* The name travels through the graph text format (written only where
+ * set, in the group column) and into both traces: a Paje field after the
+ * group, a Chrome argument and part of the event's name. */
+Test(trace, gemm_names_in_graph_text_and_traces)
+{
+  struct graph *g = small_graph(1, 2);
+  graph_set_role(g, 0, 0, graph_role("fc1", false, GP_WGRAD));
+  cr_assert_eq(graph_role("fc9", false, GP_FWD), 0);
+  cr_assert_eq(graph_role_parse("fc1.wgrad"), g->prog[0].tasks[0].role);
+  cr_assert_eq(graph_role_parse("fc1.bwd"), 0);
+  cr_assert_eq(graph_role_parse("fc1"), 0);
+  char path[] = "/tmp/weft_graph_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  struct weft_err err = {0};
+  cr_assert_eq(graph_write(g, path, &err), 0, "%s", err.msg);
+  char *b = slurp(path, NULL);
+  cr_assert(strstr(b, "\nkernel gemm compute fwd fc1.wgrad 0 "), "%s", b);
+  cr_assert(strstr(b, "\nkernel gemm pp_send fwd - 0 "), "%s", b);
+  free(b);
+  struct graph *h = graph_read(path, &err);
+  cr_assert_not_null(h, "%s", err.msg);
+  cr_assert_eq(h->prog[0].tasks[0].role, g->prog[0].tasks[0].role);
+  cr_assert_eq(h->prog[0].tasks[1].role, 0);
+  graph_free(h);
+  remove(path);
+
+  struct trace *tr = trace_new(g);
+  trace_add(tr, 0, 0, 0, 1);
+  trace_add(tr, 0, 1, 1, 2);
+  b = written(tr, true);
+  cr_assert(strstr(b, "%  Group string\n%  Gemm string\n%  Shape string\n"),
+            "%s", b);
+  cr_assert(strstr(b, " W gpu0.compute gemm fwd 0 -1 - fc1.wgrad - 1000000\n"),
+            "%s", b);
+  cr_assert(strstr(b, " W gpu0.pp_send gemm fwd 1 -1 - - - 1000000\n"), "%s",
+            b);
+  free(b);
+  b = written(tr, false);
+  cr_assert(strstr(b, "\"name\": \"fwd gemm fc1.wgrad L0\""), "%s", b);
+  cr_assert(strstr(b, "\"mb\": -1, \"gemm\": \"fc1.wgrad\""), "%s", b);
+  cr_assert(strstr(b, "\"name\": \"fwd gemm L1\""), "%s", b);
+  free(b);
+  trace_free(tr);
+  graph_free(g);
+}
+
+/* A graph file naming an unknown role is refused with the name. */
+Test(trace, graph_text_refuses_an_unknown_gemm_role)
+{
+  struct graph *g = small_graph(1, 1);
+  graph_set_role(g, 0, 0, graph_role("qkv", false, GP_FWD));
+  char path[] = "/tmp/weft_graph_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  struct weft_err err = {0};
+  cr_assert_eq(graph_write(g, path, &err), 0, "%s", err.msg);
+  char *b = slurp(path, NULL);
+  char *at = strstr(b, " qkv.fwd ");
+  cr_assert_not_null(at, "%s", b);
+  memcpy(at + 1, "qkv.bwd", 7);
+  FILE *f = fopen(path, "w");
+  fputs(b, f);
+  fclose(f);
+  free(b);
+  cr_assert_null(graph_read(path, &err));
+  cr_assert(strstr(err.msg, "unknown GEMM role 'qkv.bwd' (want NAME.fwd, "
+                            "NAME.dgrad or NAME.wgrad on a gemm or ggemm, "
+                            "or -)"), "%s", err.msg);
+  remove(path);
+  graph_free(g);
+}
+
+/* The values of counter `name` of rank `pid` in Chrome text `b`, in
+ * order; their count. */
+static int counter_values(const char *b, const char *name, long pid,
+                          double *v, int max)
+{
+  char key[128];
+  snprintf(key, sizeof key, "\"name\": \"%s\", \"pid\": %ld, ", name, pid);
+  int n = 0;
+  for (const char *p = strstr(b, key); p && n < max; p = strstr(p + 1, key)) {
+    const char *a = strstr(p, "\"in use\": ");
+    cr_assert_not_null(a);
+    v[n++] = strtod(a + 10, NULL);
+  }
+  return n;
+}
+
+/* Item 7 of issue 40: Chrome's "memory GB" counter of a rank of the most
+ * loaded stage rises by a micro-batch's activations at each forward and
+ * falls at the end of its backward; its maximum is the accounting's peak
+ * (memory_per_gpu's total) within the counter's printed precision, 1 kB,
+ * and it ends at the fixed part (weights, gradients, optimizer, buffers).
+ * Tasks run one after another in program order, a serial replay of the
+ * stage's 1F1B schedule. */
+static void memory_counter_peak(const char *model, const char *const *kv)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build(model, 4, kv, &m, &p);
+  struct memory mem;
+  memory_per_gpu(&m, &p, 80e9, &mem);
+  struct trace *tr = trace_new(g);
+  long rank = -1;
+  for (long r = 0; r < layout_ranks(&g->layout) && rank < 0; r++) {
+    long c[PD_COUNT];
+    layout_coords(&g->layout, r, c);
+    if (c[PD_PP] == mem.stage)
+      rank = r;
+  }
+  cr_assert_geq(rank, 0);
+  const struct program *prog = &g->prog[mem.stage];
+  for (long i = 0; i < prog->n; i++)
+    trace_add(tr, rank, i, (double)i * 1e-6, (double)(i + 1) * 1e-6);
+  double act = mem.activations / (double)mem.peak_inflight;
+  double fixed = mem.total - mem.activations - mem.transient;
+  trace_set_memory(tr, mem.stage, fixed, act, mem.transient);
+  char *b = written(tr, false);
+  static double v[100000];
+  int n = counter_values(b, "memory GB", rank, v, 100000);
+  cr_assert_gt(n, 2, "%s", b);
+  double most = 0;
+  for (int i = 0; i < n; i++)
+    most = v[i] > most ? v[i] : most;
+  cr_assert_lt(fabs(most - mem.total / 1e9), 1e-6, "max %.6f GB, peak %.6f GB",
+               most, mem.total / 1e9);
+  cr_assert_lt(fabs(v[0] - fixed / 1e9), 1e-6);
+  cr_assert_lt(fabs(v[n - 1] - fixed / 1e9), 1e-6);
+  free(b);
+  trace_free(tr);
+  graph_free(g);
+}
+
+Test(trace, memory_counter_peaks_at_the_accounting_peak_1f1b)
+{
+  memory_counter_peak("gpt-1.7b", KV("tp", "1", "pp", "4", "global_batch",
+                                     "8", "recompute", "full"));
+}
+
+Test(trace, memory_counter_peaks_at_the_accounting_peak_interleaved)
+{
+  memory_counter_peak("gpt-1.7b", KV("tp", "1", "pp", "2", "global_batch",
+                                     "8", "schedule", "interleaved:2"));
 }

@@ -50,6 +50,10 @@ struct trace {
   char *names;
   size_t nnames, names_cap;
   long named;         /* events whose tasks are named */
+  /* Memory counter (trace_set_memory): the stage it is for (-1: none)
+   * and its terms, in bytes. */
+  long mem_stage;
+  double mem_fixed, mem_chunk, mem_transient;
   /* Selection (trace_select): ranks kept (NULL: all), time window, level. */
   uint8_t *keep;
   double t0, t1;
@@ -116,7 +120,17 @@ struct trace *trace_new(const struct graph *g)
   }
   t->t1 = INFINITY;
   t->level = TRACE_ALL;
+  t->mem_stage = -1;
   return t;
+}
+
+void trace_set_memory(struct trace *t, long stage, double fixed_bytes,
+                      double chunk_bytes, double transient_bytes)
+{
+  t->mem_stage = stage >= 0 && stage < t->g->stages ? stage : -1;
+  t->mem_fixed = fixed_bytes;
+  t->mem_chunk = chunk_bytes;
+  t->mem_transient = transient_bytes;
 }
 
 int trace_select(struct trace *t, const char *ranks, double t0_s, double t1_s,
@@ -237,15 +251,19 @@ static size_t append_num(char *buf, size_t n, size_t size, const char *prefix,
   return n;
 }
 
-/* "fwd gemm L3 mb2" style name (no quotes or backslashes); its length. */
+/* "fwd gemm L3 mb2" style name ("bwd gemm fc1.wgrad L3 mb2" for a GEMM
+ * whose role the builder set) (no quotes or backslashes); its length. */
 static size_t name_of(const struct task *tk, char *buf, size_t size)
 {
   const char *op = tk->kind == TK_KERNEL ? kernel_kind_name(tk->op)
                    : tk->kind == TK_COLL ? coll_op_name(tk->op)
                                           : task_kind_name(tk->kind);
+  char role[32]; /* a GEMM's linear and pass (graph.h), e.g. "fc1.wgrad" */
   const char *parts[3] = {phase_name(tk->phase), op,
                           tk->kind == TK_COLL ? group_kind_name(tk->group)
-                                              : NULL};
+                          : tk->role
+                              ? graph_role_str(tk->role, role, sizeof role)
+                              : NULL};
   size_t n = 0;
   for (int i = 0; i < 3 && parts[i]; i++) {
     size_t len = strlen(parts[i]);
@@ -734,8 +752,8 @@ static const char paje_header[] =
     "%  Name string\n%EndEventDef\n"
     "%EventDef PajeSetState 4\n%  Time date\n%  Type string\n"
     "%  Container string\n%  Value string\n%  Phase string\n"
-    "%  Layer int\n%  MicroBatch int\n%  Group string\n%  Shape string\n"
-    "%  Bytes double\n%EndEventDef\n"
+    "%  Layer int\n%  MicroBatch int\n%  Group string\n%  Gemm string\n"
+    "%  Shape string\n%  Bytes double\n%EndEventDef\n"
     "%EventDef PajeDefineVariableType 5\n%  Alias string\n"
     "%  Type string\n%  Name string\n%EndEventDef\n"
     "%EventDef PajeSetVariable 6\n%  Time date\n%  Type string\n"
@@ -1042,6 +1060,12 @@ static void paje_write_state(const struct trace *t, struct tw *w,
   *p++ = ' ';
   p = put_str(p, tk->kind == TK_COLL ? group_kind_name(tk->group) : "-");
   *p++ = ' ';
+  /* the GEMM's linear and pass, a field a viewer filters on (pj_dump -u) */
+  char role[32];
+  p = put_str(p, tk->kind == TK_KERNEL && tk->role
+                     ? graph_role_str(tk->role, role, sizeof role)
+                     : "-");
+  *p++ = ' ';
   if (tk->kind == TK_KERNEL && tk->m) {
     if (tk->batch > 1) {
       p = put_u64(p, tk->batch);
@@ -1340,6 +1364,134 @@ static void chrome_counters(const struct trace *t, struct tw *w, bool *any)
   free(rec);
 }
 
+/* A change of a rank's memory in use. */
+struct memstep {
+  double t, delta;
+  int32_t rank;
+};
+
+static int memstep_cmp(const void *a, const void *b)
+{
+  const struct memstep *x = a, *y = b;
+  if (x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  /* at one instant, frees before allocations: a backward that ends as
+   * the next forward starts does not hold both */
+  return (x->delta > y->delta) - (x->delta < y->delta);
+}
+
+/* The counter "memory GB" of the ranks of t->mem_stage (trace_set_memory).
+ * A micro-batch chunk's activations are allocated when the first compute
+ * task of its forward starts and freed when the last compute task of its
+ * backward ends (Megatron-LM's schedules free a micro-batch's output
+ * tensors after its backward, schedules.py deallocate_output_tensor and
+ * backward_step); the transient terms are held from the first to the last
+ * compute task of each backward. */
+static void chrome_memory(const struct trace *t, struct tw *w, bool *any)
+{
+  long s = t->mem_stage;
+  if (s < 0)
+    return;
+  const struct program *p = &t->g->prog[s];
+  /* per task: 1 first forward task of its (mb, chunk), 2 first backward,
+   * 4 last backward */
+  uint8_t *mark = xcalloc((size_t)p->n + 1, 1);
+  long nmb = 0, nch = 1;
+  for (long i = 0; i < p->n; i++) {
+    const struct task *k = &p->tasks[i];
+    if (k->mb + 1 > nmb)
+      nmb = k->mb + 1;
+    if (k->chunk + 1 > nch)
+      nch = k->chunk + 1;
+  }
+  long nkey = nmb * nch;
+  long *first_f = xmalloc((size_t)(nkey + 1) * sizeof *first_f);
+  long *first_b = xmalloc((size_t)(nkey + 1) * sizeof *first_b);
+  long *last_b = xmalloc((size_t)(nkey + 1) * sizeof *last_b);
+  for (long i = 0; i < nkey; i++)
+    first_f[i] = first_b[i] = last_b[i] = -1;
+  for (long i = 0; i < p->n; i++) {
+    const struct task *k = &p->tasks[i];
+    if (k->mb < 0 || k->stream != ST_COMPUTE)
+      continue;
+    long key = (long)k->mb * nch + (k->chunk < 0 ? 0 : k->chunk);
+    if (k->phase == PH_FWD && first_f[key] < 0)
+      first_f[key] = i;
+    if (k->phase == PH_BWD || k->phase == PH_RECOMP) {
+      if (first_b[key] < 0)
+        first_b[key] = i;
+      last_b[key] = i;
+    }
+  }
+  for (long key = 0; key < nkey; key++) {
+    if (first_f[key] >= 0)
+      mark[first_f[key]] |= 1;
+    if (first_b[key] >= 0)
+      mark[first_b[key]] |= 2;
+    if (last_b[key] >= 0)
+      mark[last_b[key]] |= 4;
+  }
+  free(first_f);
+  free(first_b);
+  free(last_b);
+  long cap = 64, n = 0;
+  struct memstep *st = xmalloc((size_t)cap * sizeof *st);
+  for (long i = 0; i < t->n; i++) {
+    const struct event *e = &t->ev[i];
+    if (t->stage[e->rank] != s || !kept_rank(t, e->rank) || !mark[e->task])
+      continue;
+    if (n + 3 > cap) {
+      cap *= 2;
+      st = xrealloc(st, (size_t)cap * sizeof *st);
+    }
+    uint8_t m = mark[e->task];
+    if (m & 1)
+      st[n++] = (struct memstep){e->start, t->mem_chunk, e->rank};
+    if (m & 2)
+      st[n++] = (struct memstep){e->start, t->mem_transient, e->rank};
+    if (m & 4)
+      st[n++] = (struct memstep){e->end, -t->mem_chunk - t->mem_transient,
+                                 e->rank};
+  }
+  free(mark);
+  qsort(st, (size_t)n, sizeof *st, memstep_cmp);
+  double v = 0;
+  for (long i = 0; i < n; i++) {
+    bool first = i == 0 || st[i - 1].rank != st[i].rank;
+    if (first) /* the rank's fixed part, from the start */
+      v = t->mem_fixed;
+    char *q;
+    if (first) {
+      q = tw_begin(w);
+      if (*any)
+        q = PUT(q, ",\n");
+      *any = true;
+      q = PUT(q, "{\"ph\": \"C\", \"name\": \"memory GB\", \"pid\": ");
+      q = put_long(q, st[i].rank);
+      q = PUT(q, ", \"ts\": 0, \"args\": {\"in use\": ");
+      q = put_fixed(q, v / 1e9, 6);
+      q = PUT(q, "}}");
+      tw_end(w, q);
+    }
+    v += st[i].delta;
+    /* one event for the last change of this rank at this time */
+    if (i + 1 < n && st[i + 1].rank == st[i].rank && st[i + 1].t == st[i].t)
+      continue;
+    q = tw_begin(w);
+    q = PUT(q, ",\n{\"ph\": \"C\", \"name\": \"memory GB\", \"pid\": ");
+    q = put_long(q, st[i].rank);
+    q = PUT(q, ", \"ts\": ");
+    q = put_us(q, ns_of(st[i].t));
+    q = PUT(q, ", \"args\": {\"in use\": ");
+    q = put_fixed(q, v / 1e9, 6);
+    q = PUT(q, "}}");
+    tw_end(w, q);
+  }
+  free(st);
+}
+
 /* Written by write_chrome into an open outfile; committed by the caller. */
 static bool write_chrome(const struct trace *t, struct outfile *out)
 {
@@ -1421,6 +1573,12 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
     p = put_long(p, tk->layer);
     p = PUT(p, ", \"mb\": ");
     p = put_long(p, tk->mb);
+    if (tk->kind == TK_KERNEL && tk->role) {
+      char role[32];
+      p = PUT(p, ", \"gemm\": \"");
+      p = put_str(p, graph_role_str(tk->role, role, sizeof role));
+      *p++ = '"';
+    }
     if (tk->kind == TK_KERNEL && tk->m) {
       p = PUT(p, ", \"shape\": \"");
       if (tk->batch > 1) {
@@ -1443,6 +1601,7 @@ static bool write_chrome(const struct trace *t, struct outfile *out)
   }
   chrome_flows(t, w, &any);
   chrome_counters(t, w, &any);
+  chrome_memory(t, w, &any);
   p = tw_begin(w);
   if (any)
     p = PUT(p, "\n");

@@ -61,6 +61,17 @@ void trace_add_flow(struct trace *t, long src, long dst, int same_node,
 void trace_add_flow_part(struct trace *t, long src, long dst, int same_node,
                          double bytes, double start_s, double end_s);
 
+/* Give the ranks of pipeline stage `stage` a Chrome counter "memory GB":
+ * `fixed_bytes` all along (weights, gradients, optimizer state, buffers),
+ * plus `chunk_bytes` for each micro-batch chunk whose forward has started
+ * and whose backward has not ended (the activations it stores), plus
+ * `transient_bytes` while a backward runs (the layer a full recomputation
+ * re-materializes, the logits kept for the loss's backward).  These are
+ * workloads/accounting.c's terms, so that the counter's maximum is
+ * memory_per_gpu's total for that stage.  Set before writing. */
+void trace_set_memory(struct trace *t, long stage, double fixed_bytes,
+                      double chunk_bytes, double transient_bytes);
+
 /* The ranks kept (one byte each, nonzero: kept), or NULL: all; borrowed
  * until trace_free or the next trace_select. */
 const unsigned char *trace_kept(const struct trace *t);

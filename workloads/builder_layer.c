@@ -484,9 +484,14 @@ static double linear_rows(const struct ctx *c, const struct lweight *w)
 static long linear_gemm(struct ctx *c, const struct lweight *w, int phase,
                         long l, double M, double N, double K, bool wgrad)
 {
-  if (w->routed)
-    return ffn_gemm(c, phase, l, M, N, K, wgrad);
-  return bld_gemm(c, phase, l, M, N, K);
+  long i = w->routed ? ffn_gemm(c, phase, l, M, N, K, wgrad)
+                     : bld_gemm(c, phase, l, M, N, K);
+  graph_set_role(c->g, c->s, i,
+                 graph_role(w->name, w->routed,
+                            phase != PH_BWD ? GP_FWD
+                            : wgrad         ? GP_WGRAD
+                                            : GP_DGRAD));
+  return i;
 }
 
 /* MLA's norms of the compressed q and kv (layer.h, LS_LATENT_NORM), over
@@ -861,7 +866,8 @@ static void head_fwd(struct ctx *c)
   double V = (double)model_vocab_rows(c->m), t = c->t;
   norm_pass(c, PH_FWD, -1, c->T_local, false);
   sp_gather(c, PH_FWD, -1);
-  bld_gemm(c, PH_FWD, -1, c->T, V / t, c->h);
+  graph_set_role(c->g, c->s, bld_gemm(c, PH_FWD, -1, c->T, V / t, c->h),
+                 graph_role("lm_head", false, GP_FWD));
   bld_loss_kernel(c, PH_FWD);
   /* Vocabulary-parallel cross-entropy: max, target logit, sum of exp. */
   for (int i = 0; t > 1 && i < 3; i++)
@@ -873,8 +879,10 @@ static long head_bwd(struct ctx *c)
 {
   double V = (double)model_vocab_rows(c->m), t = c->t;
   bld_loss_kernel(c, PH_BWD);
-  bld_gemm(c, PH_BWD, -1, c->T, c->h, V / t);
+  graph_set_role(c->g, c->s, bld_gemm(c, PH_BWD, -1, c->T, c->h, V / t),
+                 graph_role("lm_head", false, GP_DGRAD));
   long w = bld_gemm(c, PH_BWD, -1, V / t, c->h, c->T);
+  graph_set_role(c->g, c->s, w, graph_role("lm_head", false, GP_WGRAD));
   tp_reduce(c, PH_BWD, -1);
   norm_pass(c, PH_BWD, -1, c->T_local, true);
   return w;

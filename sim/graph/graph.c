@@ -42,6 +42,57 @@ const char *group_kind_name(enum group_kind k) { return group_kinds[k]; }
 const char *phase_name(enum phase p) { return phases[p]; }
 const char *stream_name(enum stream s) { return streams[s]; }
 
+/* GEMM roles (graph.h): index + 1 is the role's name bits. */
+static const char *const role_names[] = {
+    "qkv",        "proj",       "fc1",        "fc2",        "router",
+    "expert_fc1", "expert_fc2", "shared_fc1", "shared_fc2", "q_down",
+    "q_up",       "q",          "kv_down",    "kv_up",      "lm_head"};
+#define N_ROLES ((int)(sizeof role_names / sizeof *role_names))
+static const char *const passes[GP_COUNT] = {"fwd", "dgrad", "wgrad"};
+
+uint8_t graph_role(const char *name, bool routed, enum gemm_pass pass)
+{
+  char buf[32];
+  if (routed) { /* the routed experts' fc1/fc2 */
+    snprintf(buf, sizeof buf, "expert_%s", name);
+    name = buf;
+  }
+  for (int i = 0; i < N_ROLES; i++)
+    if (strcmp(role_names[i], name) == 0)
+      return (uint8_t)((i + 1) | (int)pass << 6);
+  return 0;
+}
+
+const char *graph_role_str(uint8_t role, char *buf, size_t n)
+{
+  int i = (role & 0x3f) - 1, pass = role >> 6;
+  if (i < 0 || i >= N_ROLES || pass >= GP_COUNT) {
+    snprintf(buf, n, "%s", "");
+    return buf;
+  }
+  snprintf(buf, n, "%s.%s", role_names[i], passes[pass]);
+  return buf;
+}
+
+uint8_t graph_role_parse(const char *s)
+{
+  const char *dot = strrchr(s, '.');
+  if (!dot)
+    return 0;
+  for (int p = 0; p < GP_COUNT; p++)
+    if (strcmp(dot + 1, passes[p]) == 0)
+      for (int i = 0; i < N_ROLES; i++)
+        if (strlen(role_names[i]) == (size_t)(dot - s) &&
+            strncmp(role_names[i], s, (size_t)(dot - s)) == 0)
+          return (uint8_t)((i + 1) | p << 6);
+  return 0;
+}
+
+void graph_set_role(struct graph *g, long s, long i, uint8_t role)
+{
+  g->prog[s].tasks[i].role = role;
+}
+
 struct graph *graph_new(long stages)
 {
   struct graph *g = xcalloc(1, sizeof *g);
@@ -167,12 +218,16 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
     fprintf(f, "stage %ld tasks %ld deps %ld\n", s, p->n, p->ndeps);
     for (long i = 0; i < p->n; i++) {
       const struct task *t = &p->tasks[i];
+      char rb[32]; /* a GEMM's role in the group column ("-": none) */
       const char *op = t->kind == TK_KERNEL ? kernel_kinds[t->op]
                        : t->kind == TK_COLL ? coll_ops[t->op]
                                             : "p2p";
       fprintf(f, "%s %s %s %s %s %d %d %d %d %u %u %u %u", task_kinds[t->kind],
               op, streams[t->stream], phases[t->phase],
-              t->kind == TK_COLL ? group_kinds[t->group] : "-", t->peer,
+              t->kind == TK_COLL ? group_kinds[t->group]
+              : t->role          ? graph_role_str(t->role, rb, sizeof rb)
+                                 : "-",
+              t->peer,
               t->chunk, t->mb, t->layer, t->m, t->n, t->k, t->batch);
       put_num(f, t->flops);
       put_num(f, t->bytes);
@@ -296,8 +351,15 @@ static int read_task(struct reader *r, struct graph *g, long s, char *line)
     return rerr(r, "unknown phase '%s'", w ? w : "");
   t.phase = (uint8_t)ph;
   w = word(&p);
+  /* A GEMM's role shares the group column (written only where set). */
   int gr = !w ? -1 : k == TK_COLL ? lookup(group_kinds, GK_COUNT, w)
-                                   : (strcmp(w, "-") == 0 ? 0 : -1);
+           : strcmp(w, "-") == 0 ? 0
+           : k == TK_KERNEL && (op == KK_GEMM || op == KK_GGEMM)
+               ? (graph_role_parse(w) ? graph_role_parse(w) : -1)
+               : -1;
+  if (gr < 0 && w && k == TK_KERNEL)
+    return rerr(r, "unknown GEMM role '%s' (want NAME.fwd, NAME.dgrad or "
+                "NAME.wgrad on a gemm or ggemm, or -)", w);
   if (gr < 0)
     return rerr(r, "unknown group '%s'", w ? w : "");
   if (k == TK_COLL && gr >= GK_T3X && gr <= GK_T3Z && g->layout.t3[0] == 0)

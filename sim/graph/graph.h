@@ -23,6 +23,7 @@
 #define WEFT_GRAPH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/base/err.h"
@@ -68,7 +69,12 @@ struct task {
   uint8_t op;     /* enum kernel_kind or enum coll_op */
   uint8_t stream; /* enum stream */
   uint8_t phase;  /* enum phase */
-  uint8_t group;  /* enum group_kind, collectives */
+  union {
+    uint8_t group; /* collectives: enum group_kind */
+    uint8_t role;  /* GEMMs: which linear and pass (graph_role, 0: none);
+                      in the byte a kernel leaves unused, so the struct
+                      keeps its 56 bytes */
+  };
   union {
     int8_t peer;      /* send/recv: +1 next virtual stage, -1 previous */
     int8_t sms_held;  /* kernel: SMs a communication kernel beside it
@@ -136,6 +142,26 @@ static inline uint32_t graph_host_of(const struct program *p, long task)
 #define GRAPH_ALL_PHASES ((1 << PH_COUNT) - 1)
 double graph_total_flops(const struct graph *g, int phase_mask);
 long graph_total_tasks(const struct graph *g);
+
+/* A GEMM's role: which weight of the layer it multiplies (the names of
+ * workloads/layer.c's linears: "qkv", "proj", "fc1", "fc2", "router", the
+ * routed experts' "expert_fc1"/"expert_fc2", "shared_fc1"/"shared_fc2",
+ * MLA's "q_down", "q_up", "q", "kv_down", "kv_up", and "lm_head") and in
+ * which pass: the forward (or its recomputation), the data gradient or the
+ * weight gradient (Megatron-LM's LinearWithGradAccumulationAndAsyncComm
+ * backward: grad_input = grad_output @ W, grad_weight = grad_output^T @ x).
+ * Packed in a byte: bits 0-5 the name (1-based), bits 6-7 the pass. */
+enum gemm_pass { GP_FWD, GP_DGRAD, GP_WGRAD, GP_COUNT };
+/* The role of weight `name` in `pass` (routed: one of the routed experts'
+ * weights); 0 when `name` is not a known linear. */
+uint8_t graph_role(const char *name, bool routed, enum gemm_pass pass);
+/* Write role `role` as "NAME.PASS" (e.g. "fc1.wgrad") into buf[n];
+ * returns buf, or "" for role 0. */
+const char *graph_role_str(uint8_t role, char *buf, size_t n);
+/* Parse "NAME.PASS"; returns the role, or 0 when it names none. */
+uint8_t graph_role_parse(const char *s);
+/* Give task `i` of program `s` role `role` (a GEMM's; graph_role). */
+void graph_set_role(struct graph *g, long s, long i, uint8_t role);
 
 const char *task_kind_name(enum task_kind k);
 const char *kernel_kind_name(enum kernel_kind k);
