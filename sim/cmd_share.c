@@ -110,13 +110,14 @@ static int parse_nodes(struct share_job *J, int idx, const char *s, size_t len,
     if (*end && *end != ',')
       goto bad;
     if (b >= nodes)
-      return cli_usage("job %d (%s): node %ld is not on the cluster, whose "
-                       "nodes are 0 to %d", idx + 1, J->spec, b, nodes - 1);
+      return cli_usage("job %d (nodes %s): node %ld is not on the cluster, "
+                       "whose nodes are 0 to %d", idx + 1, J->nodes_text, b,
+                       nodes - 1);
     for (long n = a; n <= b; n++) {
       for (int k = 0; k < J->nnodes; k++)
         if (J->nodes[k] == n)
-          return cli_usage("job %d (%s): node %ld is listed twice", idx + 1,
-                           J->spec, n);
+          return cli_usage("job %d (nodes %s): node %ld is listed twice",
+                           idx + 1, J->nodes_text, n);
       J->nodes[J->nnodes++] = (int)n;
     }
     p = *end ? end + 1 : end;
@@ -127,8 +128,8 @@ static int parse_nodes(struct share_job *J, int idx, const char *s, size_t len,
     goto bad;
   return 0;
 bad:
-  return cli_usage("job %d (%s): '%s' is not a list of nodes such as 0-3,8",
-                   idx + 1, J->spec, J->nodes_text);
+  return cli_usage("job %d: '%s' is not a list of nodes such as 0-3,8",
+                   idx + 1, J->nodes_text);
 }
 
 /* The words of the job's run command line; settings of the cluster and
@@ -162,14 +163,16 @@ static int split_words(struct share_job *J, int idx, const char *s)
     if (ok)
       continue;
     if (!strcmp(name, "cluster") || !strcmp(name, "catalog") ||
-        !strcmp(name, "scale") || opts_is_setting(OPTS_CLUSTER, name) ||
-        (opts_own(&cmd_run_spec, name) && !opts_is_setting(OPTS_WORKLOAD,
-                                                           name)))
-      return cli_usage("job %d (%s): --%s is not a job's: give the "
-                       "cluster's settings to weft share, once for every "
-                       "job; a job takes a workload, model and plan "
+        !strcmp(name, "scale") || opts_is_setting(OPTS_CLUSTER, name))
+      return cli_usage("job %d (nodes %s): --%s is the cluster's: give it "
+                       "to weft share, once for every job", idx + 1,
+                       J->nodes_text, name);
+    if (opts_own(&cmd_run_spec, name) && !opts_is_setting(OPTS_WORKLOAD,
+                                                          name))
+      return cli_usage("job %d (nodes %s): --%s is not a job's option "
+                       "here: a job takes a workload file, model and plan "
                        "settings, --collective, --fidelity and --force",
-                       idx + 1, J->spec, name);
+                       idx + 1, J->nodes_text, name);
   }
   return 0;
 }
@@ -182,8 +185,9 @@ static int resolve_job(struct share_job *J, int idx, const struct opts *o,
   char flags[OPTS_MAX_SET][OPTS_MAX_NAME + 2];
   int n = 0;
   if (J->nwords + 2 * (o->n_catalogs + o->n_set) + 5 > WEFT_MAX_ARGS)
-    return cli_usage("job %d (%s): more than %d words with the cluster's "
-                     "settings", idx + 1, J->spec, WEFT_MAX_ARGS);
+    return cli_usage("job %d (nodes %s): more than %d words with the "
+                     "cluster's settings", idx + 1, J->nodes_text,
+                     WEFT_MAX_ARGS);
   argv[n++] = "run";
   for (int k = 0; k < J->nwords; k++)
     argv[n++] = J->words[k];
@@ -210,22 +214,23 @@ static int resolve_job(struct share_job *J, int idx, const struct opts *o,
     J->argv[J->argc] = xstrdup(argv[J->argc]);
   int rc;
   if (cmd_run_args(n, J->argv, &J->a, &rc)) {
-    fprintf(stderr, "weft: (in job %d: %s)\n", idx + 1, J->spec);
+    fprintf(stderr, "weft: (in job %d, nodes %s)\n", idx + 1,
+            J->nodes_text);
     return rc ? rc : 2;
   }
   J->have_args = true;
   const struct cluster *jc = &J->a.c;
   if (jc->gpus_per_node != c->gpus_per_node ||
       strcmp(jc->node_type, c->node_type) || jc->nodes != J->nnodes)
-    return cli_usage("job %d (%s): its cluster is %d nodes of %d x %s, not "
-                     "%d of the shared cluster's nodes of %d x %s (does its "
-                     "workload file name another cluster?)", idx + 1,
-                     J->spec, jc->nodes, jc->gpus_per_node, jc->node_type,
+    return cli_usage("job %d (nodes %s): its cluster is %d nodes of %d x "
+                     "%s, not %d of the shared cluster's nodes of %d x %s "
+                     "(does its workload file name another cluster?)",
+                     idx + 1, J->nodes_text, jc->nodes, jc->gpus_per_node, jc->node_type,
                      J->nnodes, c->gpus_per_node, c->node_type);
   long gpus = (long)J->nnodes * c->gpus_per_node;
   if (J->a.w.plan.gpus != gpus)
-    return cli_usage("job %d (%s): its plan takes %ld GPUs, its %d nodes "
-                     "hold %ld", idx + 1, J->spec, J->a.w.plan.gpus,
+    return cli_usage("job %d (nodes %s): its plan takes %ld GPUs, its %d "
+                     "nodes hold %ld", idx + 1, J->nodes_text, J->a.w.plan.gpus,
                      J->nnodes, gpus);
   return 0;
 }
@@ -345,16 +350,17 @@ int cmd_share(int argc, char **argv)
     for (int k = 0; !rc && k < J[j].nnodes; k++) {
       int nd = J[j].nodes[k];
       if (owner[nd])
-        rc = cli_usage("job %d (%s): node %d is job %d's already: jobs "
-                       "take disjoint nodes", j + 1, J[j].spec, nd,
-                       owner[nd]);
+        rc = cli_usage("job %d (nodes %s): node %d is job %d's already: "
+                       "jobs take disjoint nodes", j + 1, J[j].nodes_text,
+                       nd, owner[nd]);
       owner[nd] = j + 1;
     }
     if (!rc)
       rc = split_words(&J[j], j, colon + 1);
     if (!rc && J[j].nwords == 0)
-      rc = cli_usage("job %d (%s): no job after the nodes: a workload file "
-                     "or model and plan settings", j + 1, J[j].spec);
+      rc = cli_usage("job %d (nodes %s): no job after the nodes: a "
+                     "workload file or model and plan settings", j + 1,
+                     J[j].nodes_text);
   }
   for (int j = 0; j < n && !rc; j++)
     rc = resolve_job(&J[j], j, &o, &c);
