@@ -285,16 +285,18 @@ static void print_results(const struct share_job *J, int n,
          "its nodes and\nwhile all run (mean of the iterations that ended by "
          "the time every job had %ld)\n", n, c->name, c->nodes,
          c->gpus_per_node, c->gpu.name, steps);
-  printf("  %-4s %-14s %6s %-3s %-3s %-3s %-12s %10s %10s %9s %6s\n", "job",
-         "model", "GPUs", "TP", "PP", "DP", "nodes", "alone s", "shared s",
-         "slowdown", "iters");
+  printf("  %-4s %-14s %6s %-3s %-3s %-3s %10s %10s %9s %7s  %s\n", "job",
+         "model", "GPUs", "TP", "PP", "DP", "alone s", "shared s",
+         "slowdown", "iters", "nodes");
   for (int j = 0; j < n; j++) {
     const struct plan *p = &J[j].a.w.plan;
-    printf("  %-4d %-14s %6ld %-3ld %-3ld %-3ld %-12s %10.4f %10.4f %8.2f%% "
-           "%3ld/%ld\n", j + 1, J[j].a.w.model.name, p->gpus, p->tp, p->pp,
-           p->dp, J[j].nodes_text, J[j].alone.mean_s, J[j].shared.mean_s,
-           100 * slowdown(&J[j]),
-           J[j].shared.counted, J[j].shared.iterations);
+    char it[48];
+    snprintf(it, sizeof it, "%ld/%ld", J[j].shared.counted,
+             J[j].shared.iterations);
+    printf("  %-4d %-14s %6ld %-3ld %-3ld %-3ld %10.4f %10.4f %8.2f%% %7s  "
+           "%s\n", j + 1, J[j].a.w.model.name, p->gpus, p->tp, p->pp, p->dp,
+           J[j].alone.mean_s, J[j].shared.mean_s, 100 * slowdown(&J[j]), it,
+           J[j].nodes_text);
   }
 }
 
