@@ -70,7 +70,12 @@ struct share_job {
   const char *spec;     /* as given */
   int *nodes, nnodes;   /* the fabric's nodes, in the job's order */
   char *nodes_text;     /* the list as given (owned) */
-  char count[16];       /* their count, the job's --nodes */
+  char count[16];       /* its racks' count, the job's --nodes */
+  /* By the job's node: the fabric's node (a rack on racks of trays) and
+   * the position of each GPU in it; G GPUs per job node. */
+  int *racks, nracks, G;
+  int *slot;            /* nracks x G: GPU index inside the fabric node */
+  char per[16];         /* G, the job's --gpus-per-node on trays */
   char **argv;          /* the run command line parsed (owned copies) */
   int argc;
   char **words;         /* the run command line (owned) */
@@ -84,6 +89,8 @@ struct share_job {
 
 /* "0-3,8": the nodes of the fabric, each below `nodes`; an error names
  * the job. */
+static const char *unit; /* "node", or "tray" on racks of trays */
+
 static int parse_nodes(struct share_job *J, int idx, const char *s, size_t len,
                        int nodes)
 {
@@ -110,14 +117,14 @@ static int parse_nodes(struct share_job *J, int idx, const char *s, size_t len,
     if (*end && *end != ',')
       goto bad;
     if (b >= nodes)
-      return cli_usage("job %d (nodes %s): node %ld is not on the cluster, "
-                       "whose nodes are 0 to %d", idx + 1, J->nodes_text, b,
-                       nodes - 1);
+      return cli_usage("job %d (%ss %s): %s %ld is not on the cluster, "
+                       "whose %ss are 0 to %d", idx + 1, unit, J->nodes_text,
+                       unit, b, unit, nodes - 1);
     for (long n = a; n <= b; n++) {
       for (int k = 0; k < J->nnodes; k++)
         if (J->nodes[k] == n)
-          return cli_usage("job %d (nodes %s): node %ld is listed twice",
-                           idx + 1, J->nodes_text, n);
+          return cli_usage("job %d (%ss %s): %s %ld is listed twice",
+                           idx + 1, unit, J->nodes_text, unit, n);
       J->nodes[J->nnodes++] = (int)n;
     }
     p = *end ? end + 1 : end;
@@ -128,8 +135,50 @@ static int parse_nodes(struct share_job *J, int idx, const char *s, size_t len,
     goto bad;
   return 0;
 bad:
-  return cli_usage("job %d: '%s' is not a list of nodes such as 0-3,8",
-                   idx + 1, J->nodes_text);
+  return cli_usage("job %d: '%s' is not a list of %ss such as 0-3,8",
+                   idx + 1, J->nodes_text, unit);
+}
+
+/* The job's nodes: the fabric's nodes as listed; on racks of trays
+ * (`tray` GPUs each, `rack` trays per rack), the racks of its trays in
+ * the order they first appear, each holding the same number of them. */
+static int job_racks(struct share_job *J, int idx, const struct cluster *c)
+{
+  J->racks = xcalloc((size_t)J->nnodes, sizeof *J->racks);
+  int tray = c->tray, per = tray ? c->rack_gpus / tray : 1;
+  int *cnt = xcalloc((size_t)J->nnodes, sizeof *cnt);
+  for (int k = 0; k < J->nnodes; k++) {
+    int rk = J->nodes[k] / per, i = 0;
+    while (i < J->nracks && J->racks[i] != rk)
+      i++;
+    if (i == J->nracks)
+      J->racks[J->nracks++] = rk;
+    cnt[i]++;
+  }
+  int bad = 0;
+  for (int i = 1; i < J->nracks; i++)
+    if (cnt[i] != cnt[0])
+      bad = i;
+  int t0 = cnt[0], tb = cnt[bad];
+  free(cnt);
+  if (bad)
+    return cli_usage("job %d (trays %s): %d trays in rack %d, %d in rack "
+                     "%d: a job takes as many trays in each of its racks",
+                     idx + 1, J->nodes_text, t0, J->racks[0], tb,
+                     J->racks[bad]);
+  J->G = tray ? t0 * tray : c->gpus_per_node;
+  J->slot = xcalloc((size_t)J->nracks * (size_t)J->G, sizeof *J->slot);
+  int *fill = xcalloc((size_t)J->nracks, sizeof *fill);
+  for (int k = 0; k < J->nnodes; k++) {
+    int rk = J->nodes[k] / per, i = 0;
+    while (J->racks[i] != rk)
+      i++;
+    for (int g = 0; g < (tray ? tray : J->G); g++)
+      J->slot[i * J->G + fill[i]++] =
+          tray ? (J->nodes[k] % per) * tray + g : g;
+  }
+  free(fill);
+  return 0;
 }
 
 /* The words of the job's run command line; settings of the cluster and
@@ -184,7 +233,7 @@ static int resolve_job(struct share_job *J, int idx, const struct opts *o,
   const char *argv[WEFT_MAX_ARGS + 1];
   char flags[OPTS_MAX_SET][OPTS_MAX_NAME + 2];
   int n = 0;
-  if (J->nwords + 2 * (o->n_catalogs + o->n_set) + 5 > WEFT_MAX_ARGS)
+  if (J->nwords + 2 * (o->n_catalogs + o->n_set) + 7 > WEFT_MAX_ARGS)
     return cli_usage("job %d (nodes %s): more than %d words with the "
                      "cluster's settings", idx + 1, J->nodes_text,
                      WEFT_MAX_ARGS);
@@ -198,15 +247,23 @@ static int resolve_job(struct share_job *J, int idx, const struct opts *o,
     argv[n++] = o->catalogs[k];
   }
   for (int k = 0; k < o->n_set; k++) {
-    if (!strcmp(o->set[k].name, "nodes") || !strcmp(o->set[k].name, "gpus"))
+    const char *nm = o->set[k].name;
+    if (!strcmp(nm, "nodes") || !strcmp(nm, "gpus") ||
+        (c->tray && (!strcmp(nm, "gpus-per-node") ||
+                     !strcmp(nm, "gpus_per_node"))))
       continue; /* the job's own */
     snprintf(flags[k], sizeof flags[k], "--%s", o->set[k].name);
     argv[n++] = flags[k];
     argv[n++] = o->set[k].value;
   }
-  snprintf(J->count, sizeof J->count, "%d", J->nnodes);
+  snprintf(J->count, sizeof J->count, "%d", J->nracks);
   argv[n++] = "--nodes";
   argv[n++] = J->count;
+  if (c->tray) { /* its trays of each rack: its NVLink domain */
+    snprintf(J->per, sizeof J->per, "%d", J->G);
+    argv[n++] = "--gpus-per-node";
+    argv[n++] = J->per;
+  }
   argv[n] = NULL;
   /* Copies: opts_parse takes argv as a command line's, not const. */
   J->argv = xcalloc((size_t)n + 1, sizeof *J->argv);
@@ -220,18 +277,19 @@ static int resolve_job(struct share_job *J, int idx, const struct opts *o,
   }
   J->have_args = true;
   const struct cluster *jc = &J->a.c;
-  if (jc->gpus_per_node != c->gpus_per_node ||
-      strcmp(jc->node_type, c->node_type) || jc->nodes != J->nnodes)
-    return cli_usage("job %d (nodes %s): its cluster is %d nodes of %d x "
+  if (jc->gpus_per_node != J->G || strcmp(jc->node_type, c->node_type) ||
+      jc->nodes != J->nracks)
+    return cli_usage("job %d (%ss %s): its cluster is %d nodes of %d x "
                      "%s, not %d of the shared cluster's nodes of %d x %s "
                      "(does its workload file name another cluster?)",
-                     idx + 1, J->nodes_text, jc->nodes, jc->gpus_per_node, jc->node_type,
-                     J->nnodes, c->gpus_per_node, c->node_type);
-  long gpus = (long)J->nnodes * c->gpus_per_node;
+                     idx + 1, unit, J->nodes_text, jc->nodes,
+                     jc->gpus_per_node, jc->node_type, J->nracks, J->G,
+                     c->node_type);
+  long gpus = (long)J->nracks * J->G;
   if (J->a.w.plan.gpus != gpus)
-    return cli_usage("job %d (nodes %s): its plan takes %ld GPUs, its %d "
-                     "nodes hold %ld", idx + 1, J->nodes_text, J->a.w.plan.gpus,
-                     J->nnodes, gpus);
+    return cli_usage("job %d (%ss %s): its plan takes %ld GPUs, its %d "
+                     "%ss hold %ld", idx + 1, unit, J->nodes_text,
+                     J->a.w.plan.gpus, J->nnodes, unit, gpus);
   return 0;
 }
 
@@ -263,8 +321,9 @@ static void print_results(const struct share_job *J, int n,
   if (json) {
     printf("{\"cluster\": ");
     print_json_str(c->name);
-    printf(", \"nodes\": %d, \"gpus_per_node\": %d, \"steps\": %ld, "
-           "\"jobs\": [", c->nodes, c->gpus_per_node, steps);
+    printf(", \"nodes\": %d, \"gpus_per_node\": %d, \"place_by\": \"%ss\", "
+           "\"steps\": %ld, \"jobs\": [", c->nodes, c->gpus_per_node, unit,
+           steps);
     for (int j = 0; j < n; j++) {
       const struct plan *p = &J[j].a.w.plan;
       printf("%s\n  {\"job\": %d, \"model\": ", j ? "," : "", j + 1);
@@ -287,7 +346,7 @@ static void print_results(const struct share_job *J, int n,
          c->gpus_per_node, c->gpu.name, steps);
   printf("  %-4s %-14s %6s %-3s %-3s %-3s %10s %10s %9s %7s  %s\n", "job",
          "model", "GPUs", "TP", "PP", "DP", "alone s", "shared s",
-         "slowdown", "iters", "nodes");
+         "slowdown", "iters", c->tray ? "trays" : "nodes");
   for (int j = 0; j < n; j++) {
     const struct plan *p = &J[j].a.w.plan;
     char it[48];
@@ -329,15 +388,16 @@ int cmd_share(int argc, char **argv)
     return cli_fail(&err);
   catalog_free(cat);
   if (c.tray && c.gpus_per_node < c.rack_gpus) {
-    fprintf(stderr, "weft: share: %s's jobs take whole racks of %d GPUs "
-            "here: trays of a rack shared between jobs are not modelled "
-            "yet (give the rack's %d GPUs per node)\n", c.name, c.rack_gpus,
-            c.rack_gpus);
+    fprintf(stderr, "weft: share: the cluster's racks are whole here (%d "
+            "GPUs each) and jobs take trays of them: give the racks with "
+            "--nodes, not part of each with --gpus\n", c.rack_gpus);
     return 2;
   }
+  unit = c.tray ? "tray" : "node";
+  int units = c.tray ? c.nodes * (c.rack_gpus / c.tray) : c.nodes;
   int n = o.n_files;
   struct share_job *J = xcalloc((size_t)n, sizeof *J);
-  int *owner = xcalloc((size_t)c.nodes, sizeof *owner);
+  int *owner = xcalloc((size_t)units, sizeof *owner);
   rc = 0;
   for (int j = 0; j < n && !rc; j++) {
     J[j].spec = o.files[j];
@@ -348,15 +408,17 @@ int cmd_share(int argc, char **argv)
       break;
     }
     rc = parse_nodes(&J[j], j, J[j].spec, (size_t)(colon - J[j].spec),
-                     c.nodes);
+                     units);
     for (int k = 0; !rc && k < J[j].nnodes; k++) {
       int nd = J[j].nodes[k];
       if (owner[nd])
-        rc = cli_usage("job %d (nodes %s): node %d is job %d's already: "
-                       "jobs take disjoint nodes", j + 1, J[j].nodes_text,
-                       nd, owner[nd]);
+        rc = cli_usage("job %d (%ss %s): %s %d is job %d's already: "
+                       "jobs take disjoint %ss", j + 1, unit,
+                       J[j].nodes_text, unit, nd, owner[nd], unit);
       owner[nd] = j + 1;
     }
+    if (!rc)
+      rc = job_racks(&J[j], j, &c);
     if (!rc)
       rc = split_words(&J[j], j, colon + 1);
     if (!rc && J[j].nwords == 0)
@@ -377,11 +439,13 @@ int cmd_share(int argc, char **argv)
       rc = cli_fail(&err);
       break;
     }
+    /* Rank r on GPU r % G of the job's (r / G)-th node (its trays of
+     * that rack in the order listed). */
     long ranks = J[j].a.w.plan.gpus;
-    int G = c.gpus_per_node;
+    int G = J[j].G, R = c.gpus_per_node;
     J[j].place = xcalloc((size_t)ranks, sizeof *J[j].place);
     for (long r = 0; r < ranks; r++)
-      J[j].place[r] = J[j].nodes[r / G] * G + (int)(r % G);
+      J[j].place[r] = J[j].racks[r / G] * R + J[j].slot[r];
   }
   struct engine_job *ej = xcalloc((size_t)n, sizeof *ej);
   for (int j = 0; j < n && !rc; j++)
@@ -426,6 +490,8 @@ int cmd_share(int argc, char **argv)
     free(J[j].words);
     free(J[j].nodes);
     free(J[j].nodes_text);
+    free(J[j].racks);
+    free(J[j].slot);
   }
   free(owner);
   free(J);

@@ -66,5 +66,31 @@ if bad:
 PY
 if [ ! -s "$tmp/check" ]; then ok; else ko "share oversub: $(cat "$tmp/check")"; fi
 
+# Racks of trays (GB200 NVL72: 18 trays of 4 GPUs): jobs take trays,
+# numbered rack by rack; a job's NVLink domain is its trays of a rack.
+T='--model llama3-8b --tp 4 --global-batch 36 --seq 4096'
+N='--cluster gb200-nvl72 --nodes 2'
+expect 2 "weft: job 1 (trays 0-4,18-21): 5 trays in rack 0, 4 in rack 1: a job takes as many trays in each of its racks" share $N "0-4,18-21:$T"
+expect 2 "weft: job 1 (trays 0-36): tray 36 is not on the cluster, whose trays are 0 to 35" share $N "0-36:$T"
+expect 2 "weft: job 2 (trays 8-9): tray 8 is job 1's already: jobs take disjoint trays" share $N "0-8:$T" "8-9:$T"
+expect 2 "weft: share: the cluster's racks are whole here (72 GPUs each) and jobs take trays of them: give the racks with --nodes, not part of each with --gpus" share --cluster gb200-nvl72 --gpus 36 "0-8:$T"
+# Nine trays in the middle of a rack, alone: the same time as weft run
+# of the job on a rack of its 36 GPUs (every rank simulated).
+"$weft" run --cluster gb200-nvl72 --gpus 36 --nodes 1 $T --every-rank --json 2>"$tmp/err" |
+  grep -o '"iteration_time_s": [0-9.e-]*' | sed 's/.*: //' >"$tmp/run"
+"$weft" share $N "4-12:$T" "13-16,18-21:--model llama3-8b --tp 4 --global-batch 32 --seq 4096" --json 2>>"$tmp/err" >"$tmp/trays.json"
+python3 - "$tmp/trays.json" "$(cat "$tmp/run")" >"$tmp/check" 2>&1 <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = []
+if j["place_by"] != "trays":
+    bad.append("place_by %r" % j["place_by"])
+if "%.9g" % j["jobs"][0]["alone_s"] != "%.9g" % float(sys.argv[2]):
+    bad.append("alone %r, run %s" % (j["jobs"][0]["alone_s"], sys.argv[2]))
+if bad:
+    print("\n".join(bad))
+PY
+if [ ! -s "$tmp/check" ] && [ ! -s "$tmp/err" ]; then ok; else ko "share trays: $(cat "$tmp/check" "$tmp/err")"; fi
+
 echo "share: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
