@@ -14,6 +14,14 @@
  * a scheduler's allocation is for NCCL.  Its rank r runs on the r % G-th
  * GPU of its (r / G)-th node in the list (G GPUs per node).
  *
+ * Racks of trays (a node type with tray=, such as GB200 NVL72: 18 trays of
+ * 4 GPUs, one NVLink domain per rack; issue 38, item 4): the cluster's
+ * nodes are whole racks and a job's list names trays, numbered rack by
+ * rack, as many in each of its racks; the job sees each of its racks as a
+ * node of its trays' GPUs (--gpus-per-node), as `weft run` sees a job on
+ * part of each rack (platforms/cluster.c, tray_split), so jobs share a
+ * rack's NVLink domain, each GPU on its own NVLink ports and NIC.
+ *
  * Step times: engine_run_shared (engine.h) replays each job's iteration
  * back to back until every job has completed --steps of them, and
  * measures each job over the iterations that ended by then: all of them
@@ -59,11 +67,15 @@ const struct opts_spec cmd_share_spec = {
     "without cluster settings (a workload file, model and plan settings,\n"
     "--collective, --fidelity, --force), quoted as one argument.  The\n"
     "cluster settings given here hold for every job; each job's plan is\n"
-    "resolved against its own nodes.  Every rank and flow is simulated.",
+    "resolved against its own nodes.  On racks of trays (gb200-nvl72, the\n"
+    "racks whole with --nodes) jobs take trays, numbered rack by rack, as\n"
+    "many in each of their racks: several jobs share a rack's NVLink domain.\n"
+    "Every rank and flow is simulated.",
     "  weft share --cluster h100-oversub --nodes 8 \\\n"
     "      '0-3:--model llama3-8b --tp 8 --global-batch 64' \\\n"
     "      '4-7:--model llama3-8b --tp 8 --global-batch 64'\n"
-    "  weft share --cluster dgx-h100 --nodes 4 0-1:a.xml 2-3:b.xml --json\n"};
+    "  weft share --cluster dgx-h100 --nodes 4 0-1:a.xml 2-3:b.xml --json\n"
+    "  weft share --cluster gb200-nvl72 --nodes 2 0-8:a.xml 9-17,18-26:b.xml\n"};
 
 /* One job of the command line. */
 struct share_job {
