@@ -405,6 +405,15 @@ int cmd_share(int argc, char **argv)
             "--nodes, not part of each with --gpus\n", c.rack_gpus);
     return 2;
   }
+  /* Settings whose ranks or nodes are one job's: which job's is not
+   * defined here (each job's list is its placement). */
+  if (c.spread || c.random_seed)
+    return cli_usage("share: --placement places one job's nodes; here each "
+                     "job's list places it (spread one by listing nodes of "
+                     "alternate leaves)");
+  if (c.nslow_gpu || c.nslow_nic || c.gpu_sigma > 0)
+    return cli_usage("share: slow_gpu, slow_nic and gpu_sigma name one "
+                     "job's ranks: not with weft share");
   unit = c.tray ? "tray" : "node";
   int units = c.tray ? c.nodes * (c.rack_gpus / c.tray) : c.nodes;
   int n = o.n_files;

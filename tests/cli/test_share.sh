@@ -26,6 +26,8 @@ expect 2 "weft: job 1 (nodes 0-1): --cluster is the cluster's: give it to weft s
 expect 2 "weft: job 1 (nodes 0-1): --json is not a job's option here: a job takes a workload file, model and plan settings, --collective, --fidelity and --force" share $H "0-1:$J --json"
 expect 2 "weft: job 1 (nodes 0): no job after the nodes: a workload file or model and plan settings" share $H "0:"
 expect 2 "weft: --steps: '0' is not a whole number from 1 to 100" share $H --steps 0 "0:$J"
+expect 2 "weft: share: --placement places one job's nodes; here each job's list places it (spread one by listing nodes of alternate leaves)" share $H --placement spread "0-1:$J"
+expect 2 "weft: share: slow_gpu, slow_nic and gpu_sigma name one job's ranks: not with weft share" share $H --gpu-sigma 0.01 "0-1:$J"
 expect 1 "weft: --gpus: 32 GPUs contradict --nodes (2 nodes of 8 GPUs)
 weft: (in job 1, nodes 0-1)" share $H "0-1:$J --gpus 32"
 
