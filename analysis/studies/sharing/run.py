@@ -10,11 +10,14 @@ contrast, non-blocking ones; each mix of jobs in three placements:
   spread  each job's nodes alternating between the leaves (a ring crosses
           them at every step: the worst case of a scattered allocation)
 
+and the spread pair of TP 8 Llama 3 8B jobs against the uplinks'
+oversubscription (1 to 4).
+
 Each point is one `weft share ... --json` (each job alone on its nodes,
 then both together; every rank and flow simulated).  Writes
 OUTDIR/results.csv (one row per job and scenario), OUTDIR/report.txt and,
-with gnuplot, OUTDIR/slowdown.svg (with its .dat and .gp).  Standard
-library only.
+with gnuplot, OUTDIR/slowdown.svg and OUTDIR/oversub.svg (with their .dat
+and .gp).  Standard library only.
 """
 import csv
 import json
@@ -52,12 +55,14 @@ def placements():
 
 
 FABRICS = {"2:1": [], "1:1": ["--oversubscription", "1"]}
+# The uplinks' oversubscription, for the spread pair of 8b-tp8 jobs.
+OVERSUB = ["1", "1.5", "2", "3", "4"]
 
 
-def run(weft, fabric, mix, place):
+def run(weft, fabric, mix, place, flags=None):
     na, nb = placements()[place]
     cmd = [weft, "share", "--cluster", "h100-oversub", "--nodes",
-           str(2 * LEAF)] + FABRICS[fabric] + [
+           str(2 * LEAF)] + (FABRICS[fabric] if flags is None else flags) + [
         ",".join(map(str, na)) + ":" + " ".join(JOBS[mix[0]]),
         ",".join(map(str, nb)) + ":" + " ".join(JOBS[mix[1]]),
         "--json"]
@@ -87,6 +92,20 @@ def main():
                 print(fabric, mix, place,
                       ["%.2f%%" % (100 * j["slowdown"]) for j in jobs],
                       file=sys.stderr)
+    for ov in OVERSUB:
+        mix = ("8b-tp8", "8b-tp8")
+        jobs = run(weft, None, mix, "spread", ["--oversubscription", ov])
+        for k, j in enumerate(jobs):
+            rows.append({
+                "fabric": ov + ":1", "mix": "+".join(mix),
+                "placement": "spread", "job": k + 1, "config": mix[k],
+                "model": j["model"], "tp": j["tp"], "pp": j["pp"],
+                "dp": j["dp"], "alone_s": "%.6f" % j["alone_s"],
+                "shared_s": "%.6f" % j["shared_s"],
+                "slowdown_pct": "%.3f" % (100 * j["slowdown"]),
+                "iterations": j["iterations"], "measured": j["measured"]})
+        print("oversub", ov, ["%.2f%%" % (100 * j["slowdown"]) for j in jobs],
+              file=sys.stderr)
     with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -138,8 +157,28 @@ plot 'slowdown.dat' using 2:xtic(1) title 'packed (own leaf)', \\
      '' using 3 title 'split (half in each leaf)', \\
      '' using 4 title 'spread (alternating leaves)'
 """)
+    with open(os.path.join(outdir, "oversub.dat"), "w") as f:
+        f.write("# oversubscription alone_s shared_s, 8b-tp8 + 8b-tp8 spread "
+                "(job 1)\n")
+        for ov in OVERSUB:
+            r = next(r for r in rows if r["fabric"] == ov + ":1" and
+                     r["mix"] == "8b-tp8+8b-tp8" and r["job"] == 1 and
+                     r["placement"] == "spread")
+            f.write("%s %s %s\n" % (ov, r["alone_s"], r["shared_s"]))
+    with open(os.path.join(outdir, "oversub.gp"), "w") as f:
+        f.write("""set terminal svg size 720,440 font 'sans,11'
+set output 'oversub.svg'
+set title 'Two spread Llama 3 8B jobs (TP 8 x DP 16) against the uplinks oversubscription'
+set xlabel 'leaf uplink oversubscription (x:1)'
+set ylabel 'step time, s'
+set key top left
+set grid
+plot 'oversub.dat' using 1:2 with linespoints title 'alone', \\
+     '' using 1:3 with linespoints title 'shared'
+""")
     try:
         subprocess.run(["gnuplot", "slowdown.gp"], cwd=outdir, check=True)
+        subprocess.run(["gnuplot", "oversub.gp"], cwd=outdir, check=True)
     except (OSError, subprocess.CalledProcessError) as e:
         print("no plot: %s" % e, file=sys.stderr)
 
