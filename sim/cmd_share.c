@@ -399,12 +399,11 @@ int cmd_share(int argc, char **argv)
   if (opts_cluster(&o, "selene", &cat, &c, &err))
     return cli_fail(&err);
   catalog_free(cat);
-  if (c.tray && c.gpus_per_node < c.rack_gpus) {
-    fprintf(stderr, "weft: share: the cluster's racks are whole here (%d "
-            "GPUs each) and jobs take trays of them: give the racks with "
-            "--nodes, not part of each with --gpus\n", c.rack_gpus);
-    return 2;
-  }
+  if (c.tray && c.gpus_per_node < c.rack_gpus)
+    return cli_usage("share: the cluster's racks are whole here (%d GPUs "
+                     "each) and jobs take trays of them: give the racks "
+                     "with --nodes, not part of each with --gpus",
+                     c.rack_gpus);
   /* Settings whose ranks or nodes are one job's: which job's is not
    * defined here (each job's list is its placement). */
   if (c.spread || c.random_seed)
@@ -443,9 +442,9 @@ int cmd_share(int argc, char **argv)
     if (!rc)
       rc = split_words(&J[j], j, colon + 1);
     if (!rc && J[j].nwords == 0)
-      rc = cli_usage("job %d (nodes %s): no job after the nodes: a "
+      rc = cli_usage("job %d (%ss %s): no job after the %ss: a "
                      "workload file or model and plan settings", j + 1,
-                     J[j].nodes_text);
+                     unit, J[j].nodes_text, unit);
   }
   for (int j = 0; j < n && !rc; j++)
     rc = resolve_job(&J[j], j, &o, &c);
