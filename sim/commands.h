@@ -39,9 +39,10 @@ int cmd_list(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_share(int argc, char **argv);
 extern const struct opts_spec cmd_run_spec, cmd_coll_spec, cmd_platform_spec,
     cmd_graph_spec, cmd_list_spec, cmd_sweep_spec,
-    cmd_report_spec, cmd_plan_spec;
+    cmd_report_spec, cmd_plan_spec, cmd_share_spec;
 
 /* Monotonic wall-clock time in seconds (for elapsed times). */
 double cli_wall_s(void);

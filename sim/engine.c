@@ -68,7 +68,13 @@ void engine_params_default(struct engine_params *p)
   p->host_op_s = 0;
 }
 
-enum { TAG_KERNEL, TAG_INST, TAG_FLOW, TAG_KDYN, TAG_ISSUE };
+enum { TAG_KERNEL, TAG_INST, TAG_FLOW, TAG_KDYN, TAG_ISSUE, TAG_RESTART };
+
+/* A tag's type carries the index of its job above TAG_BITS (weft share:
+ * several replays in one SimGrid run, engine_run_shared); 0 for a job
+ * replayed alone, so its tags are what they always were. */
+#define TAG_BITS 4
+#define TAG_OF(E, t) ((t) | (E)->job << TAG_BITS)
 
 struct inst;
 
@@ -258,7 +264,30 @@ struct engine {
                          them (coll_model) */
   struct kdyn *kfree;  /* fired kernel-block tags, for reuse (a block may
                           be rescheduled at every communication event) */
+  /* Several jobs in one run (engine_run_shared; else 0 and NULL): this
+   * job's index, the fabric GPU of each of its ranks, what the jobs
+   * share, the tag of its restart, and its iterations' end times
+   * (absolute simulated time). */
+  int job;
+  const int *place;
+  struct shared *sh;
+  int rtag;
+  double *iter_end;
+  long niter, iter_cap;
 };
+
+/* Several jobs in one run (engine_run_shared). */
+struct shared {
+  int njobs;
+  struct engine **E;
+  long steps;      /* iterations each job must complete */
+  int unfinished;  /* jobs with fewer than `steps` complete */
+  double t_stop;   /* when the last of them completed its steps-th (absolute
+                      simulated time), -1 before */
+};
+
+static void shared_iteration_done(struct engine *E);
+static void shared_restart(struct engine *E);
 
 static int64_t crit_pack(long rank, long task)
 {
@@ -315,7 +344,7 @@ static struct inst *inst_get(struct engine *E, uint64_t a, uint64_t b,
       return i;
   /* One block: the instance, then its members' ranks and tasks. */
   struct inst *i = xcalloc(1, sizeof *i + 2 * (size_t)n * sizeof(int32_t));
-  i->type = TAG_INST;
+  i->type = TAG_OF(E, TAG_INST);
   i->k0 = a;
   i->k1 = b;
   i->k2 = c;
@@ -468,6 +497,8 @@ static void complete(struct engine *E, long rank, long task)
   E->cause = crit_pack(rank, task);
   try_advance(E, rank);
   E->cause = cause;
+  if (E->sh && E->tasks_done == E->tasks_total)
+    shared_iteration_done(E);
 }
 
 static void inst_complete(struct engine *E, struct inst *in)
@@ -726,7 +757,7 @@ static void block_schedule(struct engine *E, struct rank_state *r)
     E->kfree = k->next;
   else
     k = xmalloc(sizeof *k);
-  *k = (struct kdyn){TAG_KDYN, r->ktag.rank, r->ktag.task, ++r->kgen, NULL};
+  *k = (struct kdyn){TAG_OF(E, TAG_KDYN), r->ktag.rank, r->ktag.task, ++r->kgen, NULL};
   sgb_delay(block_left(E, r), k);
 }
 
@@ -810,7 +841,11 @@ static void flows_sample(struct engine *E)
 static void on_done(void *ctx, void *tag)
 {
   struct engine *E = ctx;
-  int type = *(int *)tag;
+  int type = *(int *)tag & ((1 << TAG_BITS) - 1);
+  if (type == TAG_RESTART) {
+    shared_restart(E);
+    return;
+  }
   if (type == TAG_KERNEL) {
     struct ktag *k = tag;
     complete(E, k->rank, k->task);
@@ -864,7 +899,7 @@ static void start_flow(struct engine *E, struct inst *in, long src, long dst,
   E->flows += in->copies > 1 ? in->copies : 1;
   if (E->p.on_flow) {
     struct ftag *f = xmalloc(sizeof *f);
-    *f = (struct ftag){TAG_FLOW, in, src, dst, wire_bytes, now(E), now(E),
+    *f = (struct ftag){TAG_OF(E, TAG_FLOW), in, src, dst, wire_bytes, now(E), now(E),
                        floor(wire_bytes + 0.5), -1};
     sgb_comm(E->hosts[src], E->hosts[dst], wire_bytes, f);
     if (E->p.on_flow_part &&
@@ -1319,6 +1354,9 @@ static int find_hosts(struct engine *E, struct weft_err *err)
 {
   E->hosts = xcalloc((size_t)E->nranks, sizeof *E->hosts);
   long ng = E->c->gpus > E->nranks ? E->c->gpus : E->nranks;
+  for (long r = 0; E->place && r < E->nranks; r++) /* a shared fabric's */
+    if (E->place[r] >= ng)
+      ng = E->place[r] + 1L;
   sg_host_t *by_gpu = xcalloc((size_t)ng, sizeof *by_gpu);
   size_t n = sg_host_count();
   sg_host_t *all = sg_host_list();
@@ -1330,7 +1368,7 @@ static int find_hosts(struct engine *E, struct weft_err *err)
   xbt_free(all);
   int rc = 0;
   for (long r = 0; r < E->nranks && !rc; r++) {
-    long gi = cluster_place_gpu(E->c, (int)r);
+    long gi = E->place ? E->place[r] : cluster_place_gpu(E->c, (int)r);
     E->hosts[r] = gi < ng ? by_gpu[gi] : NULL;
     if (!E->hosts[r])
       rc = weft_errf(err, WEFT_EINVAL, "the platform has no host gpu%ld", gi);
@@ -1362,7 +1400,7 @@ static int engine_setup(struct engine *E, const struct graph *g,
     layout_coords(&g->layout, r, co);
     struct rank_state *rs = &E->rs[r];
     rs->stage = (int32_t)co[PD_PP];
-    rs->ktag.type = TAG_KERNEL;
+    rs->ktag.type = TAG_OF(E, TAG_KERNEL);
     rs->ktag.rank = (int32_t)r;
     rs->rdone = xcalloc((size_t)E->st[rs->stage].len[ST_PP_RECV] + 1, 1);
     rs->slow = cluster_gpu_slowdown(c, (int)r);
@@ -1417,7 +1455,8 @@ static int engine_setup(struct engine *E, const struct graph *g,
     if (E->host) {
       rs->itag = xcalloc(ST_COUNT, sizeof *rs->itag);
       for (int k = 0; k < ST_COUNT; k++)
-        rs->itag[k] = (struct itag){TAG_ISSUE, (int32_t)E->sim[i], k};
+        rs->itag[k] = (struct itag){TAG_OF(E, TAG_ISSUE), (int32_t)E->sim[i],
+                                    k};
     }
     if (E->bd) {
       rs->crit_s0 = xcalloc((size_t)n + 1, sizeof *rs->crit_s0);
@@ -1643,5 +1682,170 @@ int engine_run(const struct graph *g, const struct cluster *c,
   }
   engine_release(E);
   free(E);
+  return rc;
+}
+
+/* ---- several jobs on one fabric (weft share) -------------------------- */
+
+/* Every task of E's job has completed: an iteration ended now.  Record
+ * its end; the job starts another (after a zero delay: no replay state
+ * is reset under the frames that completed its last task) while any job
+ * has not yet completed `steps` iterations, so that each job's measured
+ * iterations run while every other job is iterating too. */
+static void shared_iteration_done(struct engine *E)
+{
+  struct shared *sh = E->sh;
+  if (E->niter == E->iter_cap) {
+    E->iter_cap = E->iter_cap ? 2 * E->iter_cap : 8;
+    E->iter_end = xreallocarray(E->iter_end, (size_t)E->iter_cap,
+                                sizeof *E->iter_end);
+  }
+  E->iter_end[E->niter++] = sgb_now();
+  if (E->niter == sh->steps && --sh->unfinished == 0)
+    sh->t_stop = sgb_now();
+  if (sh->unfinished > 0)
+    sgb_delay(0, &E->rtag);
+}
+
+/* Start E's job over from the beginning of an iteration, now: every
+ * rank's streams back to their first task (what they had allocated
+ * kept), times measured from here.  The kernel blocks' generations go on
+ * counting: a stale delay of the last iteration must not match a block
+ * of this one. */
+static void shared_restart(struct engine *E)
+{
+  for (long i = 0; i < E->nsim; i++) {
+    struct rank_state *r = &E->rs[E->sim[i]];
+    struct rank_state keep = *r;
+    memset(r, 0, sizeof *r);
+    r->stage = keep.stage;
+    r->ktag = keep.ktag;
+    r->slow = keep.slow;
+    r->kgen = keep.kgen;
+    r->rdone = keep.rdone;
+    memset(r->rdone, 0, (size_t)E->st[r->stage].len[ST_PP_RECV] + 1);
+    r->kind_act = keep.kind_act;
+    if (r->kind_act)
+      memset(r->kind_act, 0, KK_COUNT * sizeof *r->kind_act);
+    r->itag = keep.itag;
+  }
+  E->t0 = sgb_now();
+  E->tasks_done = 0;
+  for (long i = 0; i < E->nsim; i++)
+    try_advance(E, E->sim[i]);
+}
+
+static void job_prefix(struct weft_err *err, int j)
+{
+  char b[32];
+  snprintf(b, sizeof b, "job %d", j + 1);
+  weft_err_prefix(err, b);
+}
+
+static void on_done_shared(void *ctx, void *tag)
+{
+  struct shared *sh = ctx;
+  on_done(sh->E[*(int *)tag >> TAG_BITS], tag);
+}
+
+void engine_shared_free(struct engine_shared *r)
+{
+  free(r->iter_s);
+  r->iter_s = NULL;
+  r->iterations = r->counted = 0;
+}
+
+int engine_run_shared(int njobs, const struct engine_job *jobs, long steps,
+                      struct engine_shared *out, struct weft_err *err)
+{
+  if (njobs < 1 || njobs > ENGINE_MAX_JOBS || steps < 1)
+    return weft_errf(err, WEFT_EINVAL, "engine_run_shared: %d jobs (1 to "
+                     "%d) and %ld steps (at least 1)", njobs,
+                     ENGINE_MAX_JOBS, steps);
+  for (int j = 0; j < njobs; j++) {
+    const struct engine_job *J = &jobs[j];
+    if (J->p.algo == CA_TORUS)
+      return weft_errf(err, WEFT_EINVAL, "job %d: torus collectives are "
+                       "not simulated on a shared fabric", j + 1);
+    for (long r = 0; r < layout_ranks(&J->g->layout); r++)
+      if (!J->place || J->place[r] < 0)
+        return weft_errf(err, WEFT_EINVAL, "job %d: rank %ld has no place "
+                         "on the fabric", j + 1, r);
+  }
+  struct shared sh = {njobs, xcalloc((size_t)njobs, sizeof *sh.E), steps,
+                      njobs, -1};
+  int rc = 0;
+  bool couriers = false;
+  double t_begin = sgb_now();
+  for (int j = 0; j < njobs && !rc; j++) {
+    struct engine *E = sh.E[j] = xcalloc(1, sizeof *E);
+    struct engine_params p = jobs[j].p;
+    /* Each job replays every rank and every flow: a rank standing for
+     * others would stand for their places too, and the other jobs'
+     * traffic differs from place to place.  No hooks. */
+    p.no_symmetry = true;
+    p.breakdown = false;
+    p.on_task = NULL;
+    p.on_flow = NULL;
+    p.on_flow_part = NULL;
+    p.on_progress = NULL;
+    E->job = j;
+    E->place = jobs[j].place;
+    E->sh = &sh;
+    E->rtag = TAG_OF(E, TAG_RESTART);
+    rc = engine_setup(E, jobs[j].g, jobs[j].c, &p, err);
+    if (rc)
+      job_prefix(err, j);
+    couriers |= E->ep_across;
+  }
+  if (!rc) {
+    sgb_couriers_auto(couriers);
+    sgb_track(false);
+    sgb_init(on_done_shared, &sh);
+    for (int j = 0; j < njobs; j++)
+      for (long i = 0; i < sh.E[j]->nsim; i++)
+        try_advance(sh.E[j], sh.E[j]->sim[i]);
+    sgb_run();
+  }
+  for (int j = 0; j < njobs && !rc; j++) {
+    struct engine *E = sh.E[j];
+    struct engine_result res;
+    rc = engine_collect(E, &res, err);
+    if (rc) {
+      job_prefix(err, j);
+      break;
+    }
+    if (E->niter < steps) {
+      rc = weft_errf(err, WEFT_EINVAL, "job %d completed %ld of %ld "
+                     "iterations", j + 1, E->niter, steps);
+      break;
+    }
+  }
+  for (int j = 0; j < njobs && !rc; j++) {
+    struct engine *E = sh.E[j];
+    struct engine_shared *o = &out[j];
+    *o = (struct engine_shared){0};
+    o->iter_s = xcalloc((size_t)E->niter, sizeof *o->iter_s);
+    o->iterations = E->niter;
+    double start = t_begin, sum = 0;
+    for (long i = 0; i < E->niter; i++) {
+      o->iter_s[i] = E->iter_end[i] - start;
+      start = E->iter_end[i];
+      if (E->iter_end[i] <= sh.t_stop) {
+        o->counted++;
+        sum += o->iter_s[i];
+      }
+    }
+    o->mean_s = sum / (double)o->counted;
+    o->kernels = E->kernels;
+    o->flows = E->flows;
+  }
+  for (int j = 0; j < njobs; j++)
+    if (sh.E[j]) {
+      engine_release(sh.E[j]);
+      free(sh.E[j]->iter_end);
+      free(sh.E[j]);
+    }
+  free(sh.E);
   return rc;
 }

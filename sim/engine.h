@@ -193,4 +193,39 @@ int engine_run(const struct graph *g, const struct cluster *c,
                const struct engine_params *p, struct engine_result *out,
                struct weft_err *err) WEFT_WUR;
 
+/* Several jobs on one fabric (weft share; issue 41, item 4): each job
+ * its own graph, its own view of the cluster (its nodes only, numbered
+ * from 0: what its collectives' plans see) and its place on the loaded
+ * platform, the fabric GPU of each of its ranks.  All are replayed in one
+ * SimGrid run, so their flows share the links their routes have in
+ * common.  Every rank and every flow of each job is simulated (no
+ * symmetric shortcut, no hooks, no breakdown).  Jobs of different step
+ * times: each job replays its iteration back to back, starting another
+ * while any job has completed fewer than `steps`; the run stops when
+ * every job is done with the iteration it is in.  A job's measured
+ * iterations are those that ended by the time the last job completed its
+ * `steps`-th: each of them ran while every other job was iterating, none
+ * in the tail where some jobs have stopped (at least `steps` each). */
+#define ENGINE_MAX_JOBS 64
+
+struct engine_job {
+  const struct graph *g;
+  const struct cluster *c;
+  struct engine_params p;
+  const int *place; /* by rank: the fabric's GPU index, "gpu<i>" */
+};
+
+struct engine_shared {
+  double *iter_s;   /* each iteration's time, in order (owned) */
+  long iterations;  /* replayed */
+  long counted;     /* the first `counted` are measured (above) */
+  double mean_s;    /* their mean */
+  long kernels, flows; /* activities over all iterations */
+};
+
+int engine_run_shared(int njobs, const struct engine_job *jobs, long steps,
+                      struct engine_shared *out,
+                      struct weft_err *err) WEFT_WUR;
+void engine_shared_free(struct engine_shared *r);
+
 #endif

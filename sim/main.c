@@ -23,6 +23,8 @@ const struct command weft_commands[] = {
      "run every scenario of a study file, one CSV row each"},
     {"plan", cmd_plan, &cmd_plan_spec,
      "search the plans of a model on a cluster: closed form, then simulation"},
+    {"share", cmd_share, &cmd_share_spec,
+     "several jobs on one cluster at once: each one's slowdown from sharing"},
     {"report", cmd_report, &cmd_report_spec,
      "summary tables and plots (gnuplot) of a sweep's results"},
     {"list", cmd_list, &cmd_list_spec,

@@ -63,5 +63,10 @@ vg merge sweep --merge -o "$tmp/m.csv" "$tmp/c1.csv" "$tmp/r.csv"
 vg report report "$tmp/r.csv" -o "$tmp/plots"
 vg plan plan --model gpt-1.7b --layers 4 --cluster dgx-a100 --gpus 8 \
   --global-batch 8 --top 2 -j 2
+# Two jobs on one fabric (weft share): one replay per job alone, then
+# both in one run, the shorter one restarted beside the longer.
+vg share share --cluster dgx-h100 --nodes 4 --steps 2 \
+  "0:--model gpt-1.7b --layers 4 --tp 4 --pp 2 --global-batch 8" \
+  "1-3:--model gpt-1.7b --layers 4 --tp 8 --global-batch 24"
 echo "valgrind: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
