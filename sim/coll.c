@@ -208,14 +208,19 @@ double coll_wire_bytes(const struct coll_model *m, long rank_a, long rank_b,
  * (analysis/calibrate_coll.py, with the measurements that check them).
  * NEEDSWORK: messages small enough for LL (about 7 us over NVLink in
  * NCCL's model) pay Simple's latency here. */
+static double send_extra(const struct coll_model *m, bool cross,
+                         double route_lat_s)
+{
+  double lat = cross ? m->p2p_net_lat_s : m->p2p_nvlink_lat_s;
+  return lat > route_lat_s ? lat - route_lat_s : 0;
+}
+
 double coll_p2p_extra(const struct coll_model *m, long src, long dst,
                       double route_lat_s)
 {
   if (!m->nccl_hops)
     return 0;
-  double lat = node_of(m, src) == node_of(m, dst) ? m->p2p_nvlink_lat_s
-                                                  : m->p2p_net_lat_s;
-  return lat > route_lat_s ? lat - route_lat_s : 0;
+  return send_extra(m, node_of(m, src) != node_of(m, dst), route_lat_s);
 }
 
 /* The algorithm's shape for `op` over n members and S bytes: steps and
@@ -356,10 +361,9 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
      * beyond 16 KiB per channel (enqueue.cc), so no LL or LL128 either.
      * Userbuffers' own NVLink puts (TE's comm_gemm_overlap) have no
      * published latency; NCCL's send stands for them. */
-    double lat = sp->nodes > 1 ? m->p2p_net_lat_s : m->p2p_nvlink_lat_s;
     cs.pe = 1.0;
-    cs.extra_s = lat > sp->route_lat ? lat - sp->route_lat : 0;
-    cs.est_s = lat + cs.per_edge / channels / bw;
+    cs.extra_s = send_extra(m, sp->nodes > 1, sp->route_lat);
+    cs.est_s = sp->route_lat + cs.extra_s + cs.per_edge / channels / bw;
     return cs;
   }
   if (sp->nodes == 1 && m->nccl_hops && m->floor_s > 0 &&
