@@ -19,6 +19,7 @@
 #include "workloads/accounting.h"
 #include "workloads/builder.h"
 #include "workloads/schedule.h"
+#include "tests/engine_helpers.h"
 
 static struct catalog *cat;
 
@@ -46,21 +47,6 @@ static struct cluster load(const char *preset, const char *const *kv)
 
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-/* Ideal network: no protocol overheads, full link bandwidth. */
-static struct engine_params ideal(void)
-{
-  struct engine_params p;
-  engine_params_default(&p);
-  p.nvlink_eff = p.nic_eff = 1;
-  p.coll_lat_s = 0;
-  p.ring_loss = 0;
-  p.ll128_eff = p.ll_eff = 1;
-  p.nvls_eff = 1;
-  p.tree_bw = 0; /* trees as fast as their links */
-  p.nccl_hops = false; /* steps pay their routes' latency only */
-  return p;
-}
-
 /* One collective over all `n` GPUs; returns its simulated time. */
 static bool flows_forced;
 static struct engine_params coll_params; /* one_coll's, when use_coll_params */
@@ -78,7 +64,7 @@ static double one_coll(const struct cluster *c, long n, enum coll_op op,
                    .group = (uint8_t)gk, .chunk = -1, .mb = -1,
                    .layer = -1, .bytes = bytes};
   graph_add(g, 0, &t);
-  struct engine_params p = use_coll_params ? coll_params : ideal();
+  struct engine_params p = use_coll_params ? coll_params : ideal_params();
   use_coll_params = false;
   p.force_flows = flows_forced;
   p.algo = algo;
@@ -153,7 +139,7 @@ Test(engine, ring_across_nodes_uses_every_nic)
  * per doubling beyond two, the NICs reach 1 - 0.1 x 2 of their bandwidth. */
 Test(engine, fixed_latency_and_ring_loss)
 {
-  coll_params = ideal();
+  coll_params = ideal_params();
   coll_params.coll_lat_s = 40e-6;
   coll_params.lat_ll = coll_params.lat_ll128 = 1; /* Simple wins ties */
   coll_params.ring_loss = 0.1;
@@ -167,7 +153,7 @@ Test(engine, fixed_latency_and_ring_loss)
 
 Test(engine, fixed_latency_in_a_node)
 {
-  coll_params = ideal();
+  coll_params = ideal_params();
   coll_params.coll_lat_s = 40e-6;
   coll_params.lat_ll = coll_params.lat_ll128 = 1; /* Simple wins ties */
   coll_params.ring_loss = 0.1; /* not paid inside a node */
@@ -183,7 +169,7 @@ Test(engine, fixed_latency_in_a_node)
  * (one engine run per process: one test each). */
 static double protocol_run(double S)
 {
-  coll_params = ideal();
+  coll_params = ideal_params();
   coll_params.coll_lat_s = 40e-6;
   coll_params.lat_ll = 0.25;
   coll_params.lat_ll128 = 1;
@@ -212,7 +198,7 @@ Test(engine, protocol_simple_for_a_large_message)
  * at the full NVLink) for a large all-reduce, the ring for a small one. */
 static double auto_run(double S)
 {
-  coll_params = ideal();
+  coll_params = ideal_params();
   coll_params.coll_lat_s = 40e-6;
   coll_params.lat_ll = coll_params.lat_ll128 = 1;
   coll_params.lat_nvls = 2;
@@ -303,7 +289,7 @@ static double pipeline(enum sched_kind k, long p, long m, long v)
     }
     free(ops);
   }
-  struct engine_params ep = ideal();
+  struct engine_params ep = ideal_params();
   ep.free_comm = true;
   ep.breakdown = true;
   struct engine_result r;
@@ -353,7 +339,7 @@ Test(engine, breakdown_of_kernel_then_allreduce)
                     .bytes = 1e9};
   graph_add(g, 0, &ar);
   graph_dep(g, 0, kk);
-  struct engine_params ep = ideal();
+  struct engine_params ep = ideal_params();
   ep.breakdown = true;
   struct engine_result r;
   struct weft_err err = {0};
@@ -364,7 +350,7 @@ Test(engine, breakdown_of_kernel_then_allreduce)
   struct graph *g1 = graph_new(1);
   g1->layout = g->layout;
   graph_add(g1, 0, &ar);
-  struct engine_params ep1 = ideal();
+  struct engine_params ep1 = ideal_params();
   struct engine_result r1;
   cr_assert_eq(engine_run(g1, &c, &ep1, &r1, &err), 0, "%s", err.msg);
   graph_free(g1);
@@ -985,7 +971,7 @@ Test(engine, tree_allreduce_across_nodes)
 Test(engine, tree_allreduce_limited_per_channel)
 {
   algo = CA_TREE;
-  coll_params = ideal();
+  coll_params = ideal_params();
   coll_params.tree_bw = 2e9;
   use_coll_params = true;
   struct cluster c = load("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "4"));

@@ -7,7 +7,8 @@
  * has it to itself; shared, the two jobs' flows take half each, so the
  * bandwidth term of each doubles.  Non-blocking (oversubscription 1): no
  * link in common at less than the flows' rate, no slowdown at all.  The
- * collective overheads and efficiencies are off (test_engine.c's ideal).
+ * collective overheads and efficiencies are off (ideal_ring_params,
+ * tests/engine_helpers.h).
  * Each test runs in its own process: a fresh SimGrid engine.
  */
 #include <criterion/criterion.h>
@@ -17,6 +18,7 @@
 #include "sim/engine.h"
 #include "sim/platload.h"
 #include "workloads/builder.h"
+#include "tests/engine_helpers.h"
 
 static struct catalog *cat;
 
@@ -51,21 +53,6 @@ static struct cluster view(const struct cluster *c)
   return v;
 }
 
-static struct engine_params ideal(void)
-{
-  struct engine_params p;
-  engine_params_default(&p);
-  p.nvlink_eff = p.nic_eff = 1;
-  p.coll_lat_s = 0;
-  p.ring_loss = 0;
-  p.ll128_eff = p.ll_eff = 1;
-  p.nvls_eff = 1;
-  p.tree_bw = 0;
-  p.nccl_hops = false;
-  p.algo = CA_RING;
-  return p;
-}
-
 /* One all-reduce of `bytes` over DP 2. */
 static struct graph *allreduce(double bytes)
 {
@@ -92,7 +79,8 @@ static void run_pair(const char *oversub, double k, long steps,
 {
   struct cluster c = load(oversub), v = view(&c);
   struct graph *ga = allreduce(S), *gb = allreduce(k * S);
-  struct engine_job j[2] = {{ga, &v, ideal(), PA}, {gb, &v, ideal(), PB}};
+  struct engine_job j[2] = {{ga, &v, ideal_ring_params(), PA},
+                            {gb, &v, ideal_ring_params(), PB}};
   struct weft_err err = {0};
   for (int i = 0; i < 2; i++)
     cr_assert_eq(engine_run_shared(1, &j[i], 1, &alone[i], &err), 0, "%s",
@@ -159,7 +147,7 @@ Test(share, refusals)
 {
   struct cluster c = load("2"), v = view(&c);
   struct graph *g = allreduce(S);
-  struct engine_job j = {g, &v, ideal(), NULL};
+  struct engine_job j = {g, &v, ideal_ring_params(), NULL};
   struct engine_shared o;
   struct weft_err err = {0};
   cr_assert_neq(engine_run_shared(1, &j, 1, &o, &err), 0);

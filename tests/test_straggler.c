@@ -16,6 +16,7 @@
 #include "sim/platload.h"
 #include "workloads/builder.h"
 #include "workloads/schedule.h"
+#include "tests/engine_helpers.h"
 
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define REL(a, b, tol)                                                       \
@@ -55,22 +56,6 @@ static struct cluster load(const char *preset, const char *const *kv)
 }
 
 static void refused(const char *key, const char *value, const char *msg);
-
-/* Ideal network: no protocol overheads, full link bandwidth. */
-static struct engine_params ideal(void)
-{
-  struct engine_params p;
-  engine_params_default(&p);
-  p.nvlink_eff = p.nic_eff = 1;
-  p.coll_lat_s = 0;
-  p.ring_loss = 0;
-  p.ll128_eff = p.ll_eff = 1;
-  p.nvls_eff = 1;
-  p.tree_bw = 0;
-  p.nccl_hops = false;
-  p.algo = CA_RING;
-  return p;
-}
 
 static double run(const struct graph *g, const struct cluster *c,
                   struct engine_params *p, struct engine_result *r)
@@ -147,7 +132,7 @@ Test(straggler, one_f_one_b_with_a_slow_last_stage)
   long co[PD_COUNT];
   layout_coords(&g->layout, 3, co);
   cr_assert_eq(co[PD_PP], 3, "rank 3 is the last stage");
-  struct engine_params ep = ideal();
+  struct engine_params ep = ideal_ring_params();
   ep.free_comm = true;
   ep.breakdown = true;
   struct engine_result r;
@@ -176,7 +161,7 @@ Test(straggler, one_f_one_b_at_speed)
   struct cluster c = load("dgx-h100", KV("gpus", "8"));
   double tf, tb;
   struct graph *g = pipeline(&c, p, m, &tf, &tb);
-  struct engine_params ep = ideal();
+  struct engine_params ep = ideal_ring_params();
   ep.free_comm = true;
   ep.breakdown = true;
   struct engine_result r;
@@ -205,7 +190,7 @@ static double dp16_step(const struct cluster *c, struct engine_result *r,
                     .bytes = S};
   graph_add(g, 0, &ar);
   graph_dep(g, 0, kk);
-  struct engine_params ep = ideal();
+  struct engine_params ep = ideal_ring_params();
   ep.breakdown = true;
   double T = run(g, c, &ep, r);
   graph_free(g);
@@ -317,7 +302,7 @@ Test(straggler, ring_allreduce_at_the_slow_nics_rate)
                     .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,
                     .bytes = S};
   graph_add(g, 0, &ar);
-  struct engine_params ep = ideal();
+  struct engine_params ep = ideal_ring_params();
   struct engine_result r;
   double T = run(g, &c, &ep, &r);
   double n = 16, B = 8 * 50e9, L = 2 * 1e-6 + 130e-9;
