@@ -11,6 +11,7 @@ layout (weak scaling, H100), with the paper's 128 -> 2048 GPU point.
 Only the standard library and gnuplot (if installed) are used.
 """
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,25 @@ PAPER_THR_128_2048 = -37.22   # % change of throughput, 128 -> 2048 GPUs
 PAPER_PWR_128_2048 = -5.87    # % change of power per GPU, same
 PAPER_MFU_A100 = 59.67        # % MFU on A100
 PAPER_MFU_H100 = 40.77        # % MFU on H100
+
+# NCCL all-reduce bus bandwidth (GB/s) against bytes, for 4 to 512 nodes
+# of the paper's H100 cluster: a read-off (readoff_allreduce.py, +-10
+# GB/s) of the nccl-tests scan plot that Bekman's ml-engineering book
+# reproduces with arXiv 2411.13055 as its source (setups.md, S8, P6); the
+# paper's own text says its Figure 2 benchmarks NCCL's AllReduce and
+# AllGather (S7).  Ticks where a series hides under another are missing.
+PAPER_AR_UNC = 10.0
+PAPER_AR = {
+    4: {2097152: 29, 4194304: 47, 8388608: 68, 16777216: 114, 33554432: 166, 67108864: 217, 134217728: 255, 268435456: 270, 536870912: 319, 1073741824: 338, 2147483648: 348},
+    8: {2097152: 21, 4194304: 35, 8388608: 51, 16777216: 88, 33554432: 137, 67108864: 189, 134217728: 233, 268435456: 280, 536870912: 311, 1073741824: 329, 2147483648: 339, 4294967296: 350, 8589934592: 354},
+    16: {8388608: 42, 16777216: 72, 33554432: 112, 67108864: 163, 134217728: 218, 268435456: 264, 536870912: 302},
+    32: {2097152: 14, 4194304: 24, 8388608: 36, 16777216: 58, 33554432: 93, 67108864: 152, 134217728: 205, 268435456: 254, 1073741824: 314, 4294967296: 338, 8589934592: 348, 17179869184: 352},
+    64: {2097152: 10, 4194304: 17, 8388608: 28, 16777216: 44, 33554432: 86, 67108864: 136, 134217728: 179, 268435456: 245, 536870912: 288, 1073741824: 303, 2147483648: 327, 4294967296: 330, 8589934592: 341, 17179869184: 348},
+    128: {33554432: 78, 67108864: 125, 268435456: 234, 536870912: 250, 2147483648: 321},
+    256: {67108864: 117, 134217728: 171, 2147483648: 314, 4294967296: 320, 8589934592: 331, 17179869184: 338},
+    512: {33554432: 64, 67108864: 112, 134217728: 164, 268435456: 219, 536870912: 260, 1073741824: 285, 2147483648: 308},
+}
+AR_NODES = (4, 8, 16, 32, 64, 128, 256, 512)
 
 
 def num(r, k):
@@ -115,10 +135,87 @@ def main():
                         "" if v["fit"] else "*"))
             w("   %-10s %-13s %s" % (m, lay, " ".join(cells)))
     w("   (* does not fit in 80 GB)")
+    ar = allreduce(out, w)
     text = "\n".join(L) + "\n"
     open(os.path.join(out, "report.txt"), "w").write(text)
     sys.stdout.write(text)
     plot(by, out)
+    if ar:
+        plot_allreduce(ar, out)
+
+
+def allreduce(out, w):
+    """Section 5: weft coll all_reduce on dgx-h100 (run.sh writes
+    OUTDIR/allreduce-N.json) against the paper's read-off."""
+    ar = {}
+    for n in AR_NODES:
+        p = os.path.join(out, "allreduce-%d.json" % n)
+        if not os.path.exists(p):
+            continue
+        ar[n] = {r["bytes"]: r["busbw_GBps"]
+                 for r in json.load(open(p))["results"]}
+    w("")
+    w("5. NCCL all-reduce bus bandwidth (GB/s), paper read-off (+-%.0f) "
+      "against weft coll on dgx-h100" % PAPER_AR_UNC)
+    w("   paper: the nccl-tests scan attributed to it (setups.md P6); "
+      "'-': not readable (hidden)")
+    if not ar:
+        w("   weft: no OUTDIR/allreduce-N.json (run.sh writes them)")
+        return ar
+    sizes = (16 << 20, 64 << 20, 256 << 20, 1 << 30, 4 << 30, 16 << 30)
+    w("   %5s " % "nodes" + " ".join("%13s" % lab for lab in
+                                      ("16 MiB", "64 MiB", "256 MiB",
+                                       "1 GiB", "4 GiB", "16 GiB")))
+    for n in AR_NODES:
+        cells = []
+        for s in sizes:
+            p = PAPER_AR.get(n, {}).get(s)
+            x = ar.get(n, {}).get(s)
+            cells.append("%13s" % ("%s / %s" % (
+                "%d" % p if p is not None else "-",
+                "%.0f" % x if x is not None else "-")))
+        w("   %5d " % n + " ".join(cells))
+    w("   (each cell: paper / weft)")
+    return ar
+
+
+def plot_allreduce(ar, out):
+    with open(os.path.join(out, "allreduce.dat"), "w") as f:
+        f.write("# bytes, then weft's all-reduce bus bandwidth (GB/s) on "
+                "dgx-h100 for %s nodes\n" % " ".join(map(str, AR_NODES)))
+        for s in sorted(ar[AR_NODES[0]]):
+            f.write("%d %s\n" % (s, " ".join(
+                "%.1f" % ar[n][s] for n in AR_NODES)))
+    with open(os.path.join(out, "allreduce-paper.dat"), "w") as f:
+        f.write("# the paper's read-off (compare.py PAPER_AR): one block per "
+                "node count (%s), bytes and bus bandwidth (GB/s)\n" %
+                " ".join(map(str, AR_NODES)))
+        for n in AR_NODES:
+            for s in sorted(PAPER_AR[n]):
+                f.write("%d %d\n" % (s, PAPER_AR[n][s]))
+            f.write("\n\n")
+    cmds = ["set terminal svg size 900,650 dynamic",
+            "set output 'allreduce.svg'",
+            'set title "NCCL all-reduce bus bandwidth. Points: the H100 cluster '
+            'of Fernandez et al. (read off, +-10 GB/s)\\nLines: weft on '
+            'dgx-h100 (8 x 400 Gb/s NICs per node)" noenhanced',
+            "set xlabel 'message size (bytes)'",
+            "set ylabel 'bus bandwidth (GB/s)'", "set logscale x 2",
+            "set format x '2^{%L}'", "set yrange [0:400]", "set grid",
+            "set key below horizontal maxcols 4"]
+    p = []
+    for i, n in enumerate(AR_NODES):
+        p.append("'allreduce.dat' using 1:%d with lines lc %d lw 2 "
+                 "title 'weft %d nodes'" % (2 + i, 1 + i, n))
+    for i, n in enumerate(AR_NODES):
+        p.append("'allreduce-paper.dat' index %d using 1:2 with points "
+                 "lc %d pt 7 title 'paper %d nodes'" % (i, 1 + i, n))
+    cmds.append("plot " + ", \\\n  ".join(p))
+    open(os.path.join(out, "allreduce.gp"), "w").write("\n".join(cmds) + "\n")
+    try:
+        subprocess.run(["gnuplot", "allreduce.gp"], cwd=out, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.stderr.write("compare.py: gnuplot: %s\n" % e)
 
 
 def plot(by, out):
