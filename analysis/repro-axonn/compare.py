@@ -110,6 +110,8 @@ def main():
     w("")
     for gpu in ("A100-40GB", "A100-80GB"):
         closed_form(out, gpu, w)
+    paper_shape(out, w)
+    collectives(out, w)
     w("where the time goes (critical path of the slowest stage, s)")
     w("%-9s %-9s %8s %8s %8s %8s %8s %8s %8s" % (
         "family", "fabric", "GEMM", "attn", "membound", "TP/grid",
@@ -127,13 +129,61 @@ def main():
     plot(rate, out)
 
 
-def closed_form(out, gpu, w):
+# The AxoNN authors' bandwidths (GB/s) for a collective by placement
+# (axonn-ai/Megatron-AxoNN, branch gordon-bell-perlmutter 885d2e7,
+# examples/comm_model.py get_bw(ip, my, "perlmutter"): ip, the stride of
+# the group's members; my, their number), against weft coll's bus
+# bandwidth for the same placement (run.sh: 1 GiB; a stride of 4 is one
+# GPU per node, so it runs as nodes of 1 GPU and 1 NIC).
+COMM_MODEL = (
+    ("in4", "4 GPUs of one node (ip 1, my 4)", 225),
+    ("n2", "2 whole nodes, 8 GPUs (ip 1, my >= 8)", 80),
+    ("n16", "16 whole nodes, 64 GPUs (ip 1, my >= 8)", 80),
+    ("n64", "64 whole nodes, 256 GPUs (ip 1, my >= 8)", 80),
+    ("pn2", "2 GPUs per node, 8 nodes (ip 2, my >= 4)", 40),
+    ("pn1", "1 GPU per node, 64 nodes (ip >= 4)", 20),
+)
+
+
+def paper_shape(out, w):
+    w("the paper's 80B shape from the authors' code: 42 layers, hidden "
+      "12288, 96 heads, seq 2048 (76.8 B in weft's count), global batch 2048")
+    for topo in TOPOS:
+        d = load(out, "megatron42-%s" % topo)
+        if d is None:
+            continue
+        w("%-9s %-9s %-58s %9.3f s %7.1f TFLOP/s %5.1f%% peak  fits %s" % (
+            "megatron", topo, layout(d), d["iteration_time_s"],
+            d["tflops_per_gpu"], 100 * d["tflops_per_gpu"] / PEAK,
+            "yes" if d["fits_in_memory"] else "NO"))
+    closed_form(out, "A100-40GB", w, "plan42")
+
+
+def collectives(out, w):
+    w("collectives of 1 GiB on weft's Perlmutter against the AxoNN "
+      "authors' bandwidths (GB/s)")
+    w("%-45s %7s %19s %19s" % ("placement", "authors", "weft AG/AR dragonfly",
+                               "weft AG/AR fat-tree"))
+    for name, what, bw in COMM_MODEL:
+        cells = []
+        for topo in TOPOS:
+            v = []
+            for op in ("all_gather", "all_reduce"):
+                d = load(out, "coll-%s-%s-%s" % (topo, name, op))
+                v.append("%.1f" % d["results"][0]["busbw_GBps"] if d
+                         else "-")
+            cells.append("%19s" % " / ".join(v))
+        w("%-45s %7d %s" % (what, bw, " ".join(cells)))
+    w("")
+
+
+def closed_form(out, gpu, w, prefix="plan"):
     w("best plan of each family by weft's closed form on %s (weft plan "
       "--budget 0; no simulation)" % gpu)
     best = {}
     for topo in TOPOS:
         for fam in ("megatron", "tensor3d"):
-            d = load(out, "plan-%s-%s-%s" % (gpu, fam, topo))
+            d = load(out, "%s-%s-%s-%s" % (prefix, gpu, fam, topo))
             if d is None or not d["plans"]:
                 continue
             p = d["plans"][0]
