@@ -72,7 +72,8 @@ def main():
     L = []
     w = L.append
     w("Fernandez et al. (arXiv 2411.13055) against weft (study.xml)")
-    w("paper figures: setups.md (P1 abstract; P2-P4 summaries by others)")
+    w("paper figures: setups.md (P1 abstract; P2-P5 summaries by others; "
+      "P6 a plot attributed to the paper, read off)")
     w("")
     w("1. Throughput per GPU and power per GPU, 128 -> 2048 GPUs")
     w("   paper: throughput %+.2f %%, power per GPU %+.2f %% (P2)" %
