@@ -17,6 +17,7 @@ The paper's figures themselves are not transcribed: README.md says why.
 Only the standard library and gnuplot (if installed) are used.
 """
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -98,10 +99,43 @@ def main():
     w("  weft's simulation within 10 %% of the paper's model in %d of %d "
       "rows at %g Gb/s" % (agree, tot, NOMINAL))
     w("")
+    bert_nodes(out, w)
     text = "\n".join(lines) + "\n"
     open(os.path.join(out, "report.txt"), "w").write(text)
     sys.stdout.write(text)
     plot(rows, out)
+
+
+def bert_nodes(out, w):
+    """Section 3: BERT-base, 64 GPUs, on the 4-GPU nodes of the study and
+    on the 8-GPU nodes that the paper's BERT and throttled scripts launch
+    (README; run.sh writes OUTDIR/bert-gpn<G>-<Gb/s>-<method>.json)."""
+    meths = ["none"] + [m for m in METHODS if m in
+                        ("powersgd:4", "powersgd:16", "topk:0.01", "sign")]
+    t = {}
+    for gpn in (4, 8):
+        for g in ("10", "25"):
+            for m in meths:
+                p = os.path.join(out, "bert-gpn%d-%s-%s.json" % (gpn, g, m))
+                if os.path.exists(p):
+                    t[(gpn, g, m)] = json.load(open(p))["iteration_time_s"]
+    if not t:
+        return
+    w("3. BERT-base (8 seq/GPU), 64 GPUs: 4 GPUs per node (study.xml) against "
+      "8 (the paper's BERT scripts: nproc_per_node=8)")
+    w("  %-22s %10s %s" % ("node, Gb/s per node", "DDP s",
+                           " ".join("%17s" % m for m in meths[1:])))
+    for gpn in (4, 8):
+        for g in ("10", "25"):
+            base = t.get((gpn, g, "none"))
+            if base is None:
+                continue
+            w("  %-22s %10.4f %s" % (
+                "%d GPUs, %s Gb/s" % (gpn, g), base, " ".join(
+                    "%9.4f (%4.2fx)" % (t[(gpn, g, m)], base / t[(gpn, g, m)])
+                    if (gpn, g, m) in t else "%17s" % "-" for m in meths[1:])))
+    w("  (each cell: the method's iteration s and speedup over DDP)")
+    w("")
 
 
 def plot(rows, out):
