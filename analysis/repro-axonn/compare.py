@@ -7,6 +7,11 @@ row by row into OUTDIR/report.txt (and stdout), and draws
 OUTDIR/peak.svg with gnuplot (if installed): per-GPU TFLOP/s of the
 paper and of weft for Megatron-LM and AxoNN/Tensor3D.
 
+Also prints, where run.sh wrote them, the paper's 80B shape as the
+authors' code sets it (OUTDIR/megatron42-*.json, plan42-*.json) and weft's
+collectives on Perlmutter beside the authors' bandwidth constants
+(OUTDIR/coll-*.json; COMM_MODEL below).
+
 The paper's numbers are only those of its abstract (README.md says why):
 80B GPT, 1024 GPUs of Perlmutter, AxoNN 26 % faster than Megatron-LM,
 57 % of the theoretical peak, 182 PFLOP/s in total.  Megatron-LM's rate
