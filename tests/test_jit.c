@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "workloads/costmodel.h"
 #include "workloads/stack.h"
 #include "tests/plan_helpers.h"
 
@@ -30,9 +31,11 @@ static void membound(const struct graph *g, int phase, long *n, double *bytes)
 }
 
 /* gpt-1.7b cut to 2 layers on `tp` GPUs, micro-batch 2: layer 0's
- * memory-bound kernels and bytes, forward and backward. */
+ * memory-bound kernels and bytes, forward and backward; *P: the score
+ * rows' B = b heads / t and their length S. */
 static void layer0(const char *tp, const char *attn, const char *fusion,
-                   long n[2], double b[2], double *E, double *t)
+                   long n[2], double b[2], double *E, double *t, double *Bh,
+                   double *S)
 {
   struct model m;
   struct plan p;
@@ -43,6 +46,8 @@ static void layer0(const char *tp, const char *attn, const char *fusion,
       &m, &p);
   *E = 2.0 * (double)m.seq * (double)m.hidden; /* T x h */
   *t = (double)p.tp;
+  *Bh = 2.0 * (double)m.heads / *t;
+  *S = (double)m.seq;
   membound(g, PH_FWD, &n[0], &b[0]);
   membound(g, PH_BWD, &n[1], &b[1]);
   graph_free(g);
@@ -53,7 +58,10 @@ static void layer0(const char *tp, const char *attn, const char *fusion,
  * two dropout masks 2 x E; backward, baddbmm's two alpha scalings
  * 2 x 2e E/t and the split's cat 2e x 3E/t (unfused), the QKV bias sum
  * e x 3E/t, GeLU's bias sum e x 4E/t, and per residual the fused dropout
- * backward (2e + 1) E and the bias sum e E. */
+ * backward (2e + 1) E and the bias sum e E.  The causal softmax (unfused)
+ * reads only the B S (S + 1) / 2 unmasked scores, forward once and
+ * backward twice, instead of all B S^2: e B S (S - 1) / 2 and
+ * e B S (S - 1) fewer bytes. */
 Test(jit, gpt_layer_adds_its_closed_form)
 {
   const char *tps[] = {"1", "2"};
@@ -61,17 +69,20 @@ Test(jit, gpt_layer_adds_its_closed_form)
   for (int i = 0; i < 2; i++)
     for (int a = 0; a < 2; a++) {
       long nf[2], nj[2];
-      double bf[2], bj[2], E, t, e = 2;
-      layer0(tps[i], attns[a], "fused", nf, bf, &E, &t);
-      layer0(tps[i], attns[a], "jit", nj, bj, &E, &t);
+      double bf[2], bj[2], E, t, Bh, S, e = 2;
+      layer0(tps[i], attns[a], "fused", nf, bf, &E, &t, &Bh, &S);
+      layer0(tps[i], attns[a], "jit", nj, bj, &E, &t, &Bh, &S);
       bool un = a == 0;
-      double fwd = 2 * e * 3 * E / t + (un ? 2 * e * E / t : 0) + 2 * E;
-      double bwd = (un ? 2 * 2 * e * E / t + 2 * e * 3 * E / t : 0) +
+      double masked = e * Bh * S * (S - 1) / 2;
+      double fwd = 2 * e * 3 * E / t + (un ? 2 * e * E / t - masked : 0) +
+                   2 * E;
+      double bwd = (un ? 2 * 2 * e * E / t + 2 * e * 3 * E / t - 2 * masked
+                       : 0) +
                    e * 3 * E / t + e * 4 * E / t + 2 * ((2 * e + 1) + e) * E;
-      cr_assert(fabs(bj[0] - bf[0] - fwd) <= 1e-9 * fwd,
+      cr_assert(fabs(bj[0] - bf[0] - fwd) <= 1e-9 * fabs(fwd),
                 "tp %s %s fwd: %.17g added, want %.17g", tps[i], attns[a],
                 bj[0] - bf[0], fwd);
-      cr_assert(fabs(bj[1] - bf[1] - bwd) <= 1e-9 * bwd,
+      cr_assert(fabs(bj[1] - bf[1] - bwd) <= 1e-9 * fabs(bwd),
                 "tp %s %s bwd: %.17g added, want %.17g", tps[i], attns[a],
                 bj[1] - bf[1], bwd);
       cr_assert_eq(nj[0] - nf[0], un ? 2 : 1, "tp %s %s fwd kernels",
@@ -118,4 +129,31 @@ Test(jit, megatron_2021_stack_sets_it)
   plan_init(&p);
   cr_assert_neq(plan_set(&p, PK_FUSION, "torchscript", "--fusion", &err), 0);
   cr_assert(strstr(err.msg, "jit"), "%s", err.msg);
+}
+
+/* Megatron's causal softmax (a row-length-carrying element-wise task)
+ * runs at the softmax family's measured fractions of HBM bandwidth,
+ * 0.348 forward and recomputed, 0.461 backward (costmodel.c); a plain
+ * element-wise task at the GPU's mem_eff. */
+Test(jit, softmax_runs_at_its_measured_fraction)
+{
+  struct catalog *cat = catalog_builtin(NULL);
+  cr_assert(cat);
+  const struct gpu_spec *g = catalog_gpu(cat, "A100-80GB");
+  cr_assert(g);
+  const int phases[3] = {PH_FWD, PH_RECOMP, PH_BWD};
+  const double eff[3] = {0.348, 0.348, 0.461};
+  for (int i = 0; i < 3; i++) {
+    struct task t = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
+                     .phase = (uint8_t)phases[i], .k = 2048, .bytes = 1e9};
+    double want = 1e9 / (g->hbm_bw_Bps * eff[i]) + g->launch_s;
+    double got = cost_kernel(g, DTYPE_FP16, -1, &t, NULL);
+    cr_assert(fabs(got - want) <= 1e-12 * want, "phase %d: %.17g vs %.17g",
+              phases[i], got, want);
+    t.k = 0;
+    want = 1e9 / (g->hbm_bw_Bps * g->mem_eff) + g->launch_s;
+    got = cost_kernel(g, DTYPE_FP16, -1, &t, NULL);
+    cr_assert(fabs(got - want) <= 1e-12 * want);
+  }
+  catalog_free(cat);
 }

@@ -98,6 +98,26 @@ static bool jit_qkv(const struct ctx *c, const struct lweight *w)
          model_qkv_bias(c->m);
 }
 
+/* Megatron-LM's scaled_upper_triang_masked_softmax (fused_kernels/
+ * scaled_upper_triang_masked_softmax.h, v2.5; FusedScaleMaskSoftmax
+ * picks it for a causal mask up to 2048 keys): a warp per row of the
+ * [b*np, sq, sk] scores; row i loads only its i + 1 unmasked elements
+ * (local_seq = blockIdx.x + 1) and stores the whole row (zeros past the
+ * diagonal); the backward loads the output gradient and the softmax output
+ * of the same triangle and stores the whole row.  Its task carries the row
+ * length as k: the cost model rates it as a row softmax (costmodel.c,
+ * SOFTMAX_*_EFF), not at the element-wise ceiling. */
+static long jit_softmax(struct ctx *c, int phase, long layer, bool bwd)
+{
+  double B = c->b * c->a / c->t, S = c->S, e = c->e;
+  double tri = B * S * (S + 1) / 2, all = B * S * S;
+  struct task t = {.kind = TK_KERNEL, .op = KK_ELEMWISE, .stream = ST_COMPUTE,
+                   .phase = (uint8_t)phase, .layer = (int32_t)layer,
+                   .k = (uint32_t)S,
+                   .bytes = e * ((bwd ? 2 : 1) * tri + all)};
+  return bld_add(c, &t);
+}
+
 /* Attention before FlashAttention (Megatron-LM 2021): scores materialized
  * in HBM, a fused scale-mask-softmax kernel, dropout with a 1-byte mask. */
 static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
@@ -107,7 +127,10 @@ static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
   double ctx = B * S * D; /* the context, T x h/t */
   if (!bwd) {
     bmm(c, phase, layer, B, S, S, D);                       /* Q K^T */
-    bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 2 * sc);    /* softmax */
+    if (jit(c))
+      jit_softmax(c, phase, layer, false);
+    else
+      bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 2 * sc); /* softmax */
     bld_kernel(c, KK_ELEMWISE, phase, layer, 0, (e * 2 + 1) * sc); /* dropout */
     long pv = bmm(c, phase, layer, B, S, D, S);             /* P V */
     if (!jit(c))
@@ -118,7 +141,10 @@ static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
   bmm(c, phase, layer, B, S, S, D);                         /* dP = dO V^T */
   bmm(c, phase, layer, B, S, D, S);                         /* dV = P^T dO */
   bld_kernel(c, KK_ELEMWISE, phase, layer, 0, (e * 2 + 1) * sc); /* dropout */
-  bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 3 * sc);      /* softmax */
+  if (jit(c))
+    jit_softmax(c, phase, layer, true);
+  else
+    bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 3 * sc);    /* softmax */
   bmm(c, phase, layer, B, S, D, S);                         /* dQ = dS K */
   if (jit(c)) /* * alpha */
     bld_kernel(c, KK_ELEMWISE, phase, layer, 0, 2 * e * ctx);
