@@ -155,39 +155,37 @@ def main():
     print("   the published figure implies %.4f s: %.0f ms (%.1f %%) more"
           % (target, 1e3 * (target - it), 100 * (target - it) / it))
     print()
-    print("3. what is left, sized on weft's kernel times (closed forms, per step)")
+    print("3. what is left, sized on weft's kernel times (closed forms, per step;"
+          " none applied)")
     L = 24
-    sm, dr, core = totals.get("softmax", 0), totals.get("attention dropout", 0), 0
-    fwd_sm = sum(d for (t, d), (n, s, a) in zip(layer_kernels(tj, cj, "fwd"), FWD)
-                 if "softmax" in n)
-    bwd_sm = sm - 2 * fwd_sm
-    core_f = sum(d for (t, d), (n, s, a) in zip(layer_kernels(tj, cj, "fwd"), FWD)
-                 if n.startswith(("Q K^T", "scaled_upper", "attention dropout",
-                                  "P V", "context")))
-    core = 2 * core_f + sum(
-        d for (t, d), (n, s, a) in zip(layer_kernels(tj, cj, "bwd"), BWD)
-        if n.startswith(("dP", "dV", "attention dropout", "softmax", "dQ",
-                         "dK", "cat")))
+    dr = totals.get("attention dropout", 0)
+    bmm = totals.get("score bmm", 0)
+    fk = layer_kernels(tj, cj, "fwd")
+    rk = layer_kernels(tj, cj, "recomp")
+    norm_f = sum(d for t, d in fk if t["op"] == "norm")
+    norm_r = sum(d for t, d in rk if t["op"] == "norm")
     mem_eff = 0.85  # catalog A100-80GB mem_eff, the elementwise ceiling
+    params = 1.652e9  # weft run: parameters
+    bw = 2039e9
     rows = [
-        ("softmax at the H100-measured fraction of PyTorch's softmax "
-         "(fwd 0.34-0.43, bwd 0.51 of copy; copy 0.903 of peak)",
-         (2 * fwd_sm * (mem_eff / (0.903 * 0.385) - 1) +
-          bwd_sm * (mem_eff / (0.903 * 0.51) - 1)) * L),
-        ("the same, with the forward reading only the causal triangle "
-         "(3 of weft's 4 bytes) and the backward 4 of 6",
-         (2 * fwd_sm * (0.75 * mem_eff / (0.903 * 0.385) - 1) +
-          bwd_sm * (4 / 6 * mem_eff / (0.903 * 0.51) - 1)) * L),
-        ("attention dropout at the H100-measured 0.80 of copy",
+        ("attention dropout (fwd and bwd) at the H100-measured 0.80 of copy "
+         "(copy 0.903 of peak) instead of 0.85 of peak",
          dr * (mem_eff / (0.903 * 0.80) - 1) * L),
-        ("the whole attention core x1.24 (KOR22-SEL: 1.3 ms measured, "
-         "1.05 in weft)", core * 0.24 * L),
-        ("only its forward and recomputation x1.24 (what KOR22-SEL measures)",
-         2 * core_f * 0.24 * L),
+        ("score-sized bmm (QK^T, PV, dP, dV, dQ, dK; K or N = 96) 10 % slower "
+         "than weft's memory-bound rate (unmeasured; per 10 %)",
+         bmm * 0.10 * L),
+        ("recomputed norms at the forward norm efficiency (weft costs a "
+         "recomputed norm at the backward one, costmodel.c cost_mem_efficiency)",
+         (norm_f - norm_r) * L),
+        ("clip_grad_norm's multi_tensor_scale when clipping (8 B per FP32 "
+         "main gradient, at optim_eff 0.796)",
+         8 * params / (bw * 0.796) * 1e6),
+        ("the embedding output's and the last layer's transpose(0, 1)."
+         "contiguous() (2 copies of T x h, once per step)",
+         2 * 4 * 32768 * 2304 / (bw * mem_eff) * 1e6),
     ]
     for name, us in rows:
-        print("   %+7.0f ms  %+5.1f %%  %s" % (us / 1e3, 100 * us / 1e6 / it, name))
-    print("   (rows are alternatives or overlap; none is applied to weft)")
+        print("   %+7.1f ms  %+5.2f %%  %s" % (us / 1e3, 100 * us / 1e6 / it, name))
 
 
 if __name__ == "__main__":
