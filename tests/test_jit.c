@@ -31,7 +31,7 @@ static void membound(const struct graph *g, int phase, long *n, double *bytes)
 }
 
 /* gpt-1.7b cut to 2 layers on `tp` GPUs, micro-batch 2: layer 0's
- * memory-bound kernels and bytes, forward and backward; *P: the score
+ * memory-bound kernels and bytes, forward and backward; *Bh and *S: the score
  * rows' B = b heads / t and their length S. */
 static void layer0(const char *tp, const char *attn, const char *fusion,
                    long n[2], double b[2], double *E, double *t, double *Bh,
