@@ -56,24 +56,104 @@ static long ffn_gemm(struct ctx *c, int phase, long layer, double M, double N,
                : ggemm(c, phase, layer, G, M / G, N, K);
 }
 
+/* ---- Megatron-LM 2021 on PyTorch 1.8 (plan fusion=jit) ----
+ *
+ * NVIDIA/Megatron-LM v2.5 (the SC21 paper's code; examples/sc21/SRUN.sh
+ * runs it in nvcr.io/nvidia/pytorch:20.12-py3, PyTorch 1.8), GPT layer,
+ * the kernels that weft's fused layer does not have
+ * (analysis/reconcile/megatron2021.md lists every kernel):
+ *   the QKV ColumnParallelLinear keeps its bias (skip_bias_add False,
+ *     mpu/layers.py) and calls F.linear on the 3-D [s, b, h] input, which
+ *     PyTorch 1.8 runs as matmul, then `output += bias` (addmm only for
+ *     2-D inputs): read and write 2e per output element; its backward
+ *     sums the gradient over the tokens for the bias (read e);
+ *   ParallelAttention.forward: the context's
+ *     permute(2, 0, 1, 3).contiguous(), a copy of T x h/t (2e); in the
+ *     backward, baddbmm's gradients are bmm(...) * alpha
+ *     (tools/autograd/derivatives.yaml, baddbmm: batch1 and batch2), two
+ *     scalings of T x h/t (2e each), and the gradients of the three
+ *     views split_tensor_along_last_dim made are joined by torch.split's
+ *     backward, at::cat, into [s, b, 3h/t] (read e, write e);
+ *   bias_dropout_add_fused_train (transformer.py, torch.jit.script with
+ *     the legacy fuser): one kernel forward, which also writes the 1-byte
+ *     dropout mask (symbolic_script.cpp's CUDA lowering of dropout,
+ *     rand_like < 1 - p); backward: the fused grad * mask / (1 - p)
+ *     (read e + 1, write e) and the bias gradient, the sum over tokens
+ *     that autograd makes for attention_bias.expand_as(residual) (read
+ *     e), besides the residual's accumulation weft already had;
+ *   GeLUFunction.backward (fused_bias_gelu.py) returns `tmp, tmp`: autograd
+ *     sums the second over the tokens for the [4h/t] bias (read e).
+ * The layer norm (apex's two-pass backward) is weft's norm kernel, whose
+ * measured efficiency includes the gamma/beta pass.  Dense GPT layers
+ * only; MoE layers and models without biases run as fused. */
+static bool jit(const struct ctx *c)
+{
+  return c->p->jit && c->m->gpt_style && c->ld.experts <= 1;
+}
+
+/* Whether linear `w` is the attention's QKV with its bias (jit above). */
+static bool jit_qkv(const struct ctx *c, const struct lweight *w)
+{
+  return jit(c) && w->role == LW_ATTN && w->split == LW_COL &&
+         model_qkv_bias(c->m);
+}
+
+/* Megatron-LM's scaled_upper_triang_masked_softmax (fused_kernels/
+ * scaled_upper_triang_masked_softmax.h, v2.5; FusedScaleMaskSoftmax
+ * picks it for a causal mask up to 2048 keys): a warp per row of the
+ * [b*np, sq, sk] scores; row i loads only its i + 1 unmasked elements
+ * (local_seq = blockIdx.x + 1) and stores the whole row (zeros past the
+ * diagonal); the backward loads the output gradient and the softmax output
+ * of the same triangle and stores the whole row.  Its task carries the row
+ * length as k: the cost model rates it as a row softmax (costmodel.c,
+ * SOFTMAX_*_EFF), not at the element-wise ceiling. */
+static long jit_softmax(struct ctx *c, int phase, long layer, bool bwd)
+{
+  double B = c->b * c->a / c->t, S = c->S, e = c->e;
+  double tri = B * S * (S + 1) / 2, all = B * S * S;
+  struct task t = {.kind = TK_KERNEL, .op = KK_ELEMWISE, .stream = ST_COMPUTE,
+                   .phase = (uint8_t)phase, .layer = (int32_t)layer,
+                   .k = (uint32_t)S,
+                   .bytes = e * ((bwd ? 2 : 1) * tri + all)};
+  return bld_add(c, &t);
+}
+
 /* Attention before FlashAttention (Megatron-LM 2021): scores materialized
  * in HBM, a fused scale-mask-softmax kernel, dropout with a 1-byte mask. */
 static long attention_unfused(struct ctx *c, int phase, long layer, bool bwd)
 {
   double B = c->b * c->a / c->t, S = c->S, D = c->d, e = c->e;
   double sc = B * S * S; /* scores */
+  double ctx = B * S * D; /* the context, T x h/t */
   if (!bwd) {
     bmm(c, phase, layer, B, S, S, D);                       /* Q K^T */
-    bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 2 * sc);    /* softmax */
+    if (jit(c))
+      jit_softmax(c, phase, layer, false);
+    else
+      bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 2 * sc); /* softmax */
     bld_kernel(c, KK_ELEMWISE, phase, layer, 0, (e * 2 + 1) * sc); /* dropout */
-    return bmm(c, phase, layer, B, S, D, S);                /* P V */
+    long pv = bmm(c, phase, layer, B, S, D, S);             /* P V */
+    if (!jit(c))
+      return pv;
+    /* permute(2, 0, 1, 3).contiguous() */
+    return bld_kernel(c, KK_ELEMWISE, phase, layer, 0, 2 * e * ctx);
   }
   bmm(c, phase, layer, B, S, S, D);                         /* dP = dO V^T */
   bmm(c, phase, layer, B, S, D, S);                         /* dV = P^T dO */
   bld_kernel(c, KK_ELEMWISE, phase, layer, 0, (e * 2 + 1) * sc); /* dropout */
-  bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 3 * sc);      /* softmax */
+  if (jit(c))
+    jit_softmax(c, phase, layer, true);
+  else
+    bld_kernel(c, KK_ELEMWISE, phase, layer, 0, e * 3 * sc);    /* softmax */
   bmm(c, phase, layer, B, S, D, S);                         /* dQ = dS K */
-  return bmm(c, phase, layer, B, S, D, S);                  /* dK = dS^T Q */
+  if (jit(c)) /* * alpha */
+    bld_kernel(c, KK_ELEMWISE, phase, layer, 0, 2 * e * ctx);
+  long dk = bmm(c, phase, layer, B, S, D, S);               /* dK = dS^T Q */
+  if (!jit(c))
+    return dk;
+  bld_kernel(c, KK_ELEMWISE, phase, layer, 0, 2 * e * ctx); /* * alpha */
+  /* torch.split's backward: cat of dQ, dK, dV */
+  return bld_kernel(c, KK_ELEMWISE, phase, layer, 0, 2 * e * 3 * ctx);
 }
 
 static long attention_block(struct ctx *c, int phase, long layer, bool bwd);
@@ -603,6 +683,8 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
       c->pre_linear(c, l, st->w, phase);
     lweight_gemm_nk(w, wsplit(c, w), &N, &K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
+    if (jit_qkv(c, w)) /* output += bias */
+      bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * e * linear_rows(c, w) * N);
     break;
   case LS_QK_NORM:
     qk_norm_pass(c, phase, l, false);
@@ -620,8 +702,8 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     if (!bld_moe_skips_tp(c, st))
       tp_reduce(c, phase, l);
     break;
-  case LS_RESID: /* dropout and residual */
-    bld_kernel(c, KK_ELEMWISE, phase, l, 0, e * 3 * Tl * h);
+  case LS_RESID: /* dropout and residual (jit: and the 1-byte mask) */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, (e * 3 + (jit(c) ? 1 : 0)) * Tl * h);
     break;
   case LS_A2A:
     a2a(c, st, phase, l);
@@ -675,6 +757,8 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
       c->pre_linear(c, l, st->w, B);
     double M = linear_rows(c, w), N, K;
     lweight_gemm_nk(w, wsplit(c, w), &N, &K);
+    if (jit_qkv(c, w)) /* the bias's gradient: a sum over the tokens */
+      bld_kernel(c, KK_ELEMWISE, B, l, 0, e * M * N);
     if (te_grad_gathered(c, w))
       te_fp8_transpose(c, B, l, M * N); /* of the gathered FP8 gradient */
     else if (w->cast)
@@ -705,6 +789,11 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
       sp_gather(c, B, l);
     break;
   case LS_RESID:
+    if (jit(c)) {
+      /* the fused dropout backward, then the bias's gradient */
+      bld_kernel(c, KK_ELEMWISE, B, l, 0, (e * 2 + 1) * Tl * h);
+      bld_kernel(c, KK_ELEMWISE, B, l, 0, e * Tl * h);
+    }
     bld_kernel(c, KK_ELEMWISE, B, l, 0, e * 3 * Tl * h);
     break;
   case LS_A2A:
@@ -721,6 +810,8 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
       break;
     }
     bld_kernel(c, KK_ELEMWISE, B, l, 0, e * (2 * G + 1) * M * f / t);
+    if (jit(c)) /* GeLUFunction's bias gradient, summed by autograd */
+      bld_kernel(c, KK_ELEMWISE, B, l, 0, e * M * f / t);
     break;
   }
   case LS_LATENT_NORM:

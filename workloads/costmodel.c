@@ -89,9 +89,28 @@ double cost_gemm_efficiency(const struct gpu_spec *g, double m, double n,
   return cost_gemm_efficiency_in(g, DTYPE_BF16, m, n, k);
 }
 
+/* A row softmax: an element-wise task that carries its row length in k
+ * (builder_layer.c, jit_softmax: Megatron-LM's fused causal softmax).
+ * It runs at the softmax family's measured fraction of HBM bandwidth:
+ * analysis/kernels/h100_kernels_2026-11-22.csv, PyTorch 2.11's softmax
+ * over rows of 4096 and 8192 BF16 elements on one H100 SXM, forward at
+ * 43 % and 34 % of the same GPU's device copy, backward at 51 % for both;
+ * the copy reaches 3024 GB/s, 0.903 of the 3350 GB/s peak.  Forward: the
+ * two rows' mean, 0.385 x 0.903 = 0.348 of peak; backward 0.51 x 0.903 =
+ * 0.461.  Used for every GPU, as the norms' H100 fractions are
+ * (catalog.xml): an assumption, no A100 softmax row being at hand.
+ * Checked, not fitted (analysis/reconcile/megatron2021.md): it gives the
+ * attention core that KOR22's selective recomputation re-runs on A100
+ * (h 6144, 64 heads, s 2048, micro-batch 4, TP 8) 1.31 ms; measured
+ * 13.2 - 11.9 = 1.3 ms. */
+#define SOFTMAX_FWD_EFF 0.348
+#define SOFTMAX_BWD_EFF 0.461
+
 double cost_mem_efficiency(const struct gpu_spec *g, const struct task *t)
 {
   double e = 0;
+  if (t->op == KK_ELEMWISE && t->k > 0)
+    return t->phase == PH_BWD ? SOFTMAX_BWD_EFF : SOFTMAX_FWD_EFF;
   if (t->op == KK_NORM)
     e = t->phase == PH_FWD ? g->norm_eff : g->norm_bwd_eff;
   else if (t->op == KK_LOSS)

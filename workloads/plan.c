@@ -392,16 +392,18 @@ static const char *const grad_accums[] = {"autograd", "buffer", "fused",
 
 const char *grad_accum_name(enum grad_accum ga) { return grad_accums[ga]; }
 
-/* fusion=fused|eager. */
+/* fusion=fused|eager|jit. */
 static int set_fusion(struct plan *p, enum plan_key k, const char *v,
                       struct weft_err *err)
 {
-  static const char *const fusions[] = {"fused", "eager", NULL};
+  static const char *const fusions[] = {"fused", "eager", "jit", NULL};
   int i;
   (void)k;
   int rc = choice(v, fusions, &i, err);
-  if (!rc)
+  if (!rc) {
     p->eager = i == 1;
+    p->jit = i == 2;
+  }
   return rc;
 }
 
@@ -666,10 +668,13 @@ static const struct {
             "software stack: sets how a framework runs the job (weft list "
             "stacks shows each one's settings); settings given to the job "
             "override it (default none)"},
-    [PK_FUSION] = {"fusion", "fused|eager", set_fusion,
+    [PK_FUSION] = {"fusion", "fused|eager|jit", set_fusion,
             "the layer's memory-bound work: fused kernels (Transformer "
-            "Engine, Megatron-Core, torch.compile) or eager PyTorch (RMSNorm,"
-            " SwiGLU and RoPE as separate ATen ops; default fused)"},
+            "Engine, Megatron-Core, torch.compile), eager PyTorch (RMSNorm,"
+            " SwiGLU and RoPE as separate ATen ops) or jit (Megatron-LM "
+            "2021 on PyTorch 1.8: TorchScript-fused bias-GeLU and "
+            "bias-dropout-add, the biases' gradients, copies and scalings "
+            "as ATen ops; GPT models; default fused)"},
     [PK_SELECTIVE] = {"selective", "attention|ops", set_selective,
             "what recompute=selective recomputes: the attention core "
             "(Megatron-LM) or torchtitan's op policy (element-wise work and "
@@ -1371,7 +1376,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_SELECTIVE:
     snprintf(buf, size, "%s", p->sel_ops ? "ops" : "attention");
     break;
-  case PK_FUSION: snprintf(buf, size, "%s", p->eager ? "eager" : "fused"); break;
+  case PK_FUSION:
+    snprintf(buf, size, "%s", p->eager ? "eager" : p->jit ? "jit" : "fused");
+    break;
   case PK_STACK: snprintf(buf, size, "%s", p->stack[0] ? p->stack : "none"); break;
   case PK_MEM_FRAMEWORK:
     snprintf(buf, size, "%s", mem_framework_name(p->mem_framework));

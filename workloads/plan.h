@@ -239,6 +239,11 @@ struct plan {
    * ops, each a kernel of its own with its own trip through HBM
    * (builder_layer.c, eager_*). */
   bool eager;
+  /* fusion=jit: Megatron-LM 2021 on PyTorch 1.8 (builder_layer.c,
+   * jit_*): its GPT layer's bias adds and bias gradients, the attention's
+   * copies and scalings as ATen kernels around the TorchScript-fused
+   * bias-GeLU and bias-dropout-add. */
+  bool jit;
   /* What recompute=selective recomputes: the attention core (Megatron-LM,
    * Korthikanti et al.; the default) or, as torchtitan's op-level
    * selective checkpointing does (torchtitan/models/llama3/infra/

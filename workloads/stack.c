@@ -37,12 +37,16 @@ static const struct stack stacks[] = {
      "transformer.py (attention as baddbmm + FusedScaleMaskSoftmax + "
      "dropout); megatron/p2p_communication.py (batch_isend_irecv, then "
      "torch.cuda.synchronize); megatron/model/gpt_model.py (the logits "
-     "cast to float for vocab_parallel_cross_entropy)",
+     "cast to float for vocab_parallel_cross_entropy); PyTorch 1.8 of "
+     "nvcr.io/nvidia/pytorch:20.12 (examples/sc21/SRUN.sh): F.linear's "
+     "bias add, the biases' gradients and the attention's copies as ATen "
+     "kernels (fusion jit)",
      {{"attention", "unfused"},
       {"p2p", "blocking"},
       {"grad_dtype", "fp16"},
       {"grad_accum", "autograd"},
       {"cross_entropy", "fp32"},
+      {"fusion", "jit"},
       {"host_op", "3.3us"},
       {NULL, NULL}}},
     {"megatron-core",

@@ -21,11 +21,15 @@
 # LocalDDP adds into an FP32 main_grad only with
 # --accumulate-allreduce-grads-in-fp32 or --use-contiguous-buffers-in-ddp,
 # which CONFIG.sh does not set; PyTorch DDP under no_sync).  Full recomputation
-# (--checkpoint-activations).  Pass a different SOFTWARE string to try
-# other assumptions.  Nothing here is fitted to these rows: the compute
+# (--checkpoint-activations).  PyTorch 1.8 (nvcr.io/nvidia/pytorch:20.12-py3,
+# examples/sc21/SRUN.sh) with TorchScript's fusions of bias-GeLU and
+# bias-dropout-add: the QKV bias add, the biases' gradient sums, the
+# attention's copies and scalings as ATen kernels (--fusion jit;
+# analysis/reconcile/megatron2021.md).  Pass a different SOFTWARE string
+# to try other assumptions.  Nothing here is fitted to these rows: the compute
 # constants come from the catalog, the network ones from the COLL rows
 # named in sim/coll.c.
-SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --dtype fp16 --grad-dtype fp16 --grad-accum autograd}
+SOFTWARE=${SOFTWARE:---attention unfused --p2p blocking --dtype fp16 --grad-dtype fp16 --grad-accum autograd --fusion jit}
 build=${1:-build}
 first=${2:-1}
 last=${3:-10}
