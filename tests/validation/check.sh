@@ -7,7 +7,7 @@
 # rows worst <= 5 %; the tree row <= 10 %; the held-back points of the
 # measured 8 x H100 curves from 64 MiB up worst <= 10 %, below 64 MiB mean
 # <= 10 % and at most 3 points beyond 15 %; Table 1 rows 1-5
-# (with the authors' settings) mean |error| <= 12 % and worst <= 18 %; the collective constants in the
+# (with the authors' settings) mean |error| <= 5 % and worst <= 8 %; the collective constants in the
 # sources equal what analysis/calibrate_coll.py derives from their rows;
 # fused attention (tests/build/attn_rows on attn_rows.csv): every GPU and
 # kernel's held-back rows within 10 % mean |error|, and the catalog's
@@ -98,10 +98,10 @@ verdict "NVLS worst error $3 % > 5 %" "$(echo "$3" | awk '{ print ($1 <= 5) }')"
 set -- $(stats "$tmp/t1" "" 1)
 echo "Table 1 rows 1-5: $1, mean |error| $2 %, worst $3 %"
 rows "Table 1" "$1" 5
-# A regression guard at today's errors with the authors' own settings
-# (megatron_table1.sh; rows 1-5 over-predict by 4-16 %), not the issue's
-# 10 %/15 % target, which the earlier micro-batch-1 guess met by chance.
-verdict "Table 1 mean error $2 % > 12 %" "$(echo "$2" | awk '{ print ($1 <= 12) }')"
-verdict "Table 1 worst error $3 % > 18 %" "$(echo "$3" | awk '{ print ($1 <= 18) }')"
+# Issue 37's target with the authors' own settings (megatron_table1.sh,
+# the megatron-2021 stack: rows 1-5 at -0.4 to +6.7 %, mean 3.9 %, since
+# session 46 counted Megatron-LM 2021's own kernels, --fusion jit).
+verdict "Table 1 mean error $2 % > 5 %" "$(echo "$2" | awk '{ print ($1 <= 5) }')"
+verdict "Table 1 worst error $3 % > 8 %" "$(echo "$3" | awk '{ print ($1 <= 8) }')"
 echo "validation: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
