@@ -30,7 +30,7 @@ static const char *const coll_ops[CO_COUNT] = {
     "sendrecv"};
 static const char *const group_kinds[GK_COUNT] = {
     "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp",
-    "t3x", "t3y", "t3z", "epn", "epx", "etp"};
+    "t3x", "t3y", "t3z", "epn", "epx", "etp", "tpep"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
                                               "dp", "ag", "cp", "t3"};
