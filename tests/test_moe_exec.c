@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "sim/symmetry.h"
 #include "tests/plan_helpers.h"
 
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
@@ -609,5 +610,62 @@ Test(moe_exec, tp_ep_etp_equal_tp)
     cr_assert(graph_equal(g, g2), "%s", ds[i]);
     graph_free(g);
     graph_free(g2);
+  }
+}
+
+/* Two selene nodes of 2 GPUs and 2 NICs each, loaded into SimGrid. */
+static const struct cluster *two_gpu_nodes_loaded(void)
+{
+  static struct cluster c;
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "selene", &err), 0, "%s", err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS_PER_NODE, "2", "t", 2, &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_NICS_PER_NODE, "2", "t", 2, &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "4", "t", 2, &err), 0);
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  catalog_free(cat);
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
+  return &c;
+}
+
+/* TP 2 filling 2-GPU nodes, EP 2 across them: the allgather and deepep
+ * dispatchers' collectives over TP x EP take every TP rank, so the
+ * TP-symmetric shortcut (one rank per TP block, symmetry.c) is off for
+ * them (alltoall keeps it); the replay completes and equals one of every
+ * rank and flow (--every-rank) to 1e-9 (the last digits move with the
+ * order in which the engine sums). */
+Test(moe_exec, tp_ep_replays_every_rank)
+{
+  const struct cluster *c = two_gpu_nodes_loaded();
+  const char *ds[] = {"alltoall", "allgather", "deepep"};
+  for (int i = 0; i < 3; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 1, 4, KV("tp", "2", "sp",
+                                   "yes", "ep", "2", "global_batch", "2",
+                                   "moe_dispatcher", ds[i],
+                                   i == 2 ? "moe_node_gpus" : "moe_capacity",
+                                   i == 2 ? "2" : "0"), &m, &p);
+    struct symmetry sy;
+    symmetry_decide(&g->layout, c, false, false, &sy);
+    cr_assert_eq(sy.tp, i == 0, "%s", ds[i]);
+    struct weft_err err = {0};
+    struct engine_params ep;
+    engine_params_default(&ep);
+    struct engine_result a = {0}, b = {0};
+    cr_assert_eq(engine_run(g, c, &ep, &a, &err), 0, "%s", err.msg);
+    ep.no_symmetry = true;
+    cr_assert_eq(engine_run(g, c, &ep, &b, &err), 0, "%s", err.msg);
+    cr_assert_gt(a.iteration_s, 0);
+    if (i > 0)
+      REL(a.iteration_s, b.iteration_s);
+    engine_result_free(&a);
+    engine_result_free(&b);
+    graph_free(g);
   }
 }
