@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "sim/symmetry.h"
+#include "workloads/workload.h"
 #include "tests/plan_helpers.h"
 
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
@@ -668,4 +669,66 @@ Test(moe_exec, tp_ep_replays_every_rank)
     engine_result_free(&b);
     graph_free(g);
   }
+}
+
+/* GB200 NVL72 racks for `gpus` GPUs (an uneven last rack where the trays
+ * split evenly over no count of racks). */
+static struct cluster nvl72(const char *gpus)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "gb200-nvl72", &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, gpus, "--gpus", 2, &err), 0);
+  struct cluster c;
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  catalog_free(cat);
+  return c;
+}
+
+/* An uneven last rack places a plan whose TP and expert groups stay in a
+ * rack: 100 GPUs (72 + 28), TP 2 with EP 2 (groups of 4 consecutive
+ * ranks) pass; EP 10 (10 experts; 20 consecutive ranks) puts ranks 60-79
+ * in one group across the two racks; TP 16 on 304 GPUs (4 x 72 + 16)
+ * puts ranks 64-79 in one TP group. */
+Test(moe_exec, uneven_rack_places_groups)
+{
+  struct cluster c = nvl72("100");
+  cr_assert_eq(c.last_node_gpus, 28);
+  struct model m;
+  struct plan p;
+  struct weft_err err = {0};
+  struct graph *g = build_layers("mixtral-8x7b", 1, 100, KV("tp", "2", "ep",
+                                 "2", "global_batch", "100"), &m, &p);
+  graph_free(g);
+  cr_assert_eq(workload_check_racks(&p, &c, "--gpus", &err), 0, "%s",
+               err.msg);
+  g = build_layers("mixtral-8x7b", 1, 100, KV("experts", "10", "tp", "2",
+                   "ep", "10", "global_batch", "100"), &m, &p);
+  graph_free(g);
+  cr_assert_neq(workload_check_racks(&p, &c, "--gpus", &err), 0);
+  cr_assert_str_eq(err.msg, "--gpus: 100 GPUs (72 x 1 in whole racks, 28 "
+                   "in a last rack): the EP group of 10 ranks from rank 60 "
+                   "spans two racks' NVLink domains; choose degrees whose EP "
+                   "groups fit in a rack's 72 GPUs and in the last rack's 28,"
+                   " or GPUs that split evenly over racks");
+  c = nvl72("304");
+  cr_assert_eq(c.nodes, 5);
+  cr_assert_eq(c.last_node_gpus, 16);
+  plan_init(&p);
+  p.tp = 16;
+  p.dp = 19;
+  p.pp = p.cp = p.ep = p.vchunks = 1;
+  cr_assert_neq(workload_check_racks(&p, &c, "--gpus", &err), 0);
+  cr_assert_str_eq(err.msg, "--gpus: 304 GPUs (72 x 4 in whole racks, 16 "
+                   "in a last rack): the TP group of 16 ranks from rank 64 "
+                   "spans two racks' NVLink domains; choose degrees whose TP "
+                   "groups fit in a rack's 72 GPUs and in the last rack's 16,"
+                   " or GPUs that split evenly over racks");
+  p.tp = 8;
+  p.dp = 38;
+  cr_assert_eq(workload_check_racks(&p, &c, "--gpus", &err), 0);
 }
