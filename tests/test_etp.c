@@ -317,3 +317,38 @@ Test(etp, fp8_weight_casts_by_etp)
     REL(rest, (h * (h + 2 * 8 * 128) + h * h) / 2 + h * 8 + 2 * h);
   }
 }
+
+/* Megatron-Core's FP8 weight cache (accounting.c, megatron_terms: an FP8
+ * copy and its transpose, 2 bytes, of each linear weight Transformer
+ * Engine runs) of an MoE model counts the routed experts at their own
+ * inner size, split over ETP x EP.  Qwen3-30B-A3B cut to 2 layers (h 2048,
+ * 32 query heads and 4 KV heads of 128, 128 experts of FFN 768), TP 2 and
+ * EP 8 on 16 GPUs: per layer QKV 2048 x 5120 and the projection 4096 x
+ * 2048 over TP 2, and 16 local experts of 3 x 2048 x 768 over ETP (1, 2);
+ * the cache is the FP8 weights less the BF16 run's. */
+Test(etp, fp8_weight_cache_of_experts)
+{
+  const char *etp[] = {"1", "2"};
+  for (int i = 0; i < 2; i++) {
+    double w[2];
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+      struct model m;
+      struct plan p;
+      struct graph *g = build_layers("qwen3-30b-a3b", 2, 16, KV("tp", "2",
+                                     "sp", "yes", "ep", "8", "etp", etp[i],
+                                     "zero", "1", "shard_impl", "megatron",
+                                     "mem_framework", "megatron",
+                                     "dtype", fp8 ? "fp8" : "bf16",
+                                     "global_batch", "16", "moe_dispatcher",
+                                     "alltoall"), &m, &p);
+      graph_free(g);
+      struct memory x;
+      memory_per_gpu(&m, &p, 80e9, &x);
+      w[fp8] = x.weights;
+    }
+    double t = i ? 2 : 1;
+    double cast = (2048.0 * 5120 + 4096.0 * 2048) / 2 +
+                  16 * 3 * 2048.0 * 768 / t;
+    REL(w[1] - w[0], 2 * 2 * cast);
+  }
+}
