@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "sim/symmetry.h"
 #include "workloads/workload.h"
@@ -731,4 +733,34 @@ Test(moe_exec, uneven_rack_places_groups)
   p.tp = 8;
   p.dp = 38;
   cr_assert_eq(workload_check_racks(&p, &c, "--gpus", &err), 0);
+}
+
+/* A graph file keeps the expert groups: the allgather dispatcher at TP 2
+ * (expert TP 2, layout etp 2) and --etp 4 under TP 2 read back with the
+ * same layout and tasks. */
+Test(moe_exec, graph_file_keeps_expert_groups)
+{
+  const char *etp[] = {"2", "4"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 1, 32, KV("tp", "2",
+                                   "sp", "yes", "ep", "8", "etp", etp[i],
+                                   "global_batch", "16", "moe_dispatcher",
+                                   "allgather"), &m, &p);
+    cr_assert_eq(g->layout.etp, i ? 4 : 2);
+    char path[] = "/tmp/weft-test-moe-graph-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct weft_err err = {0};
+    cr_assert_eq(graph_write(g, path, &err), 0, "%s", err.msg);
+    struct graph *back = graph_read(path, &err);
+    unlink(path);
+    cr_assert(back, "%s", err.msg);
+    cr_assert_eq(back->layout.etp, g->layout.etp);
+    cr_assert(graph_equal(g, back));
+    graph_free(back);
+    graph_free(g);
+  }
 }
