@@ -714,6 +714,9 @@ static int resolve_placement(const struct cluster_desc *d, struct cluster *c,
       return weft_errf(err, WEFT_EINVAL, "%s: %s", where(d, CK_PLACEMENT),
                        f->no_random);
     c->random_seed = (unsigned long)seed;
+  } else if (strcasecmp(pl, "packed") != 0 && c->last_node_gpus &&
+             strcasecmp(pl, "spread") == 0) {
+    goto uneven;
   } else if (strcasecmp(pl, "packed") != 0) {
     if (strcasecmp(pl, "spread") != 0)
       return weft_errf(err, WEFT_EINVAL, "%s: unknown placement '%s'; "
@@ -732,7 +735,14 @@ static int resolve_placement(const struct cluster_desc *d, struct cluster *c,
     c->spread_size = per * c->nodes_per_leaf;
     c->spread_units = (c->nodes + c->spread_size - 1) / c->spread_size;
   }
+  if (c->random_seed && c->last_node_gpus)
+    goto uneven;
   return 0;
+uneven: /* the ranks of the partial rack are its first GPUs (cluster.h) */
+  return weft_errf(err, WEFT_EINVAL, "%s: placement %s with an uneven last "
+                   "rack (%d GPUs of %d) is not modelled; use packed",
+                   where(d, CK_PLACEMENT), pl, c->last_node_gpus,
+                   c->gpus_per_node);
 }
 
 /* Stragglers: "RANK:FACTOR[,RANK:FACTOR...]" of key `k` into list[],
@@ -873,10 +883,11 @@ static long tray_racks(long trays, long per_rack, long racks)
  * GPUs per node set by the user keep the node's GPUs, as before. */
 static int tray_split(const struct cluster_desc *d,
                       const struct node_spec *node, int *gpus_per_node,
-                      struct weft_err *err)
+                      int *last_node_gpus, struct weft_err *err)
 {
   *gpus_per_node = d->set[CK_GPUS_PER_NODE] ? (int)d->num[CK_GPUS_PER_NODE]
                                             : node->gpus;
+  *last_node_gpus = 0;
   if (!node->tray || d->set[CK_GPUS_PER_NODE] || !d->set[CK_GPUS] ||
       (long)d->num[CK_GPUS] % node->gpus == 0)
     return 0;
@@ -897,18 +908,13 @@ static int tray_split(const struct cluster_desc *d,
                      "not split evenly over %s (%ld racks of %ld trays)",
                      where(d, CK_GPUS), g, g / node->tray, node->tray,
                      where(d, CK_NODES), asked, per_rack);
-  /* The nearest counts below and above that do split. */
-  long lo = g - node->tray, hi = g + node->tray;
-  while (lo > 0 && !tray_racks(lo / node->tray, per_rack, 0))
-    lo -= node->tray;
-  while (!tray_racks(hi / node->tray, per_rack, 0))
-    hi += node->tray;
-  return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs (%ld trays of %d) do not "
-                   "split evenly over %s racks (weft gives every rack of "
-                   "a job the same trays, half a rack or more): take %ld or "
-                   "%ld GPUs, or set --nodes or --gpus-per-node",
-                   where(d, CK_GPUS), g, g / node->tray, node->tray,
-                   node->name, lo, hi);
+  /* Whole racks and the trays left in one more (issue 38: a job may take
+   * any number of trays; 100 GPUs of NVL72 are 72 + 28).  The rest of the
+   * last rack stays idle; workload.c checks that the plan's TP and expert
+   * groups stay inside a rack. */
+  *gpus_per_node = node->gpus;
+  *last_node_gpus = (int)(g % node->gpus);
+  return 0;
 }
 
 int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
@@ -941,7 +947,7 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
   c.gpu = *gpu;
   c.nic = *nic;
 
-  int rc = tray_split(d, node, &c.gpus_per_node, err);
+  int rc = tray_split(d, node, &c.gpus_per_node, &c.last_node_gpus, err);
   if (rc)
     return rc;
   c.tray = d->set[CK_GPUS_PER_NODE] ? 0 : node->tray;
@@ -961,11 +967,11 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
 
   if (d->set[CK_GPUS]) {
     long g = (long)d->num[CK_GPUS];
-    if (g % c.gpus_per_node != 0)
+    if (g % c.gpus_per_node != 0 && !c.last_node_gpus)
       return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs do not divide into "
                        "nodes of %d GPUs", where(d, CK_GPUS), g,
                        c.gpus_per_node);
-    long nodes = g / c.gpus_per_node;
+    long nodes = (g + c.gpus_per_node - 1) / c.gpus_per_node;
     if (d->set[CK_NODES] && (long)d->num[CK_NODES] != nodes)
       return weft_errf(err, WEFT_EINVAL, "%s: %ld GPUs contradict %s (%ld "
                        "nodes of %d GPUs)", where(d, CK_GPUS), g,
@@ -979,7 +985,8 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     return weft_errf(err, WEFT_ELIMIT, "%s: %ld GPUs exceed the limit of %d",
                      where(d, d->set[CK_GPUS] ? CK_GPUS : CK_NODES),
                      (long)c.nodes * c.gpus_per_node, WEFT_MAX_GPUS);
-  c.gpus = c.nodes * c.gpus_per_node;
+  c.gpus = c.last_node_gpus ? (int)d->num[CK_GPUS]
+                             : c.nodes * c.gpus_per_node;
 
   c.nodes_per_leaf = d->set[CK_NODES_PER_LEAF]
                          ? (int)d->num[CK_NODES_PER_LEAF]

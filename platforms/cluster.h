@@ -114,6 +114,11 @@ struct cluster {
    * the NVLink domain is the rack, its other GPUs are idle (not part of
    * the job).  Other node types: tray 0, rack_gpus == gpus_per_node. */
   int tray, rack_gpus;
+  /* An uneven last rack (racks of trays, when the job's trays do not split
+   * evenly over racks): the job takes whole racks of `gpus_per_node` and
+   * this many GPUs, whole trays, of one more; the rest of that rack is
+   * idle.  gpus < nodes x gpus_per_node then.  0: every node full. */
+  int last_node_gpus;
   int nodes_per_leaf, leaves_per_pod, leaves, pods;
   double oversub, pod_oversub;
   double nvlink_lat_s, switch_lat_s;

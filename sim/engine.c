@@ -325,6 +325,7 @@ static enum comm_class task_class(const struct task *t)
   case GK_EPN:
   case GK_EPX:
   case GK_ETP: /* the MoE dispatcher's gathers over expert TP */
+  case GK_TPEP:
     return CC_EP;
   default: /* DP, EMB, SHARD, REPL, DPCP, EDP, EDPCP */
     return CC_DP;

@@ -414,6 +414,55 @@ Test(cluster, nvl72_takes_whole_trays)
   cr_assert_eq(c.rack_gpus, c.gpus_per_node);
 }
 
+/* Trays that split evenly over no count of racks (half a rack or more
+ * each) take whole racks and the rest of a last one: 100 GPUs (25 trays,
+ * neither 2 nor more racks alike) are 72 + 28, ranks 72-99 the last
+ * rack's first 28 GPUs; 148 (37 trays) 72 + 72 + 4; 96 still 2 x 48, 72
+ * and 144 whole racks, unchanged. */
+Test(cluster, nvl72_uneven_last_rack)
+{
+  static const struct {
+    const char *gpus;
+    int nodes, per_node, last;
+  } cases[] = {{"100", 2, 72, 28}, {"148", 3, 72, 4}, {"96", 2, 48, 0},
+               {"72", 1, 72, 0},   {"144", 2, 72, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *kv[] = {"gpus", cases[i].gpus, NULL};
+    struct cluster c = resolve_nvl("gb200-nvl72", kv);
+    cr_assert_eq(c.gpus, atoi(cases[i].gpus));
+    cr_assert_eq(c.nodes, cases[i].nodes, "%s", cases[i].gpus);
+    cr_assert_eq(c.gpus_per_node, cases[i].per_node, "%s", cases[i].gpus);
+    cr_assert_eq(c.last_node_gpus, cases[i].last, "%s", cases[i].gpus);
+    cr_assert_eq(c.nics_per_node, c.gpus_per_node);
+    cr_assert_eq(c.rack_gpus, 72);
+  }
+  const char *kv[] = {"gpus", "100", NULL};
+  struct cluster c = resolve_nvl("gb200-nvl72", kv);
+  cr_assert_eq(cluster_node_of(&c, 71), 0);
+  cr_assert_eq(cluster_node_of(&c, 72), 1);
+  cr_assert_eq(cluster_node_of(&c, 99), 1);
+  cr_assert_eq(cluster_place_gpu(&c, 99), 99);
+  /* the ranks of the last rack must be its first GPUs: packed only */
+  struct cluster_desc d;
+  struct weft_err err = {0};
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "gb200-nvl72", &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "100", "--gpus", 2, &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_PLACEMENT, "random:3", "--placement",
+                                2, &err), 0);
+  cr_assert_neq(cluster_resolve(&d, cat, &c, &err), 0);
+  cr_assert_str_eq(err.msg, "--placement: placement random:3 with an uneven "
+                   "last rack (28 GPUs of 72) is not modelled; use packed");
+  /* --nodes asks for racks alike: refused as before */
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "gb200-nvl72", &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "100", "--gpus", 2, &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_NODES, "2", "--nodes", 2, &err), 0);
+  cr_assert_neq(cluster_resolve(&d, cat, &c, &err), 0);
+  cr_assert_str_eq(err.msg, "--gpus: 100 GPUs (25 trays of 4) do not split "
+                   "evenly over --nodes (2 racks of 18 trays)");
+}
+
 /* GB300 NVL72 from NVIDIA's datasheet: the rack's dense figures over 72
  * GPUs (BF16 180 PF, FP8 360 PF, 576 TB/s), 279 GB each, 900 GB/s NVLink
  * per direction (130 TB/s both ways over 72), one ConnectX-8 at 800 Gb/s

@@ -55,25 +55,11 @@ Test(cluster_fault, gpus_do_not_divide_into_nodes)
 {
   bad_flag("dgx-h100", "gpus", "12", WEFT_EINVAL,
            "--gpus: 12 GPUs do not divide into nodes of 8 GPUs");
-  /* NVL72 racks are taken by whole trays of 4: 66 is not whole trays; 100
-   * (25 trays) splits evenly over no count of racks from the 2 that hold
-   * it to the most that keep half of each rack busy (25 / 18 to 2 x 25 /
-   * 18: 2), and 96 (2 x 12 trays) and 104 (2 x 13) are the nearest that
-   * do; likewise 148 (37 trays, 3 or 4 racks) between 144 (2 whole racks)
-   * and 156 (3 x 13 trays; 152, 38 trays, splits over neither 3 nor 4). */
+  /* NVL72 racks are taken by whole trays of 4: 66 is not whole trays (100,
+   * 25 trays, is a rack and 7 trays of another: test_cluster.c). */
   bad_flag("gb200-nvl72", "gpus", "66", WEFT_EINVAL,
            "--gpus: 66 GPUs are not whole compute trays of GB200-NVL72 (4 "
            "GPUs per tray, 72 per rack)");
-  bad_flag("gb200-nvl72", "gpus", "100", WEFT_EINVAL,
-           "--gpus: 100 GPUs (25 trays of 4) do not split evenly over "
-           "GB200-NVL72 racks (weft gives every rack of a job the same "
-           "trays, half a rack or more): take 96 or 104 GPUs, or set --nodes "
-           "or --gpus-per-node");
-  bad_flag("gb200-nvl72", "gpus", "148", WEFT_EINVAL,
-           "--gpus: 148 GPUs (37 trays of 4) do not split evenly over "
-           "GB200-NVL72 racks (weft gives every rack of a job the same "
-           "trays, half a rack or more): take 144 or 156 GPUs, or set --nodes "
-           "or --gpus-per-node");
 }
 
 Test(cluster_fault, zero_negative_nan_huge)

@@ -258,15 +258,97 @@ Test(etp, refused)
   refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "ep", "2", "etp", "1",
           "global_batch", "8"), 8,
           "--etp: ETP 1 != TP 2 is modelled with --moe-dispatcher alltoall "
-          "only (this plan has basic)");
+          "or allgather only (this plan has basic)");
   refused("mixtral-8x7b", KV("ep", "2", "etp", "2", "moe_dispatcher",
           "deepep", "moe_node_gpus", "8", "global_batch", "8"), 8,
           "--etp: ETP 2 != TP 1 is modelled with --moe-dispatcher alltoall "
-          "only (this plan has deepep)");
+          "or allgather only (this plan has deepep)");
   refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "ep", "2", "etp", "1",
           "zero", "2", "moe_dispatcher", "alltoall", "global_batch", "8"), 8,
           "--etp: expert tensor parallelism is modelled with ZeRO stage 0 "
           "or 1 (this plan has 2)");
   refused("mixtral-8x7b", KV("etp", "0", "global_batch", "8"), 8,
           "--etp: '0' is below the minimum of 1");
+}
+
+/* The bytes of layer 0's first forward kernel of micro-batch 0 on stage
+ * 0: with FP8, the weights' cast (builder_layer.c, fp8_fwd_casts). */
+static double first_cast(const struct graph *g)
+{
+  const struct program *pr = &g->prog[0];
+  for (long j = 0; j < pr->n; j++) {
+    const struct task *x = &pr->tasks[j];
+    if (x->kind == TK_KERNEL && x->layer == 0 && x->mb == 0 &&
+        x->phase == PH_FWD)
+      return x->op == KK_ELEMWISE ? x->bytes : -1;
+  }
+  return -1;
+}
+
+/* FP8 (delayed scaling): each weight a rank holds is cast once per
+ * iteration, read 2 and write 1 + 1 bytes an element; the routed experts'
+ * elements are those of the rank's E / EP = 2 experts split over ETP,
+ * 2 x 3 f h / ETP (TP 2, EP 4), the rest the same at every ETP.  With
+ * MXFP8, 2 + 2 (1 + 1/32) bytes an element. */
+Test(etp, fp8_weight_casts_by_etp)
+{
+  const char *etp[] = {"1", "2", "4"};
+  const char *recipe[] = {"delayed", "mxfp8"};
+  for (int r = 0; r < 2; r++) {
+    double per = r ? 2 + 2 * (1 + 1.0 / 32) : 4, rest = 0;
+    for (int i = 0; i < 3; i++) {
+      struct model m;
+      struct plan p;
+      struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("tp", "2",
+                                     "sp", "yes", "ep", "4", "etp", etp[i],
+                                     "dtype", "fp8", "fp8_recipe", recipe[r],
+                                     "global_batch", "8", "moe_dispatcher",
+                                     "alltoall"), &m, &p);
+      double t = (double)p.etp, x = 2 * 3 * f * h / t;
+      double b = first_cast(g);
+      cr_assert_gt(b, per * x, "the cast covers the experts");
+      if (i == 0)
+        rest = b / per - x;
+      REL(b / per, rest + x);
+      graph_free(g);
+    }
+    /* the rest: attention's QKV and projection over TP 2 (h (h + 2 kv d)
+     * + h h) / 2, the router's h E and the two norms' 2 h whole */
+    REL(rest, (h * (h + 2 * 8 * 128) + h * h) / 2 + h * 8 + 2 * h);
+  }
+}
+
+/* Megatron-Core's FP8 weight cache (accounting.c, megatron_terms: an FP8
+ * copy and its transpose, 2 bytes, of each linear weight Transformer
+ * Engine runs) of an MoE model counts the routed experts at their own
+ * inner size, split over ETP x EP.  Qwen3-30B-A3B cut to 2 layers (h 2048,
+ * 32 query heads and 4 KV heads of 128, 128 experts of FFN 768), TP 2 and
+ * EP 8 on 16 GPUs: per layer QKV 2048 x 5120 and the projection 4096 x
+ * 2048 over TP 2, and 16 local experts of 3 x 2048 x 768 over ETP (1, 2);
+ * the cache is the FP8 weights less the BF16 run's. */
+Test(etp, fp8_weight_cache_of_experts)
+{
+  const char *etp[] = {"1", "2"};
+  for (int i = 0; i < 2; i++) {
+    double w[2];
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+      struct model m;
+      struct plan p;
+      struct graph *g = build_layers("qwen3-30b-a3b", 2, 16, KV("tp", "2",
+                                     "sp", "yes", "ep", "8", "etp", etp[i],
+                                     "zero", "1", "shard_impl", "megatron",
+                                     "mem_framework", "megatron",
+                                     "dtype", fp8 ? "fp8" : "bf16",
+                                     "global_batch", "16", "moe_dispatcher",
+                                     "alltoall"), &m, &p);
+      graph_free(g);
+      struct memory x;
+      memory_per_gpu(&m, &p, 80e9, &x);
+      w[fp8] = x.weights;
+    }
+    double t = i ? 2 : 1;
+    double cast = (2048.0 * 5120 + 4096.0 * 2048) / 2 +
+                  16 * 3 * 2048.0 * 768 / t;
+    REL(w[1] - w[0], 2 * 2 * cast);
+  }
 }

@@ -70,7 +70,7 @@ Test(layout, group_sizes)
                          [GK_EDP] = 2, [GK_CP] = 2, [GK_DPCP] = 16,
                          [GK_EDPCP] = 4, [GK_T3X] = 1, [GK_T3Y] = 1,
                          [GK_T3Z] = 1, [GK_EPN] = 4, [GK_EPX] = 1,
-                         [GK_ETP] = 2};
+                         [GK_ETP] = 2, [GK_TPEP] = 8};
   for (int gk = 0; gk < GK_COUNT; gk++) {
     layout_group(l, (enum group_kind)gk, 5, &g);
     cr_assert_eq(g.n, want[gk], "kind %d", gk);

@@ -7,7 +7,11 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
+#include "sim/symmetry.h"
+#include "workloads/workload.h"
 #include "tests/plan_helpers.h"
 
 #define REL(a, b) cr_assert(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-9, "%.17g != %.17g", (double)(a), (double)(b))
@@ -383,10 +387,25 @@ Test(moe_exec, refused)
   refused("mixtral-8x7b", KV("tp", "2", "moe_dispatcher", "alltoall",
           "global_batch", "8"), 8, "--moe_dispatcher: Megatron-Core's MoE "
           "layer with TP runs on sequence-parallel shards; add --sp yes");
-  refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "moe_dispatcher",
-          "deepep", "global_batch", "8"), 8, "--moe_dispatcher: with TP > 1, "
-          "deepep runs over the TP x EP group, which weft does not model yet;"
-          " use alltoall or TP 1");
+  refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "cp", "2",
+          "moe_dispatcher", "allgather", "global_batch", "8"), 8,
+          "--moe_dispatcher: with expert TP > 1, allgather runs over "
+          "Megatron-Core's expert TP x EP groups, which fold context "
+          "parallelism (CP 2) into expert data parallelism, not modelled; "
+          "use alltoall or CP 1");
+  refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "order", "dp-tp-cp-pp",
+          "moe_dispatcher", "deepep", "global_batch", "8"), 8,
+          "--moe_dispatcher: with expert TP > 1, deepep is modelled with the "
+          "default rank order tp-cp-dp-pp (Megatron-Core's expert groups: "
+          "tp-ep-dp-pp)");
+  refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "ep", "2",
+          "moe_dispatcher", "deepep", "moe_node_gpus", "3", "global_batch",
+          "8"), 8, "--moe_node_gpus: expert TP 2 does not divide the 3 GPUs "
+          "of a node (deepep over expert TP x EP)");
+  refused("mixtral-8x7b", KV("tp", "2", "sp", "yes", "ep", "4", "etp", "1",
+          "moe_dispatcher", "deepep", "moe_node_gpus", "8", "global_batch",
+          "8"), 8, "--etp: ETP 1 != TP 2 is modelled with --moe-dispatcher "
+          "alltoall or allgather only (this plan has deepep)");
   refused("mixtral-8x7b", KV("moe_max_nodes", "2", "global_batch", "8"), 8,
           "--moe_max_nodes: applies to the deepep dispatcher "
           "(--moe-dispatcher deepep)");
@@ -429,4 +448,319 @@ Test(moe_exec, recompute_and_default)
   cr_assert(graph_equal(g, g2));
   graph_free(g);
   graph_free(g2);
+}
+
+/* The layer-0 forward collectives of the allgather dispatcher on stage 0:
+ * the gather's and the reduce-scatter's bytes per token of the rank (n of
+ * them), over group gk; none over the others. */
+static void allgather_per_token(const struct graph *g, enum group_kind gk,
+                                double tokens, double *ag, double *rs)
+{
+  long cnt;
+  *ag = coll_sum(g, 0, CO_ALLGATHER, gk, PH_FWD, 0, 0, &cnt) / tokens;
+  cr_assert_eq(cnt, 1, "one gather over group %d", gk);
+  *rs = coll_sum(g, 0, CO_REDUCE_SCATTER, gk, PH_FWD, 0, 0, &cnt) / tokens;
+  cr_assert_eq(cnt, 1, "one reduce-scatter over group %d", gk);
+  /* the backward runs the two the other way round */
+  REL(coll_sum(g, 0, CO_ALLGATHER, gk, PH_BWD, 0, 0, NULL) / tokens, *ag);
+  REL(coll_sum(g, 0, CO_REDUCE_SCATTER, gk, PH_BWD, 0, 0, NULL) / tokens,
+      *rs);
+}
+
+/* allgather at TP 1, 2 and 4 (MoEAllGatherTokenDispatcher over tp_ep,
+ * expert TP = TP): each rank holds n = 4096 / TP sequence-parallel tokens;
+ * the gather over TP x EP ranks brings TP EP n tokens of e h + E + 4 E
+ * bytes, the reduce-scatter TP EP n of 4 h; the rank's experts run TP n k
+ * = 4096 k rows whatever TP (FC1 of N = 2 f / TP). */
+Test(moe_exec, allgather_over_tp_ep)
+{
+  const long tps[] = {1, 2, 4};
+  for (int i = 0; i < 3; i++) {
+    double t = (double)tps[i], s = n / t, ep = 8;
+    char tp[4];
+    snprintf(tp, sizeof tp, "%ld", tps[i]);
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 8 * tps[i],
+                                   KV("tp", tp, "sp", t > 1 ? "yes" : "no",
+                                      "ep", "8",
+                                      "global_batch", "8", "moe_dispatcher",
+                                      "allgather"), &m, &p);
+    enum group_kind gk = t > 1 ? GK_TPEP : GK_EP;
+    double ag, rs;
+    allgather_per_token(g, gk, s, &ag, &rs);
+    REL(ag, t * ep * (e * h + E + 4 * E));
+    REL(rs, t * ep * 4 * h);
+    /* Mixtral 8x7B at TP 2: 2 x 8 x (8192 + 40) bytes a token */
+    if (t == 2)
+      REL(ag, 131712);
+    if (t > 1) /* nothing over EP alone, nor over TP (the block's SP) */
+      cr_assert_eq(coll_sum(g, 0, CO_ALLGATHER, GK_EP, -1, -2, -2, NULL), 0);
+    struct moe_dispatch d;
+    build_moe_dispatch(&m, &p, s, &d);
+    REL(d.leave_B / s, (e * h + 5 * E) * (t * ep - 1));
+    /* the local permutation: t k rows per own token, 2 e h + 8 bytes */
+    REL(d.permute_B / s, t * k * (2 * e * h + 8));
+    REL(fc1_rows(g, t), n * k);
+    struct graph_layout l;
+    plan_layout(&p, &l);
+    struct layout_group grp;
+    layout_group(&l, gk, 3, &grp);
+    cr_assert_eq(grp.n, (long)(t * ep));
+    cr_assert_eq(grp.leader, 0);
+    graph_free(g);
+  }
+}
+
+/* allgather under MoE parallel folding, ETP != TP (TP 2, EP 8): ETP 1
+ * gathers over the EP group alone (8 ranks of n = 2048 tokens), ETP 4
+ * over ETP x EP = 32 consecutive ranks; the experts run ETP n k rows. */
+Test(moe_exec, allgather_etp_not_tp)
+{
+  double s = n / 2, ep = 8;
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("tp", "2", "sp",
+                                 "yes", "ep", "8", "etp", "1", "global_batch",
+                                 "8", "moe_dispatcher", "allgather"), &m, &p);
+  double ag, rs;
+  allgather_per_token(g, GK_EP, s, &ag, &rs);
+  REL(ag, ep * (e * h + 5 * E));
+  REL(rs, ep * 4 * h);
+  cr_assert_eq(coll_sum(g, 0, CO_ALLGATHER, GK_TPEP, -1, -2, -2, NULL), 0);
+  REL(fc1_rows(g, 1), s * k); /* whole experts: N = 2 f */
+  graph_free(g);
+  g = build_layers("mixtral-8x7b", 2, 32, KV("tp", "2", "sp", "yes", "ep",
+                   "8", "etp", "4", "global_batch", "16", "moe_dispatcher",
+                   "allgather"), &m, &p);
+  allgather_per_token(g, GK_TPEP, s, &ag, &rs);
+  REL(ag, 4 * ep * (e * h + 5 * E));
+  REL(rs, 4 * ep * 4 * h);
+  REL(fc1_rows(g, 4), 4 * s * k);
+  struct graph_layout l;
+  plan_layout(&p, &l);
+  struct layout_group grp;
+  layout_group(&l, GK_TPEP, 5, &grp);
+  cr_assert_eq(grp.n, 32);
+  cr_assert_eq(grp.slot, 5);
+  cr_assert_eq(grp.leader, 0);
+  cr_assert_eq(layout_member(&l, GK_TPEP, 0, 31), 31);
+  graph_free(g);
+}
+
+/* DeepEP at TP 2 (MoEFlexTokenDispatcher over tp_ep, 16 ranks), EP 8 over
+ * two 8-GPU nodes of 4 EP ranks (8 ranks of tp_ep) each: a token reaches
+ * the nodes it would at TP 1 (11/7, as in deepep_bytes_per_token) and the
+ * two ETP ranks of each of its 2 EP ranks, R = 4, carrying 2 k int64
+ * indices and FP32 weights. */
+Test(moe_exec, deepep_over_tp_ep)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("tp", "2", "sp",
+                                 "yes", "ep", "8", "global_batch", "8",
+                                 "moe_dispatcher", "deepep", "moe_node_gpus",
+                                 "8"), &m, &p);
+  cr_assert_eq(p.ep_node, 4);
+  double s = n / 2, D = 11.0 / 7, R = 4, meta = 12 * 2 * k;
+  struct moe_dispatch d;
+  build_moe_dispatch(&m, &p, s, &d);
+  REL(d.nodes, D);
+  REL(d.ranks, R);
+  long cnt;
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EPX, PH_FWD, 0, 0, &cnt) / s,
+      D * (e * h + meta) + D * e * h);
+  cr_assert_eq(cnt, 2);
+  REL(coll_sum(g, 0, CO_ALLTOALL, GK_EPN, PH_FWD, 0, 0, &cnt) / s,
+      R * (e * h + meta) + R * e * h);
+  cr_assert_eq(cnt, 2);
+  REL(d.net_B / s, D / 2 * (e * h + meta));
+  REL(d.leave_B / s, D / 2 * (e * h + meta) + R * (e * h + meta) * 7 / 8);
+  REL(fc1_rows(g, 2), n * k);
+  /* the groups: 8 ranks of a node, one per node over the 2 nodes */
+  struct graph_layout l;
+  plan_layout(&p, &l);
+  struct layout_group grp;
+  layout_group(&l, GK_EPN, 11, &grp);
+  cr_assert_eq(grp.n, 8);
+  cr_assert_eq(grp.leader, 8);
+  cr_assert_eq(grp.slot, 3);
+  layout_group(&l, GK_EPX, 11, &grp);
+  cr_assert_eq(grp.n, 2);
+  cr_assert_eq(grp.leader, 3);
+  cr_assert_eq(layout_member(&l, GK_EPX, 3, 1), 11);
+  graph_free(g);
+}
+
+/* With expert TP set equal to TP the allgather and deepep graphs are
+ * those of an unset --etp (the same groups, rank for rank). */
+Test(moe_exec, tp_ep_etp_equal_tp)
+{
+  const char *ds[] = {"allgather", "deepep"};
+  for (int i = 0; i < 2; i++) {
+    struct model m, m2;
+    struct plan p, p2;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16, KV("tp", "2", "sp",
+                                   "yes", "ep", "8", "global_batch", "8",
+                                   "moe_dispatcher", ds[i],
+                                   i ? "moe_node_gpus" : "moe_capacity",
+                                   i ? "8" : "0"), &m, &p);
+    struct graph *g2 = build_layers("mixtral-8x7b", 2, 16, KV("tp", "2",
+                                    "sp", "yes", "ep", "8", "etp", "2",
+                                    "global_batch", "8", "moe_dispatcher",
+                                    ds[i], i ? "moe_node_gpus" : "moe_capacity",
+                                    i ? "8" : "0"), &m2, &p2);
+    cr_assert(graph_equal(g, g2), "%s", ds[i]);
+    graph_free(g);
+    graph_free(g2);
+  }
+}
+
+/* Two selene nodes of 2 GPUs and 2 NICs each, loaded into SimGrid. */
+static const struct cluster *two_gpu_nodes_loaded(void)
+{
+  static struct cluster c;
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "selene", &err), 0, "%s", err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS_PER_NODE, "2", "t", 2, &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_NICS_PER_NODE, "2", "t", 2, &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "4", "t", 2, &err), 0);
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  catalog_free(cat);
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
+  return &c;
+}
+
+/* TP 2 filling 2-GPU nodes, EP 2 across them: the allgather and deepep
+ * dispatchers' collectives over TP x EP take every TP rank, so the
+ * TP-symmetric shortcut (one rank per TP block, symmetry.c) is off for
+ * them (alltoall keeps it); the replay completes and equals one of every
+ * rank and flow (--every-rank) to 1e-9 (the last digits move with the
+ * order in which the engine sums). */
+Test(moe_exec, tp_ep_replays_every_rank)
+{
+  const struct cluster *c = two_gpu_nodes_loaded();
+  const char *ds[] = {"alltoall", "allgather", "deepep"};
+  for (int i = 0; i < 3; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 1, 4, KV("tp", "2", "sp",
+                                   "yes", "ep", "2", "global_batch", "2",
+                                   "moe_dispatcher", ds[i],
+                                   i == 2 ? "moe_node_gpus" : "moe_capacity",
+                                   i == 2 ? "2" : "0"), &m, &p);
+    struct symmetry sy;
+    symmetry_decide(&g->layout, c, false, false, &sy);
+    cr_assert_eq(sy.tp, i == 0, "%s", ds[i]);
+    struct weft_err err = {0};
+    struct engine_params ep;
+    engine_params_default(&ep);
+    struct engine_result a = {0}, b = {0};
+    cr_assert_eq(engine_run(g, c, &ep, &a, &err), 0, "%s", err.msg);
+    ep.no_symmetry = true;
+    cr_assert_eq(engine_run(g, c, &ep, &b, &err), 0, "%s", err.msg);
+    cr_assert_gt(a.iteration_s, 0);
+    if (i > 0)
+      REL(a.iteration_s, b.iteration_s);
+    engine_result_free(&a);
+    engine_result_free(&b);
+    graph_free(g);
+  }
+}
+
+/* GB200 NVL72 racks for `gpus` GPUs (an uneven last rack where the trays
+ * split evenly over no count of racks). */
+static struct cluster nvl72(const char *gpus)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "gb200-nvl72", &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, gpus, "--gpus", 2, &err), 0);
+  struct cluster c;
+  cr_assert_eq(cluster_resolve(&d, cat, &c, &err), 0, "%s", err.msg);
+  catalog_free(cat);
+  return c;
+}
+
+/* An uneven last rack places a plan whose TP and expert groups stay in a
+ * rack: 100 GPUs (72 + 28), TP 2 with EP 2 (groups of 4 consecutive
+ * ranks) pass; EP 10 (10 experts; 20 consecutive ranks) puts ranks 60-79
+ * in one group across the two racks; TP 16 on 304 GPUs (4 x 72 + 16)
+ * puts ranks 64-79 in one TP group. */
+Test(moe_exec, uneven_rack_places_groups)
+{
+  struct cluster c = nvl72("100");
+  cr_assert_eq(c.last_node_gpus, 28);
+  struct model m;
+  struct plan p;
+  struct weft_err err = {0};
+  struct graph *g = build_layers("mixtral-8x7b", 1, 100, KV("tp", "2", "ep",
+                                 "2", "global_batch", "100"), &m, &p);
+  graph_free(g);
+  cr_assert_eq(workload_check_racks(&p, &c, "--gpus", &err), 0, "%s",
+               err.msg);
+  g = build_layers("mixtral-8x7b", 1, 100, KV("experts", "10", "tp", "2",
+                   "ep", "10", "global_batch", "100"), &m, &p);
+  graph_free(g);
+  cr_assert_neq(workload_check_racks(&p, &c, "--gpus", &err), 0);
+  cr_assert_str_eq(err.msg, "--gpus: 100 GPUs (72 x 1 in whole racks, 28 "
+                   "in a last rack): the EP group of 10 ranks from rank 60 "
+                   "spans two racks' NVLink domains; choose degrees whose EP "
+                   "groups fit in a rack's 72 GPUs and in the last rack's 28,"
+                   " or GPUs that split evenly over racks");
+  c = nvl72("304");
+  cr_assert_eq(c.nodes, 5);
+  cr_assert_eq(c.last_node_gpus, 16);
+  plan_init(&p);
+  p.tp = 16;
+  p.dp = 19;
+  p.pp = p.cp = p.ep = p.vchunks = 1;
+  cr_assert_neq(workload_check_racks(&p, &c, "--gpus", &err), 0);
+  cr_assert_str_eq(err.msg, "--gpus: 304 GPUs (72 x 4 in whole racks, 16 "
+                   "in a last rack): the TP group of 16 ranks from rank 64 "
+                   "spans two racks' NVLink domains; choose degrees whose TP "
+                   "groups fit in a rack's 72 GPUs and in the last rack's 16,"
+                   " or GPUs that split evenly over racks");
+  p.tp = 8;
+  p.dp = 38;
+  cr_assert_eq(workload_check_racks(&p, &c, "--gpus", &err), 0);
+}
+
+/* A graph file keeps the expert groups: the allgather dispatcher at TP 2
+ * (expert TP 2, layout etp 2) and --etp 4 under TP 2 read back with the
+ * same layout and tasks. */
+Test(moe_exec, graph_file_keeps_expert_groups)
+{
+  const char *etp[] = {"2", "4"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 1, 32, KV("tp", "2",
+                                   "sp", "yes", "ep", "8", "etp", etp[i],
+                                   "global_batch", "16", "moe_dispatcher",
+                                   "allgather"), &m, &p);
+    cr_assert_eq(g->layout.etp, i ? 4 : 2);
+    char path[] = "/tmp/weft-test-moe-graph-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct weft_err err = {0};
+    cr_assert_eq(graph_write(g, path, &err), 0, "%s", err.msg);
+    struct graph *back = graph_read(path, &err);
+    unlink(path);
+    cr_assert(back, "%s", err.msg);
+    cr_assert_eq(back->layout.etp, g->layout.etp);
+    cr_assert(graph_equal(g, back));
+    graph_free(back);
+    graph_free(g);
+  }
 }

@@ -454,16 +454,49 @@ static double layer_linear_weights_rank(const struct model *m, long tp,
                                  : mlp / (double)tp);
 }
 
+/* The same for an MoE model's layer of kind `kind`, from its description
+ * (layer.h: the linears Transformer Engine runs are those marked cast):
+ * the routed experts' FC1 and FC2 at their own inner size
+ * (moe_intermediate_size) over ETP x EP, shared experts, MLA's projections
+ * and a dense layer's MLP over TP, replicated down-projections whole. */
+static double kind_cast_weights_rank(const struct model *m, int kind,
+                                     long tp, long etp, long ep)
+{
+  struct layer_desc d;
+  layer_describe_kind(m, kind, &d);
+  double n = 0;
+  for (int i = 0; i < d.nw; i++) {
+    const struct lweight *w = &d.w[i];
+    if (w->cast && lweight_matrix(w))
+      n += lweight_elems_rank(&d, w, (double)(w->routed ? etp : tp),
+                              (double)ep);
+  }
+  return n;
+}
+
 static double stage_linear_weights_rank(const struct model *m,
                                         const struct plan *p, long stage)
 {
-  double n = 0;
+  double n = 0, per[LAYER_KINDS];
+  for (int k = 0; k < LAYER_KINDS; k++)
+    per[k] = -1;
   for (long c = 0; c < p->vchunks; c++) {
     long first, count;
     plan_chunk_layers(p, m, stage, c, &first, &count);
-    (void)first;
-    n += (double)count *
-         layer_linear_weights_rank(m, p->tp, plan_etp(p), p->ep);
+    if (!model_is_moe(m)) { /* dense: as before */
+      n += (double)count *
+           layer_linear_weights_rank(m, p->tp, plan_etp(p), p->ep);
+      continue;
+    }
+    long kinds[LAYER_KINDS];
+    layer_kind_counts(m, first, count, kinds);
+    for (int k = 0; k < LAYER_KINDS; k++) {
+      if (!kinds[k])
+        continue;
+      if (per[k] < 0)
+        per[k] = kind_cast_weights_rank(m, k, p->tp, plan_etp(p), p->ep);
+      n += (double)kinds[k] * per[k];
+    }
   }
   return n;
 }

@@ -82,7 +82,8 @@ struct moe_dispatch {
   double sort_B;      /* sort_chunks_by_idxs, each way (several local
                          experts) */
   double ag_B;        /* allgather: tokens, routing map and probabilities
-                         gathered over EP */
+                         gathered over expert TP x EP (GK_TPEP; GK_EP
+                         with expert TP 1) */
   double rs_B;        /* allgather: the combine's FP32 reduce-scatter */
   double nodes, ranks; /* deepep: nodes and ranks a token goes to */
   double rdma_B;      /* deepep: the RDMA hop's all-to-all (GK_EPX) */

@@ -426,6 +426,16 @@ static double fp8_both(const struct ctx *c)
   return mxfp8(c) ? MXFP8_BOTH : 2;
 }
 
+/* The weights a rank casts per iteration: the layer's own (c->lp) and,
+ * with EP, its routed experts' (c->lx, split over ETP: Transformer
+ * Engine's GroupedLinear casts each local expert's weight on the first
+ * micro-batch as Linear does, grouped_linear.py; with EP 1, c->lp holds
+ * them, split over TP, and c->lx is 0). */
+static double fp8_cast_params(const struct ctx *c)
+{
+  return c->lp + c->lx;
+}
+
 static void fp8_fwd_casts(struct ctx *c, int phase, long l)
 {
   if (!fp8(c))
@@ -433,11 +443,12 @@ static void fp8_fwd_casts(struct ctx *c, int phase, long l)
   if (te_delayed(c)) {
     if (phase == PH_FWD && c->mb == 0)
       bld_kernel(c, KK_ELEMWISE, phase, l, 0,
-                 (c->p->fp8_params ? 1 + 1 : 2 + 2) * c->lp);
+                 (c->p->fp8_params ? 1 + 1 : 2 + 2) * fp8_cast_params(c));
     return; /* the projection's input: after attention (step_fwd) */
   }
   if (phase == PH_FWD && c->mb == 0)
-    bld_kernel(c, KK_ELEMWISE, phase, l, 0, (2 + fp8_both(c)) * c->lp);
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0,
+               (2 + fp8_both(c)) * fp8_cast_params(c));
   bld_kernel(c, KK_ELEMWISE, phase, l, 0,
              (2 + MXFP8_BOTH) * c->T * c->h / c->t);
 }

@@ -26,10 +26,20 @@
  *     all-gather of both over it, sort_chunks_by_idxs when a rank holds
  *     several experts; combine: the inverse, with a reduce-scatter;
  *   MoEAllGatherTokenDispatcher: all-gather of the tokens, routing map and
- *     probabilities over TP x EP, each rank permuting its local experts'
- *     rows; combine: reduce-scatter of the unpermuted tokens cast to the
- *     probabilities' FP32 (hidden_states.to(self.local_probs.dtype));
- *   MoEFlexTokenDispatcher with _DeepepManager: DeepEP's fused dispatch
+ *     probabilities over tp_ep_group (pg_collection.tp_ep: the expert
+ *     generator's "tp-ep" groups of parallel_state.py, expert TP x EP
+ *     ranks, whose tp_size is the expert TP's, TP unless --etp), "if
+ *     self.tp_size > 1 or self.ep_size > 1", each rank permuting its local
+ *     experts' rows of the gathered tokens; combine: moe_utils.unpermute
+ *     into the gathered shape (torch.zeros then scatter_add), and a
+ *     reduce-scatter over tp_ep of the tokens cast to the probabilities'
+ *     FP32 (hidden_states.to(self.local_probs.dtype)), cast back;
+ *   MoEFlexTokenDispatcher with _DeepepManager, over tp_ep_group as well:
+ *     _initialize_metadata expands the routing map and probabilities to
+ *     [tokens, tp_size x ep_size, local experts] ("replicated across TP
+ *     group since each TP ranks in a TP group should receive the same
+ *     tokens"), with router_topk = tp_size x topk and num_experts =
+ *     tp_size x experts; DeepEP's fused dispatch
  *     and combine (deepseek-ai/DeepEP README: internode kernels send a
  *     token over RDMA once per destination node, to the GPU of the same
  *     local index, which forwards it over NVLink to every GPU of the node
@@ -47,13 +57,20 @@
  *   routed rows sent per token: k dropless; k min(1, cf) with a capacity
  *     factor (even routing: an expert's share n k / E is over capacity only
  *     when cf < 1); E ceil(n k cf / E) / n padded;
- *   DeepEP's copies: the EP group spans N = EP / g nodes of g EP ranks,
+ *   local rows (allgather, deepep): t rows per routed row sent, t the
+ *     expert TP: each row goes to the t ETP ranks of its expert's EP rank;
+ *   allgather over the t EP ranks of tp_ep: gathered t EP n tokens of
+ *     e h + E (bool map) + 4 E (FP32 probabilities) bytes, reduce-scatter
+ *     of t EP n tokens of 4 h bytes;
+ *   DeepEP's copies: the EP group spans N = EP / g nodes of g EP ranks
+ *     (t g ranks of tp_ep),
  *     each of E / N experts; with node-limited routing to M' = min(M, N)
  *     nodes (M' = N without a limit) and the k experts uniformly among
  *     those nodes' X = M' E / N experts, a block of b experts is missed
  *     with probability P(X, b) = C(X - b, k) / C(X, k), so a token goes to
- *     D = M' (1 - P(X, E/N)) nodes and R = M' g (1 - P(X, E/EP)) ranks on
- *     average; its RDMA buffer is D copies, its NVLink buffer R copies.
+ *     D = M' (1 - P(X, E/N)) nodes and R = t M' g (1 - P(X, E/EP)) ranks
+ *     on average; its RDMA buffer is D copies, its NVLink buffer R copies,
+ *     each with t k int64 indices and FP32 weights.
  */
 #include "workloads/builder_int.h"
 
@@ -113,27 +130,47 @@ void build_moe_dispatch(const struct model *m, const struct plan *p,
     out->sort_B = E / ep > 1 ? 2 * e * h * t * rows : 0;
     out->leave_B = (out->a2a_B + out->probs_B) * (ep - 1) / ep;
     break;
-  case MD_ALLGATHER:
-    out->ag_B = ep * n * (e * h + E * (1 + PROB_B));
-    out->rs_B = ep * n * h * PROB_B;
-    out->leave_B = n * (e * h + E * (1 + PROB_B)) * (ep - 1);
+  case MD_ALLGATHER: {
+    /* Over the tp_ep group of t x ep ranks, n tokens each: the rank's
+     * local experts take t rows per routed row sent (t ETP ranks' shards,
+     * each routed row on one EP rank). */
+    double g = t * ep, local = t * rows;
+    out->ag_B = g * n * (e * h + E * (1 + PROB_B));
+    out->rs_B = g * n * h * PROB_B;
+    out->permute_B = 2 * e * h * local + 2 * PROB_B * local;
+    /* unpermute into the gathered tokens' restore_shape (torch.zeros,
+     * then scatter_add: e h per gathered token more), the cast to the
+     * probabilities' FP32 before the reduce-scatter (e + 4 per gathered
+     * element) and back after it (4 + e per own element) */
+    out->unpermute_B = 4 * e * h * local + PROB_B * local + g * n * h * e +
+                       (g > 1 ? g * n * h * (e + PROB_B) + n * h * (PROB_B + e)
+                              : 0);
+    out->leave_B = n * (e * h + E * (1 + PROB_B)) * (g - 1);
     break;
+  }
   case MD_DEEPEP: {
     double g = (double)(p->ep_node > 0 ? p->ep_node : p->ep), N = ep / g;
     double Mn = p->moe_max_nodes > 0 && (double)p->moe_max_nodes < N
                     ? (double)p->moe_max_nodes : N;
     double X = Mn * E / N;
+    /* With expert TP t the group is tp_ep, t g ranks a node: a token
+     * reaches the same nodes and the t ETP ranks of each EP rank it
+     * reaches, with t k indices and weights (MoEFlexTokenDispatcher:
+     * router_topk = tp_size x topk over tp_size x experts). */
     out->nodes = Mn * (1 - miss(X, E / N, k));
-    out->ranks = Mn * g * (1 - miss(X, E / ep, k));
-    double meta = (INDEX_B + PROB_B) * k; /* top-k indices and weights */
+    out->ranks = t * Mn * g * (1 - miss(X, E / ep, k));
+    double meta = (INDEX_B + PROB_B) * t * k; /* top-k indices, weights */
     out->rdma_B = N > 1 ? n * out->nodes * (e * h + meta) : 0;
-    out->nvl_B = g > 1 ? n * out->ranks * (e * h + meta) : 0;
+    out->nvl_B = t * g > 1 ? n * out->ranks * (e * h + meta) : 0;
     out->net_B = out->rdma_B * (N - 1) / N;
-    /* received copies (n R per rank) in, routed rows out */
-    out->permute_B = e * h * (n * out->ranks + rows) + 2 * PROB_B * rows;
-    out->unpermute_B = e * h * (rows + n * out->ranks) + PROB_B * rows +
-                       2 * e * h * rows;
-    out->leave_B = out->net_B + (g > 1 ? out->nvl_B * (g - 1) / g : 0);
+    /* received copies (n R per rank) in, routed rows out: t per row sent,
+     * as with allgather */
+    double local = t * rows;
+    out->permute_B = e * h * (n * out->ranks + local) + 2 * PROB_B * local;
+    out->unpermute_B = e * h * (local + n * out->ranks) + PROB_B * local +
+                       2 * e * h * local;
+    out->leave_B = out->net_B +
+                   (t * g > 1 ? out->nvl_B * (t * g - 1) / (t * g) : 0);
     break;
   }
   }
@@ -145,6 +182,23 @@ void build_moe_dispatch(const struct model *m, const struct plan *p,
 static enum group_kind etp_group(const struct ctx *c)
 {
   return c->p->etp > 0 ? GK_ETP : GK_TP;
+}
+
+/* The group of the allgather and flex dispatchers: Megatron-Core's
+ * tp_ep_group (token_dispatcher.py, MoETokenDispatcher.__init__:
+ * pg_collection.tp_ep, parallel_state.py's expert generator "tp-ep"
+ * groups, expert TP x EP); with expert TP 1 the EP group, named as
+ * before. */
+static enum group_kind tpep_group(const struct ctx *c)
+{
+  return plan_etp(c->p) > 1 ? GK_TPEP : GK_EP;
+}
+
+/* Whether the allgather dispatcher communicates: MoEAllGatherTokenDispatcher
+ * gathers and reduce-scatters "if self.tp_size > 1 or self.ep_size > 1". */
+static bool tpep_comm(const struct ctx *c)
+{
+  return plan_etp(c->p) > 1 || c->p->ep > 1;
 }
 
 /* The tokens of a micro-batch that enter the MoE block on this rank. */
@@ -245,8 +299,9 @@ static void dispatch(struct ctx *c, const struct moe_dispatch *d, int phase,
       bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
     break;
   case MD_ALLGATHER:
-    if (c->p->ep > 1)
-      bld_coll(c, CO_ALLGATHER, GK_EP, ST_COMPUTE, phase, l, d->ag_B);
+    if (tpep_comm(c))
+      bld_coll(c, CO_ALLGATHER, tpep_group(c), ST_COMPUTE, phase, l,
+               d->ag_B);
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
     break;
   case MD_DEEPEP:
@@ -279,8 +334,9 @@ static void combine(struct ctx *c, const struct moe_dispatch *d, int phase,
     break;
   case MD_ALLGATHER:
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
-    if (c->p->ep > 1)
-      bld_coll(c, CO_REDUCE_SCATTER, GK_EP, ST_COMPUTE, phase, l, d->rs_B);
+    if (tpep_comm(c))
+      bld_coll(c, CO_REDUCE_SCATTER, tpep_group(c), ST_COMPUTE, phase, l,
+               d->rs_B);
     break;
   case MD_DEEPEP: /* the tokens back, without the top-k metadata */
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);

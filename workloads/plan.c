@@ -752,13 +752,29 @@ int plan_set(struct plan *p, enum plan_key k, const char *value,
   return 0;
 }
 
+/* The layout's expert TP: etp where set; TP where the allgather or flex
+ * dispatcher runs over the tp_ep group at TP > 1, whose members are
+ * Megatron-Core's expert generator's whatever --expert-tensor-parallel-size
+ * (parallel_state.py; at CP 1, which check_moe asks for, its groups are
+ * the unfolded ones, rank for rank).  This also keeps the TP-symmetric
+ * shortcut off (symmetry.c, etp): a rank standing for its TP block cannot
+ * take part in collectives over TP x EP for the others. */
+static long layout_etp(const struct plan *p)
+{
+  if (p->etp > 0)
+    return p->etp;
+  bool tpep = p->moe_dispatcher == MD_ALLGATHER ||
+              p->moe_dispatcher == MD_DEEPEP;
+  return tpep && p->tp > 1 && p->ep >= 1 ? p->tp : 0;
+}
+
 void plan_layout(const struct plan *p, struct graph_layout *out)
 {
   *out = (struct graph_layout){p->tp, p->pp, p->dp, p->cp, p->ep, p->vchunks,
                                {PD_TP, PD_CP, PD_DP, PD_PP},
                                p->hsdp ? p->hsdp : p->dp,
                                {p->t3[0], p->t3[1], p->t3[2]},
-                               p->ep_node, p->etp};
+                               p->ep_node, layout_etp(p)};
   for (int i = 0; i < PD_COUNT; i++)
     out->order[i] = p->order[i];
 }
@@ -1094,6 +1110,13 @@ static int resolve_ep_node(struct plan *p, struct weft_err *err)
     return weft_errf(err, WEFT_EINVAL, "%s: deepep is modelled with the "
                      "default rank order tp-cp-dp-pp", o);
   long stride = p->tp * p->cp, g = 1;
+  /* With expert TP, DeepEP's group is tp_ep (builder_moe.c): a node must
+   * hold whole expert-TP groups, or its NVLink hop would leave it. */
+  if (plan_etp(p) > 1 && p->moe_node_gpus % plan_etp(p) != 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: expert TP %ld does not divide "
+                     "the %ld GPUs of a node (deepep over expert TP x EP)",
+                     p->origin[PK_MOE_NODE_GPUS], plan_etp(p),
+                     p->moe_node_gpus);
   if (p->moe_node_gpus >= stride) {
     if (p->moe_node_gpus % stride != 0)
       return weft_errf(err, WEFT_EINVAL, "%s: TP x CP %ld does not divide "
@@ -1140,10 +1163,22 @@ static int check_moe(struct plan *p, const struct model *m,
   if (p->tp > 1 && !p->sp)
     return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core's MoE layer with TP "
                      "runs on sequence-parallel shards; add --sp yes", o);
-  if (p->tp > 1 && d != MD_ALLTOALL)
-    return weft_errf(err, WEFT_EINVAL, "%s: with TP > 1, %s runs over the TP "
-                     "x EP group, which weft does not model yet; use alltoall "
-                     "or TP 1", o, moe_dispatcher_name(d));
+  /* allgather and flex (deepep) run over tp_ep, the expert generator's
+   * "tp-ep" groups (token_dispatcher.py; parallel_state.py, order
+   * tp-ep-dp-pp), which plan_layout carries; that generator folds CP
+   * into the expert data parallelism. */
+  if (plan_etp(p) > 1 && d != MD_ALLTOALL && p->cp > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: with expert TP > 1, %s runs "
+                     "over Megatron-Core's expert TP x EP groups, which fold "
+                     "context parallelism (CP %ld) into expert data "
+                     "parallelism, not modelled; use alltoall or CP 1", o,
+                     moe_dispatcher_name(d), p->cp);
+  if (plan_etp(p) > 1 && d != MD_ALLTOALL &&
+      (p->order[0] != PD_TP || p->order[1] != PD_CP || p->order[2] != PD_DP))
+    return weft_errf(err, WEFT_EINVAL, "%s: with expert TP > 1, %s is "
+                     "modelled with the default rank order tp-cp-dp-pp "
+                     "(Megatron-Core's expert groups: tp-ep-dp-pp)", o,
+                     moe_dispatcher_name(d));
   if (d != MD_DEEPEP)
     return 0;
   int rc = resolve_ep_node(p, err);
@@ -1260,10 +1295,12 @@ static int check_etp(const struct plan *p, const struct model *m,
                      "not divide the %ld GPUs (Megatron-Core's expert groups "
                      "fill each pipeline stage's TP x DP = %ld ranks)", o,
                      p->etp, p->ep, p->pp, stage * p->pp, stage);
-  if (p->etp != p->tp && p->moe_dispatcher != MD_ALLTOALL)
+  if (p->etp != p->tp && p->moe_dispatcher != MD_ALLTOALL &&
+      p->moe_dispatcher != MD_ALLGATHER)
     return weft_errf(err, WEFT_EINVAL, "%s: ETP %ld != TP %ld is modelled "
-                     "with --moe-dispatcher alltoall only (this plan has %s)",
-                     o, p->etp, p->tp, moe_dispatcher_name(p->moe_dispatcher));
+                     "with --moe-dispatcher alltoall or allgather only (this "
+                     "plan has %s)", o, p->etp, p->tp,
+                     moe_dispatcher_name(p->moe_dispatcher));
   if (p->zero >= 2 || p->fsdp)
     return weft_errf(err, WEFT_EINVAL, "%s: expert tensor parallelism is "
                      "modelled with ZeRO stage 0 or 1 (this plan has %d)", o,

@@ -199,12 +199,75 @@ int workload_flag(struct workload *w, const char *name, const char *value,
   return 1;
 }
 
+/* Whether every group of kind `gk` lies in one rack (node). */
+static long straddling(const struct graph_layout *l, const struct cluster *c,
+                       enum group_kind gk, long *out_n)
+{
+  long nranks = layout_ranks(l);
+  for (long r = 0; r < nranks; r++) {
+    struct layout_group g;
+    layout_group(l, gk, r, &g);
+    if (g.slot != 0)
+      continue;
+    int node = cluster_node_of(c, (int)r);
+    for (long k = 1; k < g.n; k++)
+      if (cluster_node_of(c, (int)layout_member(l, gk, r, k)) != node) {
+        *out_n = g.n;
+        return r;
+      }
+  }
+  return -1;
+}
+
+int workload_check_racks(const struct plan *p, const struct cluster *c,
+                         const char *gpus_origin, struct weft_err *err)
+{
+  if (!c->last_node_gpus)
+    return 0;
+  struct graph_layout l;
+  plan_layout(p, &l);
+  /* The groups whose collectives weft's plans keep in a node: TP (and a
+   * Tensor3D block), EP, and with expert TP its groups and the allgather
+   * and flex dispatchers' TP x EP (builder_moe.c). */
+  static const struct {
+    enum group_kind gk;
+    const char *name;
+  } kinds[] = {{GK_TP, "TP"},
+               {GK_EP, "EP"},
+               {GK_ETP, "expert TP"},
+               {GK_TPEP, "expert TP x EP"}};
+  bool tpep = l.etp > 0 && (p->moe_dispatcher == MD_ALLGATHER ||
+                            p->moe_dispatcher == MD_DEEPEP);
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    enum group_kind gk = kinds[i].gk;
+    if ((gk == GK_EP && p->ep < 2) || (gk == GK_ETP && l.etp < 2) ||
+        (gk == GK_TPEP && !tpep))
+      continue;
+    long n = 0, leader = straddling(&l, c, gk, &n);
+    if (leader >= 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: %d GPUs (%d x %d in whole "
+                       "racks, %d in a last rack): the %s group of %ld ranks "
+                       "from rank %ld spans two racks' NVLink domains; choose "
+                       "degrees whose %s groups fit in a rack's %d GPUs and "
+                       "in the last rack's %d, or GPUs that split evenly "
+                       "over racks", gpus_origin,
+                       c->gpus, c->gpus_per_node, c->nodes - 1,
+                       c->last_node_gpus, kinds[i].name, n, leader,
+                       kinds[i].name, c->gpus_per_node, c->last_node_gpus);
+  }
+  return 0;
+}
+
 int workload_resolve(struct workload *w, const struct catalog *cat,
                      const char *default_cluster, struct cluster *out_cluster,
                      struct weft_err *err)
 {
   int rc = workload_resolve_hw(w, cat, default_cluster, out_cluster, err);
-  return rc ? rc : plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
+  if (!rc)
+    rc = plan_resolve(&w->plan, &w->model, out_cluster->gpus, err);
+  const char *o = w->cluster.set[CK_GPUS] ? w->cluster.origin[CK_GPUS]
+                                          : "gpus";
+  return rc ? rc : workload_check_racks(&w->plan, out_cluster, o, err);
 }
 
 int workload_resolve_hw(struct workload *w, const struct catalog *cat,

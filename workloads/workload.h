@@ -50,6 +50,16 @@ int workload_read_file(struct workload *w, struct catalog *cat,
 int workload_flag(struct workload *w, const char *name, const char *value,
                   struct weft_err *err) WEFT_WUR;
 
+/* On a cluster with an uneven last rack (cluster.h, last_node_gpus),
+ * whether plan p places its TP groups and its expert groups (EP, expert
+ * TP, the dispatchers' TP x EP) inside racks, each group's collectives in
+ * one NVLink domain as weft times them; 0, or an error naming the GPU
+ * count's origin (`gpus_origin`) and the first group that straddles two
+ * racks.  Any plan passes on other clusters.  workload_resolve calls it. */
+int workload_check_racks(const struct plan *p, const struct cluster *c,
+                         const char *gpus_origin,
+                         struct weft_err *err) WEFT_WUR;
+
 /* Check everything and resolve the cluster and the plan against each
  * other.  `default_cluster` is used when no cluster was given. */
 int workload_resolve(struct workload *w, const struct catalog *cat,

@@ -30,7 +30,7 @@ static const char *const coll_ops[CO_COUNT] = {
     "sendrecv"};
 static const char *const group_kinds[GK_COUNT] = {
     "tp", "dp", "emb", "shard", "repl", "ep", "edp", "cp", "dpcp", "edpcp",
-    "t3x", "t3y", "t3z", "epn", "epx", "etp"};
+    "t3x", "t3y", "t3z", "epn", "epx", "etp", "tpep"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
                                               "dp", "ag", "cp", "t3"};
@@ -205,6 +205,8 @@ int graph_write(const struct graph *g, const char *path, struct weft_err *err)
     fprintf(f, "tensor3d %ld %ld %ld\n", l->t3[0], l->t3[1], l->t3[2]);
   if (l->ep_node > 0)
     fprintf(f, "ep_node %ld\n", l->ep_node);
+  if (l->etp > 0) /* the expert groups (layout.h, etp) */
+    fprintf(f, "etp %ld\n", l->etp);
   fprintf(f, "layout tp=%ld pp=%ld dp=%ld cp=%ld ep=%ld v=%ld order=%s-%s-%s-%s"
           " shard=%ld\n", l->tp, l->pp, l->dp, l->cp, l->ep, l->vchunks,
           dim_names[l->order[0]], dim_names[l->order[1]],
@@ -463,6 +465,8 @@ static int read_layout(struct reader *r, const char *line,
     return rerr(r, "tensor3d grid is not the layout's TP%s", "");
   if (l->ep_node > 0 && l->ep % l->ep_node != 0)
     return rerr(r, "ep_node does not divide the layout's EP%s", "");
+  if (l->etp > 0 && (l->tp * l->cp * l->dp) % (l->etp * l->ep) != 0)
+    return rerr(r, "etp x ep does not divide a stage's ranks%s", "");
   return 0;
 }
 
@@ -486,6 +490,10 @@ static int read_header_line(struct reader *r, char *line,
   if (strncmp(line, "ep_node ", 8) == 0) { /* DeepEP's node (layout.h) */
     p = line + 8;
     return read_long(r, &p, 1, WEFT_MAX_DEGREE, &st->l.ep_node, "ep_node");
+  }
+  if (strncmp(line, "etp ", 4) == 0) { /* expert TP's groups (layout.h) */
+    p = line + 4;
+    return read_long(r, &p, 1, WEFT_MAX_DEGREE, &st->l.etp, "etp");
   }
   if (strncmp(line, "tokens ", 7) == 0) {
     p = line + 7;

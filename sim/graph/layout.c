@@ -64,6 +64,17 @@ static bool folded(const struct graph_layout *l, enum group_kind gk,
     *stride = l->etp * l->ep;
     *n = S / (l->etp * l->ep);
     return true;
+  case GK_TPEP: *stride = 1; *n = l->etp * l->ep; return true;
+  /* DeepEP over the tp_ep group (builder_moe.c): its ranks node by node,
+   * ep_node EP ranks of etp each to a node. */
+  case GK_EPN:
+    *stride = 1;
+    *n = l->etp * (l->ep_node > 0 ? l->ep_node : l->ep);
+    return true;
+  case GK_EPX:
+    *stride = l->etp * (l->ep_node > 0 ? l->ep_node : l->ep);
+    *n = l->ep / (l->ep_node > 0 ? l->ep_node : l->ep);
+    return true;
   default: return false;
   }
 }
@@ -127,6 +138,12 @@ void layout_group(const struct graph_layout *l, enum group_kind gk, long rank,
   case GK_EP:
     n = ep;
     slot = c[PD_DP] % ep;
+    id[PD_DP] = c[PD_DP] - c[PD_DP] % ep;
+    break;
+  case GK_TPEP: /* TP innermost, then the EP group's DP indices */
+    n = l->tp * ep;
+    slot = c[PD_TP] + l->tp * (c[PD_DP] % ep);
+    id[PD_TP] = 0;
     id[PD_DP] = c[PD_DP] - c[PD_DP] % ep;
     break;
   case GK_EDP:
@@ -198,6 +215,10 @@ long layout_member(const struct graph_layout *l, enum group_kind gk,
     c[PD_DP] += ep * (slot / cp);
     break;
   case GK_EP: c[PD_DP] += slot; break;
+  case GK_TPEP:
+    c[PD_TP] = slot % l->tp;
+    c[PD_DP] += slot / l->tp;
+    break;
   case GK_EDP: c[PD_DP] += ep * slot; break;
   case GK_EPN: c[PD_DP] += slot; break;
   case GK_EPX: c[PD_DP] += (l->ep_node > 0 ? l->ep_node : ep) * slot; break;

@@ -36,6 +36,10 @@ enum group_kind {
   GK_EPN,   /* DeepEP's NVLink hop: the ep_node EP ranks of its node */
   GK_EPX,   /* its RDMA hop: the EP ranks of the same slot in each node */
   GK_ETP,   /* its expert tensor-parallel group: GK_TP unless etp is set */
+  GK_TPEP,  /* expert TP x EP (Megatron-Core's tp_ep group, over which the
+               allgather and flex dispatchers run): the etp x ep ranks of
+               the expert generator's "tp-ep" with etp set, else the TP
+               ranks of its EP group's DP indices */
   GK_COUNT
 };
 
@@ -53,7 +57,9 @@ struct graph_layout {
                         GK_ETP, GK_EP and GK_EDP/GK_EDPCP regroup each
                         pipeline stage's ranks (index s in tp-cp-dp order,
                         the default and only order allowed) as
-                        s = etp_i + etp (ep_i + ep edp_i) */
+                        s = etp_i + etp (ep_i + ep edp_i); GK_TPEP is
+                        then etp ep consecutive s, and DeepEP's GK_EPN
+                        and GK_EPX split it into nodes of etp ep_node */
 };
 
 /* Degree of dimension `d`. */
