@@ -35,6 +35,7 @@
 #include "workloads/accounting.h"
 #include "workloads/builder.h"
 #include "workloads/estimate.h"
+#include "workloads/workload.h"
 
 /* The keys of the options below (opts_get), one per entry. */
 enum plan_opt {
@@ -112,8 +113,9 @@ struct sim_msg {
 
 /* The plan of candidate `k` on top of the user's `base`. */
 static int cand_plan(const struct plan *base, const struct model *m,
-                     long gpus, long node_gpus, const struct cand *k,
-                     struct plan *out, struct weft_err *err)
+                     const struct cluster *c, long node_gpus,
+                     const struct cand *k, struct plan *out,
+                     struct weft_err *err)
 {
   *out = *base;
   struct plan *p = out;
@@ -141,7 +143,10 @@ static int cand_plan(const struct plan *base, const struct model *m,
   }
   if (!base->set[PK_DP])
     p->dp = 0;
-  return plan_resolve(p, m, gpus, err);
+  /* On an uneven last rack, groups that would straddle two racks'
+   * NVLink domains are refused as `weft run` refuses them. */
+  int rc = plan_resolve(p, m, c->gpus, err);
+  return rc ? rc : workload_check_racks(p, c, "gpus", err);
 }
 
 /* Values of one dimension: the user's, or the list. */
@@ -174,7 +179,7 @@ static void try_cand(struct search *s, struct cand *k)
   struct plan p;
   struct weft_err err = {0};
   s->tried++;
-  if (cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus, k, &p,
+  if (cand_plan(&s->w->plan, &s->w->model, s->c, s->node_gpus, k, &p,
                 &err))
     return;
   s->valid++;
@@ -394,7 +399,7 @@ static int next_sim(void *ctx, pool_child_fn **out_run, void **out_task,
     j->wk = *s->w;
     j->c = s->c;
     struct weft_err err = {0};
-    int bad = cand_plan(&s->w->plan, &s->w->model, s->c->gpus, s->node_gpus,
+    int bad = cand_plan(&s->w->plan, &s->w->model, s->c, s->node_gpus,
                         k, &j->wk.plan, &err);
     if (!bad && !job_check_size(&j->wk, false, &err)) {
       *out_run = child_main;
