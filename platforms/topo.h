@@ -58,9 +58,11 @@
  *     round each ring (+ on a tie), nic DOWN; a switch hop per node.
  *
  * Links down (down_links; tiered fabrics only), as the subnet manager
- * leaves the fabric once it has rerouted around them (OpenSM reruns its
- * routing engine over the ports that are up on the trap of a port's
- * state change: opensm(8), doc/current-routing.txt):
+ * leaves the fabric once it has rerouted around them: a switch reports a
+ * port's link state change (trap 128 of the InfiniBand specification),
+ * and the subnet manager sweeps the fabric and reruns its routing engine
+ * (OpenSM's ftree, updn...: opensm(8), doc/current-routing.txt) over the
+ * ports that are up:
  *   an up-link: leaf<l>-up and the others stand for all the parallel
  *     cables from a leaf group to its spines (from a pod's spines to the
  *     core); ECMP or adaptive routing spreads the flows over the cables
