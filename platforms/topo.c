@@ -288,6 +288,27 @@ void topo_describe(FILE *f, const struct cluster *c)
     fprintf(f, "  NVLink: two tiers, %d GPUs per first-tier switch domain, "
             "oversubscription %g\n  above it.\n", c->nvl_rack,
             c->nvl_oversub);
+  if (c->ndown == 0)
+    return;
+  /* Links down (topo.h): each with what it keeps. */
+  struct topo t;
+  struct weft_err err = {0};
+  if (topo_build(&t, c, &err))
+    return;
+  fprintf(f, "  Links down, their traffic rerouted (an up-link keeps the "
+          "share of its cables\n  left; a node with NICs down, the share "
+          "of its NICs left on each):\n");
+  char name[64];
+  for (int i = 0; i < c->ndown; i++) {
+    const struct cluster_down *d = &c->down[i];
+    topo_link_name(&t, d->link, name, sizeof name);
+    if (d->nic < 0)
+      fprintf(f, "    %s: %d of its %d cables down\n", name, d->cables,
+              d->of);
+    else
+      fprintf(f, "    %s: down\n", name);
+  }
+  topo_free(&t);
 }
 
 /* Switch hops of a ring step in the closed form: 1 in a leaf, 3 across

@@ -236,8 +236,8 @@ void topo_link_name(const struct topo *t, long i, char *buf, size_t size);
  * stands for a node's TP group, they carry 1/tp of their bandwidth. */
 bool topo_link_node_shared(const struct topo *t, long i);
 
-/* The fabric's lines of a platform's header (its entry's describe and
- * the second NVLink tier's). */
+/* The fabric's lines of a platform's header (its entry's describe, the
+ * second NVLink tier's and the links down). */
 void topo_describe(FILE *f, const struct cluster *c);
 
 /* The parts of a fabric (its scale-out network; NVLink switches are part of

@@ -692,7 +692,8 @@ if [ -n "$c1" ] && [ -n "$c2" ] && awk -v a="$c1" -v b="$c2" 'BEGIN { exit !(b >
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --down-links leaf0-up:12 ($c1 us, $c2 us)"; fi
 "$weft" platform dgx-h100 --gpus 16 --nodes-per-leaf 1 --down-links leaf0-up:6,node1-nic2 >"$tmp/out" 2>"$tmp/err"
 if grep -q '<link id="leaf0-up" bandwidth="1e+11Bps"' "$tmp/out" && grep -q '<link id="node1-nic2" bandwidth="4.375e+10Bps"' "$tmp/out" &&
-   grep -q '<link id="leaf1-up" bandwidth="4e+11Bps"' "$tmp/out" && grep -q '<link id="node0-nic2" bandwidth="5e+10Bps"' "$tmp/out"
+   grep -q '<link id="leaf1-up" bandwidth="4e+11Bps"' "$tmp/out" && grep -q '<link id="node0-nic2" bandwidth="5e+10Bps"' "$tmp/out" &&
+   grep -q '^    leaf0-up: 6 of its 8 cables down$' "$tmp/out" && grep -q '^    node1-nic2: down$' "$tmp/out"
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft platform --down-links"; grep -E '<link id="(leaf0-up|node1-nic2)"' "$tmp/out"; cat "$tmp/err"; fi
 "$weft" run --model gpt-1.7b --layers 2 --gpus 16 --global-batch 16 --diurnal 2 --diurnal-hour 6 --iterations 3 --iterations-apart 100000 >"$tmp/out" 2>"$tmp/err"
 if grep -q "^  iterations       3, clock 06:00 to 07:.. (one in 100000), kernels at 1.0029 to 1.00.. times their time (diurnal 2 %): min .* s, median .* s, mean .* s, max .* s$" "$tmp/out" &&
