@@ -439,6 +439,18 @@ Test(downlink, ring_over_a_leaf_with_two_cables_down)
   REL(ring16(&c), ring16_closed(6 * 50e9), 1e-6);
 }
 
+/* A multi-plane fabric of 2 planes: leaf group 0's up-link is 8 cables
+ * per plane; 4 of them down on a plane leave that plane half its rate,
+ * and traffic striped evenly over the planes goes at that plane's pace:
+ * the ring at 200 GB/s. */
+Test(downlink, ring_over_a_plane_with_cables_down)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                         "topology", "multi-plane",
+                                         "down_links", "leaf0-up:4"));
+  REL(ring16(&c), ring16_closed(4 * 50e9), 1e-6);
+}
+
 /* NIC 3 of node 0 down: its channels go over the NICs left, each of node
  * 0's NIC links at 7 / 8 of its rate (topo.h): the ring at 350 GB/s; two
  * down on node 1, at 6 / 8. */
