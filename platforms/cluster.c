@@ -132,6 +132,16 @@ static const struct keydef keys[CK_COUNT] = {
         "this standard deviation, percent, clipped at 3 sigma (default 0)"},
     [CK_GPU_SEED] = {"gpu_seed", KT_INT, 1, 2147483647,
         "seed of gpu_sigma's draw (default 1)"},
+    [CK_DOWN_LINKS] = {"down_links", KT_TEXT, 0, 0,
+        "links down, their traffic rerouted: NAME[:CABLES][,...], names as "
+        "weft platform writes them: an up-link (leaf3-up, su0-rail2-up, "
+        "pod1-up) with CABLES of its cables down (default 1), or a NIC "
+        "(node5-nic3) (default: none)"},
+    [CK_DIURNAL] = {"diurnal", KT_REAL, 0, 20,
+        "the GPU clock's daily variation, percent: kernels take up to this "
+        "much longer at 15:00 than at 03:00 (Llama 3: 1-2) (default 0)"},
+    [CK_DIURNAL_HOUR] = {"diurnal_hour", KT_REAL, 0, 24,
+        "the hour of the day the job starts at, for diurnal (default 0)"},
     [CK_DESCRIPTION] = {"description", KT_TEXT, 0, 0,
         "free text for the platform's header"},
 };
@@ -163,6 +173,8 @@ const char *cluster_key_hint(enum cluster_key k)
                                      [KT_POWER] = "W", [KT_BW] = "BW"};
   if (k == CK_SLOW_GPU || k == CK_SLOW_NIC)
     return "R:F";
+  if (k == CK_DOWN_LINKS)
+    return "LINK[:N]";
   return k == CK_DESCRIPTION ? "TEXT" : hint[keys[k].type];
 }
 
@@ -178,7 +190,7 @@ int cluster_desc_set(struct cluster_desc *d, enum cluster_key k,
     if (!value[0])
       rc = weft_errf(err, WEFT_EINVAL, "empty value");
     else if (strlen(value) >= (k == CK_DESCRIPTION || k == CK_SLOW_GPU ||
-                                       k == CK_SLOW_NIC
+                                       k == CK_SLOW_NIC || k == CK_DOWN_LINKS
                                    ? WEFT_MAX_DESC
                                    : WEFT_MAX_NAME))
       rc = weft_errf(err, WEFT_ELIMIT, "'%.40s...' is too long", value);
@@ -819,7 +831,22 @@ double cluster_gpu_slowdown(const struct cluster *c, int rank)
       f = c->slow_gpu[i].factor;
   if (c->gpu_sigma > 0)
     f /= 1 + c->gpu_sigma * normal_draw(c->gpu_seed, rank);
+  if (c->diurnal > 0)
+    f *= c->diurnal_slow;
   return f;
+}
+
+/* A sinusoid over the day with its minimum at 03:00 and its maximum at
+ * 15:00: weft's assumption for "higher mid-day temperatures impacting GPU
+ * dynamic voltage and frequency scaling" (Llama 3, Sec. 3.3.4), whose
+ * 1-2 % is the peak-to-trough throughput swing.  NEEDSWORK: a measured
+ * daily profile of a data centre's inlet temperature would replace it. */
+double cluster_diurnal_factor(const struct cluster *c, double hour)
+{
+  if (!(c->diurnal > 0))
+    return 1;
+  double h = fmod(hour - 3, 24);
+  return 1 + c->diurnal * (1 - cos(6.283185307179586 * h / 24)) / 2;
 }
 
 double cluster_nic_slowdown(const struct cluster *c, int node, int k)
@@ -1058,6 +1085,17 @@ int cluster_resolve(const struct cluster_desc *d, const struct catalog *cat,
     return rc;
   c.gpu_sigma = d->set[CK_GPU_SIGMA] ? d->num[CK_GPU_SIGMA] / 100 : 0;
   c.gpu_seed = d->set[CK_GPU_SEED] ? (unsigned long)d->num[CK_GPU_SEED] : 1;
+  c.diurnal = d->set[CK_DIURNAL] ? d->num[CK_DIURNAL] / 100 : 0;
+  c.diurnal_hour = d->set[CK_DIURNAL_HOUR] ? d->num[CK_DIURNAL_HOUR] : 0;
+  if (d->set[CK_DIURNAL_HOUR] && !(c.diurnal > 0))
+    return weft_errf(err, WEFT_EINVAL, "%s: the hour of the day matters "
+                     "only with a diurnal variation: give diurnal too",
+                     where(d, CK_DIURNAL_HOUR));
+  c.diurnal_slow = cluster_diurnal_factor(&c, c.diurnal_hour);
+  if (d->set[CK_DOWN_LINKS] &&
+      (rc = topo_down_resolve(&c, d->text[CK_DOWN_LINKS],
+                              where(d, CK_DOWN_LINKS), err)))
+    return rc;
   *out = c;
   return 0;
 }

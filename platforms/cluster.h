@@ -69,6 +69,9 @@ enum cluster_key {
   CK_SLOW_NIC,        /* RANK:FACTOR,...: NICs at 1/FACTOR of their rate */
   CK_GPU_SIGMA,       /* per-GPU speed variation, percent (normal) */
   CK_GPU_SEED,        /* its draw's seed */
+  CK_DOWN_LINKS,      /* links down, their traffic rerouted (topo.h) */
+  CK_DIURNAL,         /* the GPU clock's daily variation, percent */
+  CK_DIURNAL_HOUR,    /* the hour of the day the job starts at */
   CK_DESCRIPTION,
   CK_COUNT
 };
@@ -82,6 +85,17 @@ enum cluster_key {
 struct cluster_slow {
   int rank;
   double factor;
+};
+
+/* A link down (issue 41, item 2; down_links, topo.h): a link of the
+ * fabric by its index in struct topo (as `weft platform` names it).  An
+ * up-link family aggregates `of` parallel cables, `cables` of them down
+ * (it keeps (of - cables) / of of its bandwidth); a NIC (cables 0) is
+ * down as a whole. */
+struct cluster_down {
+  long link;
+  int cables, of;
+  int node, nic; /* a NIC's, -1 for an up-link */
 };
 
 /* Shapes of the scale-out fabric: each one entry of platforms/topo.c's
@@ -176,6 +190,16 @@ struct cluster {
    * slow_gpu. */
   double gpu_sigma;
   unsigned long gpu_seed;
+  /* Links down with their traffic rerouted (topo.h says how), none by
+   * default. */
+  int ndown;
+  struct cluster_down down[WEFT_MAX_SLOW];
+  /* The GPU clock's daily variation (Llama 3, Sec. 3.3.4: 1-2 % of
+   * throughput with the day's temperature, through DVFS): every kernel
+   * takes diurnal_slow times its time, cluster_diurnal_factor at the hour
+   * the job is at (diurnal_hour to start with); diurnal 0: none, and
+   * diurnal_slow 1. */
+  double diurnal, diurnal_hour, diurnal_slow;
 };
 
 /* An empty description (every setting unset, name "custom"). */
@@ -293,18 +317,28 @@ static inline int cluster_nic_of(const struct cluster *c, int rank)
 }
 
 /* How many times longer rank `rank`'s kernels take: its slow_gpu factor
- * (1: not listed) over its drawn speed (gpu_sigma; 1: none). */
+ * (1: not listed) over its drawn speed (gpu_sigma; 1: none), times the
+ * diurnal factor of the moment (diurnal_slow). */
 double cluster_gpu_slowdown(const struct cluster *c, int rank);
 
 /* How many times slower NIC `k` of the fabric's node `node` moves data
  * (slow_nic: the largest factor of the ranks placed behind it; 1: none). */
 double cluster_nic_slowdown(const struct cluster *c, int node, int k);
 
-/* Whether any GPU or NIC is slow: the ranks differ, so the engine's
- * symmetric shortcuts do not hold. */
+/* How many times its time every kernel takes at `hour` of the day
+ * (hours since midnight, any real: taken modulo 24) under c's diurnal
+ * variation: 1 + diurnal (1 - cos(2 pi (hour - 3) / 24)) / 2, from 1 at
+ * 03:00 (the coolest) to 1 + diurnal at 15:00 (the hottest); 1 when
+ * diurnal is 0. */
+double cluster_diurnal_factor(const struct cluster *c, double hour);
+
+/* Whether any GPU or NIC is slow, or a link down: the ranks differ, so
+ * the engine's symmetric shortcuts do not hold.  (The diurnal factor
+ * slows every GPU alike and keeps them.) */
 static inline bool cluster_has_stragglers(const struct cluster *c)
 {
-  return c->nslow_gpu > 0 || c->nslow_nic > 0 || c->gpu_sigma > 0;
+  return c->nslow_gpu > 0 || c->nslow_nic > 0 || c->gpu_sigma > 0 ||
+         c->ndown > 0;
 }
 
 #endif

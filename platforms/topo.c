@@ -12,6 +12,8 @@
  */
 #include "platforms/topo.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +40,12 @@ static const struct topo_ops *fab(const struct cluster *c)
   return &fabrics[c->topology];
 }
 
+/* Links down change the routes of some GPUs only (topo.h): their XML is
+ * the flat zone of this module's routes. */
 bool topo_xml_hierarchical(const struct cluster *c)
 {
-  return fab(c)->xml_hierarchical && c->nvl_rack == c->gpus_per_node;
+  return fab(c)->xml_hierarchical && c->nvl_rack == c->gpus_per_node &&
+         c->ndown == 0;
 }
 
 bool topo_forwards(const struct cluster *c)
@@ -105,6 +110,20 @@ int topo_build(struct topo *t, const struct cluster *c, struct weft_err *err)
                                                    c->nics_per_node)),
         c->nic.lat_s, TL_NIC};
   fab(c)->fill(t);
+  /* Up-links with cables down keep the share of the cables left; the
+   * NIC links of a node with NICs down, the share of its NICs left
+   * (topo.h). */
+  for (int i = 0; i < c->ndown; i++)
+    if (c->down[i].nic < 0)
+      t->link[c->down[i].link].bw *=
+          (double)(c->down[i].of - c->down[i].cables) / c->down[i].of;
+  for (long i = t->b_nic; i < t->b_leaf && c->ndown; i++) {
+    long node = (i - t->b_nic) / c->nics_per_node;
+    int down = 0;
+    for (int j = 0; j < c->ndown; j++)
+      down += c->down[j].node == node;
+    t->link[i].bw *= (double)(c->nics_per_node - down) / c->nics_per_node;
+  }
   return 0;
 }
 
@@ -194,6 +213,16 @@ static long nic_link(const struct topo *t, long node, int k)
   return t->b_nic + node * t->c.nics_per_node + k;
 }
 
+/* Whether link i is an up-link with cables down (c->down: at most
+ * WEFT_MAX_SLOW entries). */
+static bool up_degraded(const struct topo *t, long i)
+{
+  for (int j = 0; j < t->c.ndown; j++)
+    if (t->c.down[j].nic < 0 && t->c.down[j].link == i)
+      return true;
+  return false;
+}
+
 int topo_route(const struct topo *t, long a, long b, struct topo_hop *hops,
                double *switch_lat)
 {
@@ -259,6 +288,27 @@ void topo_describe(FILE *f, const struct cluster *c)
     fprintf(f, "  NVLink: two tiers, %d GPUs per first-tier switch domain, "
             "oversubscription %g\n  above it.\n", c->nvl_rack,
             c->nvl_oversub);
+  if (c->ndown == 0)
+    return;
+  /* Links down (topo.h): each with what it keeps. */
+  struct topo t;
+  struct weft_err err = {0};
+  if (topo_build(&t, c, &err))
+    return;
+  fprintf(f, "  Links down, their traffic rerouted (an up-link keeps the "
+          "share of its cables\n  left; a node with NICs down, the share "
+          "of its NICs left on each):\n");
+  char name[64];
+  for (int i = 0; i < c->ndown; i++) {
+    const struct cluster_down *d = &c->down[i];
+    topo_link_name(&t, d->link, name, sizeof name);
+    if (d->nic < 0)
+      fprintf(f, "    %s: %d of its %d cables down\n", name, d->cables,
+              d->of);
+    else
+      fprintf(f, "    %s: down\n", name);
+  }
+  topo_free(&t);
 }
 
 /* Switch hops of a ring step in the closed form: 1 in a leaf, 3 across
@@ -360,18 +410,22 @@ static void tiered_route(struct topo_rb *r, long na, int ka, long nb, int kb)
     r->lat += sw;
     return;
   }
+  /* An up-link is on the route where it can bind: above a ratio of 1,
+   * or with cables down (topo.h). */
+  long ua = t->b_leaf + la * kr + ka, ub = t->b_leaf + lb * kr + kb;
+  long pr = fab(c)->rail_tiers ? kr : 1;
+  long k = fab(c)->rail_tiers ? ka : 0;
+  long qa = t->b_pod + pa * pr + k, qb = t->b_pod + pb * pr + k;
   bool up = c->oversub > 1, pod_up = pa != pb && c->pod_oversub > 1;
   r->lat += (pa == pb ? 3 : 5) * sw;
-  if (up)
-    hop(r, t->b_leaf + la * kr + ka, 0);
-  if (pod_up) {
-    long pr = fab(c)->rail_tiers ? kr : 1;
-    long k = fab(c)->rail_tiers ? ka : 0;
-    hop(r, t->b_pod + pa * pr + k, 0);
-    hop(r, t->b_pod + pb * pr + k, 1);
-  }
-  if (up)
-    hop(r, t->b_leaf + lb * kr + kb, 1);
+  if (up || up_degraded(t, ua))
+    hop(r, ua, 0);
+  if (pod_up || (pa != pb && up_degraded(t, qa)))
+    hop(r, qa, 0);
+  if (pod_up || (pa != pb && up_degraded(t, qb)))
+    hop(r, qb, 1);
+  if (up || up_degraded(t, ub))
+    hop(r, ub, 1);
 }
 
 static double tiered_parts(const struct cluster *c, struct topo_parts *p)
@@ -858,6 +912,167 @@ static void torus_describe(FILE *f, const struct cluster *c, const char *hop)
   fprintf(f, " with wrap-around links; each node's NICs feed its %d "
           "ports;\n  dimension-ordered routes, the shorter way round; "
           "switch hop %s.\n", 2 * c->torus_ndims, hop);
+}
+
+/* ---- links down (topo.h) ---------------------------------------------- */
+
+/* The parallel cables up-link i of a tiered fabric stands for (per plane):
+ * its leaf group's (pod's) down ports over the ratio, as tiered_parts
+ * counts them; 0 where there is no tier above (one leaf group, one pod). */
+static long up_cables(const struct topo *t, long i)
+{
+  const struct cluster *c = &t->c;
+  int kr = tier_rails(c);
+  bool rl = fab(c)->rails;
+  if (i < t->b_pod) {
+    if (c->leaves <= 1)
+      return 0;
+    int leaf = (int)((i - t->b_leaf) / kr);
+    long down = (long)cluster_nodes_in_leaf(c, leaf) *
+                (rl ? 1 : c->nics_per_node);
+    return (long)ceil((double)down / c->oversub);
+  }
+  if (c->pods <= 1)
+    return 0;
+  int pod = (int)((i - t->b_pod) / (fab(c)->rail_tiers ? kr : 1));
+  long spine_down = 0;
+  for (int l = pod * c->leaves_per_pod;
+       l < pod * c->leaves_per_pod + cluster_leaves_in_pod(c, pod); l++)
+    spine_down += up_cables(t, t->b_leaf + (long)l * kr) *
+                  (rl && !fab(c)->rail_tiers ? kr : 1);
+  return (long)ceil((double)spine_down / c->pod_oversub);
+}
+
+/* The index of the link named `name`, or -1. */
+static long link_named(const struct topo *t, const char *name)
+{
+  char buf[64];
+  for (long i = 0; i < t->nlinks; i++) {
+    topo_link_name(t, i, buf, sizeof buf);
+    if (strcmp(buf, name) == 0)
+      return i;
+  }
+  return -1;
+}
+
+/* One item of down_links, NAME[:CABLES], at p (up to a comma or the
+ * end), into c->down. */
+static int down_item(struct topo *t, struct cluster *c, const char *p,
+                     size_t len, const char *where, struct weft_err *err)
+{
+  char name[64];
+  const char *colon = memchr(p, ':', len);
+  size_t nl = colon ? (size_t)(colon - p) : len;
+  if (nl == 0 || nl >= sizeof name)
+    return weft_errf(err, WEFT_EINVAL, "%s: '%.*s' is not a link's name "
+                     "(NAME or NAME:CABLES)", where, (int)len, p);
+  memcpy(name, p, nl);
+  name[nl] = '\0';
+  long i = link_named(t, name);
+  char first[64], last[64];
+  if (i < 0) {
+    topo_link_name(t, t->b_nic, first, sizeof first);
+    topo_link_name(t, t->b_leaf - 1, last, sizeof last);
+    char ups[160] = "";
+    if (t->nlinks > t->b_leaf) {
+      char a[64], b[64];
+      topo_link_name(t, t->b_leaf, a, sizeof a);
+      topo_link_name(t, t->nlinks - 1, b, sizeof b);
+      snprintf(ups, sizeof ups, ", up-links %s to %s", a, b);
+    }
+    return weft_errf(err, WEFT_EINVAL, "%s: no link '%s' on this cluster "
+                     "(its NICs are %s to %s%s, as weft platform names "
+                     "them)", where, name, first, last, ups);
+  }
+  if (i < t->b_nic)
+    return weft_errf(err, WEFT_EINVAL, "%s: '%s' is an NVLink link; NVLink "
+                     "has no other path to reroute over (a GPU whose "
+                     "NVLink is down leaves the job): not modelled", where,
+                     name);
+  long cables = 1, of = 0;
+  if (colon) {
+    char *end = NULL;
+    errno = 0;
+    cables = isdigit((unsigned char)colon[1]) ? strtol(colon + 1, &end, 10)
+                                               : -1;
+    if (cables < 1 || errno || end != p + len)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%.*s': CABLES is a whole "
+                       "number of cables down, 1 or more", where, (int)len,
+                       p);
+  }
+  int node = -1, nic = -1;
+  if (i < t->b_leaf) {
+    if (colon)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%.*s': a NIC is down as a "
+                       "whole; give %s without :CABLES", where, (int)len, p,
+                       name);
+    node = (int)((i - t->b_nic) / c->nics_per_node);
+    nic = (int)((i - t->b_nic) % c->nics_per_node);
+  } else {
+    of = up_cables(t, i);
+    if (of == 0)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' is on no route: with "
+                       "one %s there is no tier above it", where, name,
+                       i < t->b_pod ? "leaf group" : "pod");
+    if (cables >= of)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%.*s': %s stands for %ld "
+                       "cable(s); %ld down would cut it off (at most %ld)",
+                       where, (int)len, p, name, of, cables, of - 1);
+  }
+  for (int j = 0; j < c->ndown; j++)
+    if (c->down[j].link == i)
+      return weft_errf(err, WEFT_EINVAL, "%s: '%s' is given twice", where,
+                       name);
+  if (c->ndown == WEFT_MAX_SLOW)
+    return weft_errf(err, WEFT_ELIMIT, "%s: more than %d links", where,
+                     WEFT_MAX_SLOW);
+  c->down[c->ndown++] = (struct cluster_down){i, (int)cables, (int)of, node,
+                                              nic};
+  return 0;
+}
+
+/* Every node keeps a NIC up. */
+static int down_check_nics(const struct cluster *c, const char *where,
+                           struct weft_err *err)
+{
+  for (int i = 0; i < c->ndown; i++) {
+    int down = 0;
+    for (int j = 0; j < c->ndown; j++)
+      down += c->down[j].node >= 0 && c->down[j].node == c->down[i].node;
+    if (down == c->nics_per_node)
+      return weft_errf(err, WEFT_EINVAL, "%s: every NIC of node %d is "
+                       "down: it is cut off the fabric", where,
+                       c->down[i].node);
+  }
+  return 0;
+}
+
+int topo_down_resolve(struct cluster *c, const char *spec, const char *where,
+                      struct weft_err *err)
+{
+  if (fab(c)->size != tiered_size)
+    return weft_errf(err, WEFT_EINVAL, "%s: links down are modelled on "
+                     "fat-tree, rail, rail-only and multi-plane fabrics "
+                     "(their up-links' parallel cables and their NICs), not "
+                     "on a %s", where, fab(c)->name);
+  c->ndown = 0;
+  struct topo t;
+  int rc = topo_build(&t, c, err);
+  if (rc)
+    return rc;
+  for (const char *p = spec; !rc;) {
+    size_t len = strcspn(p, ",");
+    rc = down_item(&t, c, p, len, where, err);
+    if (!p[len])
+      break;
+    p += len + 1;
+  }
+  if (!rc)
+    rc = down_check_nics(c, where, err);
+  topo_free(&t);
+  if (rc)
+    c->ndown = 0;
+  return rc;
 }
 
 /* ---- the table -------------------------------------------------------- */

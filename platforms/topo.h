@@ -56,6 +56,34 @@
  *     valiant: through an intermediate group chosen by the pair of nodes.
  *   torus: nic UP, dimension-ordered (x, then y, then z), the shorter way
  *     round each ring (+ on a tie), nic DOWN; a switch hop per node.
+ *
+ * Links down (down_links; tiered fabrics only), as the subnet manager
+ * leaves the fabric once it has rerouted around them: a switch reports a
+ * port's link state change (trap 128 of the InfiniBand specification),
+ * and the subnet manager sweeps the fabric and reruns its routing engine
+ * (OpenSM's ftree, updn...: opensm(8), doc/current-routing.txt) over the
+ * ports that are up:
+ *   an up-link: leaf<l>-up and the others stand for all the parallel
+ *     cables from a leaf group to its spines (from a pod's spines to the
+ *     core); ECMP or adaptive routing spreads the flows over the cables
+ *     left, so K of its n cables down leave it (n - K) / n of its
+ *     bandwidth, and it is on every route that leaves (enters) that leaf
+ *     group or pod even at a ratio of 1, where it now binds.  n is the
+ *     tier's ports as topo_parts counts them, per plane on a multi-plane
+ *     fabric (traffic striped evenly over the planes is paced by the
+ *     plane that lost the cables).
+ *   a NIC: NCCL leaves out the ports that are not active when it starts
+ *     (ncclIbInit, src/transport/net_ib.cc: `portAttr.state !=
+ *     IBV_PORT_ACTIVE`): its topology holds the NICs left, over which its
+ *     graph search places the rings' channels (src/graph/search.cc); a
+ *     NIC lost mid-run fails the job (an IB completion error),
+ *     which restarts from its checkpoint with the port left out.  weft's
+ *     rings run a channel per NIC through fixed GPUs (sim/coll.c), so a
+ *     node's NICs are pooled instead: with d of its n NICs down, every
+ *     one of its NIC links carries (n - d) / n of its rate, routes
+ *     unchanged.  Channels balanced over the NICs left get exactly that
+ *     share; a lone transfer from a GPU behind the NIC down, which PXN
+ *     would send through a whole NIC of the node, gets (n - d) / n of one.
  */
 #ifndef WEFT_TOPO_H
 #define WEFT_TOPO_H
@@ -160,6 +188,19 @@ struct topo_ops {
                         double bw_Bps);
 };
 
+/* Links down (cluster.h's down_links; issue 41, item 2): parse `spec`,
+ * "NAME[:CABLES][,NAME[:CABLES]...]", NAME a link as `weft platform`
+ * names it, into c->down and c->ndown (c otherwise resolved).  Up-links
+ * of a tiered fabric (leaf<l>-up, su<s>-rail<k>-up, pod<p>-up,
+ * pod<p>-rail<k>-up) with CABLES of their parallel cables down (1 to all
+ * but one; default 1), and NICs (node<n>-nic<k>, without CABLES), up to
+ * WEFT_MAX_SLOW of them, each once.  Refused, with `where` first: other
+ * fabrics, NVLink links, unknown names, a link no route crosses (one
+ * leaf group or one pod), every cable of a link, every NIC of a node.
+ * Returns 0 or a negative error code with *err set. */
+int topo_down_resolve(struct cluster *c, const char *spec, const char *where,
+                      struct weft_err *err) WEFT_WUR;
+
 /* The entry of topology t (t < TOPO_COUNT); never NULL. */
 const struct topo_ops *topo_fabric(enum topology t);
 
@@ -167,8 +208,8 @@ const struct topo_ops *topo_fabric(enum topology t);
 int topo_fabric_named(const char *name);
 
 /* Whether platgen writes this cluster as hierarchical XML (fat tree and
- * multi-plane with one NVLink tier); else as one flat zone of explicit
- * routes, up to TOPO_XML_MAX_GPUS. */
+ * multi-plane with one NVLink tier and no link down); else as one flat
+ * zone of explicit routes, up to TOPO_XML_MAX_GPUS. */
 bool topo_xml_hierarchical(const struct cluster *c);
 
 /* Whether off-rail traffic of c first crosses NVLink (PXN, rail-only). */
@@ -195,8 +236,8 @@ void topo_link_name(const struct topo *t, long i, char *buf, size_t size);
  * stands for a node's TP group, they carry 1/tp of their bandwidth. */
 bool topo_link_node_shared(const struct topo *t, long i);
 
-/* The fabric's lines of a platform's header (its entry's describe and
- * the second NVLink tier's). */
+/* The fabric's lines of a platform's header (its entry's describe, the
+ * second NVLink tier's and the links down). */
 void topo_describe(FILE *f, const struct cluster *c);
 
 /* The parts of a fabric (its scale-out network; NVLink switches are part of

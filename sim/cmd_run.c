@@ -31,6 +31,7 @@ enum run_opt {
   /* failures, checkpoints and goodput (workloads/goodput.h) */
   RUN_TRAIN_DAYS, RUN_TRAIN_TOKENS, RUN_CKPT_MODE,
   RUN_CKPT_INTERVAL, RUN_CKPT_COPY_BW, RUN_RESTART_TIME, RUN_FAIL_RATES,
+  RUN_APART,
   RUN_COUNT
 };
 
@@ -92,8 +93,14 @@ static const struct opt run_opts[] = {
       "failure rates per part (default llama3: Llama 3 405B's 419 "
       "interruptions in 54 days on 16,384 H100)"},
     [RUN_ITERATIONS] = {"iterations", 0, OPT_VALUE, "N",
-      "with gpu_sigma: replay N iterations, the GPUs' speeds drawn from "
-      "gpu_seed, gpu_seed + 1, ...; print the iteration time's spread"},
+      "with gpu_sigma or diurnal: replay N iterations, the GPUs' speeds "
+      "drawn from gpu_seed, gpu_seed + 1, ..., the clock of the day "
+      "advancing by each iteration's time; print the iteration time's "
+      "spread"},
+    [RUN_APART] = {"iterations-apart", 0, OPT_VALUE, "K",
+      "with --iterations and diurnal: the iterations replayed are K apart, "
+      "each standing for K in a row (the clock advances K times its time; "
+      "default 1)"},
     [RUN_COUNT] = {NULL, 0, 0, NULL, NULL},
 };
 OPTS_CHECK_TABLE(run_opts, RUN_COUNT);
@@ -360,15 +367,27 @@ static int replay(struct run_args *a, double *out_s)
   return 0;
 }
 
+/* "HH:MM" of `hour` (hours since midnight of the first day) into buf. */
+static const char *clock_fmt(double hour, char *buf, size_t size)
+{
+  long m = (long)floor(fmod(hour, 24) * 60 + 0.5) % (24 * 60);
+  snprintf(buf, size, "%02ld:%02ld", m / 60, m % 60);
+  return buf;
+}
+
 /* --iterations N: the job's first iteration is in `first`; replay
  * N - 1 more with the GPUs' speeds drawn from the next seeds (issue 41,
- * item 2: per-GPU variation), and once without variation, and print the
- * spread of the iteration time and the throughput the mean loses. */
-static int iterations(struct run_args *a, long n, double first)
+ * item 2: per-GPU variation) and at the clock of the day each starts at
+ * (diurnal: the clock advances by `apart` times each iteration's time),
+ * and once without variation, and print the spread of the iteration time
+ * and the throughput the mean loses. */
+static int iterations(struct run_args *a, long n, long apart, double first)
 {
   double *t = xcalloc((size_t)n, sizeof *t);
   unsigned long seed0 = a->c.gpu_seed;
   double sigma = a->c.gpu_sigma, even = 0;
+  double hour = a->c.diurnal_hour, slow0 = a->c.diurnal_slow;
+  double fmin = slow0, fmax = slow0;
   int rc = 0;
   t[0] = first;
   a->spec.platform_loaded = true;
@@ -376,13 +395,19 @@ static int iterations(struct run_args *a, long n, double first)
   a->spec.ep.on_progress = NULL;
   for (long i = 1; i < n && !rc; i++) {
     a->c.gpu_seed = seed0 + (unsigned long)i;
+    hour += (double)apart * t[i - 1] / 3600;
+    a->c.diurnal_slow = cluster_diurnal_factor(&a->c, hour);
+    fmin = fmin < a->c.diurnal_slow ? fmin : a->c.diurnal_slow;
+    fmax = fmax > a->c.diurnal_slow ? fmax : a->c.diurnal_slow;
     rc = replay(a, &t[i]);
   }
   a->c.gpu_seed = seed0;
   a->c.gpu_sigma = 0;
+  a->c.diurnal_slow = 1;
   if (!rc)
     rc = replay(a, &even);
   a->c.gpu_sigma = sigma;
+  a->c.diurnal_slow = slow0;
   if (!rc) {
     double sum = 0;
     for (long i = 0; i < n; i++)
@@ -390,10 +415,23 @@ static int iterations(struct run_args *a, long n, double first)
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     double med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
     double mean = sum / (double)n;
-    printf("  iterations       %ld, gpu_seed %lu to %lu, GPU speeds of "
-           "sigma %.3g %%: min %.4f s, median %.4f s, mean %.4f s, max "
-           "%.4f s\n", n, seed0, seed0 + (unsigned long)n - 1, 100 * sigma,
-           t[0], med, mean, t[n - 1]);
+    char what[256] = "", h0[8], h1[8];
+    int w = 0;
+    if (sigma > 0)
+      w = snprintf(what, sizeof what, ", gpu_seed %lu to %lu, GPU speeds of "
+                   "sigma %.3g %%", seed0, seed0 + (unsigned long)n - 1,
+                   100 * sigma);
+    char every[48] = "";
+    if (apart > 1)
+      snprintf(every, sizeof every, " (one in %ld)", apart);
+    if (a->c.diurnal > 0)
+      snprintf(what + w, sizeof what - (size_t)w, ", clock %s to %s%s, "
+               "kernels at %.4f to %.4f times their time (diurnal %.3g %%)",
+               clock_fmt(a->c.diurnal_hour, h0, sizeof h0),
+               clock_fmt(hour, h1, sizeof h1), every, fmin, fmax,
+               100 * a->c.diurnal);
+    printf("  iterations       %ld%s: min %.4f s, median %.4f s, mean %.4f "
+           "s, max %.4f s\n", n, what, t[0], med, mean, t[n - 1]);
     printf("    without variation %.4f s: the mean loses %.2f %% of its "
            "throughput\n", even, 100 * (1 - even / mean));
   }
@@ -401,11 +439,28 @@ static int iterations(struct run_args *a, long n, double first)
   return rc;
 }
 
-/* --iterations' count, 0 when not given; a usage error is printed and
- * -1 returned. */
-static long iterations_arg(const struct run_args *a)
+/* --iterations' count, 0 when not given, and --iterations-apart's in
+ * *apart (1 when not given); a usage error is printed and -1 returned. */
+static long iterations_arg(const struct run_args *a, long *apart)
 {
   const char *v = opts_get(&a->o, RUN_ITERATIONS);
+  const char *k = opts_get(&a->o, RUN_APART);
+  *apart = 1;
+  if (k) {
+    char *end = NULL;
+    errno = 0;
+    *apart = strtol(k, &end, 10);
+    if (end == k || *end || errno || *apart < 1 || *apart > 1000000) {
+      cli_usage("--iterations-apart: '%s' is not a whole number from 1 to "
+                "1000000", k);
+      return -1;
+    }
+    if (!v || !(a->c.diurnal > 0)) {
+      cli_usage("--iterations-apart: it spaces the iterations over the "
+                "day's clock: give --iterations and --diurnal too");
+      return -1;
+    }
+  }
   if (!v)
     return 0;
   char *end = NULL;
@@ -415,9 +470,10 @@ static long iterations_arg(const struct run_args *a)
     cli_usage("--iterations: '%s' is not a whole number from 1 to 1000", v);
     return -1;
   }
-  if (a->c.gpu_sigma <= 0) {
+  if (a->c.gpu_sigma <= 0 && !(a->c.diurnal > 0)) {
     cli_usage("--iterations: the iterations differ only by the GPUs' "
-              "drawn speeds: give --gpu-sigma too");
+              "drawn speeds and the clock of the day: give --gpu-sigma or "
+              "--diurnal too");
     return -1;
   }
   if (opts_get(&a->o, RUN_JSON) || a->spec.trace.paje ||
@@ -454,7 +510,8 @@ int cmd_run(int argc, char **argv)
     cmd_run_args_release(&a);
     return 0;
   }
-  long niter = iterations_arg(&a);
+  long apart;
+  long niter = iterations_arg(&a, &apart);
   if (niter < 0) {
     cmd_run_args_release(&a);
     return 2;
@@ -488,7 +545,7 @@ int cmd_run(int argc, char **argv)
     }
     job_result_release(&res);
     if (niter > 1 && !rc)
-      rc = iterations(&a, niter, first);
+      rc = iterations(&a, niter, apart, first);
   }
   cmd_run_args_release(&a);
   return rc;

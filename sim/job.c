@@ -167,8 +167,8 @@ static void trace_note(const struct job_spec *s, const struct graph *g,
   jt->note(msg);
 }
 
-/* What stragglers and per-GPU variation cost the replay of `g` (issue
- * 41, item 2): ranks that
+/* What stragglers, per-GPU variation and links down cost the replay of
+ * `g` (issue 41, item 2): ranks that
  * differ cannot stand for one another, so the engine's symmetric
  * shortcuts are off (engine.c); say so through jt->note when the job
  * would have taken any.  Tracing says it already. */
@@ -183,8 +183,8 @@ static void straggler_note(const struct job_spec *s, const struct graph *g,
       !shortcuts_lost(s, g, ep, false, what, sizeof what, &nranks, &nsim))
     return;
   char msg[512];
-  snprintf(msg, sizeof msg, "slow_gpu, slow_nic and gpu_sigma make the "
-           "ranks differ, so this job's shortcuts are off (%s): %ld ranks "
+  snprintf(msg, sizeof msg, "slow_gpu, slow_nic, gpu_sigma and down_links "
+           "make the ranks differ, so this job's shortcuts are off (%s): %ld ranks "
            "simulated instead of %ld; expect a slower replay", what, nranks,
            nsim);
   jt->note(msg);

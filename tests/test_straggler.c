@@ -1,8 +1,8 @@
 /*
- * test_straggler.c - slow GPUs and degraded NICs (issue 41, item 2: the
- * cluster's slow_gpu and slow_nic) against closed forms on small
- * platforms with the collective overheads switched off, and their
- * settings' errors.  Each test runs in its own process, so each gets a
+ * test_straggler.c - slow GPUs, degraded NICs, links down and the
+ * diurnal clock (issue 41, item 2: the cluster's slow_gpu, slow_nic,
+ * down_links and diurnal) against closed forms on small platforms with
+ * the collective overheads switched off, and their settings' errors.  Each test runs in its own process, so each gets a
  * fresh SimGrid engine.
  */
 #include <criterion/criterion.h>
@@ -380,4 +380,286 @@ Test(straggler, none_by_default)
   cr_assert_eq(resolve("dgx-h100", KV("gpus", "16"), &c, &err), 0);
   cr_assert(!cluster_has_stragglers(&c));
   cr_assert_float_eq(cluster_gpu_slowdown(&c, 3), 1, 0);
+}
+
+/* ---- links down and the diurnal clock (issue 41, item 2) --------------- */
+
+/* A ring all-reduce of 1 GiB over the 16 GPUs of two nodes on leaf groups
+ * of their own (nodes_per_leaf 1: each leaf group's up-link stands for its
+ * node's 8 NIC cables), on `c`: the time.  The ring's 8 channels each
+ * cross a NIC of each node and carry S / 8; at full rate the closed form
+ * is 2 (n - 1) / n S / B + 2 (n - 1) L with B the 8 NICs' 400 GB/s and L
+ * two NICs and three switch hops (leaf, spine, leaf). */
+static double ring16(const struct cluster *c)
+{
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){16, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0,
+                                    {0, 0, 0}, 0, 0};
+  struct task ar = {.kind = TK_COLL, .op = CO_ALLREDUCE, .stream = ST_COMPUTE,
+                    .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,
+                    .bytes = 1 << 30};
+  graph_add(g, 0, &ar);
+  struct engine_params ep = ideal_ring_params();
+  struct engine_result r;
+  double T = run(g, c, &ep, &r);
+  engine_result_free(&r);
+  graph_free(g);
+  return T;
+}
+
+static double ring16_closed(double B)
+{
+  double n = 16, S = 1 << 30, L = 2 * 1e-6 + 3 * 130e-9;
+  return 2 * (n - 1) / n * S / B + 2 * (n - 1) * L;
+}
+
+Test(downlink, ring_at_full_rate)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf",
+                                         "1"));
+  REL(ring16(&c), ring16_closed(8 * 50e9), 1e-6);
+}
+
+/* 6 of leaf group 0's 8 up-link cables down: its up-link keeps 2 / 8 of
+ * its 400 GB/s, which the 8 channels leaving (and entering) node 0 share:
+ * the ring at 100 GB/s, though the ratio is 1. */
+Test(downlink, ring_over_a_leaf_with_cables_down)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                         "down_links", "leaf0-up:6"));
+  cr_assert(cluster_has_stragglers(&c), "no symmetric shortcut");
+  REL(ring16(&c), ring16_closed(2 * 50e9), 1e-6);
+}
+
+/* 2 cables down of 8: 300 GB/s left, still the binding link. */
+Test(downlink, ring_over_a_leaf_with_two_cables_down)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                         "down_links", "leaf1-up:2"));
+  REL(ring16(&c), ring16_closed(6 * 50e9), 1e-6);
+}
+
+/* A multi-plane fabric of 2 planes: leaf group 0's up-link is 8 cables
+ * per plane; 4 of them down on a plane leave that plane half its rate,
+ * and traffic striped evenly over the planes goes at that plane's pace:
+ * the ring at 200 GB/s. */
+Test(downlink, ring_over_a_plane_with_cables_down)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                         "topology", "multi-plane",
+                                         "down_links", "leaf0-up:4"));
+  REL(ring16(&c), ring16_closed(4 * 50e9), 1e-6);
+}
+
+/* NIC 3 of node 0 down: its channels go over the NICs left, each of node
+ * 0's NIC links at 7 / 8 of its rate (topo.h): the ring at 350 GB/s; two
+ * down on node 1, at 6 / 8. */
+Test(downlink, ring_with_a_nic_down)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                         "down_links", "node0-nic3"));
+  REL(ring16(&c), ring16_closed(7 * 50e9), 1e-6);
+}
+
+Test(downlink, ring_with_two_nics_down)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                         "down_links",
+                                         "node1-nic0,node1-nic7"));
+  REL(ring16(&c), ring16_closed(6 * 50e9), 1e-6);
+}
+
+/* Routes and links: on 4 nodes, a leaf group each, 2 per pod, with 2 of
+ * leaf group 0's 8 cables and 3 of pod 1's 16 down, the links keep 6 / 8
+ * and 13 / 16 of their bandwidth; every route that neither leaves nor
+ * enters leaf group 0, nor crosses pods, is the route without them; one
+ * that does gains exactly the degraded up-links it crosses; NIC links
+ * and NIC 2 of node 3 (down) at 7 / 8 on node 3 only. */
+Test(downlink, routes_of_untouched_pairs_unchanged)
+{
+  struct weft_err err = {0};
+  struct cluster a, b;
+  const char *const *kv0 = KV("gpus", "32", "nodes_per_leaf", "1",
+                              "leaves_per_pod", "2", "pod_oversubscription",
+                              "1");
+  cr_assert_eq(resolve("dgx-h100", kv0, &a, &err), 0, "%s", err.msg);
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
+                                      "leaves_per_pod", "2", "down_links",
+                                      "leaf0-up:2,pod1-up:3,node3-nic2"),
+                       &b, &err), 0, "%s", err.msg);
+  cr_assert_eq(b.ndown, 3);
+  struct topo ta, tb;
+  cr_assert_eq(topo_build(&ta, &a, &err), 0);
+  cr_assert_eq(topo_build(&tb, &b, &err), 0);
+  cr_assert_eq(ta.nlinks, tb.nlinks);
+  long leaf0 = -1, pod1 = -1;
+  char name[64];
+  for (long i = 0; i < ta.nlinks; i++) {
+    topo_link_name(&tb, i, name, sizeof name);
+    double f = 1;
+    if (!strcmp(name, "leaf0-up"))
+      leaf0 = i, f = 6.0 / 8;
+    else if (!strcmp(name, "pod1-up"))
+      pod1 = i, f = 13.0 / 16;
+    else if (!strncmp(name, "node3-nic", 9))
+      f = 7.0 / 8;
+    REL(tb.link[i].bw, f * ta.link[i].bw, 1e-12);
+  }
+  cr_assert(leaf0 >= 0 && pod1 >= 0);
+  struct topo_hop ha[32], hb[32];
+  double la, lb;
+  for (long x = 0; x < 32; x++)
+    for (long y = 0; y < 32; y++) {
+      if (x == y)
+        continue;
+      int na = topo_route(&ta, x, y, ha, &la);
+      int nb = topo_route(&tb, x, y, hb, &lb);
+      cr_assert_eq(la, lb, "switch hops alike");
+      long nx = x / 8, ny = y / 8;
+      bool l0 = nx != ny && (nx == 0 || ny == 0);
+      bool p1 = nx / 2 != ny / 2;
+      int extra = l0 + p1;
+      cr_assert_eq(nb, na + extra, "%ld -> %ld: %d hops, %d + %d", x, y, nb,
+                   na, extra);
+      int j = 0;
+      for (int i = 0; i < nb; i++) {
+        if (hb[i].link == leaf0) {
+          cr_assert_eq(hb[i].down, nx != 0, "leaf0-up's direction");
+          continue;
+        }
+        if (hb[i].link == pod1) {
+          cr_assert_eq(hb[i].down, nx / 2 != 1, "pod1-up's direction");
+          continue;
+        }
+        cr_assert_eq(hb[i].link, ha[j].link);
+        cr_assert_eq(hb[i].down, ha[j].down);
+        j++;
+      }
+      cr_assert_eq(j, na);
+    }
+  topo_free(&ta);
+  topo_free(&tb);
+}
+
+/* Names as weft platform writes them on each tiered fabric; the cables of
+ * a multi-plane fabric's up-link are one plane's. */
+Test(downlink, names_per_fabric)
+{
+  struct weft_err err = {0};
+  struct cluster c;
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "2",
+                                      "topology", "rail", "down_links",
+                                      "su1-rail5-up"), &c, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(c.down[0].of, 2, "a rail leaf's cables: a NIC per node");
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "32", "nodes_per_leaf", "1",
+                                      "leaves_per_pod", "2", "topology",
+                                      "rail-only", "down_links",
+                                      "pod0-rail3-up:1"), &c, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(c.down[0].of, 2, "a rail's pod: a leaf per node, 2 leaves");
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                      "topology", "multi-plane",
+                                      "down_links", "leaf0-up:7"), &c, &err),
+               0, "%s", err.msg);
+  cr_assert_eq(c.down[0].of, 8, "one plane's cables");
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "1",
+                                      "oversubscription", "2", "down_links",
+                                      "leaf0-up"), &c, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(c.down[0].of, 4, "8 NICs over a ratio of 2");
+}
+
+static void refused_on(const char *const *kv, const char *msg)
+{
+  struct weft_err err = {0};
+  struct cluster c;
+  cr_assert_neq(resolve("dgx-h100", kv, &c, &err), 0, "accepted: %s", msg);
+  cr_assert(strstr(err.msg, msg), "'%s' lacks '%s'", err.msg, msg);
+}
+
+Test(downlink, bad_names_refused)
+{
+  refused("down_links", "leaf9-up", "down_links: no link 'leaf9-up' on "
+          "this cluster (its NICs are node0-nic0 to node1-nic7");
+  refused("down_links", "node0-nic3:2", "down_links: 'node0-nic3:2': a NIC "
+          "is down as a whole");
+  refused("down_links", "gpu3-nvl", "down_links: 'gpu3-nvl' is an NVLink "
+          "link");
+  refused("down_links", "leaf0-up", "down_links: 'leaf0-up' is on no route: "
+          "with one leaf group");
+  refused_on(KV("gpus", "16", "nodes_per_leaf", "1", "down_links",
+                "leaf0-up:8"),
+             "down_links: 'leaf0-up:8': leaf0-up stands for 8 cable(s); 8 "
+             "down would cut it off (at most 7)");
+  refused_on(KV("gpus", "16", "nodes_per_leaf", "1", "down_links",
+                "leaf0-up:0"), "CABLES is a whole number of cables down");
+  refused_on(KV("gpus", "16", "nodes_per_leaf", "1", "down_links",
+                "leaf0-up:x"), "CABLES is a whole number of cables down");
+  refused("down_links", "node1-nic2,node1-nic2", "'node1-nic2' is given "
+          "twice");
+  refused("down_links", "node0-nic0,", "'' is not a link's name");
+  refused("down_links", "node0-nic0,node0-nic1,node0-nic2,node0-nic3,"
+          "node0-nic4,node0-nic5,node0-nic6,node0-nic7",
+          "every NIC of node 0 is down");
+  refused_on(KV("gpus", "16", "topology", "dragonfly", "down_links",
+                "node0-nic0"),
+             "down_links: links down are modelled on fat-tree, rail, "
+             "rail-only and multi-plane fabrics");
+}
+
+/* The diurnal clock: 1 at 03:00, 1 + A at 15:00, 1 + A / 2 at 09:00 and
+ * 21:00, and a day's period. */
+Test(diurnal, factor_over_the_day)
+{
+  struct weft_err err = {0};
+  struct cluster c;
+  cr_assert_eq(resolve("dgx-h100", KV("gpus", "16", "diurnal", "2"), &c,
+                       &err), 0, "%s", err.msg);
+  REL(cluster_diurnal_factor(&c, 3), 1.0, 1e-15);
+  REL(cluster_diurnal_factor(&c, 15), 1.02, 1e-15);
+  REL(cluster_diurnal_factor(&c, 9), 1.01, 1e-15);
+  REL(cluster_diurnal_factor(&c, 21), 1.01, 1e-15);
+  REL(cluster_diurnal_factor(&c, 15 + 48), 1.02, 1e-12);
+  /* The job starts at midnight: 1 + A (1 - cos(-pi / 4)) / 2. */
+  REL(c.diurnal_slow, 1 + 0.01 * (1 - sqrt(0.5)), 1e-12);
+  REL(cluster_gpu_slowdown(&c, 7), c.diurnal_slow, 1e-15);
+  cr_assert(!cluster_has_stragglers(&c), "every GPU alike: shortcuts kept");
+  refused("diurnal", "25", "diurnal");
+  refused("diurnal_hour", "25", "diurnal_hour");
+  refused("diurnal_hour", "5", "diurnal_hour: the hour of the day matters "
+          "only with a diurnal variation");
+}
+
+/* At 15:00 with A = 2 %: every kernel at 1.02 times its time.  The
+ * data-parallel step (a kernel, then the all-reduce that waits for it):
+ * the kernel scales, the all-reduce does not: 1.02 tk + ring. */
+Test(diurnal, only_kernels_scale)
+{
+  struct cluster c = load("dgx-h100", KV("gpus", "16", "nodes_per_leaf", "2",
+                                         "diurnal", "2", "diurnal_hour",
+                                         "15"));
+  struct engine_result r;
+  double tk, ring;
+  double T = dp16_step(&c, &r, &tk, &ring);
+  REL(T, 1.02 * tk + ring, 1e-6);
+  REL(r.compute_s, 1.02 * tk, 1e-9);
+  cr_assert_eq(r.path.held_rank, -1, "no rank differs");
+  engine_result_free(&r);
+}
+
+/* Compute alone: the 1F1B pipeline with free transfers, all at 1.02. */
+Test(diurnal, compute_bound_scales_whole)
+{
+  const long p = 4, m = 8;
+  struct cluster c = load("dgx-h100", KV("gpus", "8", "diurnal", "2",
+                                         "diurnal_hour", "15"));
+  double tf, tb;
+  struct graph *g = pipeline(&c, p, m, &tf, &tb);
+  struct engine_params ep = ideal_ring_params();
+  ep.free_comm = true;
+  struct engine_result r;
+  REL(run(g, &c, &ep, &r), 1.02 * (double)(m + p - 1) * (tf + tb), 1e-9);
+  engine_result_free(&r);
+  graph_free(g);
 }

@@ -666,7 +666,7 @@ if [ -s "$tmp/gp.txt" ] && cmp -s "$tmp/gp.txt" "$tmp/gp-readme.txt"; then ok; e
 # the spread and the loss against a run without variation.
 expect 1 "weft: --slow-gpu: rank 9 is not a GPU of the job (0 to 7)" run --model gpt-1.7b --gpus 8 --global-batch 8 --slow-gpu 9:2
 expect 1 "weft: --slow-nic: rank 3: the factor '0.5' is not a number from 1 to 1000 (how many times slower)" run --model gpt-1.7b --gpus 8 --global-batch 8 --slow-nic 3:0.5
-expect 2 "weft: --iterations: the iterations differ only by the GPUs' drawn speeds: give --gpu-sigma too" run --model gpt-1.7b --gpus 8 --global-batch 8 --iterations 3
+expect 2 "weft: --iterations: the iterations differ only by the GPUs' drawn speeds and the clock of the day: give --gpu-sigma or --diurnal too" run --model gpt-1.7b --gpus 8 --global-batch 8 --iterations 3
 expect 2 "weft: --iterations: '0' is not a whole number from 1 to 1000" run --model gpt-1.7b --gpus 8 --global-batch 8 --gpu-sigma 2 --iterations 0
 if "$weft" run --model gpt-1.7b --layers 2 --gpus 8 --tp 2 --pp 2 --global-batch 8 --slow-gpu 5:1.5 --breakdown 2>/dev/null |
    grep -q "^    held back by rank 5: "
@@ -674,8 +674,31 @@ then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --breakdown names 
 "$weft" run --model gpt-1.7b --layers 2 --gpus 16 --global-batch 16 --gpu-sigma 2 --iterations 4 >"$tmp/out" 2>"$tmp/err"
 if grep -q "^  iterations       4, gpu_seed 1 to 4, GPU speeds of sigma 2 %: min .* s, median .* s, mean .* s, max .* s$" "$tmp/out" &&
    grep -q "^    without variation .* s: the mean loses .* % of its throughput$" "$tmp/out" &&
-   grep -q "^weft: note: slow_gpu, slow_nic and gpu_sigma make the ranks differ" "$tmp/err"
+   grep -q "^weft: note: slow_gpu, slow_nic, gpu_sigma and down_links make the ranks differ" "$tmp/err"
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --iterations"; cat "$tmp/out" "$tmp/err"; fi
+
+# Links down and the diurnal clock (issue 41, item 2): errors name the
+# flag and the value; a leaf group's up-link with cables down slows a ring
+# that leaves it; --iterations runs with --diurnal alone, the clock
+# advancing; weft platform writes the degraded links.
+expect 1 "weft: --down-links: no link 'leaf7-up' on this cluster (its NICs are node0-nic0 to node3-nic7, up-links leaf0-up to pod0-up, as weft platform names them)" coll allreduce --cluster dgx-h100 --gpus 32 --nodes-per-leaf 2 --down-links leaf7-up
+expect 1 "weft: --down-links: 'leaf0-up:16': leaf0-up stands for 16 cable(s); 16 down would cut it off (at most 15)" coll allreduce --cluster dgx-h100 --gpus 32 --nodes-per-leaf 2 --down-links leaf0-up:16
+expect 1 "weft: --down-links: links down are modelled on fat-tree, rail, rail-only and multi-plane fabrics (their up-links' parallel cables and their NICs), not on a torus" coll allreduce --cluster dgx-h100 --gpus 32 --topology torus --torus 2x2 --down-links node0-nic0
+expect 1 "weft: --diurnal-hour: the hour of the day matters only with a diurnal variation: give diurnal too" run --model gpt-1.7b --gpus 8 --global-batch 8 --diurnal-hour 12
+expect 2 "weft: --iterations-apart: it spaces the iterations over the day's clock: give --iterations and --diurnal too" run --model gpt-1.7b --gpus 8 --global-batch 8 --gpu-sigma 1 --iterations 2 --iterations-apart 10
+c1=$("$weft" coll allreduce -b 1GiB -e 1GiB --cluster dgx-h100 --gpus 32 --nodes-per-leaf 2 2>/dev/null | tail -1 | awk '{print $2}')
+c2=$("$weft" coll allreduce -b 1GiB -e 1GiB --cluster dgx-h100 --gpus 32 --nodes-per-leaf 2 --down-links leaf0-up:12 2>/dev/null | tail -1 | awk '{print $2}')
+if [ -n "$c1" ] && [ -n "$c2" ] && awk -v a="$c1" -v b="$c2" 'BEGIN { exit !(b > 1.9 * a && b < 2 * a) }'
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --down-links leaf0-up:12 ($c1 us, $c2 us)"; fi
+"$weft" platform dgx-h100 --gpus 16 --nodes-per-leaf 1 --down-links leaf0-up:6,node1-nic2 >"$tmp/out" 2>"$tmp/err"
+if grep -q '<link id="leaf0-up" bandwidth="1e+11Bps"' "$tmp/out" && grep -q '<link id="node1-nic2" bandwidth="4.375e+10Bps"' "$tmp/out" &&
+   grep -q '<link id="leaf1-up" bandwidth="4e+11Bps"' "$tmp/out" && grep -q '<link id="node0-nic2" bandwidth="5e+10Bps"' "$tmp/out" &&
+   grep -q '^    leaf0-up: 6 of its 8 cables down$' "$tmp/out" && grep -q '^    node1-nic2: down$' "$tmp/out"
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: weft platform --down-links"; grep -E '<link id="(leaf0-up|node1-nic2)"' "$tmp/out"; cat "$tmp/err"; fi
+"$weft" run --model gpt-1.7b --layers 2 --gpus 16 --global-batch 16 --diurnal 2 --diurnal-hour 6 --iterations 3 --iterations-apart 100000 >"$tmp/out" 2>"$tmp/err"
+if grep -q "^  iterations       3, clock 06:00 to 07:.. (one in 100000), kernels at 1.0029 to 1.00.. times their time (diurnal 2 %): min .* s, median .* s, mean .* s, max .* s$" "$tmp/out" &&
+   grep -q "^    without variation .* s: the mean loses .* % of its throughput$" "$tmp/out"
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --iterations with --diurnal"; cat "$tmp/out" "$tmp/err"; fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
