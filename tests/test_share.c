@@ -239,3 +239,18 @@ Test(share, far_offset_lead_in_equals_alone)
   graph_free(ga);
   graph_free(gb);
 }
+
+Test(share, refuses_a_negative_or_absurd_start)
+{
+  struct cluster c = load("2"), v = view(&c);
+  struct graph *g = allreduce(S);
+  struct engine_job j = {g, &v, ideal_ring_params(), PA, -1};
+  struct engine_shared o;
+  struct weft_err err = {0};
+  cr_assert_neq(engine_run_shared(1, &j, 1, &o, &err), 0);
+  cr_assert_str_eq(err.msg, "job 1: start -1 s is not from 0 to 1e9 s");
+  j.start_s = NAN;
+  cr_assert_neq(engine_run_shared(1, &j, 1, &o, &err), 0);
+  cr_assert_str_eq(err.msg, "job 1: start nan s is not from 0 to 1e9 s");
+  graph_free(g);
+}
