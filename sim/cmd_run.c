@@ -172,15 +172,6 @@ static void trace_note(const char *msg)
   fprintf(stderr, "weft: note: %s\n", msg);
 }
 
-/* --train-days and the other goodput settings, checked before the
- * simulation; `on` when a run length was given. */
-struct gp_args {
-  bool on;
-  const struct fail_table *t;
-  struct goodput_in in;  /* mtbf, bytes, ranks and work filled later */
-  double days, tokens;
-};
-
 /* A quantity option: *out keeps its default when the option is absent. */
 static int gp_quantity(const struct opts *o, int key, const char *flag,
                        enum unit_kind kind, double max, double *out)
@@ -192,7 +183,7 @@ static int gp_quantity(const struct opts *o, int key, const char *flag,
   return 0;
 }
 
-static int gp_args_parse(const struct opts *o, const struct cluster *c,
+int cmd_run_goodput_args(const struct opts *o, const struct cluster *c,
                          struct gp_args *g)
 {
   *g = (struct gp_args){0};
@@ -256,9 +247,8 @@ static int gp_args_parse(const struct opts *o, const struct cluster *c,
   return 0;
 }
 
-/* The goodput of the simulated job's run, into *out. */
-static int gp_eval(struct gp_args *g, const struct run_args *a,
-                   const struct report *r, struct goodput *out)
+int cmd_run_goodput_eval(struct gp_args *g, const struct run_args *a,
+                         const struct report *r, struct goodput *out)
 {
   double rates[FP_COUNT], units[FP_COUNT];
   fail_rates(g->t, rates);
@@ -493,7 +483,7 @@ int cmd_run(int argc, char **argv)
   if (cmd_run_args(argc, argv, &a, &rc))
     return rc;
   struct gp_args gpa;
-  if ((rc = gp_args_parse(&a.o, &a.c, &gpa))) {
+  if ((rc = cmd_run_goodput_args(&a.o, &a.c, &gpa))) {
     cmd_run_args_release(&a);
     return rc;
   }
@@ -528,7 +518,7 @@ int cmd_run(int argc, char **argv)
     rc = cli_fail(&err);
   } else {
     struct goodput gp;
-    if (gpa.on && (rc = gp_eval(&gpa, &a, &res.r, &gp)) == 0) {
+    if (gpa.on && (rc = cmd_run_goodput_eval(&gpa, &a, &res.r, &gp)) == 0) {
       res.r.goodput = &gp;
       res.r.fail_rates = gpa.t->name;
     }

@@ -25,7 +25,11 @@
  * Step times: engine_run_shared (engine.h) replays each job's iteration
  * back to back until every job has completed --steps of them, and
  * measures each job over the iterations that ended by then: all of them
- * ran while every other job was iterating.  Alone: one iteration of the
+ * ran while every other job was iterating.  A job given as NODES@OFFSET:JOB
+ * starts OFFSET into the run; the others iterate meanwhile.  Then only
+ * iterations that began once every job had started count toward --steps
+ * and are measured (those before are lead-in), so that a measured
+ * iteration ran wholly while all jobs ran.  Alone: one iteration of the
  * job on the same nodes of the same platform, nothing else running (its
  * iterations are all alike).  Both replay every rank and every flow.
  */
@@ -36,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/units.h"
 #include "sim/base/xalloc.h"
 #include "sim/commands.h"
 #include "sim/engine.h"
@@ -65,16 +70,19 @@ const struct opts_spec cmd_share_spec = {
     "NODES:JOB, the fabric's nodes it takes (0-3,8-11; a job's rank r runs\n"
     "on GPU r % G of its (r / G)-th node) then a `weft run` command line\n"
     "without cluster settings (a workload file, model and plan settings,\n"
-    "--collective, --fidelity, --force), quoted as one argument.  The\n"
-    "cluster settings given here hold for every job; each job's plan is\n"
-    "resolved against its own nodes.  On racks of trays (gb200-nvl72, the\n"
-    "racks whole with --nodes) jobs take trays, numbered rack by rack, as\n"
-    "many in each of their racks: several jobs share a rack's NVLink domain.\n"
-    "Every rank and flow is simulated.",
+    "--collective, --fidelity, --force), quoted as one argument.\n"
+    "NODES@OFFSET:JOB starts the job OFFSET (a time) after the others;\n"
+    "then only iterations begun once every job had started are measured.\n"
+    "The cluster settings given here hold for every job; each job's plan\n"
+    "is resolved against its own nodes.  On racks of trays (gb200-nvl72,\n"
+    "the racks whole with --nodes) jobs take trays, numbered rack by rack,\n"
+    "as many in each of their racks: several jobs share a rack's NVLink\n"
+    "domain.  Every rank and flow is simulated.",
     "  weft share --cluster h100-oversub --nodes 8 \\\n"
     "      '0-3:--model llama3-8b --tp 8 --global-batch 64' \\\n"
     "      '4-7:--model llama3-8b --tp 8 --global-batch 64'\n"
     "  weft share --cluster dgx-h100 --nodes 4 0-1:a.xml 2-3:b.xml --json\n"
+    "  weft share --cluster dgx-h100 --nodes 4 0-1:a.xml 2-3@0.2s:a.xml\n"
     "  weft share --cluster gb200-nvl72 --nodes 2 0-8:a.xml 9-17,18-26:b.xml\n"};
 
 /* One job of the command line. */
@@ -97,6 +105,7 @@ struct share_job {
   struct graph *g;
   int *place;
   struct engine_shared alone, shared;
+  double start_s;       /* @OFFSET: when it starts (0: with the run) */
 };
 
 /* "0-3,8": the nodes of the fabric, each below `nodes`; an error names
@@ -149,6 +158,27 @@ static int parse_nodes(struct share_job *J, int idx, const char *s, size_t len,
 bad:
   return cli_usage("job %d: '%s' is not a list of %ss such as 0-3,8",
                    idx + 1, J->nodes_text, unit);
+}
+
+/* "@OFFSET" of a job (`len` bytes at s): a time (30s, 1.5ms) from 0 to
+ * 1e6 s; an error names the job. */
+static int parse_start(struct share_job *J, int idx, const char *s,
+                       size_t len)
+{
+  char v[64];
+  struct weft_err err = {0};
+  if (len >= sizeof v)
+    return cli_usage("job %d (%ss %s): its start is too long", idx + 1, unit,
+                     J->nodes_text);
+  memcpy(v, s, len);
+  v[len] = '\0';
+  if (units_parse(v, UNIT_TIME, &J->start_s, &err))
+    return cli_usage("job %d (%ss %s): start '%s': %s", idx + 1, unit,
+                     J->nodes_text, v, err.msg);
+  if (!(J->start_s >= 0 && J->start_s <= 1e6))
+    return cli_usage("job %d (%ss %s): start '%s' is not from 0 to 1e6 s",
+                     idx + 1, unit, J->nodes_text, v);
+  return 0;
 }
 
 /* The job's nodes: the fabric's nodes as listed; on racks of trays
@@ -327,8 +357,12 @@ static void print_json_str(const char *s)
   putchar('"');
 }
 
+/* With `offsets` (a job given @OFFSET) each job's start and its lead-in
+ * iterations (begun before every job had started, not measured) are
+ * printed too; without, the output is what it was before offsets. */
 static void print_results(const struct share_job *J, int n,
-                          const struct cluster *c, long steps, bool json)
+                          const struct cluster *c, long steps, bool offsets,
+                          bool json)
 {
   if (json) {
     printf("{\"cluster\": ");
@@ -343,6 +377,9 @@ static void print_results(const struct share_job *J, int n,
       printf(", \"gpus\": %ld, \"tp\": %ld, \"pp\": %ld, \"dp\": %ld, "
              "\"nodes\": ", p->gpus, p->tp, p->pp, p->dp);
       print_json_str(J[j].nodes_text);
+      if (offsets)
+        printf(", \"start_s\": %.9g, \"lead_in\": %ld", J[j].start_s,
+               J[j].shared.skipped);
       printf(", \"alone_s\": %.9g, \"shared_s\": %.9g, \"slowdown\": %.9g, "
              "\"iterations\": %ld, \"measured\": %ld}",
              J[j].alone.mean_s, J[j].shared.mean_s,
@@ -352,22 +389,38 @@ static void print_results(const struct share_job *J, int n,
     printf("\n]}\n");
     return;
   }
-  printf("%d jobs on %s: %d nodes of %d x %s; each job's step time alone on "
-         "its nodes and\nwhile all run (mean of the iterations that ended by "
-         "the time every job had %ld)\n", n, c->name, c->nodes,
-         c->gpus_per_node, c->gpu.name, steps);
-  printf("  %-4s %-14s %6s %-3s %-3s %-3s %10s %10s %9s %7s  %s\n", "job",
-         "model", "GPUs", "TP", "PP", "DP", "alone s", "shared s",
-         "slowdown", "iters", c->tray ? "trays" : "nodes");
+  if (offsets)
+    printf("%d jobs on %s: %d nodes of %d x %s; each job's step time alone "
+           "on its nodes and\nwhile all run (mean of the iterations that "
+           "began once every job had started\nand ended by the time every "
+           "job had %ld such; iters: measured/lead-in/all)\n", n, c->name,
+           c->nodes, c->gpus_per_node, c->gpu.name, steps);
+  else
+    printf("%d jobs on %s: %d nodes of %d x %s; each job's step time alone "
+           "on its nodes and\nwhile all run (mean of the iterations that "
+           "ended by the time every job had %ld)\n", n, c->name, c->nodes,
+           c->gpus_per_node, c->gpu.name, steps);
+  printf("  %-4s %-14s %6s %-3s %-3s %-3s ", "job", "model", "GPUs", "TP",
+         "PP", "DP");
+  if (offsets)
+    printf("%10s ", "start s");
+  printf("%10s %10s %9s %7s  %s\n", "alone s", "shared s", "slowdown",
+         "iters", c->tray ? "trays" : "nodes");
   for (int j = 0; j < n; j++) {
     const struct plan *p = &J[j].a.w.plan;
-    char it[48];
-    snprintf(it, sizeof it, "%ld/%ld", J[j].shared.counted,
-             J[j].shared.iterations);
-    printf("  %-4d %-14s %6ld %-3ld %-3ld %-3ld %10.4f %10.4f %8.2f%% %7s  "
-           "%s\n", j + 1, J[j].a.w.model.name, p->gpus, p->tp, p->pp, p->dp,
-           J[j].alone.mean_s, J[j].shared.mean_s, 100 * slowdown(&J[j]), it,
-           J[j].nodes_text);
+    char it[72];
+    if (offsets)
+      snprintf(it, sizeof it, "%ld/%ld/%ld", J[j].shared.counted,
+               J[j].shared.skipped, J[j].shared.iterations);
+    else
+      snprintf(it, sizeof it, "%ld/%ld", J[j].shared.counted,
+               J[j].shared.iterations);
+    printf("  %-4d %-14s %6ld %-3ld %-3ld %-3ld ", j + 1,
+           J[j].a.w.model.name, p->gpus, p->tp, p->pp, p->dp);
+    if (offsets)
+      printf("%10.4f ", J[j].start_s);
+    printf("%10.4f %10.4f %8.2f%% %7s  %s\n", J[j].alone.mean_s,
+           J[j].shared.mean_s, 100 * slowdown(&J[j]), it, J[j].nodes_text);
   }
 }
 
@@ -418,6 +471,7 @@ int cmd_share(int argc, char **argv)
   int n = o.n_files;
   struct share_job *J = xcalloc((size_t)n, sizeof *J);
   int *owner = xcalloc((size_t)units, sizeof *owner);
+  bool offsets = false;
   rc = 0;
   for (int j = 0; j < n && !rc; j++) {
     J[j].spec = o.files[j];
@@ -427,8 +481,13 @@ int cmd_share(int argc, char **argv)
                      j + 1, J[j].spec);
       break;
     }
-    rc = parse_nodes(&J[j], j, J[j].spec, (size_t)(colon - J[j].spec),
-                     units);
+    /* NODES@OFFSET: the job starts OFFSET after the others' start. */
+    const char *at = memchr(J[j].spec, '@', (size_t)(colon - J[j].spec));
+    rc = parse_nodes(&J[j], j, J[j].spec,
+                     (size_t)((at ? at : colon) - J[j].spec), units);
+    if (!rc && at)
+      rc = parse_start(&J[j], j, at + 1, (size_t)(colon - at - 1));
+    offsets |= J[j].start_s > 0;
     for (int k = 0; !rc && k < J[j].nnodes; k++) {
       int nd = J[j].nodes[k];
       if (owner[nd])
@@ -470,14 +529,16 @@ int cmd_share(int argc, char **argv)
   struct engine_job *ej = xcalloc((size_t)n, sizeof *ej);
   for (int j = 0; j < n && !rc; j++)
     ej[j] = (struct engine_job){J[j].g, &J[j].a.c, J[j].a.spec.ep,
-                                J[j].place};
+                                J[j].place, J[j].start_s};
   if (!rc) {
     platload_boot(0);
     if (platload_cluster(&c, &err))
       rc = cli_fail(&err);
   }
   for (int j = 0; j < n && !rc; j++)
-    if (engine_run_shared(1, &ej[j], 1, &J[j].alone, &err)) {
+    if (engine_run_shared(1, &(struct engine_job){ej[j].g, ej[j].c, ej[j].p,
+                                                  ej[j].place, 0},
+                          1, &J[j].alone, &err)) {
       char b[32];
       snprintf(b, sizeof b, "job %d alone", j + 1);
       weft_err_prefix(&err, b);
@@ -489,7 +550,8 @@ int cmd_share(int argc, char **argv)
   for (int j = 0; j < n && !rc; j++)
     J[j].shared = res[j];
   if (!rc)
-    print_results(J, n, &c, steps, opts_get(&o, SHARE_JSON) != NULL);
+    print_results(J, n, &c, steps, offsets,
+                  opts_get(&o, SHARE_JSON) != NULL);
   if (rc) /* results not handed to the jobs */
     for (int j = 0; j < n; j++)
       engine_shared_free(&res[j]);

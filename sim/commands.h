@@ -77,4 +77,25 @@ int cmd_run_args(int argc, char **argv, struct run_args *out,
                  int *exit_code);
 void cmd_run_args_release(struct run_args *a);
 
+/* --train-days and the other goodput settings of a `weft run` command
+ * line (cmd_run.c), checked before the simulation; `on` when a run
+ * length was given. */
+struct gp_args {
+  bool on;
+  const struct fail_table *t;
+  struct goodput_in in;  /* mtbf, bytes, ranks and work filled later */
+  double days, tokens;
+};
+
+/* Read the goodput options of o (parsed against cmd_run_spec) for a job
+ * on c into *g; a usage error is printed and its exit code returned (0:
+ * go on).  weft run and a sweep's scenarios. */
+int cmd_run_goodput_args(const struct opts *o, const struct cluster *c,
+                         struct gp_args *g);
+
+/* The goodput of a's job, simulated as r, into *out; an error is printed
+ * and its exit code returned. */
+int cmd_run_goodput_eval(struct gp_args *g, const struct run_args *a,
+                         const struct report *r, struct goodput *out);
+
 #endif

@@ -280,6 +280,8 @@ struct engine {
   int rtag;
   double *iter_end;
   long niter, iter_cap;
+  double start_at;  /* absolute simulated time of its first iteration */
+  long nwin;        /* iterations begun once every job had started */
 };
 
 /* Several jobs in one run (engine_run_shared). */
@@ -290,6 +292,8 @@ struct shared {
   int unfinished;  /* jobs with fewer than `steps` complete */
   double t_stop;   /* when the last of them completed its steps-th (absolute
                       simulated time), -1 before */
+  double t_all;    /* when the last job started: iterations that begin
+                      before are lead-in, not counted toward `steps` */
 };
 
 static void shared_iteration_done(struct engine *E);
@@ -1750,8 +1754,10 @@ static void shared_iteration_done(struct engine *E)
     E->iter_end = xreallocarray(E->iter_end, (size_t)E->iter_cap,
                                 sizeof *E->iter_end);
   }
+  double begin = E->niter ? E->iter_end[E->niter - 1] : E->start_at;
   E->iter_end[E->niter++] = sgb_now();
-  if (E->niter == sh->steps && --sh->unfinished == 0)
+  if (begin >= sh->t_all && ++E->nwin == sh->steps &&
+      --sh->unfinished == 0)
     sh->t_stop = sgb_now();
   if (sh->unfinished > 0)
     sgb_delay(0, &E->rtag);
@@ -1817,16 +1823,23 @@ int engine_run_shared(int njobs, const struct engine_job *jobs, long steps,
     if (J->p.algo == CA_TORUS)
       return weft_errf(err, WEFT_EINVAL, "job %d: torus collectives are "
                        "not simulated on a shared fabric", j + 1);
+    if (!(J->start_s >= 0 && J->start_s <= 1e9))
+      return weft_errf(err, WEFT_EINVAL, "job %d: start %g s is not from 0 "
+                       "to 1e9 s", j + 1, J->start_s);
     for (long r = 0; r < layout_ranks(&J->g->layout); r++)
       if (!J->place || J->place[r] < 0)
         return weft_errf(err, WEFT_EINVAL, "job %d: rank %ld has no place "
                          "on the fabric", j + 1, r);
   }
   struct shared sh = {njobs, xcalloc((size_t)njobs, sizeof *sh.E), steps,
-                      njobs, -1};
+                      njobs, -1, 0};
   int rc = 0;
   bool couriers = false;
   double t_begin = sgb_now();
+  sh.t_all = t_begin;
+  for (int j = 0; j < njobs; j++)
+    if (t_begin + jobs[j].start_s > sh.t_all)
+      sh.t_all = t_begin + jobs[j].start_s;
   for (int j = 0; j < njobs && !rc; j++) {
     struct engine *E = sh.E[j] = xcalloc(1, sizeof *E);
     struct engine_params p = jobs[j].p;
@@ -1843,6 +1856,7 @@ int engine_run_shared(int njobs, const struct engine_job *jobs, long steps,
     E->place = jobs[j].place;
     E->sh = &sh;
     E->rtag = TAG_OF(E, TAG_RESTART);
+    E->start_at = t_begin + jobs[j].start_s;
     rc = engine_setup(E, jobs[j].g, jobs[j].c, &p, err);
     if (rc)
       job_prefix(err, j);
@@ -1853,8 +1867,11 @@ int engine_run_shared(int njobs, const struct engine_job *jobs, long steps,
     sgb_track(false);
     sgb_init(on_done_shared, &sh);
     for (int j = 0; j < njobs; j++)
-      for (long i = 0; i < sh.E[j]->nsim; i++)
-        try_advance(sh.E[j], sh.E[j]->sim[i]);
+      if (jobs[j].start_s > 0) /* its restart, then: a first iteration */
+        sgb_delay(jobs[j].start_s, &sh.E[j]->rtag);
+      else
+        for (long i = 0; i < sh.E[j]->nsim; i++)
+          try_advance(sh.E[j], sh.E[j]->sim[i]);
     sgb_run();
   }
   for (int j = 0; j < njobs && !rc; j++) {
@@ -1877,14 +1894,16 @@ int engine_run_shared(int njobs, const struct engine_job *jobs, long steps,
     *o = (struct engine_shared){0};
     o->iter_s = xcalloc((size_t)E->niter, sizeof *o->iter_s);
     o->iterations = E->niter;
-    double start = t_begin, sum = 0;
+    double start = E->start_at, sum = 0;
     for (long i = 0; i < E->niter; i++) {
       o->iter_s[i] = E->iter_end[i] - start;
-      start = E->iter_end[i];
-      if (E->iter_end[i] <= sh.t_stop) {
+      if (start < sh.t_all) {
+        o->skipped++;
+      } else if (E->iter_end[i] <= sh.t_stop) {
         o->counted++;
         sum += o->iter_s[i];
       }
+      start = E->iter_end[i];
     }
     o->mean_s = sum / (double)o->counted;
     o->kernels = E->kernels;

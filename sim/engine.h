@@ -205,7 +205,13 @@ int engine_run(const struct graph *g, const struct cluster *c,
  * every job is done with the iteration it is in.  A job's measured
  * iterations are those that ended by the time the last job completed its
  * `steps`-th: each of them ran while every other job was iterating, none
- * in the tail where some jobs have stopped (at least `steps` each). */
+ * in the tail where some jobs have stopped (at least `steps` each).
+ * A job may start later than the run (start_s): it begins its first
+ * iteration then; the others iterate meanwhile.  Only iterations that
+ * began once every job had started count toward `steps` and are
+ * measured, so a measured iteration ran wholly while all jobs ran; the
+ * ones before are lead-in (`skipped`).  With every start_s 0 nothing is
+ * skipped and the run is what it was. */
 #define ENGINE_MAX_JOBS 64
 
 struct engine_job {
@@ -213,12 +219,16 @@ struct engine_job {
   const struct cluster *c;
   struct engine_params p;
   const int *place; /* by rank: the fabric's GPU index, "gpu<i>" */
+  double start_s;   /* its first iteration begins this long after the run's
+                       start (>= 0; weft share's NODES@OFFSET) */
 };
 
 struct engine_shared {
   double *iter_s;   /* each iteration's time, in order (owned) */
   long iterations;  /* replayed */
-  long counted;     /* the first `counted` are measured (above) */
+  long skipped;     /* the first `skipped` began before every job had
+                       started: lead-in, not measured */
+  long counted;     /* the next `counted` are measured (above) */
   double mean_s;    /* their mean */
   long kernels, flows; /* activities over all iterations */
 };

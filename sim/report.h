@@ -73,6 +73,25 @@ struct report {
    * asked, and the JSON has no goodput object. */
   const struct goodput *goodput;
   const char *fail_rates;      /* the failure-rate table's name */
+  /* The iteration time over seeded replays (a sweep's `iterations`,
+   * sim/cmd_sweep.c); NULL: one iteration, and the JSON has no
+   * iterations object. */
+  const struct iter_stats *iters;
+  /* Print held_by_rank and held_by_rank_s at the top level (a sweep's
+   * columns), from res.path: needs engine_params.breakdown and
+   * stragglers (engine.h); weft run prints them under --breakdown's
+   * critical_path only. */
+  bool held_cols;
+};
+
+/* The spread of the iteration time over n replays of one job, the GPUs'
+ * speeds drawn from gpu_seed, gpu_seed + 1, ... (sim/cmd_sweep.c). */
+struct iter_stats {
+  long n;
+  unsigned long seed0;     /* the first replay's gpu_seed */
+  double min_s, median_s, mean_s, max_s;
+  double p90_s, p99_s;     /* nearest rank: the ceil(p n)-th smallest */
+  double even_s;           /* the same job without variation (gpu_sigma 0) */
 };
 
 /* The version of --json's layout (the README's table of its fields). */

@@ -175,37 +175,62 @@
     WORD, NULL, NOCOL, r->goodput,                                            \
     r->goodput->mode == CKPT_ASYNC ? "async" : "sync")                        \
   X(GP_WALL_S, "goodput.wall_s",                                              \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->wall_s)                       \
+    NUM, "%.9g", COL, r->goodput, r->goodput->wall_s)                         \
   X(GP_WORK_S, "goodput.work_s",                                              \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->work_s)                       \
+    NUM, "%.9g", COL, r->goodput, r->goodput->work_s)                         \
   X(GP_EFFICIENCY, "goodput.efficiency",                                      \
-    NUM, "%.6g", NOCOL, r->goodput, r->goodput->efficiency)                   \
+    NUM, "%.6g", COL, r->goodput, r->goodput->efficiency)                     \
   X(GP_MTBF_S, "goodput.mtbf_s",                                              \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->mtbf_s)                       \
+    NUM, "%.9g", COL, r->goodput, r->goodput->mtbf_s)                         \
   X(GP_INTERRUPTIONS, "goodput.interruptions",                                \
-    NUM, "%.6g", NOCOL, r->goodput, r->goodput->interruptions)                \
+    NUM, "%.6g", COL, r->goodput, r->goodput->interruptions)                  \
   X(GP_REWORK_S, "goodput.rework_s",                                          \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->rework_s)                     \
+    NUM, "%.9g", COL, r->goodput, r->goodput->rework_s)                       \
   X(GP_CHECKPOINT_S, "goodput.checkpoint_s",                                  \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->checkpoint_s)                 \
+    NUM, "%.9g", COL, r->goodput, r->goodput->checkpoint_s)                   \
   X(GP_RESTART_S, "goodput.restart_s",                                        \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->restart_s)                    \
+    NUM, "%.9g", COL, r->goodput, r->goodput->restart_s)                      \
   X(GP_CKPT_BYTES, "goodput.checkpoint_bytes",                                \
-    NUM, "%.6g", NOCOL, r->goodput, r->goodput->ckpt_bytes)                   \
+    NUM, "%.6g", COL, r->goodput, r->goodput->ckpt_bytes)                     \
   X(GP_WRITE_S, "goodput.write_s",                                            \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->write_s)                      \
+    NUM, "%.9g", COL, r->goodput, r->goodput->write_s)                        \
   X(GP_BLOCK_S, "goodput.block_s",                                            \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->block_s)                      \
+    NUM, "%.9g", COL, r->goodput, r->goodput->block_s)                        \
   X(GP_RESTART_TIME_S, "goodput.restart_time_s",                              \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->restart_in_s)                 \
+    NUM, "%.9g", COL, r->goodput, r->goodput->restart_in_s)                   \
   X(GP_INTERVAL_S, "goodput.interval_s",                                      \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->interval_s)                   \
+    NUM, "%.9g", COL, r->goodput, r->goodput->interval_s)                     \
   X(GP_OPTIMAL_S, "goodput.optimal_interval_s",                               \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->optimal_s)                    \
+    NUM, "%.9g", COL, r->goodput, r->goodput->optimal_s)                      \
   X(GP_YOUNG_S, "goodput.young_interval_s",                                   \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->young_s)                      \
+    NUM, "%.9g", COL, r->goodput, r->goodput->young_s)                        \
   X(GP_DALY_S, "goodput.daly_interval_s",                                     \
-    NUM, "%.9g", NOCOL, r->goodput, r->goodput->daly_s)                       \
+    NUM, "%.9g", COL, r->goodput, r->goodput->daly_s)                         \
+  X(HELD_BY_RANK, "held_by_rank",                                             \
+    LONG, NULL, COL, r->held_cols && res->stages && res->path.held_rank >= 0,\
+    res->path.held_rank)                                                      \
+  X(HELD_BY_RANK_S, "held_by_rank_s",                                         \
+    NUM, "%.9g", COL, r->held_cols && res->stages && res->path.held_rank >= 0,\
+    res->path.held_rank_s)                                                    \
+  X(IT_COUNT, "iterations.count", LONG, NULL, COL, r->iters, r->iters->n)     \
+  X(IT_SEED, "iterations.first_seed",                                         \
+    LONG, NULL, COL, r->iters, (long)r->iters->seed0)                         \
+  X(IT_MIN_S, "iterations.min_s",                                             \
+    NUM, "%.9g", COL, r->iters, r->iters->min_s)                              \
+  X(IT_MEDIAN_S, "iterations.median_s",                                       \
+    NUM, "%.9g", COL, r->iters, r->iters->median_s)                           \
+  X(IT_MEAN_S, "iterations.mean_s",                                           \
+    NUM, "%.9g", COL, r->iters, r->iters->mean_s)                             \
+  X(IT_P90_S, "iterations.p90_s",                                             \
+    NUM, "%.9g", COL, r->iters, r->iters->p90_s)                              \
+  X(IT_P99_S, "iterations.p99_s",                                             \
+    NUM, "%.9g", COL, r->iters, r->iters->p99_s)                              \
+  X(IT_MAX_S, "iterations.max_s",                                             \
+    NUM, "%.9g", COL, r->iters, r->iters->max_s)                              \
+  X(IT_EVEN_S, "iterations.even_s",                                           \
+    NUM, "%.9g", COL, r->iters, r->iters->even_s)                             \
+  X(IT_LOST, "iterations.throughput_lost",                                    \
+    NUM, "%.6g", COL, r->iters, 1 - r->iters->even_s / r->iters->mean_s)      \
   X(KERNELS, "kernels", LONG, NULL, COL, true, res->kernels)                  \
   X(FLOWS, "flows", LONG, NULL, COL, true, res->flows)                        \
   X(BREAKDOWN, "breakdown",                                                   \

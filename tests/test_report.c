@@ -103,6 +103,12 @@ static void check_columns(struct report *r, const char *const *optional)
       found = strcmp(report_columns[c], ks->k[i]) == 0;
     for (int o = 0; optional && optional[o] && !found; o++)
       found = strcmp(optional[o], report_columns[c]) == 0;
+    /* Printed only when asked: --train-days, a sweep's iterations, a
+     * sweep's held-back rank (stragglers and the breakdown). */
+    static const char *const asked[] = {"goodput.", "iterations.",
+                                        "held_by_rank", NULL};
+    for (int o = 0; asked[o] && !found; o++)
+      found = strncmp(asked[o], report_columns[c], strlen(asked[o])) == 0;
     cr_assert(found, "column %s is not in the JSON", report_columns[c]);
   }
   free(ks);
@@ -120,6 +126,26 @@ Test(report, sweep_columns_are_the_json_fields)
   r.fit_hint_bytes = 1e9;
   w.plan.zero = 3;
   check_columns(&r, NULL);
+  /* With goodput and iterations every column of theirs is printed. */
+  struct goodput gp = {0};
+  struct iter_stats it = {3, 1, 1, 2, 2, 3, 3, 3, 1};
+  r.goodput = &gp;
+  r.fail_rates = "llama3";
+  r.iters = &it;
+  char *j = json_of(&r);
+  for (int k = 0; report_columns[k]; k++)
+    if (strncmp(report_columns[k], "goodput.", 8) == 0 ||
+        strncmp(report_columns[k], "iterations.", 11) == 0) {
+      char key[160];
+      const char *dot = strchr(report_columns[k], '.');
+      snprintf(key, sizeof key, "\"%s\": ", dot + 1);
+      cr_assert(strstr(j, key), "%s not in %s", report_columns[k], j);
+    }
+  cr_assert(strstr(j, "\"iterations\": {\"count\": 3, \"first_seed\": 1, "
+                      "\"min_s\": 1, \"median_s\": 2, \"mean_s\": 2, "
+                      "\"p90_s\": 3, \"p99_s\": 3, \"max_s\": 3, "
+                      "\"even_s\": 1, \"throughput_lost\": 0.5}"), "%s", j);
+  free(j);
 }
 
 /* The field table has a row for every plan setting, in the plan's order

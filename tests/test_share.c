@@ -79,8 +79,8 @@ static void run_pair(const char *oversub, double k, long steps,
 {
   struct cluster c = load(oversub), v = view(&c);
   struct graph *ga = allreduce(S), *gb = allreduce(k * S);
-  struct engine_job j[2] = {{ga, &v, ideal_ring_params(), PA},
-                            {gb, &v, ideal_ring_params(), PB}};
+  struct engine_job j[2] = {{ga, &v, ideal_ring_params(), PA, 0},
+                            {gb, &v, ideal_ring_params(), PB, 0}};
   struct weft_err err = {0};
   for (int i = 0; i < 2; i++)
     cr_assert_eq(engine_run_shared(1, &j[i], 1, &alone[i], &err), 0, "%s",
@@ -147,7 +147,7 @@ Test(share, refusals)
 {
   struct cluster c = load("2"), v = view(&c);
   struct graph *g = allreduce(S);
-  struct engine_job j = {g, &v, ideal_ring_params(), NULL};
+  struct engine_job j = {g, &v, ideal_ring_params(), NULL, 0};
   struct engine_shared o;
   struct weft_err err = {0};
   cr_assert_neq(engine_run_shared(1, &j, 1, &o, &err), 0);
@@ -156,5 +156,101 @@ Test(share, refusals)
   cr_assert_neq(engine_run_shared(1, &j, 0, &o, &err), 0);
   cr_assert_str_eq(err.msg, "engine_run_shared: 1 jobs (1 to 64) and 0 "
                    "steps (at least 1)");
+  graph_free(g);
+}
+
+/* An iteration that shared the 2:1 uplink throughout (below). */
+static void in_shared_bracket(double t, double T)
+{
+  cr_assert(t >= 2 * S / NIC * (1 - 1e-9) && t <= (T + S / NIC) * (1 + 1e-9),
+            "%.12g not in [%.12g, %.12g]", t, 2 * S / NIC, T + S / NIC);
+}
+
+/* Job B starts late (weft share's NODES@OFFSET, engine_job.start_s): A
+ * iterates alone until then, so each of its iterations that ended before
+ * B's start takes exactly its alone time; the ones begun before are
+ * lead-in (skipped), and only iterations begun once both ran are
+ * measured: each shared the uplink with the other's flows throughout.
+ * Alone an iteration is T = S / NIC + 2 L (two ring steps of S / 2 and
+ * their latency L).  Shared, its bytes take 2 S / NIC at half the
+ * uplink, plus its latency, less what it gains at full rate while the
+ * other job is in a latency of its own (out of phase, as a start offset
+ * makes them): between 2 S / NIC and T + S / NIC (issue 41 item 4
+ * leftover). */
+Test(share, late_start_lead_in_alone_then_shared)
+{
+  struct cluster c = load("2"), v = view(&c);
+  struct graph *ga = allreduce(S), *gb = allreduce(S);
+  struct weft_err err = {0};
+  struct engine_shared a, s[2];
+  struct engine_job ja = {ga, &v, ideal_ring_params(), PA, 0};
+  cr_assert_eq(engine_run_shared(1, &ja, 1, &a, &err), 0, "%s", err.msg);
+  double T = a.mean_s, d = 2.5 * T;
+  struct engine_job j[2] = {{ga, &v, ideal_ring_params(), PA, 0},
+                            {gb, &v, ideal_ring_params(), PB, d}};
+  cr_assert_eq(engine_run_shared(2, j, 2, s, &err), 0, "%s", err.msg);
+  /* A: 0-T and T-2T alone, exactly; 2T-.. straddles B's start. */
+  REL(s[0].iter_s[0], T, 1e-12);
+  REL(s[0].iter_s[1], T, 1e-12);
+  cr_assert_gt(s[0].iter_s[2], T + 0.1 * S / NIC);
+  cr_assert_eq(s[0].skipped, 3);
+  cr_assert_eq(s[1].skipped, 0);
+  cr_assert_geq(s[0].counted, 2);
+  cr_assert_geq(s[1].counted, 2);
+  for (int i = 0; i < 2; i++) {
+    double sum = 0;
+    for (long k = s[i].skipped; k < s[i].skipped + s[i].counted; k++) {
+      in_shared_bracket(s[i].iter_s[k], T);
+      sum += s[i].iter_s[k];
+    }
+    REL(s[i].mean_s, sum / (double)s[i].counted, 1e-12);
+  }
+  for (int i = 0; i < 2; i++)
+    engine_shared_free(&s[i]);
+  engine_shared_free(&a);
+  graph_free(ga);
+  graph_free(gb);
+}
+
+/* Started so late that A's lead-in is many iterations, all alone: each
+ * equals the alone time (to rounding: times are differences of
+ * absolute ones), and B's one measured iteration shared throughout. */
+Test(share, far_offset_lead_in_equals_alone)
+{
+  struct cluster c = load("2"), v = view(&c);
+  struct graph *ga = allreduce(S), *gb = allreduce(S);
+  struct weft_err err = {0};
+  struct engine_shared a, s[2];
+  struct engine_job ja = {ga, &v, ideal_ring_params(), PA, 0};
+  cr_assert_eq(engine_run_shared(1, &ja, 1, &a, &err), 0, "%s", err.msg);
+  double T = a.mean_s;
+  struct engine_job j[2] = {{ga, &v, ideal_ring_params(), PA, 0},
+                            {gb, &v, ideal_ring_params(), PB, 10.5 * T}};
+  cr_assert_eq(engine_run_shared(2, j, 1, s, &err), 0, "%s", err.msg);
+  cr_assert_eq(s[0].skipped, 11);
+  for (long k = 0; k < 10; k++)
+    REL(s[0].iter_s[k], T, 1e-12);
+  cr_assert_eq(s[1].skipped, 0);
+  cr_assert_eq(s[1].counted, 1);
+  in_shared_bracket(s[1].iter_s[0], T);
+  for (int i = 0; i < 2; i++)
+    engine_shared_free(&s[i]);
+  engine_shared_free(&a);
+  graph_free(ga);
+  graph_free(gb);
+}
+
+Test(share, refuses_a_negative_or_absurd_start)
+{
+  struct cluster c = load("2"), v = view(&c);
+  struct graph *g = allreduce(S);
+  struct engine_job j = {g, &v, ideal_ring_params(), PA, -1};
+  struct engine_shared o;
+  struct weft_err err = {0};
+  cr_assert_neq(engine_run_shared(1, &j, 1, &o, &err), 0);
+  cr_assert_str_eq(err.msg, "job 1: start -1 s is not from 0 to 1e9 s");
+  j.start_s = NAN;
+  cr_assert_neq(engine_run_shared(1, &j, 1, &o, &err), 0);
+  cr_assert_str_eq(err.msg, "job 1: start nan s is not from 0 to 1e9 s");
   graph_free(g);
 }

@@ -31,6 +31,35 @@ expect 2 "weft: share: slow_gpu, slow_nic and gpu_sigma name one job's ranks: no
 expect 1 "weft: --gpus: 32 GPUs contradict --nodes (2 nodes of 8 GPUs)
 weft: (in job 1, nodes 0-1)" share $H "0-1:$J --gpus 32"
 
+expect 2 "weft: job 2 (nodes 2-3): start '-1s': '-1s' is negative" share $H "0-1:$J" "2-3@-1s:$J"
+expect 2 "weft: job 2 (nodes 2-3): start 'x': 'x' is not a number; expected a time such as 0.35us" share $H "0-1:$J" "2-3@x:$J"
+expect 2 "weft: job 2 (nodes 2-3): start '2e6s' is not from 0 to 1e6 s" share $H "0-1:$J" "2-3@2e6s:$J"
+
+# A job that starts late (NODES@OFFSET): the other's iterations begun
+# before are lead-in; on a non-blocking tree nothing changes the times.
+"$weft" share $H "0-1:$J" "2-3@10ms:$J" --json >"$tmp/late.json" 2>"$tmp/err"
+python3 - "$tmp/late.json" >"$tmp/check" 2>&1 <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"]
+a = j[0]["alone_s"]
+bad = []
+# job 1 began iterations at 0, a, 2a, ... < 10 ms: ceil(10 ms / a) of them
+import math
+if j[0]["lead_in"] != math.ceil(0.010 / a) or j[1]["lead_in"] != 0:
+    bad.append("lead_in %r" % j)
+if j[1]["start_s"] != 0.01 or j[0]["start_s"] != 0:
+    bad.append("start_s %r" % j)
+if any(x["slowdown"] != 0 or x["measured"] < 2 for x in j):
+    bad.append("slowdown or measured %r" % j)
+if bad:
+    print("\n".join(bad))
+PY
+if [ ! -s "$tmp/check" ] && [ ! -s "$tmp/err" ]; then ok; else ko "share late start: $(cat "$tmp/check" "$tmp/err")"; fi
+# @0 is no offset: the output is the same as without.
+"$weft" share $H "0-1:$J" "2-3@0s:$J" >"$tmp/at0" 2>&1
+"$weft" share $H "0-1:$J" "2-3:$J" >"$tmp/no" 2>&1
+if cmp -s "$tmp/at0" "$tmp/no"; then ok; else ko "share @0s differs from no offset"; fi
+
 # Identical jobs on disjoint nodes of a non-blocking fat tree: no link
 # in common below the flows' rate, the same time as alone.
 "$weft" share $H "0-1:$J" "2-3:$J" --json >"$tmp/nb.json" 2>"$tmp/err"

@@ -79,6 +79,65 @@ if head -1 st.csv | sed 's/,nodes_used,cluster,global_batch,model,gpus,tp,pp,lay
    cmp -s - "$dir/golden/sweep-header.csv"
 then ok; else ko "CSV header differs from golden/sweep-header.csv"; head -1 st.csv; fi
 
+# Stragglers, iterations and goodput as a study's names (issue 41): each
+# row's columns are weft run's for the same settings: iterations.* the
+# spread of the times of gpu_seed 1, 2, 3 (and gpu_sigma 0 for even_s),
+# held_by_rank the breakdown's, goodput.* the JSON's; refusals as rows.
+cat >it.xml <<'EOF'
+<study name="stragglers">
+  <set model="gpt-1.7b" cluster="dgx-a100" gpus="16" tp="2" global_batch="16"/>
+  <scenario gpu_sigma="2" iterations="3" train_days="54" storage_bw="2TBps" ckpt_mode="async"/>
+  <scenario iterations="3"/>
+  <scenario train_days="54" storage_bw="2TBps" fail_rates="nope"/>
+  <scenario iterations="0" gpu_sigma="2"/>
+</study>
+EOF
+R="run --model gpt-1.7b --cluster dgx-a100 --gpus 16 --tp 2 --global-batch 16 --json -q"
+for s in 1 2 3; do "$weft" $R --gpu-sigma 2 --gpu-seed $s >"it$s.json" 2>/dev/null; done
+"$weft" $R >"it0.json" 2>/dev/null
+"$weft" $R --gpu-sigma 2 --breakdown >"itb.json" 2>/dev/null
+"$weft" $R --gpu-sigma 2 --train-days 54 --storage-bw 2TBps --ckpt-mode async >"itg.json" 2>/dev/null
+if "$weft" sweep it.xml -o it.csv -j 2 >out 2>err; [ $? -eq 0 ] &&
+   python3 - it.csv >check 2>&1 <<'PY'
+import csv, json, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+t = sorted(json.load(open("it%d.json" % s))["iteration_time_s"] for s in (1, 2, 3))
+g = lambda c: float(r[0][c])
+bad = []
+want = {"iterations.min_s": t[0], "iterations.median_s": t[1],
+        "iterations.max_s": t[2], "iterations.p90_s": t[2],
+        "iterations.mean_s": sum(t) / 3,
+        "iterations.even_s": json.load(open("it0.json"))["iteration_time_s"]}
+for k, v in want.items():
+    if abs(g(k) - v) > 1e-8 * v:
+        bad.append("%s %s != %r" % (k, r[0][k], v))
+if r[0]["iterations.count"] != "3" or r[0]["iterations.first_seed"] != "1":
+    bad.append("count/seed %s %s" % (r[0]["iterations.count"], r[0]["iterations.first_seed"]))
+if abs(g("iterations.throughput_lost") - (1 - want["iterations.even_s"] / want["iterations.mean_s"])) > 1e-5:
+    bad.append("throughput_lost %s" % r[0]["iterations.throughput_lost"])
+cp = json.load(open("itb.json"))["breakdown"]["critical_path"]
+if r[0]["held_by_rank"] != str(cp["held_by_rank"]) or abs(g("held_by_rank_s") - cp["held_by_rank_s"]) > 1e-8:
+    bad.append("held %s %s != %r" % (r[0]["held_by_rank"], r[0]["held_by_rank_s"], cp))
+if r[0]["iteration_time_s"] != "%.9g" % json.load(open("it1.json"))["iteration_time_s"]:
+    bad.append("first iteration %s" % r[0]["iteration_time_s"])
+gp = json.load(open("itg.json"))["goodput"]
+for k in ("efficiency", "interval_s", "optimal_interval_s", "interruptions", "block_s"):
+    if abs(g("goodput." + k) - gp[k]) > 1e-8 * abs(gp[k]):
+        bad.append("goodput.%s %s != %r" % (k, r[0]["goodput." + k], gp[k]))
+want_reasons = ["--iterations: the iterations differ only by the GPUs' drawn speeds: give --gpu-sigma too",
+                "--fail-rates: unknown table 'nope' (llama3)",
+                "--iterations: '0' is not a whole number from 1 to 1000"]
+for row, why in zip(r[1:], want_reasons):
+    if row["status"] != "invalid" or row["reason"] != why:
+        bad.append("row %s: %s %r" % (row["index"], row["status"], row["reason"]))
+if r[1]["held_by_rank"] != "" or r[1]["goodput.efficiency"] != "":
+    bad.append("columns not asked for are filled: %r" % r[1])
+if bad:
+    print("\n".join(bad))
+PY
+   [ ! -s check ]
+then ok; else ko "stragglers, iterations and goodput in a sweep"; cat err check; fi
+
 # Resume: the same command again runs nothing and changes nothing; another
 # study's file is refused.
 cp st.csv st0.csv

@@ -3,70 +3,45 @@
 131,072 H100 for 54 wall-clock days, against checkpoint interval, storage
 bandwidth, checkpoint mode, restart time and GPU count.
 
-Each point is one `weft run ... --train-days 54 --json` (the iteration is
-simulated each time; the goodput figures do not depend on it when the run
-length is in days).  Writes OUTDIR/results.csv (one row per run, the
-goodput.* fields of the JSON) and, with gnuplot, OUTDIR/*.svg with the
-.dat and .gp beside them, and OUTDIR/report.txt.  Standard library only.
+The scenarios are study.xml, beside this script: one `weft sweep` runs
+them (each is `weft run ... --train-days 54 --json`; the iteration is
+simulated each time, though the goodput figures do not depend on it when
+the run length is in days), and its goodput.* columns are the figures.
+Writes OUTDIR/results.csv (one row per run: the axes and the goodput.*
+fields of the JSON) and, with gnuplot, OUTDIR/*.svg with the .dat and .gp
+beside them, and OUTDIR/report.txt.  Standard library only.
 """
 import csv
 import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import tempfile
 
-# The job: Llama 3 405B as Megatron runs it (TP 8, PP 16, ZeRO-1 with the
-# distributed optimizer, full recomputation); one micro-batch per
-# pipeline keeps each simulation short, and the goodput of a run given in
-# days does not depend on the iteration time.
-JOB = ["--model", "llama3-405b", "--cluster", "dgx-h100", "--tp", "8",
-       "--pp", "16", "--recompute", "full", "--account-embedding-loss",
-       "yes", "--zero", "1", "--shard-impl", "megatron", "--train-days",
-       "54", "--json"]
 BIG = 131072          # GPUs: "a 100K-GPU run"
-TECTONIC = "2TBps"    # Llama 3's storage, sustained (arXiv 2407.21783, 3.3.1)
-BWS = ["100GBps", "200GBps", "500GBps", "1TBps", "2TBps", "7TBps", "20TBps"]
-INTERVALS = ["30s", "1m", "2m", "5m", "10m", "20m", "30m", "1h", "2h"]
-RESTARTS = ["1m", "2m", "5m", "10m", "20m", "30m"]
-GPUS = [16384, 32768, 65536, 131072]
+# The goodput.* fields of weft run's JSON, in its order: the columns of
+# the sweep but the failure-rate table and the mode, which are inputs.
+FIELDS = ["fail_rates", "ckpt_mode", "wall_s", "work_s", "efficiency",
+          "mtbf_s", "interruptions", "rework_s", "checkpoint_s", "restart_s",
+          "checkpoint_bytes", "write_s", "block_s", "restart_time_s",
+          "interval_s", "optimal_interval_s", "young_interval_s",
+          "daly_interval_s"]
 
 
-def scenarios():
-    """(name, dict of axis values, extra flags) for every run."""
-    out = []
-    for bw in BWS:
-        for mode in ("sync", "async"):
-            out.append(("bw", {"gpus": BIG, "bw": bw, "mode": mode,
-                               "interval": "opt", "restart": "10m"},
-                        ["--storage-bw", bw, "--ckpt-mode", mode]))
-    for bw in ("200GBps", TECTONIC):
-        for iv in INTERVALS:
-            out.append(("interval", {"gpus": BIG, "bw": bw, "mode": "sync",
-                                     "interval": iv, "restart": "10m"},
-                        ["--storage-bw", bw, "--ckpt-interval", iv]))
-    for r in RESTARTS:
-        out.append(("restart", {"gpus": BIG, "bw": TECTONIC, "mode": "sync",
-                                "interval": "opt", "restart": r},
-                    ["--storage-bw", TECTONIC, "--restart-time", r]))
-    for g in GPUS:
-        out.append(("gpus", {"gpus": g, "bw": TECTONIC, "mode": "sync",
-                             "interval": "opt", "restart": "10m"},
-                    ["--storage-bw", TECTONIC]))
-    return out
-
-
-def run_one(weft, sc):
-    kind, axes, extra = sc
-    gb = str(axes["gpus"] // 128)  # DP ranks: one micro-batch each
-    cmd = [weft, "run"] + JOB + ["--gpus", str(axes["gpus"]),
-                                 "--global-batch", gb] + extra
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    d = json.loads(out.stdout)
-    row = {"study": kind}
-    row.update(axes)
-    row["iteration_time_s"] = d["iteration_time_s"]
-    row.update({"goodput." + k: v for k, v in d["goodput"].items()})
+def row_of(r):
+    """A results row from a sweep row: the axes as the study names them
+    (unset: weft run's defaults, sync, the optimal interval, 10 minutes)
+    and the figures as weft run's JSON gives them."""
+    if r["status"] != "ok":
+        sys.exit("scenario %s: %s %s" % (r["index"], r["status"], r["reason"]))
+    mode = r["ckpt_mode"] or "sync"
+    row = {"study": r["kind"], "gpus": int(r["gpus"]), "bw": r["storage_bw"],
+           "mode": mode, "interval": r["ckpt_interval"] or "opt",
+           "restart": r["restart_time"] or "10m",
+           "iteration_time_s": json.loads(r["iteration_time_s"])}
+    for k in FIELDS:
+        row["goodput." + k] = {"fail_rates": "llama3", "ckpt_mode": mode}.get(
+            k) or json.loads(r["goodput." + k])
     return row
 
 
@@ -120,9 +95,14 @@ def main():
         sys.exit("usage: run.py WEFT OUTDIR [-j N]")
     weft, out = args
     os.makedirs(out, exist_ok=True)
-    scs = scenarios()
-    with ThreadPoolExecutor(jobs) as ex:
-        rows = list(ex.map(lambda s: run_one(weft, s), scs))
+    study = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "study.xml")
+    with tempfile.TemporaryDirectory() as tmp:
+        res = os.path.join(tmp, "sweep.csv")
+        subprocess.run([weft, "sweep", study, "-o", res, "-j", str(jobs)],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(res, newline="") as f:
+            rows = [row_of(r) for r in csv.DictReader(f)]
     keys = list(rows[0].keys())
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, keys)

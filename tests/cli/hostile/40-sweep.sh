@@ -85,8 +85,8 @@ then ok; else ko "--retry"; cat out; fi
 # A row cut mid-file by hand: an error naming its line, on resume and in
 # a merge (before: counted done, copied, and report refused the file).
 awk 'NR == 4 { print substr($0, 1, 40); next } { print }' full.csv >cut.csv
-expect 1 "weft: cut.csv:4: 5 fields, but the header has 155 (a row cut or edited by hand?); remove the line or write to another file" sweep kill.xml -o cut.csv
-expect 1 "weft: cut.csv:4: 5 fields, but the header has 155 (a row cut or edited by hand?)" sweep --merge -o m.csv full.csv cut.csv
+expect 1 "weft: cut.csv:4: 5 fields, but the header has 183 (a row cut or edited by hand?); remove the line or write to another file" sweep kill.xml -o cut.csv
+expect 1 "weft: cut.csv:4: 5 fields, but the header has 183 (a row cut or edited by hand?)" sweep --merge -o m.csv full.csv cut.csv
 # A row whose key is not its index's scenario.
 awk -F, 'NR == 3 { sub(/^[0-9a-f]*/, "0123456789abcdef") } { print }' full.csv >badkey.csv
 expect 1 "weft: badkey.csv:3: scenario '0123456789abcdef' is not scenario '1' of this study" sweep kill.xml -o badkey.csv
