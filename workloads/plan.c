@@ -208,7 +208,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
           : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather
           : k == PK_COMM_CONTENTION ? &p->comm_contention
           : k == PK_FP8_PARAMS ? &p->fp8_params
-          : k == PK_OVERLAP_MOE_A2A ? &p->a2a_overlap : &p->fsdp;
+          : k == PK_OVERLAP_MOE_A2A ? &p->a2a_overlap
+          : k == PK_DELAY_WGRAD ? &p->delay_wgrad : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -729,6 +730,11 @@ static const struct {
             "backward of two micro-batches run as one step, each one's MoE "
             "all-to-alls beside the other's compute (needs EP > 1, "
             "alltoall or deepep, interleaved with PP > 1; default no)"},
+    [PK_DELAY_WGRAD] = {"delay_wgrad_compute", "yes|no", set_flag,
+            "with overlap_moe_expert_parallel_comm: a backward sub-block's "
+            "weight gradients after its data gradients, the all-to-all after "
+            "it waiting for the data gradients only (Megatron-Core's "
+            "--delay-wgrad-compute; default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -1284,6 +1290,10 @@ static int check_a2a_overlap(const struct plan *p, const struct model *m,
                              struct weft_err *err)
 {
   const char *o = p->origin[PK_OVERLAP_MOE_A2A];
+  if (p->delay_wgrad && !p->a2a_overlap)
+    return weft_errf(err, WEFT_EINVAL, "%s: delay_wgrad_compute needs "
+                     "overlap_moe_expert_parallel_comm, as Megatron-Core "
+                     "asserts", p->origin[PK_DELAY_WGRAD]);
   if (!p->a2a_overlap)
     return 0;
   if (p->ep < 2)
@@ -1456,6 +1466,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_ETP: snprintf(buf, size, "%ld", plan_etp(p)); break;
   case PK_OVERLAP_MOE_A2A:
     snprintf(buf, size, "%s", p->a2a_overlap ? "yes" : "no");
+    break;
+  case PK_DELAY_WGRAD:
+    snprintf(buf, size, "%s", p->delay_wgrad ? "yes" : "no");
     break;
   default:
     snprintf(buf, size, "?");

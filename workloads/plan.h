@@ -36,7 +36,7 @@ enum plan_key {
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
   PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_MOE_DISPATCHER, PK_MOE_CAPACITY,
   PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_ETP,
-  PK_OVERLAP_MOE_A2A, PK_COUNT
+  PK_OVERLAP_MOE_A2A, PK_DELAY_WGRAD, PK_COUNT
 };
 
 /* How an MoE layer moves its tokens to the experts and back
@@ -323,6 +323,10 @@ struct plan {
    * stream of their own beside the other's computation (schedule.h,
    * schedule_for_plan; builder_pipe.c, bld_combined_pass). */
   bool a2a_overlap;
+  /* With it, Megatron-Core's --delay-wgrad-compute: a backward sub-block's
+   * weight gradients run after its data gradients, and the all-to-all
+   * after the sub-block waits for the data gradients only. */
+  bool delay_wgrad;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */
