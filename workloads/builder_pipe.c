@@ -246,9 +246,12 @@ void bld_chunk_pass(struct ctx *c, struct pass *ps, pass_body *body)
  * kernel at a time in weft (engine.h), and these memory-bound kernels
  * would share the SMs of the other micro-batch's anyway.  Kernels,
  * collectives and bytes are those of the two passes built alone; only
- * their order and the all-to-alls' stream change.  NEEDSWORK:
- * --delay-wgrad-compute (the experts' and attention's weight gradients
- * after the dispatch and combine they would delay) is not built. */
+ * their order and the all-to-alls' stream change.  With
+ * --delay-wgrad-compute (plan.h, delay_wgrad) the backward's mlp and
+ * pre_dispatch nodes run their weight gradients (TE's backward_dw,
+ * TransformerLayerNode.backward_dw, which records no event) after the
+ * rest of the node, and the all-to-all after each waits for the rest
+ * only. */
 
 void bld_weave_step(struct ctx *c, int step, bool bwd)
 {
@@ -263,11 +266,21 @@ void bld_weave_step(struct ctx *c, int step, bool bwd)
     w->mark[w->nl] = c->g->prog[c->s].n;
 }
 
-/* One of the step's runs of tasks, [lo, hi) in the order built. */
+/* One of the step's runs of tasks, [lo, hi) in the order built; `part`
+ * of a backward compute node under delay_wgrad: 0 all its tasks, 1 all
+ * but its weight gradients (and what follows them), 2 the rest. */
 struct span {
   long lo, hi;
   bool comm;
+  int part;
 };
+
+/* A weight-gradient GEMM (graph.h, graph_role). */
+static bool wgrad(const struct task *t)
+{
+  return t->kind == TK_KERNEL && (t->op == KK_GEMM || t->op == KK_GGEMM) &&
+         t->role && t->role >> 6 == GP_WGRAD;
+}
 
 static bool ep_a2a(const struct task *t)
 {
@@ -298,7 +311,7 @@ static void layer_slots(const struct program *pr, const struct weave *w,
     i = j - 1;
   }
   for (int s = 0; s < 5; s++)
-    out[s] = (struct span){le, le, s % 2 == 1};
+    out[s] = (struct span){le, le, s % 2 == 1, 0};
   if (nr == 2) {
     long cut[6] = {ls, run[0][0], run[0][1], run[1][0], run[1][1], le};
     for (int s = 0; s < 5; s++) {
@@ -313,11 +326,11 @@ static void layer_slots(const struct program *pr, const struct weave *w,
   long mk = w->mark[k] > ls && w->mark[k] < le ? w->mark[k] : -1;
   int a = fwd ? 0 : 4, f = 2;
   if (mk < 0) {
-    out[a] = (struct span){ls, le, false};
+    out[a] = (struct span){ls, le, false, 0};
     return;
   }
-  out[fwd ? a : f] = (struct span){ls, mk, false};
-  out[fwd ? f : a] = (struct span){mk, le, false};
+  out[fwd ? a : f] = (struct span){ls, mk, false, 0};
+  out[fwd ? f : a] = (struct span){mk, le, false, 0};
 }
 
 /* Append span `sp` (if not empty) to the step's order. */
@@ -329,30 +342,51 @@ static void put(struct span *order, long *n, struct span sp)
 
 /* The step's spans in Megatron's issue order (above); returns how many. */
 static long weave_order(const struct program *pr, const struct weave *f,
-                        const struct weave *b, struct span *order)
+                        const struct weave *b, bool delay, struct span *order)
 {
   long n = 0, nf = f->nl, nb = b->nl, both = nf < nb ? nf : nb;
   struct span fs[5], bs[5];
   /* the forward's input and embedding, the backward's input and loss */
-  put(order, &n, (struct span){f->begin, nf ? f->ls[0] : f->end, false});
-  put(order, &n, (struct span){b->begin, nb ? b->ls[0] : b->end, false});
+  put(order, &n, (struct span){f->begin, nf ? f->ls[0] : f->end, false,
+                               0});
+  put(order, &n, (struct span){b->begin, nb ? b->ls[0] : b->end, false,
+                               0});
   long ftail = -1; /* where the last forward layer's combine kernels start */
+  struct span lateb = {0, 0, false, 0}; /* a pre_dispatch's backward_dw */
   for (long i = 0; i < both; i++) {
     layer_slots(pr, b, i, false, bs);
     layer_slots(pr, f, i, true, fs);
     put(order, &n, bs[0]);
+    /* --delay-wgrad-compute: the previous pre_dispatch's backward_dw
+     * after this combine_bwd's kernels (which Megatron runs on the
+     * communication stream, after the dgrad's event) */
+    if (lateb.hi > lateb.lo)
+      put(order, &n, lateb);
+    lateb.hi = lateb.lo;
     put(order, &n, bs[1]); /* combine_bwd */
     if (ftail >= 0)
-      put(order, &n, (struct span){ftail, fs[0].lo, false});
+      put(order, &n, (struct span){ftail, fs[0].lo, false, 0});
     put(order, &n, fs[0]); /* pre_dispatch_fwd */
-    put(order, &n, bs[2]); /* mlp_bwd */
+    if (delay) { /* mlp's backward_dw right after its dgrad */
+      bs[2].part = 1;
+      put(order, &n, bs[2]); /* mlp_bwd */
+      bs[2].part = 2;
+    }
+    put(order, &n, bs[2]); /* mlp_bwd (the rest) */
     put(order, &n, fs[1]); /* dispatch_fwd */
     put(order, &n, bs[3]); /* dispatch_bwd */
     put(order, &n, fs[2]); /* mlp_fwd */
     put(order, &n, fs[3]); /* combine_fwd */
+    if (delay) {
+      bs[4].part = 1;
+      lateb = bs[4];
+      lateb.part = 2;
+    }
     put(order, &n, bs[4]); /* pre_dispatch_bwd */
     ftail = fs[4].lo;
   }
+  if (lateb.hi > lateb.lo) /* the last one: before the loss and sends */
+    put(order, &n, lateb);
   for (long i = both; i < nb; i++) {
     layer_slots(pr, b, i, false, bs);
     for (int s = 0; s < 5; s++)
@@ -361,25 +395,28 @@ static long weave_order(const struct program *pr, const struct weave *f,
   for (long i = both; i < nf; i++) {
     layer_slots(pr, f, i, true, fs);
     if (ftail >= 0)
-      put(order, &n, (struct span){ftail, fs[0].lo, false});
+      put(order, &n, (struct span){ftail, fs[0].lo, false, 0});
     for (int s = 0; s < 4; s++)
       put(order, &n, fs[s]);
     ftail = fs[4].lo;
   }
   /* the forward's loss (or its send), the backward's embedding and send */
-  put(order, &n, (struct span){ftail >= 0 ? ftail : f->end, f->end, false});
-  put(order, &n, (struct span){nb ? b->le[nb - 1] : b->end, b->end, false});
+  put(order, &n, (struct span){ftail >= 0 ? ftail : f->end, f->end, false,
+                               0});
+  put(order, &n, (struct span){nb ? b->le[nb - 1] : b->end, b->end, false,
+                               0});
   return n;
 }
 
-/* The pass's compute-stream task before `i` (from `lo`) or from `i` on
- * (to `hi`), -1 when none. */
+/* The pass's compute-stream task before `i` (from `lo`; not a weight
+ * gradient when `skip_wgrad`) or from `i` on (to `hi`), -1 when none. */
 static long compute_near(const struct program *pr, long i, long lo, long hi,
-                         bool before)
+                         bool before, bool skip_wgrad)
 {
   if (before) {
     for (long j = i - 1; j >= lo; j--)
-      if (pr->tasks[j].stream == ST_COMPUTE)
+      if (pr->tasks[j].stream == ST_COMPUTE &&
+          !(skip_wgrad && wgrad(&pr->tasks[j])))
         return j;
     return -1;
   }
@@ -426,7 +463,8 @@ int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
   /* The order, and where each all-to-all run waits and is waited for. */
   struct span *order = xcalloc((size_t)(12 * (wf.nl + wb.nl) + 8),
                                sizeof *order);
-  long no = weave_order(pr, &wf, &wb, order);
+  bool delay = c->p->delay_wgrad;
+  long no = weave_order(pr, &wf, &wb, delay, order);
   long *extra = xmalloc((size_t)n * sizeof *extra), *pos, *perm;
   bool *ep = xcalloc((size_t)n, sizeof *ep);
   for (long i = 0; i < n; i++)
@@ -438,8 +476,8 @@ int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
     long lo = order[k].lo, hi = order[k].hi;
     for (long i = lo; i < hi; i++)
       ep[i - begin] = true;
-    extra[lo - begin] = compute_near(pr, lo, w->begin, w->end, true);
-    long next = compute_near(pr, hi, w->begin, w->end, false);
+    extra[lo - begin] = compute_near(pr, lo, w->begin, w->end, true, delay);
+    long next = compute_near(pr, hi, w->begin, w->end, false, false);
     if (next >= 0)
       extra[next - begin] = hi - 1;
   }
@@ -459,13 +497,25 @@ int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
   for (long i = 0; i < n; i++)
     pos[i] = -1;
   long m = 0;
-  for (long k = 0; k < no && !rc; k++)
-    for (long i = order[k].lo; i < order[k].hi && !rc; i++) {
+  for (long k = 0; k < no && !rc; k++) {
+    /* a late node: its tasks before its last compute task that is not a
+     * weight gradient, less the weight gradients; then the rest */
+    long lo = order[k].lo, hi = order[k].hi, cut = hi;
+    int part = order[k].part;
+    if (part) {
+      long lc = compute_near(pr, hi, lo, hi, true, true);
+      cut = lc >= 0 ? lc + 1 : lo;
+    }
+    for (long i = lo; i < hi && !rc; i++) {
+      bool early = i < cut && !wgrad(&pr->tasks[i]);
+      if ((part == 1 && !early) || (part == 2 && early))
+        continue;
       if (pos[i - begin] >= 0)
         rc = -1;
       pos[i - begin] = begin + m;
       perm[m++] = i - begin;
     }
+  }
   if (rc || m != n) {
     rc = weft_errf(err, WEFT_EINVAL, "stage %ld: internal error: the "
                    "combined step of micro-batches %d and %d covers %ld of "
@@ -501,7 +551,7 @@ int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
   for (int k = 0; k < c->npending; k++)
     if (c->pending[k] >= begin)
       c->pending[k] = pos[c->pending[k] - begin];
-  long lc = compute_near(pr, pr->n, begin, pr->n, true);
+  long lc = compute_near(pr, pr->n, begin, pr->n, true, false);
   if (lc >= 0)
     c->last_compute = lc;
 out:

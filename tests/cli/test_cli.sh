@@ -539,6 +539,7 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
 "$weft" run --json --model mixtral-8x7b --layers 2 --gpus 8 --ep 8 \
   --global-batch 16 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
   --moe-max-nodes 1 --overlap-moe-expert-parallel-comm yes \
+  --delay-wgrad-compute yes \
   >"$tmp/j6" 2>/dev/null
 # and the MoE, MLA, MTP, window and chunk model settings only when on (and
 # the expert TP degree, --etp, only when set)
