@@ -636,6 +636,13 @@ static bool simulated(const struct engine *E, long rank)
  * peer", NCCL INFO line in github.com/NVIDIA/nccl/issues/1189;
  * src/graph/paths.cc, p2pnChannelsPerPeer). */
 #define COMM_P2P_CTAS 2
+/* DeepEP's dispatch and combine kernels run on a configured number of SMs
+ * whatever their size: deepseek-ai/DeepEP deep_ep/buffer.py, Buffer.num_sms
+ * (class default 20, Buffer.set_num_sms), which Megatron-Core sets to
+ * --moe-flex-dispatcher-num-sms or 20 when unset (Megatron-LM
+ * megatron/core/transformer/moe/token_dispatcher.py, _DeepepManager:
+ * "None -> 20"). */
+#define DEEPEP_SMS 20
 /* The GEMM tile of the cost model's wave term (workloads/costmodel.c,
  * TILE): a GEMM's CTAs are its 128 x 128 output tiles. */
 #define CONT_TILE 128.0
@@ -651,6 +658,11 @@ static int32_t coll_ctas(const struct task *t, int n)
    * and PyTorch's pulls on copy engines: no SMs taken here, HBM still. */
   if (t->kind == TK_COLL && t->stream == ST_T3 && t->group == GK_TP)
     return 0;
+  /* DeepEP's two groups (workloads/builder_moe.c); only beside a kernel
+   * under the all-to-all overlap (ST_EP), as on the compute stream the
+   * kernels wait for them */
+  if (t->kind == TK_COLL && (t->group == GK_EPX || t->group == GK_EPN))
+    return DEEPEP_SMS;
   /* A send-receive ring (context parallelism's exchange) is NCCL send and
    * receive calls in one group: p2p channels, a send and a receive of a
    * channel sharing its block. */

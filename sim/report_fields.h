@@ -372,6 +372,10 @@
     SETTING, NULL, NOCOL, p->moe_max_nodes > 0, PK_MOE_MAX_NODES)             \
   X(PLAN_ETP, "inputs.plan.etp",                                              \
     SETTING, NULL, NOCOL, p->etp > 0, PK_ETP)                                 \
+  X(PLAN_OVERLAP_MOE_A2A, "inputs.plan.overlap_moe_expert_parallel_comm",     \
+    SETTING, NULL, NOCOL, p->a2a_overlap, PK_OVERLAP_MOE_A2A)                 \
+  X(PLAN_DELAY_WGRAD, "inputs.plan.delay_wgrad_compute",                     \
+    SETTING, NULL, NOCOL, p->delay_wgrad, PK_DELAY_WGRAD)                     \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

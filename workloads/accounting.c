@@ -383,8 +383,7 @@ static double peak_layers_inflight(const struct model *m, const struct plan *p,
                                    long stage, long *out_inflight)
 {
   long n;
-  struct sched_op *ops = schedule_build_group(
-      p->schedule, p->pp, p->microbatches, p->vchunks, p->vgroup, stage, &n);
+  struct sched_op *ops = schedule_for_plan(p, stage, &n);
   double cur = 0, peak = 0;
   long in = 0, peak_in = 0;
   for (long i = 0; i < n; i++) {

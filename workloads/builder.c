@@ -243,9 +243,7 @@ static int build_stage(struct graph *g, const struct model *m,
   struct ctx c;
   ctx_init(&c, g, m, p, stage);
   long n_ops;
-  struct sched_op *ops = schedule_build_group(p->schedule, p->pp,
-                                              p->microbatches, p->vchunks,
-                                              p->vgroup, stage, &n_ops);
+  struct sched_op *ops = schedule_for_plan(p, stage, &n_ops);
   /* The last backward op of each chunk releases its gradient buckets;
    * the first one's gradients need no accumulation under autograd. */
   long *last_bwd = xcalloc((size_t)p->vchunks, sizeof *last_bwd);
@@ -262,17 +260,27 @@ static int build_stage(struct graph *g, const struct model *m,
   pass_body *fwd_body = p->zero == 3 ? bld_zero3_body : bld_forward_body;
   pass_body *bwd_body = p->zero == 3 ? bld_zero3_body : bld_backward_body;
   for (long i = 0; i < n_ops && !rc; i++) {
-    const struct sched_op *op = &ops[i];
-    c.chunk = op->chunk;
-    c.mb = op->mb;
-    struct pass ps = {.fwd = op->fwd, .vs = op->chunk * p->pp + stage};
-    plan_chunk_layers(p, m, stage, op->chunk, &ps.first, &ps.count);
-    ps.last = i == last_bwd[op->chunk];
-    ps.overlap = p->overlap_grad && ps.last;
-    ps.accum = c.ops->accumulate &&
-               (c.accum_every || i != first_bwd[op->chunk]);
-    bld_chunk_pass(&c, &ps, op->fwd ? fwd_body : bwd_body);
-    if (g->prog[stage].n > WEFT_MAX_TASKS)
+    struct pass ps[2];
+    int k = ops[i].merged && i + 1 < n_ops ? 2 : 1;
+    for (int j = 0; j < k; j++) {
+      const struct sched_op *op = &ops[i + j];
+      ps[j] = (struct pass){.fwd = op->fwd, .vs = op->chunk * p->pp + stage,
+                            .mb = op->mb, .chunk = op->chunk};
+      plan_chunk_layers(p, m, stage, op->chunk, &ps[j].first, &ps[j].count);
+      ps[j].last = i + j == last_bwd[op->chunk];
+      ps[j].overlap = p->overlap_grad && ps[j].last;
+      ps[j].accum = c.ops->accumulate &&
+                    (c.accum_every || i + j != first_bwd[op->chunk]);
+    }
+    if (k == 2) { /* combined 1F1B: one step of two passes */
+      rc = bld_combined_pass(&c, &ps[0], &ps[1], err);
+      i++;
+    } else {
+      c.chunk = ps[0].chunk;
+      c.mb = ps[0].mb;
+      bld_chunk_pass(&c, &ps[0], ps[0].fwd ? fwd_body : bwd_body);
+    }
+    if (!rc && g->prog[stage].n > WEFT_MAX_TASKS)
       rc = weft_errf(err, WEFT_ELIMIT, "stage %ld has more than %ld tasks; "
                      "use fewer micro-batches or layers per stage", stage,
                      (long)WEFT_MAX_TASKS);

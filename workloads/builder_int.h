@@ -75,6 +75,9 @@ struct ctx {
    * while a pass runs under it, else NULL. */
   void (*pre_linear)(struct ctx *c, long layer, int w, int phase);
   struct ds21 *ds21;
+  /* A combined 1F1B step's record of the pass being built (builder_pipe.c,
+   * bld_combined_pass), else NULL. */
+  struct weave *weave;
   /* The stage's parameters per rank (ctx_init): */
   double lp, lx;      /* dense and expert parameters of a layer */
   /* Layers not all alike (model.h, model_layer_kind): c->ld, lp and lx
@@ -196,6 +199,9 @@ struct pass {
                         pass */
   long *ag;          /* forward: per unit, the parameter gather it waits
                         for (-1: none), or NULL (param_gathers) */
+  int32_t mb;        /* its micro-batch and model chunk (c->mb and
+                        c->chunk while it is built) */
+  int16_t chunk;
 };
 
 /* What a pass runs between its receive and its send. */
@@ -208,6 +214,20 @@ void bld_backward_body(struct ctx *c, const struct pass *ps);
 /* Run pass `ps` of a chunk: receive its input, run `body`, send its
  * output. */
 void bld_chunk_pass(struct ctx *c, struct pass *ps, pass_body *body);
+
+/* Megatron-Core's combined 1F1B step (plan.h, a2a_overlap): forward pass
+ * `f` and backward pass `b` (of other micro-batches) built as one step,
+ * layer by layer in sub-blocks, each one's MoE all-to-alls on ST_EP beside
+ * the other's computation (builder_pipe.c tells the order).  Returns 0, or
+ * an internal error. */
+int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
+                      struct weft_err *err);
+
+/* builder_layer.c calls it, while a combined step is being built
+ * (c->weave), before step `step` of a layer's forward (bwd false) or
+ * backward: where a dense layer's attention and feed-forward sub-blocks
+ * meet. */
+void bld_weave_step(struct ctx *c, int step, bool bwd);
 
 /* ---- Gradient buckets and their compression (builder_compress.c) ---- */
 

@@ -883,6 +883,8 @@ static void layer_fwd(struct ctx *c, long l, int phase)
 {
   bld_layer_select(c, l);
   for (int i = 0, k; i < c->ld.ns; i += k) {
+    if (c->weave && phase == PH_FWD) /* combined 1F1B (builder_pipe.c) */
+      bld_weave_step(c, i, false);
     /* TP communication overlap takes the steps it overlaps */
     k = bld_tpo_fwd(c, &c->ld.st[i], c->ld.ns - i, phase, l);
     if (!k) {
@@ -905,6 +907,8 @@ static long layer_bwd(struct ctx *c, long l)
   long last = -1;
   for (int i = c->ld.ns - 1, k; i >= 0; i -= k) {
     long w = -1;
+    if (c->weave) /* combined 1F1B (builder_pipe.c) */
+      bld_weave_step(c, i, true);
     k = bld_tpo_bwd(c, &c->ld.st[i], i, l, fp8_grad_cast, &w);
     if (!k) {
       w = step_bwd(c, &c->ld.st[i], l);

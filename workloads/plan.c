@@ -207,7 +207,9 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
           : k == PK_SPLIT_UNITS ? &p->split_units
           : k == PK_OVERLAP_PARAM_GATHER ? &p->overlap_param_gather
           : k == PK_COMM_CONTENTION ? &p->comm_contention
-          : k == PK_FP8_PARAMS ? &p->fp8_params : &p->fsdp;
+          : k == PK_FP8_PARAMS ? &p->fp8_params
+          : k == PK_OVERLAP_MOE_A2A ? &p->a2a_overlap
+          : k == PK_DELAY_WGRAD ? &p->delay_wgrad : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -727,6 +729,17 @@ static const struct {
             "Core's --expert-tensor-parallel-size): experts split over N "
             "ranks instead of TP, expert groups etp-ep-edp over each stage's "
             "ranks (default: TP, no folding)"},
+    [PK_OVERLAP_MOE_A2A] = {"overlap_moe_expert_parallel_comm", "yes|no",
+                            set_flag,
+            "Megatron-Core's combined 1F1B: the steady state's forward and "
+            "backward of two micro-batches run as one step, each one's MoE "
+            "all-to-alls beside the other's compute (needs EP > 1, "
+            "alltoall or deepep, interleaved with PP > 1; default no)"},
+    [PK_DELAY_WGRAD] = {"delay_wgrad_compute", "yes|no", set_flag,
+            "with overlap_moe_expert_parallel_comm: a backward sub-block's "
+            "weight gradients after its data gradients, the all-to-all after "
+            "it waiting for the data gradients only (Megatron-Core's "
+            "--delay-wgrad-compute; default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -1308,6 +1321,62 @@ static int check_etp(const struct plan *p, const struct model *m,
   return 0;
 }
 
+/* The combined 1F1B schedule (plan.h, a2a_overlap) against the other
+ * settings: what Megatron-Core asserts (transformer_config.py,
+ * TransformerConfig.__post_init__ at d98e8a6, 2026-08: expert parallelism,
+ * the alltoall or flex dispatcher, no full recomputation and no "moe" in
+ * the recomputed modules, BF16 or FP16 (FP8 runs on --bf16), at most one
+ * MTP layer, a virtual pipeline when PP > 1), then what weft does not
+ * build with it. */
+static int check_a2a_overlap(const struct plan *p, const struct model *m,
+                             struct weft_err *err)
+{
+  const char *o = p->origin[PK_OVERLAP_MOE_A2A];
+  if (p->delay_wgrad && !p->a2a_overlap)
+    return weft_errf(err, WEFT_EINVAL, "%s: delay_wgrad_compute needs "
+                     "overlap_moe_expert_parallel_comm, as Megatron-Core "
+                     "asserts", p->origin[PK_DELAY_WGRAD]);
+  if (!p->a2a_overlap)
+    return 0;
+  if (p->ep < 2)
+    return weft_errf(err, WEFT_EINVAL, "%s: the all-to-all overlap needs "
+                     "expert parallelism (EP > 1; this plan has EP %ld), as "
+                     "Megatron-Core asserts", o, p->ep);
+  if (p->moe_dispatcher != MD_ALLTOALL && p->moe_dispatcher != MD_DEEPEP)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core overlaps the "
+                     "alltoall and flex dispatchers only: add "
+                     "--moe-dispatcher alltoall or deepep (this plan has %s)",
+                     o, moe_dispatcher_name(p->moe_dispatcher));
+  if (p->recompute == RECOMP_FULL)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core refuses full "
+                     "recomputation with the all-to-all overlap", o);
+  if (p->recompute == RECOMP_SELECTIVE && p->sel_ops)
+    return weft_errf(err, WEFT_EINVAL, "%s: the all-to-all overlap is "
+                     "Megatron-Core's; its selective recomputation is the "
+                     "attention core (--selective attention)", o);
+  if (m->dtype != DTYPE_BF16 && m->dtype != DTYPE_FP16 &&
+      m->dtype != DTYPE_FP8)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core runs the "
+                     "all-to-all overlap in BF16 or FP16 only (this model is "
+                     "%s)", o, dtype_name(m->dtype));
+  if (m->mtp_layers > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core overlaps at most "
+                     "one MTP layer (this model has %ld)", o, m->mtp_layers);
+  if (p->pp > 1 && p->schedule != SCHED_INTERLEAVED)
+    return weft_errf(err, WEFT_EINVAL, "%s: with PP > 1 Megatron-Core runs "
+                     "the all-to-all overlap on the interleaved schedule only "
+                     "(--schedule interleaved:V)", o);
+  if (p->pp == 1 && p->schedule == SCHED_GPIPE)
+    return weft_errf(err, WEFT_EINVAL, "%s: the all-to-all overlap runs on "
+                     "1F1B's order (--schedule 1f1b)", o);
+  if (p->zero >= 3 || p->blocking_p2p || p->tp_overlap != TPO_NONE)
+    return weft_errf(err, WEFT_EINVAL, "%s: the all-to-all overlap with %s "
+                     "is not built yet", o, p->zero >= 3 ? "ZeRO-3/FSDP"
+                     : p->blocking_p2p ? "blocking pipeline transfers"
+                                       : "TP communication overlap");
+  return 0;
+}
+
 int plan_resolve(struct plan *p, const struct model *m, long gpus,
                  struct weft_err *err)
 {
@@ -1317,7 +1386,8 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   fill_megatron_defaults(p);
   if ((rc = check_tp(p, m, err)) || (rc = check_pipeline(p, m, err)) ||
       (rc = check_dp(p, m, err)) || (rc = check_sharding(p, m, err)) ||
-      (rc = check_moe(p, m, err)) || (rc = check_etp(p, m, err)))
+      (rc = check_moe(p, m, err)) || (rc = check_etp(p, m, err)) ||
+      (rc = check_a2a_overlap(p, m, err)))
     return rc;
   return resolve_batch(p, err);
 }
@@ -1438,6 +1508,12 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
   case PK_MOE_NODE_GPUS: snprintf(buf, size, "%ld", p->moe_node_gpus); break;
   case PK_MOE_MAX_NODES: snprintf(buf, size, "%ld", p->moe_max_nodes); break;
   case PK_ETP: snprintf(buf, size, "%ld", plan_etp(p)); break;
+  case PK_OVERLAP_MOE_A2A:
+    snprintf(buf, size, "%s", p->a2a_overlap ? "yes" : "no");
+    break;
+  case PK_DELAY_WGRAD:
+    snprintf(buf, size, "%s", p->delay_wgrad ? "yes" : "no");
+    break;
   default:
     snprintf(buf, size, "?");
   }

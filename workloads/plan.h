@@ -35,7 +35,8 @@ enum plan_key {
   PK_COMPRESS, PK_OVERLAP_PARAM_GATHER, PK_GRAD_ACCUM, PK_STACK, PK_FUSION,
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
   PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_MOE_DISPATCHER, PK_MOE_CAPACITY,
-  PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_ETP, PK_COUNT
+  PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_ETP,
+  PK_OVERLAP_MOE_A2A, PK_DELAY_WGRAD, PK_COUNT
 };
 
 /* How an MoE layer moves its tokens to the experts and back
@@ -320,6 +321,17 @@ struct plan {
    * tp-cp-dp-pp.  0: not set, the experts split over TP and EP carved out
    * of DP as before (plan_etp returns tp). */
   long etp;
+  /* Megatron-Core's --overlap-moe-expert-parallel-comm (the combined 1F1B
+   * schedule, pipeline_parallel/combined_1f1b.py): in the steady state the
+   * forward of one micro-batch and the backward of another run as one
+   * step, layer by layer in sub-blocks, the MoE all-to-alls of each on a
+   * stream of their own beside the other's computation (schedule.h,
+   * schedule_for_plan; builder_pipe.c, bld_combined_pass). */
+  bool a2a_overlap;
+  /* With it, Megatron-Core's --delay-wgrad-compute: a backward sub-block's
+   * weight gradients run after its data gradients, and the all-to-all
+   * after the sub-block waits for the data gradients only. */
+  bool delay_wgrad;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */

@@ -36,7 +36,8 @@ static struct sched_op virt(long k, long m, long v, long g, bool fwd)
   long chunk = at / size;
   if (!fwd)
     chunk = v - 1 - chunk;
-  struct sched_op op = {(int32_t)(lo + at % size), (int16_t)chunk, fwd};
+  struct sched_op op = {(int32_t)(lo + at % size), (int16_t)chunk, fwd,
+                        false};
   return op;
 }
 
@@ -55,6 +56,27 @@ static long interleaved_warmup(long p, long m, long v, long g, long stage)
   return warm < total ? warm : total;
 }
 
+/* The 1F1B and interleaved orders: `warm` forwards, then forward and
+ * backward alternately (the forward marked `merged` when `combined`),
+ * then the remaining backwards. */
+static long one_f_one_b(struct sched_op *ops, long m, long v, long g,
+                        long warm, bool combined)
+{
+  long total = m * v, f = 0, b = 0, n = 0;
+  if (warm > total)
+    warm = total;
+  for (; f < warm; f++)
+    ops[n++] = virt(f, m, v, g, true);
+  while (f < total) {
+    ops[n] = virt(f++, m, v, g, true);
+    ops[n++].merged = combined;
+    ops[n++] = virt(b++, m, v, g, false);
+  }
+  while (b < total)
+    ops[n++] = virt(b++, m, v, g, false);
+  return n;
+}
+
 struct sched_op *schedule_build_group(enum sched_kind kind, long p, long m,
                                       long v, long g, long stage,
                                       long *out_n)
@@ -67,29 +89,50 @@ struct sched_op *schedule_build_group(enum sched_kind kind, long p, long m,
   struct sched_op *ops = xcalloc((size_t)(2 * total), sizeof *ops);
   if (kind == SCHED_GPIPE) {
     for (long i = 0; i < m; i++)
-      ops[n++] = (struct sched_op){(int32_t)i, 0, true};
+      ops[n++] = (struct sched_op){(int32_t)i, 0, true, false};
     for (long i = 0; i < m; i++)
-      ops[n++] = (struct sched_op){(int32_t)i, 0, false};
+      ops[n++] = (struct sched_op){(int32_t)i, 0, false, false};
   } else {
     /* 1F1B is the interleaved order with one chunk and groups of m. */
     long warm = kind == SCHED_1F1B ? p - stage - 1
                                    : interleaved_warmup(p, m, v, g, stage);
-    if (kind == SCHED_1F1B)
-      g = m;
-    if (warm > total)
-      warm = total;
-    long f = 0, b = 0;
-    for (; f < warm; f++)
-      ops[n++] = virt(f, m, v, g, true);
-    while (f < total) {
-      ops[n++] = virt(f++, m, v, g, true);
-      ops[n++] = virt(b++, m, v, g, false);
-    }
-    while (b < total)
-      ops[n++] = virt(b++, m, v, g, false);
+    n = one_f_one_b(ops, m, v, kind == SCHED_1F1B ? m : g, warm, false);
   }
   *out_n = n;
   return ops;
+}
+
+/* Megatron-Core's warm-up with the overlap has no m == p rule (weft keeps
+ * that rule only for the orders it ran before, interleaved_warmup): 2 (p -
+ * stage - 1) + (v - 1) g + 1 virtual micro-batches, all of them at most.
+ * With one stage (forward_backward_no_pipelining), the first forward
+ * alone, then (forward i + 1, backward i) merged, then the last backward
+ * (combined_1f1b_schedule_for_no_pipelining). */
+struct sched_op *schedule_build_combined(enum sched_kind kind, long p,
+                                         long m, long v, long g, long stage,
+                                         long *out_n)
+{
+  if (kind != SCHED_INTERLEAVED)
+    v = 1;
+  if (g <= 0)
+    g = p;
+  struct sched_op *ops = xcalloc((size_t)(2 * m * v), sizeof *ops);
+  if (kind == SCHED_INTERLEAVED)
+    *out_n = one_f_one_b(ops, m, v, g, 2 * (p - stage - 1) + (v - 1) * g + 1,
+                         true);
+  else
+    *out_n = one_f_one_b(ops, m, 1, m, p - stage, true);
+  return ops;
+}
+
+struct sched_op *schedule_for_plan(const struct plan *pl, long stage,
+                                   long *out_n)
+{
+  if (pl->a2a_overlap)
+    return schedule_build_combined(pl->schedule, pl->pp, pl->microbatches,
+                                   pl->vchunks, pl->vgroup, stage, out_n);
+  return schedule_build_group(pl->schedule, pl->pp, pl->microbatches,
+                              pl->vchunks, pl->vgroup, stage, out_n);
 }
 
 struct sched_op *schedule_build(enum sched_kind kind, long p, long m, long v,

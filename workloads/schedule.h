@@ -30,6 +30,8 @@ struct sched_op {
   int32_t mb;    /* micro-batch */
   int16_t chunk; /* model chunk on this GPU */
   bool fwd;      /* forward, else backward */
+  bool merged;   /* a forward that runs as one step with the backward
+                    after it (schedule_build_combined) */
 };
 
 /* The ops of pipeline stage `stage` of `p` stages with `m` micro-batches
@@ -55,5 +57,25 @@ struct sched_op *schedule_build_group(enum sched_kind kind, long p, long m,
  * suggested interleaved:V:G; returns 0 or WEFT_EINVAL. */
 int schedule_check_group(long p, long m, long v, long g, const char *origin,
                          struct weft_err *err) WEFT_WUR;
+
+/* Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm):
+ * 1F1B (pp 1 only: combined_1f1b_schedule_for_no_pipelining) or
+ * interleaved with one forward more in the warm-up
+ * (get_pp_rank_microbatches: "we schedule one extra micro-batch forward
+ * step before the 1f1b stages ... to ensure the forward and backward
+ * computations are independent in all 1f1b steps"), every steady-state
+ * forward marked `merged` with the backward after it
+ * (combined_1f1b_schedule_for_interleaved_pipelining); the warm-up's
+ * forwards and the cool-down's backwards run alone.  With pp 1 the
+ * warm-up is the first forward.  Returns a heap array of 2 m v ops, its
+ * length in *out_n. */
+struct sched_op *schedule_build_combined(enum sched_kind kind, long p,
+                                         long m, long v, long g, long stage,
+                                         long *out_n);
+
+/* The order stage `stage` of plan `pl` runs: schedule_build_group, or
+ * schedule_build_combined with pl->a2a_overlap. */
+struct sched_op *schedule_for_plan(const struct plan *pl, long stage,
+                                   long *out_n);
 
 #endif

@@ -33,7 +33,8 @@ static const char *const group_kinds[GK_COUNT] = {
     "t3x", "t3y", "t3z", "epn", "epx", "etp", "tpep"};
 static const char *const phases[PH_COUNT] = {"fwd", "bwd", "recomp", "opt"};
 static const char *const streams[ST_COUNT] = {"compute", "pp_send", "pp_recv",
-                                              "dp", "ag", "cp", "t3"};
+                                              "dp", "ag", "cp", "t3",
+                                              "ep"};
 
 const char *task_kind_name(enum task_kind k) { return task_kinds[k]; }
 const char *kernel_kind_name(enum kernel_kind k) { return kernel_kinds[k]; }

@@ -61,8 +61,12 @@ enum phase { PH_FWD, PH_BWD, PH_RECOMP, PH_OPT, PH_COUNT };
 /* ST_CP: ring-attention exchanges of context parallelism. */
 /* ST_T3: Tensor3D's activation collectives when they overlap computation
  * (over-decomposed pieces, backward all-reduces). */
+/* ST_EP: the MoE dispatch and combine all-to-alls of a combined
+ * forward-backward step (Megatron-Core's --overlap-moe-expert-parallel-comm,
+ * workloads/builder_pipe.c), on their own stream beside the other
+ * micro-batch's computation. */
 enum stream { ST_COMPUTE, ST_PP_SEND, ST_PP_RECV, ST_DP, ST_AG, ST_CP, ST_T3,
-              ST_COUNT };
+              ST_EP, ST_COUNT };
 
 struct task {
   uint8_t kind;   /* enum task_kind */

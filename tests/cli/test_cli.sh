@@ -534,10 +534,13 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
   --tp-comm-overlap te --global-batch 8 --head-dim 96 --qkv-bias no \
   --qk-norm yes --tied no --train-days 7 --storage-bw 100GBps \
   >"$tmp/j5" 2>/dev/null
-# and the MoE settings only when not their defaults
+# and the MoE settings only when not their defaults (the all-to-all
+# overlap only when on)
 "$weft" run --json --model mixtral-8x7b --layers 2 --gpus 8 --ep 8 \
-  --global-batch 8 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
-  --moe-max-nodes 1 >"$tmp/j6" 2>/dev/null
+  --global-batch 16 --moe-dispatcher deepep --moe-capacity 1 --moe-pad yes \
+  --moe-max-nodes 1 --overlap-moe-expert-parallel-comm yes \
+  --delay-wgrad-compute yes \
+  >"$tmp/j6" 2>/dev/null
 # and the MoE, MLA, MTP, window and chunk model settings only when on (and
 # the expert TP degree, --etp, only when set)
 "$weft" run --json --model deepseek-v3 --layers 4 --seq 256 --moe-every 2 \
