@@ -234,7 +234,8 @@ Test(zero, shard_impl_refused_where_it_cannot_apply)
           "distributed optimizer, ZeRO stage 1; this plan has ZeRO stage 3");
   refused("gpt-1.7b", KV("zero", "3", "shard_impl", "nemo",
           "global_batch", "64"), 32, "--shard_impl: 'nemo' is not ideal, "
-          "fsdp1, fsdp2, deepspeed, deepspeed-2021 or megatron");
+          "fsdp1, fsdp2, deepspeed, deepspeed-2021, megatron, megatron-fsdp "
+          "or megatron-fsdp-ub");
   refused("gpt-1.7b", KV("overlap_param_gather", "yes", "global_batch", "64"),
           32, "--overlap_param_gather: overlap_param_gather gathers the "
           "parameters that ZeRO-1/2 updates in shards; this plan has ZeRO "
