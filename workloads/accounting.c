@@ -454,6 +454,11 @@ static double layer_linear_weights_rank(const struct model *m, long tp,
                                  : mlp / (double)tp);
 }
 
+double layer_linear_params_rank(const struct model *m, const struct plan *p)
+{
+  return layer_linear_weights_rank(m, p->tp, plan_etp(p), p->ep);
+}
+
 static double stage_linear_weights_rank(const struct model *m,
                                         const struct plan *p, long stage)
 {
