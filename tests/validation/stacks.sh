@@ -20,10 +20,10 @@
 #     performance/recommended_model_configs/model_configs_h100.csv, settings
 #     columns only): BF16 at TP 1, CP 2, and FP8 at TP 1, CP 1 with
 #     Megatron-FSDP (use_mcore_fsdp, keep_fsdp_fp8_transpose_cache and NCCL
-#     user buffers: --shard-impl megatron-fsdp-ub), no recomputation, BF16
-#     gradient reduction and no gradient accumulation fusion as the
-#     performance scripts set them (helpers.py, set_mcore_fsdp_configs and
-#     set_precision_configs); BF16 also with Megatron-FSDP, as a what-if;
+#     user buffers: stack megatron-fsdp, which also reduces gradients in
+#     BF16 without accumulation fusion as the performance scripts set them,
+#     helpers.py), no recomputation; BF16 also with Megatron-FSDP, as a
+#     what-if;
 #   Megatron-LM 2021 and DeepSpeed 2021: megatron_table1.sh and
 #     analysis/compare_strategies.sh.
 build=${1:-build}
@@ -61,8 +61,7 @@ l70="--model llama3-70b --cluster dgx-h100 --gpus 64 --tp 4 --pp 4 --cp 2 --sp y
 run "llama3-70b TP4 PP4x5 CP2 64 h100" - $l70 --zero 1 --shard-impl megatron
 run "llama3-70b TP4 PP4x5 CP2 64 h100" megatron-core $l70
 n8="--model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --recompute none"
-mf="--zero 3 --shard-impl megatron-fsdp-ub --overlap-param-gather no --grad-dtype bf16 --grad-accum buffer"
 run "llama3-8b TP1 CP2 8 h100 bf16" megatron-core $n8 --cp 2
-run "llama3-8b TP1 8 h100 bf16 M-FSDP" megatron-core $n8 $mf
+run "llama3-8b TP1 8 h100 bf16" megatron-fsdp $n8
 run "llama3-8b TP1 CP2 8 h100 fp8" megatron-core $n8 --cp 2 --dtype fp8
-run "llama3-8b TP1 8 h100 fp8 M-FSDP" megatron-core $n8 $mf --dtype fp8
+run "llama3-8b TP1 8 h100 fp8" megatron-fsdp $n8 --dtype fp8
