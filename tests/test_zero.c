@@ -611,3 +611,36 @@ Test(zero, megatron_fsdp_refused_where_it_is_not_built)
           "modelled for dense models sharded over all data-parallel ranks; "
           "its expert sharding (MoE) is not built");
 }
+
+/* The reduction queue (GradReducePipeline.wait_for_previous_grad_reduce):
+ * at Megatron-LM's defaults at most 1e9 elements stay queued, so with
+ * Llama 3 8B's 218 M-element layers the compute stream waits for layer
+ * 31's reduce-scatter when layer 26's is issued (five queued, 1.09e9):
+ * layer 25's backward waits for it.  With double buffering the queue is
+ * trimmed on the reduction stream and nothing waits. */
+Test(zero, megatron_fsdp_waits_when_the_reduction_queue_is_full)
+{
+  const char *impl[] = {"megatron-fsdp", "megatron-fsdp-ub"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("llama3-8b", 8, KV("zero", "3", "shard_impl",
+                            impl[k], "global_batch", "8"), &m, &p);
+    const struct program *pr = &g->prog[0];
+    long rs31 = -1, k25 = -1;
+    for (long i = 0; i < pr->n && k25 < 0; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_COLL && t->op == CO_REDUCE_SCATTER && t->layer == 31)
+        rs31 = i;
+      if (t->kind == TK_KERNEL && t->layer == 25 && t->phase == PH_BWD)
+        k25 = i;
+    }
+    cr_assert(rs31 >= 0 && k25 > rs31);
+    bool waits = false;
+    for (uint32_t d = 0; d < pr->tasks[k25].ndep; d++)
+      waits |= pr->deps[pr->tasks[k25].dep0 + d] == (uint32_t)rs31;
+    cr_assert_eq(waits, k == 0, "%s: layer 25 %s for layer 31's reduction",
+                 impl[k], waits ? "waits" : "does not wait");
+    graph_free(g);
+  }
+}

@@ -621,10 +621,12 @@ static void mfsdp_reduce(struct ctx *c, struct mfsdp *z, long layer,
     for (int i = 0; i < z->nq; i++)
       q += z->rsq_el[i];
     int drop = 0;
-    while (q > z->queue_el && drop < z->nq) {
-      bld_wait_for(c, z->rsq[drop]); /* event.wait() on the compute stream */
+    while (q > z->queue_el && drop < z->nq)
       q -= z->rsq_el[drop++];
-    }
+    /* event.wait() on the compute stream; the reductions run in order, so
+     * the newest of those dropped stands for them all */
+    if (drop > 0)
+      bld_wait_for(c, z->rsq[drop - 1]);
     memmove(z->rsq, z->rsq + drop, (size_t)(z->nq - drop) * sizeof *z->rsq);
     memmove(z->rsq_el, z->rsq_el + drop,
             (size_t)(z->nq - drop) * sizeof *z->rsq_el);
