@@ -609,29 +609,25 @@ static void mfsdp_unshard(struct ctx *c, struct mfsdp *z, const struct unit *u,
 static void mfsdp_reduce(struct ctx *c, struct mfsdp *z, long layer,
                          double el, long after)
 {
-  if (z->dbuf) {
-    while (z->nq > 1) { /* _enforce_double_buffer_limit: on its stream */
-      memmove(z->rsq, z->rsq + 1, (size_t)(z->nq - 1) * sizeof *z->rsq);
-      memmove(z->rsq_el, z->rsq_el + 1,
-              (size_t)(z->nq - 1) * sizeof *z->rsq_el);
-      z->nq--;
-    }
-  } else {
-    double q = 0;
-    for (int i = 0; i < z->nq; i++)
-      q += z->rsq_el[i];
-    int drop = 0;
-    while (q > z->queue_el && drop < z->nq)
-      q -= z->rsq_el[drop++];
-    /* event.wait() on the compute stream; the reductions run in order, so
-     * the newest of those dropped stands for them all */
-    if (drop > 0)
-      bld_wait_for(c, z->rsq[drop - 1]);
-    memmove(z->rsq, z->rsq + drop, (size_t)(z->nq - drop) * sizeof *z->rsq);
-    memmove(z->rsq_el, z->rsq_el + drop,
-            (size_t)(z->nq - drop) * sizeof *z->rsq_el);
-    z->nq -= drop;
-  }
+  /* reduce_gradients: wait_for_previous_grad_reduce(capacity), an
+   * event.wait() on the compute stream for the oldest; the reductions run
+   * in order, so the newest of those dropped stands for them all */
+  double q = 0;
+  for (int i = 0; i < z->nq; i++)
+    q += z->rsq_el[i];
+  int drop = 0;
+  while (q > z->queue_el && drop < z->nq)
+    q -= z->rsq_el[drop++];
+  if (drop > 0)
+    bld_wait_for(c, z->rsq[drop - 1]);
+  /* then _enforce_double_buffer_limit: the newest one kept beside this
+   * one, the others waited for on the reduction stream itself */
+  if (z->dbuf && z->nq - drop > 1)
+    drop = z->nq - 1;
+  memmove(z->rsq, z->rsq + drop, (size_t)(z->nq - drop) * sizeof *z->rsq);
+  memmove(z->rsq_el, z->rsq_el + drop,
+          (size_t)(z->nq - drop) * sizeof *z->rsq_el);
+  z->nq -= drop;
   long r = bld_grad_coll(c, CO_REDUCE_SCATTER, z->gk, layer,
                          el * c->grad_e, after);
   z->rsq[z->nq] = r;
