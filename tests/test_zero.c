@@ -534,7 +534,8 @@ Test(zero, megatron_fsdp_prefetches_as_far_as_its_buffers_allow)
 
 /* On a free network Megatron-FSDP costs nothing beyond its kernels: in
  * BF16 with TE accumulating into the bucket it has none, and the step is
- * ZeRO-3's as the ideal implementation runs it (the same kernels). */
+ * ZeRO-3's as the ideal implementation runs it and the unsharded
+ * parameters' (ZeRO-1), to 1e-12. */
 static double mfsdp_time(const char *impl, bool free_comm)
 {
   struct model m;
@@ -554,6 +555,16 @@ Test(zero, megatron_fsdp_on_a_free_network_is_the_ideal_step)
   double b = mfsdp_time("megatron-fsdp-ub", true);
   cr_assert(fabs(a - ideal) <= 1e-12 * ideal, "%.17g against %.17g", a, ideal);
   cr_assert(fabs(b - ideal) <= 1e-12 * ideal, "%.17g against %.17g", b, ideal);
+  /* ... and the unsharded parameters' step (ZeRO-1: the same sharded
+   * optimizer step) */
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("gpt-1.7b", 4, 2, KV("global_batch", "4",
+                                 "zero", "1", "grad_accum", "fused"), &m, &p);
+  double unsharded = replay_s(g, two_nodes_loaded(), true);
+  graph_free(g);
+  cr_assert(fabs(a - unsharded) <= 1e-12 * unsharded, "%.17g against "
+            "%.17g", a, unsharded);
   double real = mfsdp_time("megatron-fsdp-ub", false);
   cr_assert(real > b, "exposed gathers cost time: %.9g s, free %.9g s",
             real, b);
