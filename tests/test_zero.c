@@ -234,7 +234,8 @@ Test(zero, shard_impl_refused_where_it_cannot_apply)
           "distributed optimizer, ZeRO stage 1; this plan has ZeRO stage 3");
   refused("gpt-1.7b", KV("zero", "3", "shard_impl", "nemo",
           "global_batch", "64"), 32, "--shard_impl: 'nemo' is not ideal, "
-          "fsdp1, fsdp2, deepspeed, deepspeed-2021 or megatron");
+          "fsdp1, fsdp2, deepspeed, deepspeed-2021, megatron, megatron-fsdp "
+          "or megatron-fsdp-ub");
   refused("gpt-1.7b", KV("overlap_param_gather", "yes", "global_batch", "64"),
           32, "--overlap_param_gather: overlap_param_gather gathers the "
           "parameters that ZeRO-1/2 updates in shards; this plan has ZeRO "
@@ -396,4 +397,261 @@ Test(zero, overlap_param_gather_hides_gathers_behind_the_forward)
   cr_assert(fast < slow, "overlapped %.9g s, not below %.9g s", fast, slow);
   cr_assert(fast > a, "the first bucket's gather is exposed: %.9g s, "
             "compute %.9g s", fast, a);
+}
+
+/* Megatron-FSDP (builder_zero.c, mfsdp_pass) on Llama 3 8B cut to 4
+ * layers, 8 GPUs, 2 micro-batches per rank.  Per micro-batch each layer is
+ * gathered for its forward and again for its backward, and its gradients
+ * reduce-scattered once; the embedding, final norm and output layer, one
+ * bucket, are gathered once per step and reduced every micro-batch. */
+static struct graph *mfsdp_build(const char *impl, const char *const *more,
+                                  struct model *m, struct plan *p)
+{
+  const char *kv[32] = {"zero", "3", "shard_impl", impl, "global_batch", "16"};
+  int n = 6;
+  for (int i = 0; more && more[i]; i++)
+    kv[n++] = more[i];
+  kv[n] = NULL;
+  return build_layers("llama3-8b", 4, 8, kv, m, p);
+}
+
+Test(zero, megatron_fsdp_moves_each_parameter_as_the_code_does)
+{
+  const char *impl[] = {"megatron-fsdp", "megatron-fsdp-ub"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = mfsdp_build(impl[k], NULL, &m, &p);
+    double P = stage_params_rank(&m, &p, 0);
+    double lp = layer_params_rank(&m, 1, 1), L = 4, M = 2;
+    double nonunit = P - L * lp;
+    REL(nonunit, 2.0 * 128256 * 4096 + 4096);
+    long n_ag, n_rs;
+    /* BF16 parameters, BF16 gradients (main_grads_dtype None) */
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, &n_ag),
+        M * 2 * L * lp * 2 + nonunit * 2);
+    REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, &n_rs),
+        M * P * 2);
+    cr_assert_eq(n_ag, 2 * 2 * 4 + 1);
+    cr_assert_eq(n_rs, 2 * (4 + 1));
+    /* The non-unit bucket: only the first micro-batch's forward. */
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_FWD, -1, 0, NULL),
+        nonunit * 2);
+    REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, PH_FWD, -1, 1, NULL), 0);
+    graph_free(g);
+  }
+}
+
+/* FP8 parameters: the linear weights gathered at 1 byte, the norms at 2;
+ * each backward transposes the gathered FP8 weights (read 1, write 1);
+ * no once-per-step transpose in the forward. */
+Test(zero, megatron_fsdp_gathers_fp8_parameters_and_transposes_them)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = mfsdp_build("megatron-fsdp-ub", KV("dtype", "fp8",
+                                "fp8_params", "yes", "grad_accum", "fused"),
+                                &m, &p);
+  double P = stage_params_rank(&m, &p, 0);
+  double lp = layer_params_rank(&m, 1, 1), L = 4, M = 2;
+  double lin = layer_linear_params_rank(&m, &p);
+  REL(lp - lin, 2 * 4096); /* the two RMSNorms */
+  REL(coll_sum(g, 0, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL),
+      M * 2 * L * (lin + 2 * (lp - lin)) + (P - L * lp) * 2);
+  long tr_b = 0, tr_f = 0;
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL && t->op == KK_ELEMWISE && t->layer >= 0 &&
+        t->bytes == 2 * lin)
+      *(t->phase == PH_BWD ? &tr_b : &tr_f) += 1;
+  }
+  cr_assert_eq(tr_b, (long)(M * L));
+  cr_assert_eq(tr_f, 0);
+  graph_free(g);
+}
+
+/* The gradient copy into the unsharded bucket (_grad_acc), unless TE
+ * accumulates into it (grad_accum fused): read 2, write grad_dtype. */
+Test(zero, megatron_fsdp_copies_gradients_into_the_bucket)
+{
+  double b[2];
+  long n[2];
+  struct model m;
+  struct plan p;
+  for (int k = 0; k < 2; k++) {
+    struct graph *g = mfsdp_build("megatron-fsdp", k ? KV("grad_accum",
+                                  "buffer", "grad_dtype", "fp32")
+                                  : KV("grad_accum", "fused", "grad_dtype",
+                                       "fp32"), &m, &p);
+    b[k] = 0;
+    n[k] = 0;
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_KERNEL && t->op == KK_ELEMWISE && t->phase == PH_BWD) {
+        b[k] += t->bytes;
+        n[k]++;
+      }
+    }
+    REL(coll_sum(g, 0, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL),
+        2 * stage_params_rank(&m, &p, 0) * 4);
+    graph_free(g);
+  }
+  REL(b[1] - b[0], 2 * stage_params_rank(&m, &p, 0) * (2 + 4));
+  cr_assert_eq(n[1] - n[0], 2 * (4 + 1));
+}
+
+/* Prefetch: at the first layer's forward, with double buffering the next
+ * layer is gathered too (two units); without, the hook prefetches while
+ * fewer than 5e8 elements (half of max(1e9, 2 x 218 M)) are prefetched:
+ * three layers of 218 M.  Every gather is on the reduction's stream (one
+ * communicator) and waits for the computation issued before it. */
+Test(zero, megatron_fsdp_prefetches_as_far_as_its_buffers_allow)
+{
+  const char *impl[] = {"megatron-fsdp", "megatron-fsdp-ub"};
+  long want[] = {4, 2};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = mfsdp_build(impl[k], NULL, &m, &p);
+    const struct program *pr = &g->prog[0];
+    long gathers = 0, first = -1;
+    for (long i = 0; i < pr->n && first < 0; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_COLL && t->op == CO_ALLGATHER && t->layer >= 0) {
+        cr_assert_eq(t->stream, ST_DP);
+        gathers++;
+      }
+      if (t->kind == TK_KERNEL && t->layer == 0 && t->phase == PH_FWD)
+        first = i;
+    }
+    cr_assert_eq(gathers, want[k], "%s: %ld layers gathered before layer "
+                 "0 runs", impl[k], gathers);
+    graph_free(g);
+  }
+}
+
+/* On a free network Megatron-FSDP costs nothing beyond its kernels: in
+ * BF16 with TE accumulating into the bucket it has none, and the step is
+ * ZeRO-3's as the ideal implementation runs it and the unsharded
+ * parameters' (ZeRO-1), to 1e-12. */
+static double mfsdp_time(const char *impl, bool free_comm)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("gpt-1.7b", 4, 2, KV("global_batch", "4",
+                                 "zero", "3", "shard_impl", impl,
+                                 "grad_accum", "fused"), &m, &p);
+  double t = replay_s(g, two_nodes_loaded(), free_comm);
+  graph_free(g);
+  return t;
+}
+
+Test(zero, megatron_fsdp_on_a_free_network_is_the_ideal_step)
+{
+  double ideal = mfsdp_time("ideal", true);
+  double a = mfsdp_time("megatron-fsdp", true);
+  double b = mfsdp_time("megatron-fsdp-ub", true);
+  cr_assert(fabs(a - ideal) <= 1e-12 * ideal, "%.17g against %.17g", a, ideal);
+  cr_assert(fabs(b - ideal) <= 1e-12 * ideal, "%.17g against %.17g", b, ideal);
+  /* ... and the unsharded parameters' step (ZeRO-1: the same sharded
+   * optimizer step) */
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("gpt-1.7b", 4, 2, KV("global_batch", "4",
+                                 "zero", "1", "grad_accum", "fused"), &m, &p);
+  double unsharded = replay_s(g, two_nodes_loaded(), true);
+  graph_free(g);
+  cr_assert(fabs(a - unsharded) <= 1e-12 * unsharded, "%.17g against "
+            "%.17g", a, unsharded);
+  double real = mfsdp_time("megatron-fsdp-ub", false);
+  cr_assert(real > b, "exposed gathers cost time: %.9g s, free %.9g s",
+            real, b);
+}
+
+/* Memory (accounting.c, mfsdp_terms) on Llama 3 8B, 8 GPUs, FP8
+ * parameters: the weights' shard with linear weights at 1 byte, the
+ * non-unit bucket whole; in flight: gathered units, gradient buckets, FP8
+ * transposes. */
+Test(zero, megatron_fsdp_memory_terms)
+{
+  const char *impl[] = {"megatron-fsdp", "megatron-fsdp-ub"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    cr_assert_eq(model_from_preset(&m, "llama3-8b", NULL), 0);
+    plan_init(&p);
+    const char *kv[] = {"zero", "3", "shard_impl", impl[k], "global_batch",
+                        "128", NULL};
+    for (int i = 0; kv[i]; i += 2)
+      cr_assert_eq(plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], "t",
+                            NULL), 0);
+    cr_assert_eq(model_set(&m, model_key_from_name("dtype"), "fp8", "t",
+                           NULL), 0);
+    cr_assert_eq(plan_set(&p, PK_FP8_PARAMS, "yes", "t", NULL), 0);
+    cr_assert_eq(plan_resolve(&p, &m, 8, NULL), 0);
+    struct memory mem, ideal;
+    memory_per_gpu(&m, &p, 80e9, &mem);
+    struct plan q = p;
+    q.shard_impl = SI_IDEAL;
+    memory_per_gpu(&m, &q, 80e9, &ideal);
+    double P = stage_params_rank(&m, &p, 0), N = 8, L = 32;
+    double lp = layer_params_rank(&m, 1, 1);
+    double lin = layer_linear_params_rank(&m, &p);
+    double nonunit = P - L * lp, ub = lin + 2 * (lp - lin);
+    REL(mem.weights, (L * ub + 2 * nonunit) / N + 2 * nonunit);
+    REL(mem.grads, ideal.grads);
+    REL(mem.optimizer, ideal.optimizer);
+    /* Ideal: two layers at 2 bytes, less the shard. */
+    double base = ideal.transient - 2 * 2 * lp * (1 - 1 / N);
+    double extra = k ? 2 * ub + 2 * lp * 2 + L * lin
+                     : 4 * ub + 5 * lp * 2 + lin; /* 3 ahead, 4 queued */
+    REL(mem.transient, base + extra);
+  }
+}
+
+Test(zero, megatron_fsdp_refused_where_it_is_not_built)
+{
+  refused("llama3-8b", KV("hsdp", "4", "shard_impl", "megatron-fsdp",
+          "global_batch", "64"), 32, "--shard_impl: megatron-fsdp is "
+          "modelled for dense models sharded over all data-parallel ranks; "
+          "its HSDP is not built");
+  refused("mixtral-8x7b", KV("zero", "3", "shard_impl", "megatron-fsdp-ub",
+          "global_batch", "64"), 32, "--shard_impl: megatron-fsdp-ub is "
+          "modelled for dense models sharded over all data-parallel ranks; "
+          "its expert sharding (MoE) is not built");
+}
+
+/* The reduction queue (GradReducePipeline.wait_for_previous_grad_reduce):
+ * at Megatron-LM's defaults at most 1e9 elements stay queued, so with
+ * Llama 3 8B's 218 M-element layers the compute stream waits for layer
+ * 31's reduce-scatter when layer 26's is issued (five queued, 1.09e9):
+ * layer 25's backward waits for it.  With double buffering the queue is
+ * trimmed on the reduction stream and nothing waits. */
+Test(zero, megatron_fsdp_waits_when_the_reduction_queue_is_full)
+{
+  const char *impl[] = {"megatron-fsdp", "megatron-fsdp-ub"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build("llama3-8b", 8, KV("zero", "3", "shard_impl",
+                            impl[k], "global_batch", "8"), &m, &p);
+    const struct program *pr = &g->prog[0];
+    long rs31 = -1, k25 = -1;
+    for (long i = 0; i < pr->n && k25 < 0; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind == TK_COLL && t->op == CO_REDUCE_SCATTER && t->layer == 31)
+        rs31 = i;
+      if (t->kind == TK_KERNEL && t->layer == 25 && t->phase == PH_BWD)
+        k25 = i;
+    }
+    cr_assert(rs31 >= 0 && k25 > rs31);
+    bool waits = false;
+    for (uint32_t d = 0; d < pr->tasks[k25].ndep; d++)
+      waits |= pr->deps[pr->tasks[k25].dep0 + d] == (uint32_t)rs31;
+    cr_assert_eq(waits, k == 0, "%s: layer 25 %s for layer 31's reduction",
+                 impl[k], waits ? "waits" : "does not wait");
+    graph_free(g);
+  }
 }

@@ -3,6 +3,7 @@
  */
 #include "workloads/accounting.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "workloads/layer.h"
@@ -473,6 +474,11 @@ static double kind_cast_weights_rank(const struct model *m, int kind,
   return n;
 }
 
+double layer_linear_params_rank(const struct model *m, const struct plan *p)
+{
+  return layer_linear_weights_rank(m, p->tp, plan_etp(p), p->ep);
+}
+
 static double stage_linear_weights_rank(const struct model *m,
                                         const struct plan *p, long stage)
 {
@@ -680,6 +686,50 @@ static void torchtitan_terms(const struct model *m, const struct plan *p,
   x->transient = (loss + root > bwd ? loss + root : bwd) + side;
 }
 
+/* Megatron-FSDP (plan.h, shard_impl megatron-fsdp[-ub]; builder_zero.c,
+ * mfsdp_pass): what its buffers hold beside the ZeRO-3 shards of `x`
+ * (param_and_grad_buffer.py at Megatron-LM d98e8a6).  `params` are the
+ * stage's, N the shard group.
+ * - The compute weights' shard (model_weight_buffer): FP8 parameters at 1
+ *   byte, the rest at 2; the FP32 main weights and Adam's moments are the
+ *   ZeRO paper's 12 bytes, the sharded main_grad buffer its gradients.
+ * - The embedding, final norm and output layer: one bucket no unit owns,
+ *   gathered at the first forward and kept whole for the step.
+ * - Gathered units (AllGatherPipeline): the one running and those
+ *   prefetched, two with fsdp_double_buffer (FixedPoolAllocator, size 2),
+ *   else as many as suggested_AG_prefetch_size lets the hook prefetch.
+ * - Unsharded gradient buckets (GradReducePipeline): the one filling and
+ *   those queued for reduction, two with double buffering, else as many as
+ *   suggested_RS_queue_capacity keeps queued.
+ * - FP8 transposes (_create_transpose): the running unit's, or with
+ *   keep_fp8_transpose_cache (megatron-fsdp-ub) every layer's, kept from
+ *   its first backward (1 byte per linear weight, whole). */
+static void mfsdp_terms(const struct model *m, const struct plan *p,
+                        long stage, double params, double N, struct memory *x)
+{
+  double lp = layer_params_rank(m, p->tp, p->ep);
+  long first, count;
+  plan_chunk_layers(p, m, stage, 0, &first, &count);
+  (void)first;
+  double L = (double)count; /* PP 1 and one chunk under ZeRO-3 */
+  double nonunit = params - L * lp;
+  bool f8 = p->fp8_params && m->dtype == DTYPE_FP8;
+  double lin = f8 ? layer_linear_params_rank(m, p) : 0;
+  double unit_b = lin + 2 * (lp - lin);
+  bool dbuf = p->shard_impl == SI_MEGATRON_FSDP_UB;
+  x->weights = (L * unit_b + 2 * nonunit) / N + 2 * nonunit;
+  double sugg = fmax(1e9, 2 * lp), pref = 0;
+  long ahead = 0;
+  while (!dbuf && pref < floor(sugg / 2) && ahead < count - 1) {
+    ahead++;
+    pref += lp;
+  }
+  double queued = dbuf ? 1 : fmin(floor(sugg / lp), L);
+  double gathered = dbuf ? fmin(2, L) : 1 + (double)ahead;
+  x->transient += gathered * unit_b + (1 + queued) * lp *
+                  dtype_bytes(p->grad_dtype) + (dbuf ? L : 1) * lin;
+}
+
 void memory_per_gpu(const struct model *m, const struct plan *p,
                     double hbm_bytes, struct memory *out)
 {
@@ -744,7 +794,9 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
       x.transient += 2 * dtype_bytes(m->dtype) *
                      (m->ffn_kind == FFN_SWIGLU ? 2.0 : 1.0) *
                      (double)m->ffn * (double)m->hidden / vsplit;
-    if (p->zero >= 3) /* two layers gathered at once (prefetch) */
+    if (p->zero >= 3 && shard_impl_mfsdp(p->shard_impl))
+      mfsdp_terms(m, p, st, params, N, &x);
+    else if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
     if (p->mem_framework == MF_MEGATRON)
       megatron_terms(m, p, st, peak_layers_inflight(m, p, st, &inflight), &x);

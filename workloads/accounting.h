@@ -81,6 +81,11 @@ double layer_params_rank_kind(const struct model *m, int kind, long tp,
 double layer_expert_params_rank_kind(const struct model *m, int kind,
                                      long tp, long ep);
 
+/* The linear layers' weights of one layer held by one GPU (QKV,
+ * projection, FFN; experts over ETP and EP): what Transformer Engine runs
+ * in FP8 and what FP8 parameters hold at 1 byte. */
+double layer_linear_params_rank(const struct model *m, const struct plan *p);
+
 /* Parameters held by a GPU of pipeline stage `stage`, and the expert part
  * of them (sharded by ZeRO over the ranks holding the same experts). */
 double stage_params_rank(const struct model *m, const struct plan *p,

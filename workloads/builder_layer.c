@@ -441,7 +441,11 @@ static void fp8_fwd_casts(struct ctx *c, int phase, long l)
   if (!fp8(c))
     return;
   if (te_delayed(c)) {
-    if (phase == PH_FWD && c->mb == 0)
+    /* (Megatron-FSDP transposes FP8 parameters after every backward
+     * gather instead: builder_zero.c, mfsdp_pass.) */
+    bool mf8 = c->p->fp8_params && c->p->zero == 3 &&
+               shard_impl_mfsdp(c->p->shard_impl);
+    if (phase == PH_FWD && c->mb == 0 && !mf8)
       bld_kernel(c, KK_ELEMWISE, phase, l, 0,
                  (c->p->fp8_params ? 1 + 1 : 2 + 2) * fp8_cast_params(c));
     return; /* the projection's input: after attention (step_fwd) */

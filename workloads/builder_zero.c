@@ -1,8 +1,8 @@
 /*
  * builder_zero.c - sharded data parallelism: ZeRO-1/2's parameter
  * buckets and their all-gathers after the optimizer step, and ZeRO-3 as
- * the ideal implementation, PyTorch FSDP (1 and 2, HSDP) and DeepSpeed
- * (now and 2021) issue it: a pass over units whose parameters are gathered
+ * the ideal implementation, PyTorch FSDP (1 and 2, HSDP), DeepSpeed
+ * (now and 2021) and Megatron-FSDP issue it: a pass over units whose parameters are gathered
  * ahead and whose gradients are reduced right after their backward.
  */
 #include "workloads/builder_int.h"
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim/base/xalloc.h"
+#include "workloads/accounting.h"
 
 /* A unit of a ZeRO-1/2 parameter bucket. */
 struct punit {
@@ -499,6 +500,232 @@ static void ds21_pass(struct ctx *c, const struct unit *u, int n, bool fwd,
   free(z.it);
 }
 
+/* Megatron-FSDP (plan.h, SI_MEGATRON_FSDP[_UB]), as Megatron-Core runs it
+ * with data_parallel_sharding_strategy optim_grads_params (read at
+ * NVIDIA/Megatron-LM d98e8a6, megatron/core/distributed/fsdp/:
+ * mcore_fsdp_adapter.py, and src/megatron_fsdp/ megatron_fsdp.py
+ * _register_fsdp_hooks, param_and_grad_buffer.py AllGatherPipeline and
+ * GradReducePipeline):
+ * - FSDP units are the Transformer layers (the adapter's fsdp_unit_modules:
+ *   TransformerLayer).  A unit's parameters are buckets by dtype (FP8
+ *   parameters apart from the BF16 norms) gathered together in one NCCL
+ *   group (_get_parameter_groups, bucket_to_bucket_group).  The embedding,
+ *   the final norm and the output layer are no unit's: they share one
+ *   BF16 bucket (grouped by attributes, not by module), which the
+ *   embedding's pre-forward hook gathers once per step and nothing releases
+ *   (release_bucket: "Non-unit modules should remain persistently
+ *   allocated").
+ * - Each unit is gathered in its pre-forward hook and again in its
+ *   pre-backward hook (_post_forward releases it after its forward, unless
+ *   recomputing), with the next units in pass order prefetched
+ *   (all_gather_params): while the prefetched elements stay below
+ *   suggested_AG_prefetch_size, half of max(1e9, 2 x a unit's mean
+ *   elements) (_init_fsdp_param_and_grad_buffer: "Cap to 1B elements" takes
+ *   the max), or, with fsdp_double_buffer (forced by nccl_ub), only the next
+ *   unit, two units being all the buffers hold.  The gather stream first
+ *   waits for the compute stream (all_gather_stream.wait_stream), so a
+ *   gather issued before unit i runs waits for the units before it.
+ * - In the backward, after the wait, FP8 parameters (Float8Tensor, delayed
+ *   scaling) get their transpose (all_gather_and_wait_parameters_ready ->
+ *   fp8_create_transpose_cache -> TE post_all_gather_processing ->
+ *   _create_transpose: read 1, write 1 per element) on the compute stream,
+ *   every micro-batch; keep_fp8_transpose_cache keeps its storage, not the
+ *   kernel.
+ * - A unit's weight gradients (TE writes param.grad unless
+ *   gradient_accumulation_fusion, which NeMo turns off for FSDP) are copied
+ *   into the unsharded gradient bucket (_grad_acc: main_grad.copy_, read 2,
+ *   write grad_dtype) and the bucket reduce-scattered every micro-batch
+ *   (grad_reduce_every_bprop) at grad_dtype (main_grads_dtype None: the
+ *   parameters' BF16); before each, the compute stream waits for the
+ *   oldest reductions while those queued exceed suggested_RS_queue_capacity
+ *   elements (wait_for_previous_grad_reduce; with double buffering the
+ *   queue is trimmed to two units on the reduction stream instead), and at
+ *   the end of each backward for all of them (_root_post_backward ->
+ *   GradReducePipeline.reset).
+ * - All-gathers and reduce-scatters go through one communicator (the
+ *   DP x CP group; a separate all-gather group only with Megatron-LM's
+ *   --create-all-gather-group, not modelled), whose NCCL kernels run in
+ *   launch order whatever their streams (docs/runtime_schedule.md): one
+ *   stream here, in the order the hooks issue them.
+ * Not counted: the pre-scaling of BF16 gradients on the reduction stream
+ * (gradient_reduce_preprocessing: mul_ unless average_in_collective) and the
+ * accumulation of the reduced shard (local_grad += reduced_grad), both on
+ * the reduction stream, where weft runs no kernels; NCCL user buffers'
+ * smaller SM footprint (symmetric kernels) is not distinguished from
+ * NCCL's default kernels. */
+struct mfsdp {
+  long *ag;          /* the gather of each layer unit in this pass, or -1 */
+  long *rsq;         /* the reduce-scatters queued, oldest first */
+  double *rsq_el;    /* and their elements */
+  int nq;
+  double prefetch_el; /* suggested_AG_prefetch_size */
+  double queue_el;    /* suggested_RS_queue_capacity */
+  bool dbuf;          /* fsdp_double_buffer */
+  enum group_kind gk;
+};
+
+/* Bytes of one unit's gather: FP8 parameters at 1 byte, the rest (norms,
+ * biases) at the model's width. */
+static double mfsdp_unit_bytes(const struct ctx *c)
+{
+  const struct plan *p = c->p;
+  double lin = 0;
+  if (p->fp8_params && c->m->dtype == DTYPE_FP8)
+    lin = layer_linear_params_rank(c->m, p);
+  return lin + (c->lp - lin) * 2;
+}
+
+/* Gather layer unit k (index into the pass's layers) unless it is issued;
+ * the gather waits for the computation issued so far. */
+static void mfsdp_gather(struct ctx *c, struct mfsdp *z, const struct unit *u,
+                         int k, int phase)
+{
+  if (z->ag[k] >= 0)
+    return;
+  z->ag[k] = bld_coll(c, CO_ALLGATHER, z->gk, ST_DP, phase, u[k].layer,
+                      mfsdp_unit_bytes(c));
+  if (c->last_compute >= 0)
+    graph_dep(c->g, c->s, c->last_compute);
+}
+
+/* The pre-forward (pre-backward) hook of layer unit k of nl: gather it and
+ * prefetch the next ones in pass order (dir +1 forward, -1 backward). */
+static void mfsdp_unshard(struct ctx *c, struct mfsdp *z, const struct unit *u,
+                          int nl, int k, int dir, int phase)
+{
+  mfsdp_gather(c, z, u, k, phase);
+  double pref = 0;
+  int units = 1;
+  for (int j = k + dir; j >= 0 && j < nl; j += dir) {
+    if (pref >= z->prefetch_el || (z->dbuf && ++units > 2))
+      break;
+    mfsdp_gather(c, z, u, j, phase);
+    pref += c->lp;
+  }
+}
+
+/* Reduce-scatter `el` elements of gradients ready after task `after`,
+ * first trimming the queue as GradReducePipeline does. */
+static void mfsdp_reduce(struct ctx *c, struct mfsdp *z, long layer,
+                         double el, long after)
+{
+  /* reduce_gradients: wait_for_previous_grad_reduce(capacity), an
+   * event.wait() on the compute stream for the oldest; the reductions run
+   * in order, so the newest of those dropped stands for them all */
+  double q = 0;
+  for (int i = 0; i < z->nq; i++)
+    q += z->rsq_el[i];
+  int drop = 0;
+  while (q > z->queue_el && drop < z->nq)
+    q -= z->rsq_el[drop++];
+  if (drop > 0)
+    bld_wait_for(c, z->rsq[drop - 1]);
+  /* then _enforce_double_buffer_limit: the newest one kept beside this
+   * one, the others waited for on the reduction stream itself */
+  if (z->dbuf && z->nq - drop > 1)
+    drop = z->nq - 1;
+  memmove(z->rsq, z->rsq + drop, (size_t)(z->nq - drop) * sizeof *z->rsq);
+  memmove(z->rsq_el, z->rsq_el + drop,
+          (size_t)(z->nq - drop) * sizeof *z->rsq_el);
+  z->nq -= drop;
+  long r = bld_grad_coll(c, CO_REDUCE_SCATTER, z->gk, layer,
+                         el * c->grad_e, after);
+  z->rsq[z->nq] = r;
+  z->rsq_el[z->nq++] = el;
+}
+
+/* The unit's gradients copied into the unsharded bucket (none with fused
+ * accumulation: TE writes into it); returns the last task before the
+ * reduction. */
+static long mfsdp_grad_copy(struct ctx *c, long layer, double params, long w)
+{
+  if (c->p->grad_accum == GA_FUSED)
+    return w;
+  return bld_kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
+                    (model_act_bytes(c->m) + c->grad_e) * params);
+}
+
+static void mfsdp_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
+{
+  const struct plan *p = c->p;
+  long shard = layout_shard(&c->g->layout) * p->cp;
+  int phase = fwd ? PH_FWD : PH_BWD;
+  /* The layer units apart, in forward order, and the non-unit bucket. */
+  struct unit *lu = xcalloc((size_t)n, sizeof *lu);
+  int nl = 0;
+  double nonunit = 0;
+  for (int k = 0; k < n; k++) {
+    if (u[k].kind == UNIT_LAYER)
+      lu[nl++] = u[k];
+    else
+      nonunit += u[k].params;
+  }
+  double sugg = fmax(1e9, 2 * c->lp);
+  struct mfsdp z = {.prefetch_el = floor(sugg / 2), .queue_el = sugg,
+                    .dbuf = p->shard_impl == SI_MEGATRON_FSDP_UB,
+                    .gk = layout_grad_group(&c->g->layout)};
+  z.ag = xcalloc((size_t)nl + 1, sizeof *z.ag);
+  z.rsq = xcalloc((size_t)nl + 2, sizeof *z.rsq);
+  z.rsq_el = xcalloc((size_t)nl + 2, sizeof *z.rsq_el);
+  for (int k = 0; k < nl; k++)
+    z.ag[k] = -1;
+  bool sharded = shard > 1;
+  bool f8 = p->fp8_params && c->m->dtype == DTYPE_FP8;
+  long w = -1;
+  int li = fwd ? 0 : nl - 1;
+  for (int k = 0; k < n; k++) {
+    const struct unit *un = &u[fwd ? k : n - 1 - k];
+    if (un->kind != UNIT_LAYER) {
+      /* The non-unit bucket: gathered at the step's first forward, before
+       * the embedding (or the output layer on a later stage) runs. */
+      if (fwd && sharded && c->mb == 0 && k == 0 && nonunit > 0) {
+        long g0 = bld_coll(c, CO_ALLGATHER, z.gk, ST_DP, phase, -1,
+                           nonunit * c->e);
+        if (c->last_compute >= 0)
+          graph_dep(c->g, c->s, c->last_compute);
+        bld_wait_for(c, g0);
+      }
+      if (fwd) {
+        run_unit(c, un, true);
+      } else {
+        w = run_unit(c, un, false);
+        /* Its bucket is reduced once all its gradients are there: after
+         * the embedding's (or the last non-unit's) backward. */
+        bool last = true;
+        for (int j = k + 1; j < n; j++)
+          last = last && u[n - 1 - j].kind == UNIT_LAYER;
+        if (sharded && last)
+          mfsdp_reduce(c, &z, -1, nonunit,
+                       mfsdp_grad_copy(c, -1, nonunit, w));
+      }
+      continue;
+    }
+    if (sharded) {
+      mfsdp_unshard(c, &z, lu, nl, li, fwd ? 1 : -1, phase);
+      bld_wait_for(c, z.ag[li]);
+    }
+    if (!fwd && f8) /* the FP8 transposes after the gather */
+      bld_kernel(c, KK_ELEMWISE, PH_BWD, un->layer, 0,
+                 2 * layer_linear_params_rank(c->m, p));
+    if (fwd) {
+      run_unit(c, un, true);
+    } else {
+      w = run_unit(c, un, false);
+      if (sharded)
+        mfsdp_reduce(c, &z, un->layer, un->params,
+                     mfsdp_grad_copy(c, un->layer, un->params, w));
+    }
+    li += fwd ? 1 : -1;
+  }
+  /* The end of the backward: every reduction waited for. */
+  if (!fwd && sharded && z.nq > 0)
+    bld_wait_for(c, z.rsq[z.nq - 1]);
+  free(z.ag);
+  free(z.rsq);
+  free(z.rsq_el);
+  free(lu);
+}
+
 static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
 {
   const struct plan *p = c->p;
@@ -511,6 +738,10 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
   int phase = fwd ? PH_FWD : PH_BWD;
   if (p->shard_impl == SI_DEEPSPEED_2021 && !hsdp) {
     ds21_pass(c, u, n, fwd, shard, gk);
+    return;
+  }
+  if (shard_impl_mfsdp(p->shard_impl)) {
+    mfsdp_pass(c, u, n, fwd);
     return;
   }
   /* Units gathered ahead of the computation: two (prefetch), none when

@@ -374,9 +374,15 @@ static int set_attention(struct plan *p, enum plan_key k, const char *v,
 
 static const char *const shard_impls[] = {"ideal", "fsdp1", "fsdp2",
                                           "deepspeed", "deepspeed-2021",
-                                          "megatron", NULL};
+                                          "megatron", "megatron-fsdp",
+                                          "megatron-fsdp-ub", NULL};
 
 const char *shard_impl_name(enum shard_impl si) { return shard_impls[si]; }
+
+bool shard_impl_mfsdp(enum shard_impl si)
+{
+  return si == SI_MEGATRON_FSDP || si == SI_MEGATRON_FSDP_UB;
+}
 
 static int set_shard_impl(struct plan *p, enum plan_key k, const char *v,
                           struct weft_err *err)
@@ -632,11 +638,14 @@ static const struct {
             "count the embedding and the loss as one layer each in the "
             "pipeline split (default no)"},
     [PK_SHARD_IMPL] = {"shard_impl",
-                       "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021|megatron",
+                       "ideal|fsdp1|fsdp2|deepspeed|deepspeed-2021|megatron|"
+                       "megatron-fsdp|megatron-fsdp-ub",
                        set_shard_impl,
-            "how ZeRO-3/FSDP (fsdp1, fsdp2, deepspeed, deepspeed-2021) or "
-            "ZeRO-1 (megatron: Megatron-LM's distributed optimizer) issues "
-            "its collectives, as each implementation does (default ideal)"},
+            "how ZeRO-3/FSDP (fsdp1, fsdp2, deepspeed, deepspeed-2021, "
+            "megatron-fsdp: Megatron-Core's Megatron-FSDP, -ub with NCCL "
+            "user buffers and double buffering as NeMo sets it) or ZeRO-1 "
+            "(megatron: Megatron-LM's distributed optimizer) issues its "
+            "collectives, as each implementation does (default ideal)"},
     [PK_CROSS_ENTROPY] = {"cross_entropy", "fp32|16bit|fused",
                           set_cross_entropy,
             "the loss: fp32 (Megatron's default, logits cast to FP32), 16bit,"
@@ -1097,6 +1106,13 @@ static int check_sharding(const struct plan *p, const struct model *m,
     return weft_errf(err, WEFT_EINVAL, "%s: HSDP is PyTorch FSDP's; DeepSpeed "
                      "ZeRO-3 shards over all data-parallel ranks",
                      p->origin[PK_SHARD_IMPL]);
+  /* Megatron-FSDP's HSDP (outer_dp_sharding_strategy) and its expert
+   * buffers are not built (builder_zero.c, mfsdp_pass). */
+  if (shard_impl_mfsdp(p->shard_impl) && (p->hsdp || model_is_moe(m)))
+    return weft_errf(err, WEFT_EINVAL, "%s: %s is modelled for dense models "
+                     "sharded over all data-parallel ranks; %s is not built",
+                     p->origin[PK_SHARD_IMPL], shard_impl_name(p->shard_impl),
+                     p->hsdp ? "its HSDP" : "its expert sharding (MoE)");
   if (p->compress != CM_NONE && p->zero)
     return weft_errf(err, WEFT_EINVAL, "%s: gradient compression applies to "
                      "DDP's all-reduced buckets; this plan shards them (ZeRO "

@@ -192,8 +192,15 @@ enum mem_framework { MF_ZERO, MF_MEGATRON, MF_TORCHTITAN };
  * torchtitan's SequenceParallel layers imply. */
 enum tp_overlap { TPO_NONE, TPO_TE, TPO_NEMO, TPO_TORCH };
 
+/* megatron-fsdp and megatron-fsdp-ub: Megatron-Core's Megatron-FSDP
+ * (megatron/core/distributed/fsdp/src/megatron_fsdp, data_parallel_sharding_
+ * strategy optim_grads_params) at Megatron-LM's defaults, or with NCCL user
+ * buffers as NeMo's H100 settings run Llama 3 8B in FP8 (nccl_ub, which
+ * forces fsdp_double_buffer, and keep_fp8_transpose_cache); builder_zero.c,
+ * mfsdp_pass, says what each issues. */
 enum shard_impl { SI_IDEAL, SI_FSDP1, SI_FSDP2, SI_DEEPSPEED,
-                  SI_DEEPSPEED_2021, SI_MEGATRON };
+                  SI_DEEPSPEED_2021, SI_MEGATRON, SI_MEGATRON_FSDP,
+                  SI_MEGATRON_FSDP_UB };
 #define MEGATRON_BUCKET_ELEMS 4e7    /* at least; 1e6 x DP beyond 40 */
 #define SHARD_PERSIST_ELEMS 1e5   /* stage3_param_persistence_threshold */
 #define SHARD_PREFETCH_ELEMS 5e7  /* stage3_prefetch_bucket_size */
@@ -356,8 +363,11 @@ const char *plan_key_help(enum plan_key k);
  * hsdp left to their default). */
 void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
                      size_t size);
-/* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021". */
+/* "ideal", "fsdp1", "fsdp2", "deepspeed", "deepspeed-2021", "megatron",
+ * "megatron-fsdp", "megatron-fsdp-ub". */
 const char *shard_impl_name(enum shard_impl si);
+/* Megatron-FSDP, either setting. */
+bool shard_impl_mfsdp(enum shard_impl si);
 const char *grad_accum_name(enum grad_accum ga);
 /* "fp32", "16bit", "fused". */
 const char *cross_entropy_name(enum cross_entropy x);

@@ -76,6 +76,30 @@ static const struct stack stacks[] = {
       {"tp_comm_overlap", "te"},
       {"host_op", "3.3us"},
       {NULL, NULL}}},
+    {"megatron-fsdp",
+     "Megatron-Core with Transformer Engine on Megatron-FSDP, as NeMo's "
+     "H100 settings run Llama 3 8B in FP8 (2025)",
+     "NVIDIA/NeMo scripts/performance: helpers.py (set_mcore_fsdp_configs: "
+     "optim_grads_params, gradient_accumulation_fusion off; "
+     "set_precision_configs: grad_reduce_in_fp32 off; nccl_ub and "
+     "keep_fp8_transpose_cache from recommended_model_configs' "
+     "use_user_buffer_registration and keep_fsdp_fp8_transpose_cache); "
+     "NVIDIA/Megatron-LM megatron/core/distributed/fsdp/ (nccl_ub forces "
+     "fsdp_double_buffer: param_and_grad_buffer.py); otherwise as "
+     "megatron-core",
+     {{"attention", "flash"},
+      {"zero", "3"},
+      {"shard_impl", "megatron-fsdp-ub"},
+      {"grad_dtype", "bf16"},
+      {"grad_accum", "buffer"},
+      {"overlap_grad", "yes"},
+      {"cross_entropy", "fused"},
+      {"fp8_recipe", "delayed"},
+      {"mem_framework", "megatron"},
+      {"fp8_params", "yes"},
+      {"tp_comm_overlap", "te"},
+      {"host_op", "3.3us"},
+      {NULL, NULL}}},
     {"torchtitan",
      "torchtitan, eager (FSDP2, 2025)",
      "pytorch/torchtitan: parallelize_llama (fully_shard per Transformer "

@@ -16,6 +16,14 @@
 #     TP 1, 8 H100), Llama 2 7B (TP 1, 8 H100, seq 4096), Llama 3 8B (TP 1,
 #     CP 2, 8 H100), and the Llama 3 70B (64 H100, TP 4, PP 4
 #     interleaved x 5, CP 2, SP); global batch 128, micro-batch 1;
+#   Llama 3 8B as NeMo's H100 settings table lays it out (scripts/
+#     performance/recommended_model_configs/model_configs_h100.csv, settings
+#     columns only): BF16 at TP 1, CP 2, and FP8 at TP 1, CP 1 with
+#     Megatron-FSDP (use_mcore_fsdp, keep_fsdp_fp8_transpose_cache and NCCL
+#     user buffers: stack megatron-fsdp, which also reduces gradients in
+#     BF16 without accumulation fusion as the performance scripts set them,
+#     helpers.py), no recomputation; BF16 also with Megatron-FSDP, as a
+#     what-if;
 #   Megatron-LM 2021 and DeepSpeed 2021: megatron_table1.sh and
 #     analysis/compare_strategies.sh.
 build=${1:-build}
@@ -52,3 +60,8 @@ run "llama3-8b TP1 CP2 8 h100 fp8" megatron-core --model llama3-8b $mc --cp 2
 l70="--model llama3-70b --cluster dgx-h100 --gpus 64 --tp 4 --pp 4 --cp 2 --sp yes --schedule interleaved:5 --dtype fp8 --global-batch 128 --recompute selective"
 run "llama3-70b TP4 PP4x5 CP2 64 h100" - $l70 --zero 1 --shard-impl megatron
 run "llama3-70b TP4 PP4x5 CP2 64 h100" megatron-core $l70
+n8="--model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --recompute none"
+run "llama3-8b TP1 CP2 8 h100 bf16" megatron-core $n8 --cp 2
+run "llama3-8b TP1 8 h100 bf16" megatron-fsdp $n8
+run "llama3-8b TP1 CP2 8 h100 fp8" megatron-core $n8 --cp 2 --dtype fp8
+run "llama3-8b TP1 8 h100 fp8" megatron-fsdp $n8 --dtype fp8
