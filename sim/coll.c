@@ -22,6 +22,21 @@
  *   COLL_TREE_BW 12.3 GB/s per channel: tree all-reduce of 4 B200 nodes at
  *     190.7 GB/s (NCCL's trees run far below their links and do not slow
  *     down with depth: 193.2 GB/s at 46 nodes).
+ *   COLL_NVLSTREE_HOP_NET 45.7 us, the network hop of NVLSTree's trees:
+ *     COLL-GTC24-NVLSTREE-8192-128M (1024 DGX H100, 155 GB/s); the other
+ *     GTC24 NVLSTree rows, COLL-TOG-H100-2N-NVLS, COLL-UA-B200-AR-NVLS-2N
+ *     and the Fernandez et al. rows (auto) are held back.
+ * The tree's cap per channel agrees with NCCL's own model (2.30.7
+ * tuning.cc, beyond two nodes): perChMaxTreeBws Blackwell 24 GB/s of bus
+ * bandwidth per channel, algorithm bandwidth half of it (ratio .5), 12.0
+ * GB/s, over 8 channels (search.cc ncclTopoDupChannels does not double
+ * them on Hopper and Blackwell with 8 NICs: bwIntra 48 < 50 and more than
+ * 4 channels), constant in the node count: 192 GB/s, measured 190.7 and
+ * 193.2 at 4 and 46 B200 nodes.  NEEDSWORK: NCCL's Hopper cap is 36, not
+ * 24 (18 GB/s per channel, 288 GB/s of bus bandwidth), and Ampere's 17.8;
+ * COLL_TREE_BW is Blackwell's for every node type, which only matters
+ * where auto picks the tree for large messages (no longer on NVLS nodes,
+ * where NVLSTree wins; on A100 nodes it does).
  * The protocol shares 0.5 (LL) and 0.9375 (LL128) are NCCL's wire
  * formats, not fitted.
  * Inside one node whose type gives a coll_floor (Hopper, Blackwell), a
@@ -437,13 +452,14 @@ double coll_node_ring_time(const struct coll_model *m, enum coll_op op, int n,
 }
 
 /* Whether an all-reduce of S bytes over n GPUs of one node runs as NVLS:
- * when asked for, or under auto when the switch can and its estimate beats
+ * when asked for, or under auto (or nvlstree, which needs nodes) when the switch can and its estimate beats
  * the ring's, as NCCL's tuner chooses.  The ring's time, when it had to be
  * computed to decide, is left in *ring_s. */
 static bool use_nvls(const struct coll_model *m, int n, double S,
                      double *ring_s)
 {
-  if (!m->nvls || (m->algo != CA_NVLS && m->algo != CA_AUTO))
+  if (!m->nvls || (m->algo != CA_NVLS && m->algo != CA_AUTO &&
+                    m->algo != CA_NVLSTREE)) /* one node: as auto */
     return false;
   if (m->algo == CA_NVLS)
     return true;
