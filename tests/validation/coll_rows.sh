@@ -4,8 +4,8 @@
 # messages: 64 MiB and above; the message size of the row, or 8 GiB for
 # "peak" and vendor figures that print none; GTC24 "multi-node" rows taken
 # as 4 nodes), ring first, then NVLS and tree, then NVLSTree (the GTC24
-# plot's 32 and 8192 H100, two-node NVLS rows, which NCCL can only run as
-# NVLSTree without IB SHARP) and NCCL's own choice (auto: Fernandez et
+# plot's 32 and 8192 H100; two-node "NVLS" rows, taken as NVLSTree: NCCL
+# disables NVLS across nodes without IB SHARP, tuning.cc) and NCCL's own choice (auto: Fernandez et
 # al.'s scan, H100 nodes assumed; the vendor's IB SHARP row, which weft
 # does not model: NCCL's CollNet), and print predicted vs measured bus
 # bandwidth.  The rows calibrated on are named in
