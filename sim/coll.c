@@ -887,7 +887,10 @@ static int dtree_busiest(int n, int *deg)
  * (perChMaxNVLSTreeBws, 2.30.7: Hopper 45.5 GB/s of bus bandwidth beyond
  * two nodes, 8 channels = 364 GB/s) at about what 8 NDR NICs give the
  * flows here (8 x 50 x nic_eff 0.926 = 370 GB/s), so no separate cap is
- * modelled.  Latency (coll.h): NVLS's fixed cost, then
+ * modelled.  NEEDSWORK: on two nodes NCCL's cap (Hopper 57.7 x 8 = 462
+ * GB/s) lies below what NVLS gives the flows here (510 GB/s; measured
+ * 479.8, COLL-TOG-H100-2N-NVLS): a per-GPU-generation cap would need a
+ * catalog attribute.  Latency (coll.h): NVLS's fixed cost, then
  * 2 floor(log2 nodes) network hops. */
 static double nvlstree_estimate(const struct coll_model *m, int g, int nodes,
                                 double S, double lat, double *lat_s)
