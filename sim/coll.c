@@ -106,8 +106,9 @@ static const struct coll_algo_entry {
 } algos[CA_COUNT] = {
     [CA_AUTO] = {"auto", "all", "NCCL's choice by estimate: inside an NVLS "
                  "node NVLS or ring all-reduce; across nodes ring or tree "
-                 "all-reduce, or NVLSTree on NVLS nodes; ring or PAT all-gather and reduce-scatter at one "
-                 "GPU per node; ring broadcast; direct all-to-all; on a torus, torus "
+                 "all-reduce, or NVLSTree on NVLS nodes; ring or PAT "
+                 "all-gather and reduce-scatter at one GPU per node; ring "
+                 "broadcast; direct all-to-all; on a torus, torus "
                  "collectives over sub-tori",
                  NULL, NULL},
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
@@ -452,9 +453,10 @@ double coll_node_ring_time(const struct coll_model *m, enum coll_op op, int n,
 }
 
 /* Whether an all-reduce of S bytes over n GPUs of one node runs as NVLS:
- * when asked for, or under auto (or nvlstree, which needs nodes) when the switch can and its estimate beats
- * the ring's, as NCCL's tuner chooses.  The ring's time, when it had to be
- * computed to decide, is left in *ring_s. */
+ * when asked for, or under auto (and nvlstree, which needs several nodes)
+ * when the switch can and its estimate beats the ring's, as NCCL's tuner
+ * chooses.  The ring's time, when it had to be computed to decide, is left
+ * in *ring_s. */
 static bool use_nvls(const struct coll_model *m, int n, double S,
                      double *ring_s)
 {
