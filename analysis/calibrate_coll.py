@@ -34,6 +34,7 @@ Calibration rows (all others are held back: tests/validation/):
            4 nodes, taken at 8 GiB).
   Tree     tree_bw (one channel's tree pipeline): COLL-UA-B200-AR-TREE-4N
            (16 GiB).
+  NVLSTree the network hop of its trees: COLL-GTC24-NVLSTREE-8192-128M.
 
 Point-to-point (a pipeline send, sim/coll.c coll_p2p_extra):
 
@@ -195,6 +196,20 @@ def main():
     lat = lat_b + 2e-6 * ((g - 1) * 4.0 + math.log2(nodes) * 14.0)
     OUT["TREE_BW"] = size / g / (t - lat) / 1e9
     print(f"Tree      tree_bw {size / g / (t - lat) / 1e9:.3f} GB/s")
+
+    # NVLSTree (coll.c nvlstree_estimate): NVLS's fixed cost, 2 x
+    # floor(log2 nodes) network hops, and the bytes at the slower of NVLS
+    # inside the node (S at nvls_eff) and the busiest head's NIC (its S/8
+    # on the 4 edges of its two trees, half on each: S/4 at nic_eff).  The
+    # hop from COLL-GTC24-NVLSTREE-8192-128M (1024 DGX H100, 128 MiB, 155
+    # GB/s read off a plot, +-10 GB/s); NCCL 2.30.7's tuner says 20.9 us.
+    nodes, g, s = 1024, 8, 128 * MiB
+    t = t_of_busbw("allreduce", s, 155e9, nodes * g)
+    byts = max(s / (OUT[("DGX-H100", "coll_nvls_eff")] * NVLINK["H100"]),
+               4 * s / g / 2 / (NIC["NDR"] * OUT[("DGX-H100", "coll_nic_eff")]))
+    hop = (t - lat_nvls - byts) / (2 * math.log2(nodes))
+    OUT["NVLSTREE_HOP_NET"] = hop * 1e6
+    print(f"NVLSTree  hop {hop * 1e6:.2f} us (NCCL's tuner: 20.9 us)")
 
 
 def p2p():

@@ -22,6 +22,21 @@
  *   COLL_TREE_BW 12.3 GB/s per channel: tree all-reduce of 4 B200 nodes at
  *     190.7 GB/s (NCCL's trees run far below their links and do not slow
  *     down with depth: 193.2 GB/s at 46 nodes).
+ *   COLL_NVLSTREE_HOP_NET 45.7 us, the network hop of NVLSTree's trees:
+ *     COLL-GTC24-NVLSTREE-8192-128M (1024 DGX H100, 155 GB/s); the other
+ *     GTC24 NVLSTree rows, COLL-TOG-H100-2N-NVLS, COLL-UA-B200-AR-NVLS-2N
+ *     and the Fernandez et al. rows (auto) are held back.
+ * The tree's cap per channel agrees with NCCL's own model (2.30.7
+ * tuning.cc, beyond two nodes): perChMaxTreeBws Blackwell 24 GB/s of bus
+ * bandwidth per channel, algorithm bandwidth half of it (ratio .5), 12.0
+ * GB/s, over 8 channels (search.cc ncclTopoDupChannels does not double
+ * them on Hopper and Blackwell with 8 NICs: bwIntra 48 < 50 and more than
+ * 4 channels), constant in the node count: 192 GB/s, measured 190.7 and
+ * 193.2 at 4 and 46 B200 nodes.  NEEDSWORK: NCCL's Hopper cap is 36, not
+ * 24 (18 GB/s per channel, 288 GB/s of bus bandwidth), and Ampere's 17.8;
+ * COLL_TREE_BW is Blackwell's for every node type, which only matters
+ * where auto picks the tree for large messages (no longer on NVLS nodes,
+ * where NVLSTree wins; on A100 nodes it does).
  * The protocol shares 0.5 (LL) and 0.9375 (LL128) are NCCL's wire
  * formats, not fitted.
  * Inside one node whose type gives a coll_floor (Hopper, Blackwell), a
@@ -74,7 +89,10 @@ static void pat_plan(const struct coll_model *, const struct coll_call *,
                      const struct group_shape *, struct coll_plan *);
 static void torus_plan(const struct coll_model *, const struct coll_call *,
                        const struct group_shape *, struct coll_plan *);
+static void nvlstree_plan(const struct coll_model *, const struct coll_call *,
+                          const struct group_shape *, struct coll_plan *);
 static void torus_phase(struct emitter *, const struct coll_plan *, int);
+static void nvlstree_phase(struct emitter *, const struct coll_plan *, int);
 static void ring_phase(struct emitter *, const struct coll_plan *, int);
 static void tree_phase(struct emitter *, const struct coll_plan *, int);
 static void hier_phase(struct emitter *, const struct coll_plan *, int);
@@ -88,8 +106,9 @@ static const struct coll_algo_entry {
 } algos[CA_COUNT] = {
     [CA_AUTO] = {"auto", "all", "NCCL's choice by estimate: inside an NVLS "
                  "node NVLS or ring all-reduce; across nodes ring or tree "
-                 "all-reduce; ring or PAT all-gather and reduce-scatter at one "
-                 "GPU per node; ring broadcast; direct all-to-all; on a torus, torus "
+                 "all-reduce, or NVLSTree on NVLS nodes; ring or PAT "
+                 "all-gather and reduce-scatter at one GPU per node; ring "
+                 "broadcast; direct all-to-all; on a torus, torus "
                  "collectives over sub-tori",
                  NULL, NULL},
     [CA_RING] = {"ring", "allreduce allgather reducescatter broadcast",
@@ -119,6 +138,12 @@ static const struct coll_algo_entry {
                   "own dimension, both ways round) so that every port is "
                   "busy, then the all-gathers back; other groups run rings",
                   torus_plan, torus_phase},
+    [CA_NVLSTREE] = {"nvlstree", "allreduce", "NCCL's NVLSTree across NVLS "
+                     "nodes (NCCL >= 2.18): NVLink SHARP reduces inside each "
+                     "node, each GPU heads one channel's double binary trees "
+                     "between the nodes through its own NIC, NVLS "
+                     "broadcasts back, pipelined; other groups as auto",
+                     nvlstree_plan, nvlstree_phase},
 };
 
 int coll_algo_from_name(const char *name)
@@ -428,13 +453,15 @@ double coll_node_ring_time(const struct coll_model *m, enum coll_op op, int n,
 }
 
 /* Whether an all-reduce of S bytes over n GPUs of one node runs as NVLS:
- * when asked for, or under auto when the switch can and its estimate beats
- * the ring's, as NCCL's tuner chooses.  The ring's time, when it had to be
- * computed to decide, is left in *ring_s. */
+ * when asked for, or under auto (and nvlstree, which needs several nodes)
+ * when the switch can and its estimate beats the ring's, as NCCL's tuner
+ * chooses.  The ring's time, when it had to be computed to decide, is left
+ * in *ring_s. */
 static bool use_nvls(const struct coll_model *m, int n, double S,
                      double *ring_s)
 {
-  if (!m->nvls || (m->algo != CA_NVLS && m->algo != CA_AUTO))
+  if (!m->nvls || (m->algo != CA_NVLS && m->algo != CA_AUTO &&
+                    m->algo != CA_NVLSTREE)) /* one node: as auto */
     return false;
   if (m->algo == CA_NVLS)
     return true;
@@ -781,6 +808,138 @@ static void tree_plan(const struct coll_model *m, const struct coll_call *call,
   }
 }
 
+/* NCCL's binary tree over n nodes (src/graph/trees.cc ncclGetBtree): the
+ * parent and the two children of node r (-1: none).  Inner nodes and
+ * leaves alternate, and the root has one child, so that in the double
+ * tree (dtree) a node is inner in at most one of the two trees. */
+static void btree(int n, int r, int nb[3])
+{
+  int bit = 1;
+  while (bit < n && !(bit & r))
+    bit <<= 1;
+  if (r == 0) {
+    nb[0] = nb[1] = -1;
+    nb[2] = n > 1 ? bit >> 1 : -1;
+    return;
+  }
+  int up = (r ^ bit) | (bit << 1);
+  if (up >= n)
+    up = r ^ bit;
+  int low = bit >> 1;
+  int d1 = low == 0 ? -1 : r + low;
+  while (d1 >= n) {
+    d1 = low == 0 ? -1 : r + low;
+    low >>= 1;
+  }
+  nb[0] = up;
+  nb[1] = (bit >> 1) == 0 ? -1 : r - (bit >> 1);
+  nb[2] = d1;
+}
+
+/* Node v's parent and children in tree k (0 or 1) of NCCL's double binary
+ * tree (ncclGetDtree): tree 1 mirrors tree 0 (n even) or shifts it by one
+ * node (n odd). */
+static void dtree(int n, int k, int v, int nb[3])
+{
+  if (k == 0) {
+    btree(n, v, nb);
+    return;
+  }
+  bool odd = n % 2 == 1;
+  btree(n, odd ? (v - 1 + n) % n : n - 1 - v, nb);
+  for (int i = 0; i < 3; i++)
+    if (nb[i] >= 0)
+      nb[i] = odd ? (nb[i] + 1) % n : n - 1 - nb[i];
+}
+
+/* The node with the most edges over both trees of NCCL's double binary
+ * tree, and their number (4 for most nodes beyond two: inner in one tree,
+ * a leaf in the other). */
+static int dtree_busiest(int n, int *deg)
+{
+  int best = 0;
+  *deg = -1;
+  for (int v = 0; v < n; v++) {
+    int d = 0, nb[3];
+    for (int k = 0; k < 2; k++) {
+      dtree(n, k, v, nb);
+      d += (nb[0] >= 0) + (nb[1] >= 0) + (nb[2] >= 0);
+    }
+    if (d > *deg) {
+      *deg = d;
+      best = v;
+    }
+  }
+  return best;
+}
+
+/* NVLSTree all-reduce (NCCL >= 2.18, the default across NVSwitch nodes
+ * for large messages; src/device/all_reduce.h, RunWorkColl<AllReduce,
+ * NCCL_ALGO_NVLS_TREE>): every GPU scatters its data into the NVSwitch's
+ * multicast memory, where it is reduced; each channel's data is split over
+ * the node's NVLS heads (nvls->nHeads, a GPU with its own NIC each,
+ * search.cc's NVLS graph: one head per NIC), and head h sends its reduced
+ * 1/g up the double binary trees between the nodes' heads h (nvls.cc
+ * ncclGetDtree: the channels alternate between the two trees), receives
+ * the result down and broadcasts it through the switch.  Reduce and
+ * broadcast run at once, pipelined.  Bytes: each GPU's NVLink carries S
+ * each way at nvls_eff (as NVLS inside one node); a head's NIC carries its
+ * S/g half on each tree edge, deg x S/g / 2 each way at the busiest node
+ * (two nodes: S/g, one edge per tree).  NCCL's tuner caps each channel
+ * (perChMaxNVLSTreeBws, 2.30.7: Hopper 45.5 GB/s of bus bandwidth beyond
+ * two nodes, 8 channels = 364 GB/s) at about what 8 NDR NICs give the
+ * flows here (8 x 50 x nic_eff 0.926 = 370 GB/s), so no separate cap is
+ * modelled.  NEEDSWORK: on two nodes NCCL's cap (Hopper 57.7 x 8 = 462
+ * GB/s) lies below what NVLS gives the flows here (510 GB/s; measured
+ * 479.8, COLL-TOG-H100-2N-NVLS): a per-GPU-generation cap would need a
+ * catalog attribute.  Latency (coll.h): NVLS's fixed cost, then
+ * 2 floor(log2 nodes) network hops. */
+static double nvlstree_estimate(const struct coll_model *m, int g, int nodes,
+                                double S, double lat, double *lat_s)
+{
+  int deg, depth = 0;
+  dtree_busiest(nodes, &deg);
+  for (int v = nodes; v > 1; v = (v + 1) / 2)
+    depth++;
+  double l = m->coll_lat_s * m->lat_nvls +
+             (m->nccl_hops
+                  ? 2e-6 * log2i(nodes) * COLL_NVLSTREE_HOP_NET - lat
+                  : (2 * depth - 1) * lat);
+  if (l < 0)
+    l = 0;
+  double intra = S / (m->nvls_eff * m->nvlink_bw_Bps);
+  double inter = deg * S / g / 2 / (m->nic_bw_Bps * m->nic_eff);
+  *lat_s = l;
+  return l + lat + (intra > inter ? intra : inter);
+}
+
+/* NVLSTree (nvlstree_estimate): one phase of flows, NVLS in each node and
+ * the trees between the heads, and the latency after them. */
+static void nvlstree_plan(const struct coll_model *m,
+                          const struct coll_call *call,
+                          const struct group_shape *t, struct coll_plan *out)
+{
+  double l;
+  nvlstree_estimate(m, t->g, t->nodes, call->bytes, route_lat(call), &l);
+  out->shape = CS_NVLSTREE;
+  out->extra_s = l;
+  out->g = t->g;
+  out->nodes = t->nodes;
+  out->S = call->bytes;
+  out->pe = m->nvls_eff / m->nvlink_eff;
+  out->nphases = 1;
+  if (rep_ok(m, t)) {
+    /* As the trees (tree_plan): node 0 in the busiest node's place. */
+    out->rep = true;
+    long g = t->g, N = t->nodes;
+    int deg;
+    out->busiest = dtree_busiest((int)N, &deg);
+    long all = g * N + g * 2 * (N - 1) * 2;
+    long mine = g + g * 2 * deg;
+    out->closed_flows = all - mine;
+  }
+}
+
 /* Hierarchical all-reduce: its inter-node phase is a ring over the nodes. */
 static void hier_plan(const struct coll_model *m, const struct coll_call *call,
                       const struct group_shape *t, struct coll_plan *out)
@@ -894,6 +1053,7 @@ static enum coll_algo choose(const struct coll_model *m,
 {
   double ring_s;
   enum coll_op op = call->op;
+  enum coll_algo algo = m->algo;
   if (op == CO_ALLTOALL)
     return CA_DIRECT;
   if (op == CO_SENDRECV)
@@ -903,23 +1063,40 @@ static enum coll_algo choose(const struct coll_model *m,
     return CA_NVLS;
   bool multi = t->cross && t->nodes > 1; /* regular, across nodes */
   bool one_per_node = multi && t->g == 1;
-  if ((m->algo == CA_TORUS || m->algo == CA_AUTO) && t->torus_k > 0 &&
+  /* NVLSTree needs NVLS nodes and two members in each (NCCL: at least two
+   * NVLS channels, tuning.cc; none on one node).  Asked for where it
+   * cannot run, NCCL's choice (auto) runs. */
+  bool nvlstree_ok = op == CO_ALLREDUCE && multi && t->g >= 2 && m->nvls;
+  if (algo == CA_NVLSTREE) {
+    if (nvlstree_ok)
+      return CA_NVLSTREE;
+    algo = CA_AUTO;
+  }
+  if ((algo == CA_TORUS || algo == CA_AUTO) && t->torus_k > 0 &&
       (op == CO_ALLREDUCE || op == CO_ALLGATHER || op == CO_REDUCE_SCATTER))
     return CA_TORUS;
   if (op == CO_ALLREDUCE && multi &&
-      (m->algo == CA_TREE || (m->algo == CA_HIER && !one_per_node)))
-    return m->algo;
+      (algo == CA_TREE || (algo == CA_HIER && !one_per_node)))
+    return algo;
   bool pat_ok = one_per_node && (op == CO_ALLGATHER ||
                                  op == CO_REDUCE_SCATTER);
-  if (m->algo == CA_PAT && pat_ok)
+  if (algo == CA_PAT && pat_ok)
     return CA_PAT;
-  if (m->algo != CA_AUTO)
+  if (algo != CA_AUTO)
     return CA_RING;
   if (op == CO_ALLREDUCE && multi) {
+    /* NCCL's tuner takes the fastest estimate of ring, tree and, on NVLS
+     * nodes, NVLSTree (enqueue.cc topoGetAlgoInfo over every algorithm and
+     * protocol; ties to the lower index: tree, ring, ..., NVLSTree). */
     struct tree_cost tc;
-    double tree_s = tree_estimate(m, t->g, t->nodes, call->bytes,
-                                  route_lat(call), &tc);
-    return tree_s < ring_estimate(m, call, t) ? CA_TREE : CA_RING;
+    double l, lat = route_lat(call);
+    double tree_s = tree_estimate(m, t->g, t->nodes, call->bytes, lat, &tc);
+    double ring_s2 = ring_estimate(m, call, t);
+    double best = tree_s < ring_s2 ? tree_s : ring_s2;
+    if (nvlstree_ok &&
+        nvlstree_estimate(m, t->g, t->nodes, call->bytes, lat, &l) < best)
+      return CA_NVLSTREE;
+    return tree_s < ring_s2 ? CA_TREE : CA_RING;
   }
   if (pat_ok) {
     double lat = route_lat(call);
@@ -1059,6 +1236,30 @@ static void direct_phase(struct emitter *e, const struct coll_plan *p, int phase
   }
 }
 
+/* Channel c's two trees over the nodes (members c of each), `share` split
+ * between them, both ways at once; under rep only the edges of node 0, in
+ * the busiest node's place. */
+static void tree_net_flows(struct emitter *e, const struct coll_plan *p,
+                           int c, double share, double pe)
+{
+  int g = p->g, N = p->nodes;
+  for (int k = 0; k < 2 && N > 1; k++)
+    for (int v = 1; v < N; v++) {
+      int parent = (v - 1) / 2;
+      int a = k ? N - 1 - v : v, b = k ? N - 1 - parent : parent;
+      if (p->rep) { /* node 0 in the busiest node's place */
+        int x = p->busiest;
+        a = a == x ? 0 : a == 0 ? x : a;
+        b = b == x ? 0 : b == 0 ? x : b;
+        if (a != 0 && b != 0)
+          continue;
+      }
+      int child = a * g + c, up = b * g + c;
+      flow(e, child, up, share / 2, pe);
+      flow(e, up, child, share / 2, pe);
+    }
+}
+
 /* Double binary trees, one pair per channel as NCCL builds them: channel c
  * enters and leaves each node through GPU c and its NIC, carries S/g, and
  * runs a chain through the node's GPUs starting at c; of its two trees over
@@ -1077,10 +1278,30 @@ static void tree_phase(struct emitter *e, const struct coll_plan *p, int phase)
         flow(e, b, a, share, pe);
         flow(e, a, b, share, pe);
       }
-    for (int k = 0; k < 2 && N > 1; k++)
-      for (int v = 1; v < N; v++) {
-        int parent = (v - 1) / 2;
-        int a = k ? N - 1 - v : v, b = k ? N - 1 - parent : parent;
+    tree_net_flows(e, p, c, share, pe);
+  }
+}
+
+/* NVLSTree (nvlstree_plan): in each node every member's S up and down
+ * through the switch (NVLS's flows), then channel c's trees between the
+ * nodes' members c, S/g each, at the NIC's full share. */
+static void nvlstree_phase(struct emitter *e, const struct coll_plan *p,
+                           int phase)
+{
+  (void)phase;
+  int g = p->g, N = p->nodes;
+  for (int node = 0; node < (p->rep ? 1 : N); node++)
+    for (int k = 0; k < g; k++)
+      flow(e, node * g + k, node * g + (k + 1) % g, p->S, p->pe);
+  /* NCCL's double binary tree (dtree): each edge once, from the child. */
+  for (int c = 0; c < g; c++)
+    for (int k = 0; k < 2; k++)
+      for (int v = 0; v < N; v++) {
+        int nb[3];
+        dtree(N, k, v, nb);
+        if (nb[0] < 0)
+          continue;
+        int a = v, b = nb[0];
         if (p->rep) { /* node 0 in the busiest node's place */
           int x = p->busiest;
           a = a == x ? 0 : a == 0 ? x : a;
@@ -1088,11 +1309,9 @@ static void tree_phase(struct emitter *e, const struct coll_plan *p, int phase)
           if (a != 0 && b != 0)
             continue;
         }
-        int child = a * g + c, up = b * g + c;
-        flow(e, child, up, share / 2, pe);
-        flow(e, up, child, share / 2, pe);
+        flow(e, a * g + c, b * g + c, p->S / g / 2, 1.0);
+        flow(e, b * g + c, a * g + c, p->S / g / 2, 1.0);
       }
-  }
 }
 
 /* Hierarchical all-reduce, phase by phase: 0 reduce-scatter in each node,

@@ -34,7 +34,7 @@
 
 /* Collective algorithms (the table behind `weft list collectives`). */
 enum coll_algo { CA_AUTO, CA_RING, CA_TREE, CA_HIER, CA_NVLS, CA_DIRECT,
-                 CA_PAT, CA_TORUS, CA_COUNT };
+                 CA_PAT, CA_TORUS, CA_NVLSTREE, CA_COUNT };
 int coll_algo_from_name(const char *name); /* -1 when unknown */
 const char *coll_algo_name(enum coll_algo a);
 const char *coll_algo_summary(enum coll_algo a);
@@ -87,6 +87,14 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * fixed cost, at COLL_PAT_BW of the ring's bandwidth. */
 #define COLL_PAT_PER_RANK 2.8
 #define COLL_PAT_BW 0.75
+/* NVLSTree all-reduce (NCCL >= 2.18 on NVSwitch nodes across nodes;
+ * 2.30.7 tuning.cc: latency intraLat + 2 x log2i(nodes) x interLat): NVLS's
+ * fixed cost inside the node (COLL_LAT_NVLS of coll_lat), then
+ * 2 x floor(log2 nodes) network hops of the trees between the nodes' head
+ * GPUs at COLL_NVLSTREE_HOP_NET microseconds each.  NCCL's tuner charges
+ * 20.9 us a hop (14 us in 2.19 to 2.28); the hop here is fitted on one
+ * measurement at 1024 nodes (coll.c's header names the row). */
+#define COLL_NVLSTREE_HOP_NET 45.7
 
 /* Everything the collective model needs, resolved: the engine fills it
  * from its parameters and the cluster (coll_model_resolve). */
@@ -160,7 +168,7 @@ struct coll_call {
  * extra_s (none when zero).  nphases == 0: the delay alone (a closed form),
  * or nothing at all when extra_s is zero. */
 enum coll_shape { CS_NONE, CS_CLOSED, CS_NVLS, CS_TREE, CS_HIER, CS_RING,
-                  CS_DIRECT, CS_TORUS };
+                  CS_DIRECT, CS_TORUS, CS_NVLSTREE };
 struct coll_plan {
   enum coll_shape shape;
   enum coll_algo algo;  /* what runs (never CA_AUTO) */
@@ -185,8 +193,8 @@ struct coll_plan {
                            channel from the previous node crosses that
                            node's NVLinks: sym_fabric is then false).
                            closed_flows counts the others. */
-  int busiest;          /* trees under rep: the node whose place node 0
-                           takes */
+  int busiest;          /* trees (and NVLSTree's) under rep: the node
+                           whose place node 0 takes */
   /* Torus: phase k's stage, in order: -1 the reduce-scatter inside each
    * node, -2 the all-gather inside each node, else a dimension stage
    * (stage_k its place in the dimension order, 0 first). */

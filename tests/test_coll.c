@@ -515,6 +515,7 @@ Test(coll, ring_tree_switch)
 {
   struct coll_model m = model();
   m.algo = CA_AUTO;
+  m.nvls = false; /* no NVLSTree (test nvlstree_auto_choice) */
   struct coll_plan p;
   /* 64 nodes, 1 MiB: the ring pays 1022 steps; the tree 2 x (7 + 6). */
   struct coll_call c = call(CO_ALLREDUCE, 512, 1 << 20);
@@ -603,6 +604,7 @@ Test(coll, torus_allreduce_stages)
 {
   struct coll_model m = model();
   m.algo = CA_AUTO;
+  m.nvls = false; /* off the sub-tori rings, not NVLSTree */
   m.torus_ndims = 2;
   m.torus_dim[0] = 3;
   m.torus_dim[1] = 4;
@@ -708,4 +710,138 @@ Test(coll, sendrecv_exchange_pays_a_send_latency)
   c.bytes = 1 << 30;
   coll_plan_make(&m, &c, &p);
   REL(p.extra_s, 20e-6, 1e-12);
+}
+
+/* The largest bytes any one GPU sends across nodes in `fl` (its NIC's
+ * load one way) and sends inside its node (its NVLink's up). */
+static void link_loads(double *nic, double *nvl)
+{
+  static double out_net[1536], out_nvl[1536];
+  memset(out_net, 0, sizeof out_net);
+  memset(out_nvl, 0, sizeof out_nvl);
+  *nic = *nvl = 0;
+  for (long i = 0; i < fl.n; i++) {
+    double *o = fl.src[i] / 8 != fl.dst[i] / 8 ? out_net : out_nvl;
+    o[fl.src[i]] += fl.wire[i];
+  }
+  for (int k = 0; k < 1536; k++) {
+    if (out_net[k] > *nic)
+      *nic = out_net[k];
+    if (out_nvl[k] > *nvl)
+      *nvl = out_nvl[k];
+  }
+}
+
+/* NVLSTree over two nodes: NVLS in each node (every GPU S up and down at
+ * nvls_eff) and, per channel (GPU c of each node, S/8), NCCL's two trees
+ * of one edge each, S/16 each way on each: a NIC carries S/8 each way.
+ * Latency: NVLS's fixed cost and 2 x log2(2) network hops, less the
+ * route the flows pay.  Time = that + route + max(S / (0.6 x 450 GB/s),
+ * S/8 / (0.9 x 50 GB/s)). */
+Test(coll, nvlstree_on_two_nodes)
+{
+  struct coll_model m = model();
+  m.algo = CA_NVLSTREE;
+  double S = 1 << 30;
+  struct coll_call c = call(CO_ALLREDUCE, 16, S);
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_NVLSTREE);
+  cr_assert_eq(p.shape, CS_NVLSTREE);
+  cr_assert_eq(p.nphases, 1);
+  cr_assert_eq(p.delay0_s, 0);
+  REL(p.extra_s,
+      20e-6 * COLL_LAT_NVLS + 2 * 1 * COLL_NVLSTREE_HOP_NET * 1e-6 - NET_LAT,
+      1e-12);
+  cr_assert_eq(phase_flows(&m, &c, &p, 0), 2 * 8 + 8 * 2 * 1 * 2);
+  double nic, nvl;
+  link_loads(&nic, &nvl);
+  REL(nvl, S / 0.6, 1e-12);
+  REL(nic, S / 8 / 0.9, 1e-12);
+  /* NVLink bound here: S / 270 GB/s beats S/8 / 45 GB/s. */
+  cr_assert_gt(nvl / NVL, nic / NIC);
+}
+
+/* Four nodes: NCCL's double binary tree (0-2, 2-1, 2-3 and its mirror
+ * 3-1, 1-2, 1-0) puts nodes 1 and 2 inner in one tree and leaves in the
+ * other, 4 edges each: their NICs carry 4 x S/16 = S/4 each way, the
+ * bound (S/4 / 45 GB/s > S / 270 GB/s).  Latency: 2 x log2(4) hops.  On
+ * a symmetric fabric node 0 takes node 1's place and its flows alone
+ * carry the same loads. */
+Test(coll, nvlstree_on_four_nodes)
+{
+  struct coll_model m = model();
+  m.algo = CA_NVLSTREE;
+  double S = 1 << 30;
+  struct coll_call c = call(CO_ALLREDUCE, 32, S);
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_NVLSTREE);
+  REL(p.extra_s,
+      20e-6 * COLL_LAT_NVLS + 2 * 2 * COLL_NVLSTREE_HOP_NET * 1e-6 - NET_LAT,
+      1e-12);
+  long all = phase_flows(&m, &c, &p, 0);
+  cr_assert_eq(all, 4 * 8 + 8 * 2 * 3 * 2);
+  double nic, nvl;
+  link_loads(&nic, &nvl);
+  REL(nic, S / 4 / 0.9, 1e-12);
+  REL(nvl, S / 0.6, 1e-12);
+  /* Which GPUs carry it: members of nodes 1 and 2 only. */
+  for (long i = 0; i < fl.n; i++)
+    if (fl.src[i] / 8 != fl.dst[i] / 8)
+      cr_assert_eq(fl.wire[i], S / 16 / 0.9);
+  m.sym_fabric = true;
+  coll_plan_make(&m, &c, &p);
+  cr_assert(p.rep);
+  cr_assert_eq(p.busiest, 1);
+  long mine = phase_flows(&m, &c, &p, 0);
+  cr_assert_eq(mine, 8 + 8 * 4 * 2);
+  cr_assert_eq(mine + p.closed_flows, all);
+  link_loads(&nic, &nvl);
+  REL(nic, S / 4 / 0.9, 1e-12);
+  /* Three nodes (odd: the second tree is the first shifted by one): two
+   * edges per tree. */
+  m.sym_fabric = false;
+  c = call(CO_ALLREDUCE, 24, S);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(phase_flows(&m, &c, &p, 0), 3 * 8 + 8 * 2 * 2 * 2);
+}
+
+/* auto across NVLS nodes: NCCL's tuner takes the fastest estimate of
+ * ring, tree and NVLSTree.  64 nodes: at 1 MiB the tree's LL latency
+ * (2 x (7 x 0.6 + 6 x 5) us) beats NVLSTree's 2 x 6 hops of 45.7 us; at 1
+ * GiB NVLSTree's bandwidth (8 NICs, each S/4) and log-depth latency beat
+ * the ring's 1022 steps and the tree's tree_bw.  Without NVLS, one GPU per
+ * node or one node, no NVLSTree (asked for: auto's choice). */
+Test(coll, nvlstree_auto_choice)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  struct coll_plan p;
+  struct coll_call c = call(CO_ALLREDUCE, 512, 1 << 20);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_TREE);
+  c.bytes = 1 << 30;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_NVLSTREE);
+  m.nvls = false;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_neq(p.algo, CA_NVLSTREE);
+  /* Asked for where it cannot run: auto's choice. */
+  m.algo = CA_NVLSTREE;
+  enum coll_algo want = p.algo;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, want);
+  m.nvls = true;
+  for (int k = 0; k < 64; k++)
+    ranks[k] = 8 * k; /* GPU 0 of 64 nodes */
+  c.n = 64;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_neq(p.algo, CA_NVLSTREE, "one GPU per node");
+  c = call(CO_ALLREDUCE, 8, 1 << 30);
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_NVLS, "one node: NVLS, as auto");
+  c.bytes = 4096;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_RING);
 }

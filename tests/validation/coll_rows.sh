@@ -3,8 +3,12 @@
 # of shared/validation/calibration.csv held back from calibration (large
 # messages: 64 MiB and above; the message size of the row, or 8 GiB for
 # "peak" and vendor figures that print none; GTC24 "multi-node" rows taken
-# as 4 nodes), ring first, then NVLS and tree, and print predicted vs
-# measured bus bandwidth.  The rows calibrated on are named in
+# as 4 nodes), ring first, then NVLS and tree, then NVLSTree (the GTC24
+# plot's 32 and 8192 H100; two-node "NVLS" rows, taken as NVLSTree: NCCL
+# disables NVLS across nodes without IB SHARP, tuning.cc) and NCCL's own choice (auto: Fernandez et
+# al.'s scan, H100 nodes assumed; the vendor's IB SHARP row, which weft
+# does not model: NCCL's CollNet), and print predicted vs measured bus
+# bandwidth.  The rows calibrated on are named in
 # analysis/calibrate_coll.py and are not listed here.
 build=${1:-build}
 printf '%-28s %-9s %4s %-13s %-5s %6s %9s %9s %7s\n' row cluster gpus op algo size predicted measured error
@@ -47,4 +51,16 @@ COLL-GTC25-AR-H100-SHARP dgx-h100 8 allreduce 8GiB 480 nvls
 COLL-UA-B200-AR-NVLS-1N dgx-b200 8 allreduce 16GiB 840.8 nvls
 COLL-GTC25-AR-B200-SHARP dgx-b200 8 allreduce 8GiB 850 nvls
 COLL-UA-B200-AR-TREE-46N dgx-b200 368 allreduce 16GiB 193.2 tree
+COLL-GTC24-NVLSTREE-32-128M dgx-h100 32 allreduce 128MiB 278 nvlstree
+COLL-GTC24-NVLSTREE-32-1G dgx-h100 32 allreduce 1GiB 350 nvlstree
+COLL-GTC24-NVLSTREE-32-16G dgx-h100 32 allreduce 16GiB 375 nvlstree
+COLL-GTC24-NVLSTREE-8192-1G dgx-h100 8192 allreduce 1GiB 300 nvlstree
+COLL-GTC24-NVLSTREE-8192-16G dgx-h100 8192 allreduce 16GiB 367 nvlstree
+COLL-TOG-H100-2N-NVLS dgx-h100 16 allreduce 8GiB 479.81 nvlstree
+COLL-UA-B200-AR-NVLS-2N dgx-b200 16 allreduce 16GiB 717.2 nvlstree
+COLL-FERN-4N-64M dgx-h100 32 allreduce 64MiB 215 auto
+COLL-FERN-4N-16G dgx-h100 32 allreduce 16GiB 350 auto
+COLL-FERN-512N-64M dgx-h100 4096 allreduce 64MiB 110 auto
+COLL-FERN-512N-16G dgx-h100 4096 allreduce 16GiB 345 auto
+COLL-GTC24-AR-DGXH100-SHARP-MN dgx-h100 32 allreduce 8GiB 480 auto
 ROWS
