@@ -347,6 +347,8 @@
     SETTING, NULL, NOCOL, p->moe_max_nodes > 0, PK_MOE_MAX_NODES)             \
   X(PLAN_ETP, "inputs.plan.etp",                                              \
     SETTING, NULL, NOCOL, p->etp > 0, PK_ETP)                                 \
+  X(PLAN_ASYNC_TP_GRAD, "inputs.plan.async_tp_grad",                        \
+    SETTING, NULL, NOCOL, p->async_tp_grad, PK_ASYNC_TP_GRAD)                 \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \
