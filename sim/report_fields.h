@@ -376,6 +376,8 @@
     SETTING, NULL, NOCOL, p->a2a_overlap, PK_OVERLAP_MOE_A2A)                 \
   X(PLAN_DELAY_WGRAD, "inputs.plan.delay_wgrad_compute",                     \
     SETTING, NULL, NOCOL, p->delay_wgrad, PK_DELAY_WGRAD)                     \
+  X(PLAN_ASYNC_TP_GRAD, "inputs.plan.async_tp_grad",                        \
+    SETTING, NULL, NOCOL, p->async_tp_grad, PK_ASYNC_TP_GRAD)                 \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

@@ -836,6 +836,100 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
   return -1;
 }
 
+/* ---- Megatron-LM's asynchronous input-gradient reduction (plan
+ * async_tp_grad) ----
+ *
+ * LinearWithGradAccumulationAndAsyncCommunication.backward (Megatron-LM
+ * megatron/mpu/layers.py at cfd2e21, 2022-04, the code of Korthikanti et
+ * al. 2022; megatron/core/tensor_parallel/layers.py today, the same
+ * order; Transformer Engine's Linear and LayerNormLinear backward without
+ * userbuffers issue the same), for a column-parallel linear (QKV, FC1):
+ *   with SP: handle = all_gather(input, async_op=True) -- the input was
+ *     saved sharded, the weight gradient needs it whole;
+ *   grad_input = grad_output.matmul(weight)         -- data gradient;
+ *   with SP: handle.wait();
+ *   handle = all_reduce(grad_input, async_op=True)  -- SP:
+ *     reduce_scatter(sub_grad_input, grad_input, async_op=True);
+ *   the weight-gradient GEMM (wgrad_gemm_accum_fp32 or a matmul);
+ *   handle.wait() before returning the input gradient.
+ * The collectives run on the process group's NCCL stream, which PyTorch's
+ * ProcessGroupNCCL makes wait for the current stream's work so far; with
+ * CUDA_DEVICE_MAX_CONNECTIONS=1 (which Megatron requires for this) the
+ * GPU starts the kernels in issue order, so each collective is running
+ * before the GEMM issued after it.  Here: the collective on a stream of
+ * its own, after the last compute task; the next compute task waits for
+ * it.  The GEMM beside it runs on the SMs and HBM bandwidth its NCCL
+ * kernel leaves (sim/engine.c, "contention"), for as long as both run.
+ * NEEDSWORK: the collectives go on stream ST_CP, the one stream besides
+ * the ones of pipeline, gradient and parameter traffic whose collectives
+ * the engine charges NCCL's SMs for; the attention's CP exchanges on it
+ * have all completed before a linear's backward starts, so the order of
+ * the stream costs nothing, but a trace shows them on "cp" and the
+ * closed-form estimate (estimate.c) counts them with the CP exchange.
+ * With Transformer Engine's userbuffers overlap (builder_tpo.c) these
+ * steps are its bulk overlaps and never reach here. */
+
+/* Whether the backward of linear step `st` (at index i of the layer),
+ * with the TP_IN step before it, runs asynchronously. */
+static bool async_dgrad(const struct ctx *c, int i)
+{
+  if (!c->p->async_tp_grad || c->t <= 1 || i < 1)
+    return false;
+  const struct lstep *st = &c->ld.st[i];
+  if (st->kind != LS_LINEAR || st[-1].kind != LS_TP_IN || st->w < 0)
+    return false;
+  const struct lweight *w = &c->ld.w[st->w];
+  return w->split == LW_COL && !w->routed && w->role != LW_ROUTER &&
+         wsplit(c, w) == c->t && !bld_moe_skips_tp(c, &st[-1]);
+}
+
+/* A collective over TP beside the compute stream, started after the last
+ * compute task. */
+static long async_coll(struct ctx *c, enum coll_op op, long l, double bytes)
+{
+  long x = bld_coll(c, op, GK_TP, ST_CP, PH_BWD, l, bytes);
+  if (c->last_compute >= 0)
+    graph_dep(c->g, c->s, c->last_compute);
+  return x;
+}
+
+/* Steps i (the linear) and i - 1 (its TP_IN) backward, as above; returns
+ * the weight-gradient GEMM.  The kernels and bytes of step_bwd's LS_LINEAR
+ * and LS_TP_IN, and with SP the input's all-gather. */
+static long async_linear_bwd(struct ctx *c, int i, long l)
+{
+  const int B = PH_BWD;
+  const struct lstep *st = &c->ld.st[i];
+  const struct lweight *w = &c->ld.w[st->w];
+  if (c->pre_linear)
+    c->pre_linear(c, l, st->w, B);
+  double M = linear_rows(c, w), N, K, e = c->e;
+  lweight_gemm_nk(w, wsplit(c, w), &N, &K);
+  if (jit_qkv(c, w)) /* the bias's gradient: a sum over the tokens */
+    bld_kernel(c, KK_ELEMWISE, B, l, 0, e * M * N);
+  if (te_grad_gathered(c, w))
+    te_fp8_transpose(c, B, l, M * N);
+  else if (w->cast)
+    fp8_grad_cast(c, l, M * N);
+  long ag = -1;
+  if (c->p->sp) {
+    /* gathered as in the forward: 1 byte an element when the norm before
+     * wrote FP8 (step_fwd, LS_TP_IN) */
+    bool f8 = te_sp_gathered(c) && i >= 2 && st[-2].kind == LS_NORM &&
+              te_norm_fp8(c, st - 2);
+    ag = async_coll(c, CO_ALLGATHER, l, (f8 ? 1 : e) * c->T * c->h);
+  }
+  linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
+  if (ag >= 0)
+    bld_wait_for(c, ag);
+  long r = async_coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, l,
+                      e * c->T * c->h);
+  long wg = w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
+                            : linear_gemm(c, w, B, l, N, K, M, true);
+  bld_wait_for(c, r);
+  return wg;
+}
+
 /* The matrices torchtitan multiplies for linear `w`, as it holds them
  * (q, k and v apart; SwiGLU's gate and up apart): their output features,
  * in order.  Returns how many. */
@@ -914,6 +1008,10 @@ static long layer_bwd(struct ctx *c, long l)
     if (c->weave) /* combined 1F1B (builder_pipe.c) */
       bld_weave_step(c, i, true);
     k = bld_tpo_bwd(c, &c->ld.st[i], i, l, fp8_grad_cast, &w);
+    if (!k && async_dgrad(c, i)) {
+      w = async_linear_bwd(c, i, l);
+      k = 2;
+    }
     if (!k) {
       w = step_bwd(c, &c->ld.st[i], l);
       k = 1;

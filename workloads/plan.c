@@ -209,7 +209,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
           : k == PK_COMM_CONTENTION ? &p->comm_contention
           : k == PK_FP8_PARAMS ? &p->fp8_params
           : k == PK_OVERLAP_MOE_A2A ? &p->a2a_overlap
-          : k == PK_DELAY_WGRAD ? &p->delay_wgrad : &p->fsdp;
+          : k == PK_DELAY_WGRAD ? &p->delay_wgrad
+          : k == PK_ASYNC_TP_GRAD ? &p->async_tp_grad : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -713,6 +714,12 @@ static const struct {
             "Core's --tp-comm-overlap with Transformer Engine's userbuffers "
             "at their defaults), nemo (with NeMo's H100 configuration) or "
             "torch (PyTorch's async TP); needs SP (default no)"},
+    [PK_ASYNC_TP_GRAD] = {"async_tp_grad", "yes|no", set_flag,
+            "a column-parallel linear's input-gradient TP all-reduce (SP: "
+            "reduce-scatter) beside its weight-gradient GEMM, and with SP "
+            "its input gathered again beside the data gradient (Megatron-"
+            "LM's --async-tensor-model-parallel-allreduce, 2022 on; "
+            "default no)"},
     [PK_MOE_DISPATCHER] = {"moe_dispatcher",
                            "basic|alltoall|allgather|deepep",
                            set_moe_dispatcher,
@@ -1529,6 +1536,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_DELAY_WGRAD:
     snprintf(buf, size, "%s", p->delay_wgrad ? "yes" : "no");
+    break;
+  case PK_ASYNC_TP_GRAD:
+    snprintf(buf, size, "%s", p->async_tp_grad ? "yes" : "no");
     break;
   default:
     snprintf(buf, size, "?");

@@ -36,7 +36,7 @@ enum plan_key {
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
   PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_MOE_DISPATCHER, PK_MOE_CAPACITY,
   PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_ETP,
-  PK_OVERLAP_MOE_A2A, PK_DELAY_WGRAD, PK_COUNT
+  PK_OVERLAP_MOE_A2A, PK_DELAY_WGRAD, PK_ASYNC_TP_GRAD, PK_COUNT
 };
 
 /* How an MoE layer moves its tokens to the experts and back
@@ -306,6 +306,16 @@ struct plan {
   bool comm_contention;
   double host_op_s;
   enum tp_overlap tp_overlap; /* TP communication overlap (above) */
+  /* The backward of a column-parallel linear as Megatron-LM runs it since
+   * 2022 (LinearWithGradAccumulationAndAsyncCommunication, mpu/layers.py,
+   * then megatron/core/tensor_parallel/layers.py; its flag
+   * --async-tensor-model-parallel-allreduce, default on, and with SP
+   * always): the input gradient's TP all-reduce (SP: reduce-scatter) runs
+   * beside the weight-gradient GEMM, and with SP the input, kept sharded,
+   * is all-gathered again beside the data-gradient GEMM
+   * (builder_layer.c, async_linear_bwd).  Off: the collective blocks the
+   * compute stream after the weight gradient (Megatron-LM v2.5). */
+  bool async_tp_grad;
   /* MoE execution (above, enum moe_dispatcher; builder_moe.c): the
    * dispatcher; the capacity factor (Megatron's
    * --moe-expert-capacity-factor: an expert takes at most

@@ -61,7 +61,10 @@ static const struct stack stacks[] = {
      "userbuffers at their defaults; needs SP with TP > 1); "
      "megatron/core/fusions/"
      "fused_cross_entropy.py; attention by TE's DotProductAttention (cuDNN "
-     "on Hopper and Blackwell)",
+     "on Hopper and Blackwell); TE's Linear and LayerNormLinear backward "
+     "(module/linear.py, layernorm_linear.py): a column-parallel layer's "
+     "dgrad all-reduced (SP: reduce-scattered) with async_op=True beside "
+     "its wgrad GEMM, where the userbuffers overlap does not take it",
      {{"attention", "flash"},
       {"zero", "1"},
       {"shard_impl", "megatron"},
@@ -74,6 +77,7 @@ static const struct stack stacks[] = {
       {"mem_framework", "megatron"},
       {"fp8_params", "yes"},
       {"tp_comm_overlap", "te"},
+      {"async_tp_grad", "yes"},
       {"host_op", "3.3us"},
       {NULL, NULL}}},
     {"megatron-fsdp",

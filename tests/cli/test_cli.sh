@@ -527,11 +527,11 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
   >"$tmp/j3" 2>/dev/null
 "$weft" run --json --breakdown --model gpt-1.7b --layers 4 --gpus 16 --tp 2 \
   --pp 2 --cp 2 --global-batch 8 >"$tmp/j4" 2>/dev/null
-# inputs.plan.tp_comm_overlap is printed only when the overlap is on, and
-# inputs.model.head_dim, qkv_bias, qk_norm and tied only when set, goodput
-# only with a run length
+# inputs.plan.tp_comm_overlap and async_tp_grad are printed only when on,
+# and inputs.model.head_dim, qkv_bias, qk_norm and tied only when set,
+# goodput only with a run length
 "$weft" run --json --model gpt-1.7b --layers 2 --gpus 8 --tp 4 --sp yes \
-  --tp-comm-overlap te --global-batch 8 --head-dim 96 --qkv-bias no \
+  --tp-comm-overlap te --async-tp-grad yes --global-batch 8 --head-dim 96 --qkv-bias no \
   --qk-norm yes --tied no --train-days 7 --storage-bw 100GBps \
   >"$tmp/j5" 2>/dev/null
 # and the MoE settings only when not their defaults (the all-to-all
