@@ -254,6 +254,8 @@ struct engine {
    * Collectives wait for their simulated members; their rings and trees
    * emit the flows of their first node (coll.h, rep). */
   bool rsym;
+  bool stages;      /* replicas with pipelines: each stage's first node
+                       simulated (symmetry.h) */
   bool ep_across;   /* expert groups span nodes (couriers, engine_run) */
   long copies;      /* ranks each simulated rank stands for: the nodes
                        under replica symmetry, else 1 (< INT_MAX) */
@@ -587,13 +589,14 @@ static int node_of(const struct engine *E, long rank)
 static void start_phase(struct engine *E, struct inst *in);
 
 /* Whether `rank` is simulated under replica symmetry (node 0's ranks;
- * under expert replica symmetry, also their pipeline peers: the ranks
- * whose place but for the stage is on node 0). */
+ * with pipelines (stage and expert replica symmetry), also their
+ * pipeline peers: the ranks whose place but for the stage is on node
+ * 0). */
 static bool simulated(const struct engine *E, long rank)
 {
   if (!E->rsym)
     return true;
-  if (E->cm.a2a_rep) {
+  if (E->stages) {
     long co[PD_COUNT];
     layout_coords(&E->g->layout, rank, co);
     co[PD_PP] = 0;
@@ -1140,7 +1143,7 @@ static void arrive_p2p(struct engine *E, long rank, long task)
     return;
   last_arrival(E, in, rank, task);
   contention_of(E, in, t);
-  if (E->rsym) /* under expert replica symmetry: every node's transfer */
+  if (E->rsym) /* with pipelines: it stands for every node's transfer */
     in->copies = (int)E->copies;
   for (int k = 0; k < 2; k++) {
     comm_begins(E, &E->rs[in->ranks[k]], t);
@@ -1481,9 +1484,12 @@ static int engine_setup(struct engine *E, const struct graph *g,
   if (eps && !strcmp(eps, "on"))
     symmetry_decide_experts(&g->layout, c, every_flow, p->on_task != NULL,
                             &sy);
+  symmetry_decide_stages(&g->layout, c, every_flow, p->on_task != NULL,
+                         &sy);
   E->cm.a2a_rep = sy.experts;
   E->cm.sym_fabric = sy.fabric;
   E->rsym = sy.replicas;
+  E->stages = sy.stages;
   E->sim = xcalloc((size_t)E->nranks, sizeof *E->sim);
   for (long r = 0; r < E->nranks; r += E->rank_step)
     if (simulated(E, r))
@@ -1647,6 +1653,7 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   out->exposed_s = ex / simulated;
   out->symmetric = E->sym;
   out->replicas = E->rsym;
+  out->stage_reps = E->stages;
   out->idle_s = idle_or_zero(end - out->compute_s - out->exposed_s, end);
   for (int k = 0; k < KK_COUNT; k++)
     out->compute_by_kind_s[k] = kind[k] / simulated;

@@ -64,6 +64,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * row 6 moved by 0.23 %, so pipelines keep every flow. */
   out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
   out->experts = false;
+  out->stages = false;
   out->fabric = alike && !fold && !topo_forwards(c) && L->pp == 1 &&
                 (L->cp == 1 || inside_nodes(L, c, GK_CP)) &&
                 !out->ep_across &&
@@ -76,24 +77,51 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
                   nranks % c->gpus_per_node == 0;
 }
 
-void symmetry_decide_experts(const struct graph_layout *L,
-                             const struct cluster *c, bool every_flow,
-                             bool every_task, struct symmetry *out)
+/* The conditions every stage-replica shortcut shares (symmetry.h): the
+ * nodes alike, nothing that needs every rank, PP outermost with stages of
+ * two or more whole nodes, data parallelism, and TP, context and HSDP
+ * shard groups inside nodes (or TP filling them), packed placement. */
+static bool stages_ok(const struct graph_layout *L, const struct cluster *c,
+                      bool every_flow, bool every_task)
 {
   bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
   bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
                topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
   long nranks = layout_ranks(L);
   long per_stage = nranks / L->pp;
-  if (!out->ep_across || !alike || every_task || topo_forwards(c) ||
-      L->etp > 0 ||
+  if (!alike || every_task || topo_forwards(c) || L->etp > 0 ||
       L->dp < 2 || L->order[PD_COUNT - 1] != PD_PP ||
       per_stage % c->gpus_per_node != 0 || per_stage <= c->gpus_per_node ||
       L->t3[0] != 0)
-    return;
+    return false;
   if ((L->cp > 1 && !inside_nodes(L, c, GK_CP)) ||
-      (L->tp > 1 && !out->tp && !inside_nodes(L, c, GK_TP)) ||
+      (L->tp > 1 && !(L->tp == c->gpus_per_node && L->order[0] == PD_TP) &&
+       !inside_nodes(L, c, GK_TP)) ||
       (L->shard != 0 && L->shard < L->dp && !inside_nodes(L, c, GK_SHARD)))
+    return false;
+  return !c->spread && c->random_seed == 0;
+}
+
+void symmetry_decide_stages(const struct graph_layout *L,
+                            const struct cluster *c, bool every_flow,
+                            bool every_task, struct symmetry *out)
+{
+  long per_stage = layout_ranks(L) / L->pp;
+  if (out->replicas || out->ep_across || L->pp < 2 || L->vchunks > 1 ||
+      !stages_ok(L, c, every_flow, every_task) ||
+      c->nodes_per_leaf % (per_stage / c->gpus_per_node) != 0)
+    return;
+  out->fabric = true;
+  out->replicas = true;
+  out->stages = true;
+}
+
+void symmetry_decide_experts(const struct graph_layout *L,
+                             const struct cluster *c, bool every_flow,
+                             bool every_task, struct symmetry *out)
+{
+  long per_stage = layout_ranks(L) / L->pp;
+  if (!out->ep_across || !stages_ok(L, c, every_flow, every_task))
     return;
   /* Every node of a stage must see the others alike: a stage over two
    * leaf groups gives the nodes at the boundary other route latencies
@@ -104,8 +132,7 @@ void symmetry_decide_experts(const struct graph_layout *L,
    * iteration 2e-5 off).  Stages are runs of consecutive nodes from a
    * multiple of their size (packed placement): they must divide the leaf
    * group. */
-  if (c->spread || c->random_seed > 0 ||
-      c->nodes_per_leaf % (per_stage / c->gpus_per_node) != 0)
+  if (c->nodes_per_leaf % (per_stage / c->gpus_per_node) != 0)
     return;
   struct layout_group grp;
   layout_group(L, GK_EP, 0, &grp);
@@ -126,6 +153,7 @@ void symmetry_decide_experts(const struct graph_layout *L,
     return;
   out->fabric = true;
   out->replicas = true;
+  out->stages = true;
   out->experts = true;
 }
 

@@ -17,6 +17,8 @@
  *     then emit one node's flows (coll_model.sym_fabric).
  *   replica symmetry: on a symmetric fabric with data parallelism, only
  *     node 0's ranks are simulated.
+ *   stage replica symmetry (symmetry_decide_stages): the same with
+ *     pipelines; each stage's first node simulated.
  *   expert replica symmetry (opt-in, symmetry_decide_experts): the same
  *     with expert groups across nodes and with pipelines; each stage's
  *     first node simulated, all-to-alls as that node's flows.
@@ -39,6 +41,9 @@ struct symmetry {
   bool fabric;     /* rings may emit one node's flows (sym_fabric) */
   bool replicas;   /* replica symmetry: node 0's ranks simulated */
   bool ep_across;  /* expert groups span nodes */
+  bool stages;     /* replicas with pipelines: each stage's first node
+                      simulated (node 0's ranks and their pipeline
+                      peers) */
   bool experts;    /* expert replica symmetry (symmetry_decide_experts):
                       replicas with expert groups across nodes, and
                       pipelines; expert all-to-alls emit the simulated
@@ -54,7 +59,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
                      bool every_flow, bool every_task, struct symmetry *out);
 
 /* Expert replica symmetry, after symmetry_decide (opt-in: the engine
- * asks for it when WEFT_EP_SYMMETRY=on).  Where expert groups span nodes
+ * asks for it when WEFT_EP_SYMMETRY=on); it sets out->stages too.  Where expert groups span nodes
  * (out->ep_across), replica symmetry is extended to them and to pipelines:
  * the nodes alike as for replica symmetry (a NIC per GPU, no
  * oversubscription, a fabric whose entry is alike, no PXN route), TP,
@@ -70,6 +75,24 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
 void symmetry_decide_experts(const struct graph_layout *L,
                              const struct cluster *c, bool every_flow,
                              bool every_task, struct symmetry *out);
+
+/* Stage replica symmetry, after symmetry_decide (the engine always asks
+ * for it): replica symmetry extended to dense jobs with pipelines.  The
+ * nodes alike as for replica symmetry (a NIC per GPU, no
+ * oversubscription, a fabric whose entry is alike, no PXN route), TP,
+ * context and HSDP shard groups inside nodes (or TP filling them), no
+ * expert groups across nodes (symmetry_decide_experts), PP outermost
+ * with stages of two or more whole nodes, data parallelism, packed
+ * placement, each stage inside one leaf group (its nodes a divisor of the
+ * leaf group's), and no interleaved schedule.  The ranks simulated are
+ * those of each stage's first node (node 0's and their pipeline peers,
+ * whose transfers are all simulated); rings and trees emit the first
+ * node's flows (coll.h, rep).  Sets out->fabric, out->replicas and
+ * out->stages when the job qualifies; leaves *out as it was otherwise.
+ * Why the conditions: README, "Fidelity". */
+void symmetry_decide_stages(const struct graph_layout *L,
+                            const struct cluster *c, bool every_flow,
+                            bool every_task, struct symmetry *out);
 
 /* Links thinned for a replay, to restore afterwards (sim/platload.h). */
 struct platload_thinned;
