@@ -60,8 +60,10 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * node 0 then crosses the previous node's NVLinks, which carry that
    * node's own collectives, not simulated.  With pipelining the
    * replicas are alike too, but a ring's edge to the next node meets that
-   * node's pipeline transfers, which are not simulated: Megatron Table 1
-   * row 6 moved by 0.23 %, so pipelines keep every flow. */
+   * node's pipeline transfers, which node 0's replica symmetry does not
+   * simulate (Megatron Table 1 row 6 moved by 0.23 %): pipelines are
+   * left to symmetry_decide_stages, which simulates each stage's first
+   * node, under the conditions where that was checked. */
   out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
   out->experts = false;
   out->stages = false;
@@ -106,6 +108,23 @@ void symmetry_decide_stages(const struct graph_layout *L,
                             const struct cluster *c, bool every_flow,
                             bool every_task, struct symmetry *out)
 {
+  /* Each stage inside one leaf group: its ring edges and its nodes'
+   * pipeline routes then have one latency each (platforms/topo.c,
+   * tiered_route: 1 switch inside a leaf group, 3 inside a pod, 5 across
+   * pods), so every node of a stage is the first node's image.  Stages
+   * over several leaf groups have nodes at the boundaries whose ring
+   * edges pay more switch latencies; those nodes' NICs are then shared
+   * on another schedule and the full replay's nodes differ (Llama 3
+   * 405B cut to 16 layers, TP 8 x PP 16 on 2048 H100, stages of 16 nodes
+   * over two leaf groups of 8: a stage's overlapped DP time 12.5 % off,
+   * over two pods 25 %; with zero switch latency both agreed to the last
+   * digit).  Interleaved schedules: data-parallel rings overlap
+   * pipeline transfers into and out of the nodes, and a ring's edge into
+   * the next node misses that node's transfers, which are not simulated
+   * (Llama 3 70B cut to 8 layers, TP 8 x PP 4 interleaved on 256 H100:
+   * 5.4 % on a stage's overlapped DP time; TP 4 x CP 2 x PP 2: 8.7 %).
+   * 1F1B and GPipe gave every metric to the last printed digit on the
+   * jobs of tests/bench/README.md ("Stage replica symmetry"). */
   long per_stage = layout_ranks(L) / L->pp;
   if (out->replicas || out->ep_across || L->pp < 2 || L->vchunks > 1 ||
       !stages_ok(L, c, every_flow, every_task) ||
