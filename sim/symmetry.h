@@ -44,6 +44,9 @@ struct symmetry {
   bool stages;     /* replicas with pipelines: each stage's first node
                       simulated (node 0's ranks and their pipeline
                       peers) */
+  bool classes;    /* with stages: stages over several leaf groups, one
+                      node per class of position simulated
+                      (symmetry_stage_classes) */
   bool experts;    /* expert replica symmetry (symmetry_decide_experts):
                       replicas with expert groups across nodes, and
                       pipelines; expert all-to-alls emit the simulated
@@ -83,16 +86,28 @@ void symmetry_decide_experts(const struct graph_layout *L,
  * context and HSDP shard groups inside nodes (or TP filling them), no
  * expert groups across nodes (symmetry_decide_experts), PP outermost
  * with stages of two or more whole nodes, data parallelism, packed
- * placement, each stage inside one leaf group (its nodes a divisor of the
- * leaf group's), and no interleaved schedule.  The ranks simulated are
- * those of each stage's first node (node 0's and their pipeline peers,
- * whose transfers are all simulated); rings and trees emit the first
- * node's flows (coll.h, rep).  Sets out->fabric, out->replicas and
- * out->stages when the job qualifies; leaves *out as it was otherwise.
- * Why the conditions: README, "Fidelity". */
+ * placement, no interleaved schedule, and each stage inside one leaf
+ * group (its nodes a divisor of the leaf group's) or, on a fat tree,
+ * out->classes.  The ranks simulated are those of each stage's first
+ * node (node 0's and their pipeline peers, whose transfers are all
+ * simulated), or with out->classes of the first node of each class of
+ * positions (symmetry_stage_classes); rings emit those nodes' flows
+ * (coll.h, rep).  The engine refuses it still where an all-reduce across
+ * nodes would run as trees.  Sets out->fabric, out->replicas,
+ * out->stages and out->classes when the job qualifies; leaves *out as it
+ * was otherwise.  Why the conditions: README, "Fidelity". */
 void symmetry_decide_stages(const struct graph_layout *L,
                             const struct cluster *c, bool every_flow,
                             bool every_task, struct symmetry *out);
+
+/* Under stage replica symmetry with out->classes: the node positions of
+ * a stage (0 to n - 1, n its nodes) whose route latencies to their ring
+ * neighbours (positions k - 1 and k + 1 mod n) and their pipeline peers
+ * (position k of the next stage) are the same in every stage fall in one
+ * class.  rep_of[k] (n entries, the caller's) receives the first
+ * position of k's class.  Returns the number of classes. */
+long symmetry_stage_classes(const struct graph_layout *L,
+                            const struct cluster *c, long *rep_of);
 
 /* Links thinned for a replay, to restore afterwards (sim/platload.h). */
 struct platload_thinned;

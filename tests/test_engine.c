@@ -1359,10 +1359,12 @@ Test(engine, torus_allreduce_with_nodes_of_8)
  * rings over four nodes as the first node's flows); 1, TP 2 x PP 4 with
  * the distributed optimizer (ZeRO-1, Megatron's) and GPipe on 128 A100
  * (leaf groups of 20 nodes, stages of 4); 2, TP 4 x CP 2 x PP 2 on 64
- * H100.  Refused, every rank simulated: 3, job 0 with two nodes per leaf
- * group (a stage over two leaf groups: a stage's overlapped DP time 25 %
- * off on Llama 3 405B when it was not refused); 4, job 0 interleaved (a
- * stage's overlapped PP time 7 % off). */
+ * H100; 3, job 0 with two nodes per leaf group and two leaf groups per
+ * pod (stages over two leaf groups, or two pods, whose boundary nodes
+ * differ: a node per class of positions; with one node per stage, a
+ * stage's overlapped DP time was 25 % off on Llama 3 405B).  Refused,
+ * every rank simulated: 4, job 0 interleaved (a stage's overlapped PP
+ * time 7 % off); 5, job 3 with trees for the all-reduces (10 % off). */
 #define STAGE_N (NMETRICS + 6)
 static void stage_job(int job, bool all_ranks, double out[STAGE_N])
 {
@@ -1370,8 +1372,10 @@ static void stage_job(int job, bool all_ranks, double out[STAGE_N])
   char g[16];
   snprintf(g, sizeof g, "%ld", gpus);
   struct cluster c = load(job == 1 ? "dgx-a100" : "dgx-h100",
-                          job == 3 ? KV("gpus", g, "nodes_per_leaf", "2")
-                                   : KV("gpus", g));
+                          job == 3 || job == 5
+                              ? KV("gpus", g, "nodes_per_leaf", "2",
+                                   "leaves_per_pod", "2")
+                              : KV("gpus", g));
   struct model m;
   cr_assert_eq(model_from_preset(&m, "gpt-1.7b", NULL), 0);
   m.layers = 4;
@@ -1397,10 +1401,12 @@ static void stage_job(int job, bool all_ranks, double out[STAGE_N])
   engine_params_default(&ep);
   ep.no_symmetry = all_ranks;
   ep.breakdown = true;
+  if (job == 5)
+    ep.algo = CA_TREE;
   struct engine_result r;
   cr_assert_eq(engine_run(gr, &c, &ep, &r, &err), 0, "%s", err.msg);
   graph_free(gr);
-  cr_assert_eq(r.stage_reps, !all_ranks && job < 3, "job %d", job);
+  cr_assert_eq(r.stage_reps, !all_ranks && job < 4, "job %d", job);
   cr_assert_eq(r.replicas, r.stage_reps, "job %d", job);
   metrics(&r, out);
   cr_assert_eq(r.nstages, p.pp);
@@ -1420,7 +1426,7 @@ static void stage_job(int job, bool all_ranks, double out[STAGE_N])
 
 Test(engine, stage_symmetry_matches_every_rank, .timeout = 240)
 {
-  for (int job = 0; job < 5; job++) {
+  for (int job = 0; job < 6; job++) {
     double a[STAGE_N], b[STAGE_N];
     in_child(stage_job, job, false, a, STAGE_N);
     in_child(stage_job, job, true, b, STAGE_N);
