@@ -673,9 +673,11 @@ void report_print_text(FILE *f, const struct report *r)
           res->flows, r->sim_wall_s,
           res->stage_reps && res->symmetric
               ? " (TP and replica symmetry: one TP rank of each stage's "
-                "first node; --every-rank for all)"
-          : res->stage_reps ? " (replica symmetry: each stage's first node's "
-                          "ranks; --every-rank for all)"
+                "first node, or of each class of its nodes; --every-rank "
+                "for all)"
+          : res->stage_reps ? " (replica symmetry: the ranks of each stage's "
+                              "first node, or of each class of its nodes; "
+                              "--every-rank for all)"
           : res->replicas && res->symmetric
               ? " (TP and replica symmetry: one TP rank of node 0; "
                 "--every-rank for all)"
