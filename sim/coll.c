@@ -602,15 +602,34 @@ static bool rep_ok(const struct coll_model *m, const struct group_shape *t)
  * of it, so that node 0's links carry what every node's carry in the full
  * ring.  The flows it stands for are counted in closed_flows. */
 
-static void set_rep(const struct coll_model *m, const struct group_shape *t,
-                    struct coll_plan *out)
+/* Whether the ring's node j is simulated (coll_model.rep_nodes). */
+static bool rep_node(const struct coll_model *m, const struct coll_call *call,
+                     int g, int j)
+{
+  return m->rep_nodes[node_of(m, call->ranks[j * g]) % m->rep_n] > 0;
+}
+
+static void set_rep(const struct coll_model *m, const struct coll_call *call,
+                    const struct group_shape *t, struct coll_plan *out)
 {
   if (!rep_ok(m, t))
     return;
   out->rep = true;
-  /* Node 0's edges inside it and its channels out and in. */
+  /* Node 0's edges inside it and its channels out and in; with
+   * rep_nodes, every simulated node's, and the channels into it where
+   * the node before it is not simulated. */
   long per_node = (t->g > 1 ? t->g : 0) + t->channels;
-  out->closed_flows = (t->nodes - 1) * per_node - t->channels;
+  if (!m->rep_nodes) {
+    out->closed_flows = (t->nodes - 1) * per_node - t->channels;
+    return;
+  }
+  long sim = 0, in = 0;
+  for (int j = 0; j < t->nodes; j++)
+    if (rep_node(m, call, t->g, j)) {
+      sim++;
+      in += !rep_node(m, call, t->g, (j + t->nodes - 1) % t->nodes);
+    }
+  out->closed_flows = (t->nodes - sim) * per_node - in * t->channels;
 }
 
 /* Rings and direct all-to-all: one phase of flows, or one phase per ring
@@ -641,7 +660,7 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   out->channels = t->channels;
   out->nphases = 1;
   if (ring)
-    set_rep(m, t, out);
+    set_rep(m, call, t, out);
   if (ring && (m->fidelity == FID_STEP ||
                (m->fidelity == FID_AUTO && n <= 16))) {
     /* Each step pays its route latency itself: what is left of the
@@ -696,7 +715,7 @@ static void pat_plan(const struct coll_model *m, const struct coll_call *call,
   out->channels = 1;
   out->nphases = 1;
   out->edge_bytes = (double)(n - 1) / n * call->bytes;
-  set_rep(m, t, out);
+  set_rep(m, call, t, out);
 }
 
 /* NCCL 2.30.7's correction of its tree model at medium sizes
@@ -794,7 +813,8 @@ static void tree_plan(const struct coll_model *m, const struct coll_call *call,
   out->pe = tc.pe;
   out->nphases = 1;
   out->delay0_s = tc.bw_s;
-  if (rep_ok(m, t)) {
+  /* Under classes of positions (rep_nodes), every flow of the tree. */
+  if (rep_ok(m, t) && !m->rep_nodes) {
     /* Node 0 takes the place of the busiest node of the two trees (the
      * nodes are alike, so which node is where is arbitrary): its flows, at
      * the fabric's bottleneck, stand for the others'. */
@@ -1188,6 +1208,31 @@ static void channel_rings(struct emitter *e, enum coll_op op, int g,
 {
   int n = e->call->n;
   bool wrap = op != CO_BROADCAST; /* a broadcast is a chain */
+  if (rep && e->m->rep_nodes) {
+    /* Each simulated node's edges: inside it, out of it, and into it
+     * where the node before it is not simulated (else that node's out
+     * edges are these), in node order; one channel: member by member. */
+    int units = channels == 1 ? n : nodes, per = channels == 1 ? 1 : g;
+    for (int j = 0; j < units; j++) {
+      int jn = (j + 1) % units, jp = (j + units - 1) % units;
+      if (!rep_node(e->m, e->call, per, j))
+        continue;
+      if (channels == 1) {
+        if (jn != 0 || wrap)
+          flow(e, j, jn, share, pe);
+        if ((j != 0 || wrap) && !rep_node(e->m, e->call, per, jp))
+          flow(e, jp, j, share, pe);
+        continue;
+      }
+      if (g > 1)
+        node_edges(e, j, g, share, pe);
+      if (jn != 0 || wrap)
+        channel_edges(e, j, jn, g, channels, share, pe);
+      if ((j != 0 || wrap) && !rep_node(e->m, e->call, per, jp))
+        channel_edges(e, jp, j, g, channels, share, pe);
+    }
+    return;
+  }
   if (channels == 1) {
     int last = rep ? 1 : n;
     for (int k = 0; k < last; k++) {

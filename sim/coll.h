@@ -122,6 +122,14 @@ struct coll_model {
                          all-to-all across nodes emits only the flows
                          that leave or enter its first node (coll_plan.rep)
                          */
+  const long *rep_nodes; /* rings (rep) under stage replica symmetry
+                         over several leaf groups (sim/symmetry.h,
+                         symmetry_stage_classes): per node position of a
+                         stage (node mod rep_n), > 0 where the node is
+                         simulated; its ring edges out and in are
+                         emitted (NULL: the first node's only).
+                         Borrowed. */
+  long rep_n;
   bool nccl_hops;     /* steps across nodes pay NCCL's per-step latencies
                          (COLL_HOP_*); false: the route latency of each
                          step only (an ideal network) */

@@ -254,6 +254,12 @@ struct engine {
    * Collectives wait for their simulated members; their rings and trees
    * emit the flows of their first node (coll.h, rep). */
   bool rsym;
+  bool stages;      /* replicas with pipelines: each stage's first node
+                       simulated (symmetry.h) */
+  long *posw;       /* with stages over several leaf groups: per node
+                       position of a stage, the nodes of its class if it
+                       is simulated (its class's first), else 0; NULL
+                       otherwise (symmetry_stage_classes) */
   bool ep_across;   /* expert groups span nodes (couriers, engine_run) */
   long copies;      /* ranks each simulated rank stands for: the nodes
                        under replica symmetry, else 1 (< INT_MAX) */
@@ -592,19 +598,34 @@ static int node_of(const struct engine *E, long rank)
 static void start_phase(struct engine *E, struct inst *in);
 
 /* Whether `rank` is simulated under replica symmetry (node 0's ranks;
- * under expert replica symmetry, also their pipeline peers: the ranks
- * whose place but for the stage is on node 0). */
+ * with pipelines (stage and expert replica symmetry), also their
+ * pipeline peers: the ranks whose place but for the stage is on node
+ * 0). */
 static bool simulated(const struct engine *E, long rank)
 {
   if (!E->rsym)
     return true;
-  if (E->cm.a2a_rep) {
+  if (E->stages) {
     long co[PD_COUNT];
     layout_coords(&E->g->layout, rank, co);
     co[PD_PP] = 0;
     rank = layout_rank(&E->g->layout, co);
   }
+  if (E->posw)
+    return E->posw[node_of(E, rank)] > 0;
   return node_of(E, rank) == 0;
+}
+
+/* The ranks a simulated rank stands for: its class's nodes where stages
+ * have classes of positions, else every node's (E->copies). */
+static long weight_of(const struct engine *E, long rank)
+{
+  if (!E->posw)
+    return E->copies;
+  long co[PD_COUNT];
+  layout_coords(&E->g->layout, rank, co);
+  co[PD_PP] = 0;
+  return E->posw[node_of(E, layout_rank(&E->g->layout, co))];
 }
 
 /* ---- contention: compute beside communication ------------------------ */
@@ -1081,10 +1102,16 @@ static void launch_coll(struct engine *E, struct inst *in)
     cf *= in->copies;
   }
   E->flows += cf;
+  long w = E->copies;
+  for (int k = 0; E->posw && k < in->n; k++)
+    if (in->tasks[k] >= 0) {
+      w = weight_of(E, in->ranks[k]);
+      break;
+    }
   if (E->rsym && plan.shape == CS_CLOSED)
-    E->flows += cf * (E->copies - 1);
+    E->flows += cf * (w - 1);
   else if (local) /* inside node 0: its flows stand for every node's */
-    in->copies = (int)E->copies;
+    in->copies = (int)w;
   in->phase = 0;
   in->nphases = plan.nphases;
   if (plan.nphases > 0) {
@@ -1157,8 +1184,8 @@ static void arrive_p2p(struct engine *E, long rank, long task)
     return;
   last_arrival(E, in, rank, task);
   contention_of(E, in, t);
-  if (E->rsym) /* under expert replica symmetry: every node's transfer */
-    in->copies = (int)E->copies;
+  if (E->rsym) /* with pipelines: it stands for every node's transfer */
+    in->copies = (int)weight_of(E, src);
   for (int k = 0; k < 2; k++) {
     comm_begins(E, &E->rs[in->ranks[k]], t);
     contention_change(E, &E->rs[in->ranks[k]], in, 1);
@@ -1442,6 +1469,46 @@ static int find_hosts(struct engine *E, struct weft_err *err)
   return rc;
 }
 
+/* Whether some all-reduce of the first rank of a stage over several
+ * nodes runs as double binary trees (coll.c, choose).  Stage replica
+ * symmetry refuses such jobs: a tree's flows end on nodes whose pipeline
+ * transfers are not simulated (Llama 3 70B cut to 8 layers, TP 8 x PP 4
+ * on 512 H100 with --collective tree: a stage's overlapped DP time 0.3 %
+ * off inside one leaf group, the critical path's PP time 10 % off over
+ * several). */
+static bool stages_take_trees(struct engine *E)
+{
+  const struct graph_layout *L = &E->g->layout;
+  int32_t *ranks = xcalloc((size_t)E->nranks, sizeof *ranks);
+  bool tree = false;
+  for (long s = 0; s < E->g->stages && !tree; s++) {
+    long co[PD_COUNT] = {0};
+    co[PD_PP] = s;
+    long r0 = layout_rank(L, co);
+    const struct program *pr = &E->g->prog[s];
+    for (long i = 0; i < pr->n && !tree; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind != TK_COLL || t->op != CO_ALLREDUCE ||
+          (task_class(t) == CC_TP && E->sym))
+        continue;
+      struct layout_group grp;
+      layout_group(L, (enum group_kind)t->group, r0, &grp);
+      for (long k = 0; k < grp.n; k++)
+        ranks[k] = (int32_t)layout_member(L, (enum group_kind)t->group,
+                                          grp.leader, k);
+      if (node_of(E, ranks[0]) == node_of(E, ranks[grp.n - 1]))
+        continue;
+      struct coll_call call = {CO_ALLREDUCE, (int)grp.n, ranks, t->bytes, 0,
+                               route_lat, E, t->stream != ST_COMPUTE};
+      struct coll_plan plan;
+      coll_plan_make(&E->cm, &call, &plan);
+      tree = plan.algo == CA_TREE;
+    }
+  }
+  free(ranks);
+  return tree;
+}
+
 static int engine_setup(struct engine *E, const struct graph *g,
                         const struct cluster *c, const struct engine_params *p,
                         struct weft_err *err)
@@ -1498,9 +1565,28 @@ static int engine_setup(struct engine *E, const struct graph *g,
   if (eps && !strcmp(eps, "on"))
     symmetry_decide_experts(&g->layout, c, every_flow, p->on_task != NULL,
                             &sy);
+  symmetry_decide_stages(&g->layout, c, every_flow, p->on_task != NULL,
+                         &sy);
+  if (sy.stages && !sy.experts) {
+    E->cm.sym_fabric = true; /* as the replay will plan them */
+    if (stages_take_trees(E))
+      sy.stages = sy.replicas = sy.fabric = sy.classes = false;
+  }
   E->cm.a2a_rep = sy.experts;
   E->cm.sym_fabric = sy.fabric;
   E->rsym = sy.replicas;
+  E->stages = sy.stages;
+  if (sy.classes) {
+    long n = E->nranks / g->layout.pp / c->gpus_per_node;
+    long *rep_of = xcalloc((size_t)n, sizeof *rep_of);
+    symmetry_stage_classes(&g->layout, c, rep_of);
+    E->posw = xcalloc((size_t)n, sizeof *E->posw);
+    for (long k = 0; k < n; k++)
+      E->posw[rep_of[k]]++;
+    free(rep_of);
+    E->cm.rep_nodes = E->posw;
+    E->cm.rep_n = n;
+  }
   E->sim = xcalloc((size_t)E->nranks, sizeof *E->sim);
   for (long r = 0; r < E->nranks; r += E->rank_step)
     if (simulated(E, r))
@@ -1551,24 +1637,28 @@ static void collect_stages(const struct engine *E, double end,
   long S = E->g->stages;
   out->nstages = S;
   out->stages = xcalloc((size_t)S, sizeof *out->stages);
+  /* Under classes of positions, each rank weighs its class's nodes. */
+  double *wsum = xcalloc((size_t)S, sizeof *wsum);
   for (long i = 0; i < E->nsim; i++) {
     const struct rank_state *r = &E->rs[E->sim[i]];
     struct engine_stage *st = &out->stages[r->stage];
+    double w = E->posw ? (double)weight_of(E, E->sim[i]) : 1;
     st->gpus++;
-    st->compute_s += r->compute;
+    wsum[r->stage] += w;
+    st->compute_s += w * r->compute;
     for (int k = 0; k < CC_COUNT; k++) {
-      st->overlapped_s[k] += r->overlapped_by[k];
-      st->exposed_s[k] += r->exposed_by[k];
+      st->overlapped_s[k] += w * r->overlapped_by[k];
+      st->exposed_s[k] += w * r->exposed_by[k];
     }
-    st->idle_s += end - r->compute - r->exposed;
+    st->idle_s += w * (end - r->compute - r->exposed);
     for (int k = 0; r->kind_act && k < KK_COUNT; k++)
-      st->compute_by_kind_s[k] += r->kind_act[k];
+      st->compute_by_kind_s[k] += w * r->kind_act[k];
     for (int k = 0; !r->kind_act && E->straggle && k < KK_COUNT; k++)
-      st->compute_by_kind_s[k] += E->st[r->stage].kind_s[k] * r->slow;
+      st->compute_by_kind_s[k] += w * E->st[r->stage].kind_s[k] * r->slow;
   }
   for (long s = 0; s < S; s++) {
     struct engine_stage *st = &out->stages[s];
-    double n = st->gpus ? (double)st->gpus : 1;
+    double n = wsum[s] > 0 ? wsum[s] : 1;
     st->compute_s /= n;
     st->idle_s = idle_or_zero(st->idle_s / n, end);
     for (int k = 0; k < CC_COUNT; k++) {
@@ -1581,6 +1671,7 @@ static void collect_stages(const struct engine *E, double end,
                                      ? st->compute_by_kind_s[k] / n
                                      : E->st[s].kind_s[k];
   }
+  free(wsum);
 }
 
 /* Walk the critical path back from the last task to end. */
@@ -1649,13 +1740,15 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
                          r, stream_name((enum stream)s));
     if (st->end > end)
       end = st->end;
-    comp += st->compute;
+    /* Under classes of positions, each rank for its class's nodes. */
+    double w = E->posw ? (double)weight_of(E, r) : 1;
+    comp += w * st->compute;
     for (int k = 0; k < KK_COUNT; k++) /* as they ran, under contention */
-      kind[k] += st->kind_act ? st->kind_act[k]
-                              : E->st[st->stage].kind_s[k] * st->slow;
-    ov += st->overlapped;
-    ex += st->exposed;
-    simulated++;
+      kind[k] += w * (st->kind_act ? st->kind_act[k]
+                                   : E->st[st->stage].kind_s[k] * st->slow);
+    ov += w * st->overlapped;
+    ex += w * st->exposed;
+    simulated += (long)w;
   }
   memset(out, 0, sizeof *out);
   out->iteration_s = end;
@@ -1664,13 +1757,15 @@ static int engine_collect(const struct engine *E, struct engine_result *out,
   out->exposed_s = ex / simulated;
   out->symmetric = E->sym;
   out->replicas = E->rsym;
+  out->stage_reps = E->stages;
   out->idle_s = idle_or_zero(end - out->compute_s - out->exposed_s, end);
   for (int k = 0; k < KK_COUNT; k++)
     out->compute_by_kind_s[k] = kind[k] / simulated;
   /* Activities stand for the whole job: scale the representatives'. */
   /* Under replica symmetry the other nodes ran node 0's kernels; of the
    * flows, the rings counted those they stand for (coll.h, rep). */
-  out->kernels = E->kernels * (E->nranks / E->nsim);
+  out->kernels = E->posw ? E->kernels * E->nranks / E->nsim
+                        : E->kernels * (E->nranks / E->nsim);
   out->flows = E->flows * E->rank_step;
   if (E->bd) {
     collect_stages(E, end, out);
@@ -1697,6 +1792,7 @@ static void engine_release(struct engine *E)
   }
   free(E->st);
   free(E->sim);
+  free(E->posw);
   for (long r = 0; E->rs && r < E->nranks; r++) {
     free(E->rs[r].rdone);
     free(E->rs[r].crit_s0);

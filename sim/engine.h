@@ -176,6 +176,10 @@ struct engine_result {
   bool symmetric;       /* one TP rank per group was simulated */
   bool replicas;        /* replica symmetry: node 0's ranks were simulated,
                            rings and trees as node 0's flows */
+  bool stage_reps;      /* with pipelines: each stage's first node's ranks
+                           (node 0's and their pipeline peers), or those
+                           of the first node of each class of positions
+                           (sim/symmetry.h) */
   /* With engine_params.breakdown, else NULL and zero: */
   long nstages;
   struct engine_stage *stages; /* by pipeline stage */

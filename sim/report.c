@@ -671,7 +671,14 @@ void report_print_text(FILE *f, const struct report *r)
             "micro-batch, TP or PP makes it fit\n");
   fprintf(f, "  simulated %ld kernels and %ld flows in %.2f s%s\n", res->kernels,
           res->flows, r->sim_wall_s,
-          res->replicas && res->symmetric
+          res->stage_reps && res->symmetric
+              ? " (TP and replica symmetry: one TP rank of each stage's "
+                "first node, or of each class of its nodes; --every-rank "
+                "for all)"
+          : res->stage_reps ? " (replica symmetry: the ranks of each stage's "
+                              "first node, or of each class of its nodes; "
+                              "--every-rank for all)"
+          : res->replicas && res->symmetric
               ? " (TP and replica symmetry: one TP rank of node 0; "
                 "--every-rank for all)"
           : res->replicas  ? " (replica symmetry: node 0's ranks; --every-rank "

@@ -17,6 +17,8 @@
  *     then emit one node's flows (coll_model.sym_fabric).
  *   replica symmetry: on a symmetric fabric with data parallelism, only
  *     node 0's ranks are simulated.
+ *   stage replica symmetry (symmetry_decide_stages): the same with
+ *     pipelines; each stage's first node simulated.
  *   expert replica symmetry (opt-in, symmetry_decide_experts): the same
  *     with expert groups across nodes and with pipelines; each stage's
  *     first node simulated, all-to-alls as that node's flows.
@@ -39,6 +41,12 @@ struct symmetry {
   bool fabric;     /* rings may emit one node's flows (sym_fabric) */
   bool replicas;   /* replica symmetry: node 0's ranks simulated */
   bool ep_across;  /* expert groups span nodes */
+  bool stages;     /* replicas with pipelines: each stage's first node
+                      simulated (node 0's ranks and their pipeline
+                      peers) */
+  bool classes;    /* with stages: stages over several leaf groups, one
+                      node per class of position simulated
+                      (symmetry_stage_classes) */
   bool experts;    /* expert replica symmetry (symmetry_decide_experts):
                       replicas with expert groups across nodes, and
                       pipelines; expert all-to-alls emit the simulated
@@ -54,7 +62,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
                      bool every_flow, bool every_task, struct symmetry *out);
 
 /* Expert replica symmetry, after symmetry_decide (opt-in: the engine
- * asks for it when WEFT_EP_SYMMETRY=on).  Where expert groups span nodes
+ * asks for it when WEFT_EP_SYMMETRY=on); it sets out->stages too.  Where expert groups span nodes
  * (out->ep_across), replica symmetry is extended to them and to pipelines:
  * the nodes alike as for replica symmetry (a NIC per GPU, no
  * oversubscription, a fabric whose entry is alike, no PXN route), TP,
@@ -70,6 +78,36 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
 void symmetry_decide_experts(const struct graph_layout *L,
                              const struct cluster *c, bool every_flow,
                              bool every_task, struct symmetry *out);
+
+/* Stage replica symmetry, after symmetry_decide (the engine always asks
+ * for it): replica symmetry extended to dense jobs with pipelines.  The
+ * nodes alike as for replica symmetry (a NIC per GPU, no
+ * oversubscription, a fabric whose entry is alike, no PXN route), TP,
+ * context and HSDP shard groups inside nodes (or TP filling them), no
+ * expert groups across nodes (symmetry_decide_experts), PP outermost
+ * with stages of two or more whole nodes, data parallelism, packed
+ * placement, no interleaved schedule, and each stage inside one leaf
+ * group (its nodes a divisor of the leaf group's) or, on a fat tree,
+ * out->classes.  The ranks simulated are those of each stage's first
+ * node (node 0's and their pipeline peers, whose transfers are all
+ * simulated), or with out->classes of the first node of each class of
+ * positions (symmetry_stage_classes); rings emit those nodes' flows
+ * (coll.h, rep).  The engine refuses it still where an all-reduce across
+ * nodes would run as trees.  Sets out->fabric, out->replicas,
+ * out->stages and out->classes when the job qualifies; leaves *out as it
+ * was otherwise.  Why the conditions: README, "Fidelity". */
+void symmetry_decide_stages(const struct graph_layout *L,
+                            const struct cluster *c, bool every_flow,
+                            bool every_task, struct symmetry *out);
+
+/* Under stage replica symmetry with out->classes: the node positions of
+ * a stage (0 to n - 1, n its nodes) whose route latencies to their ring
+ * neighbours (positions k - 1 and k + 1 mod n) and their pipeline peers
+ * (position k of the next stage) are the same in every stage fall in one
+ * class.  rep_of[k] (n entries, the caller's) receives the first
+ * position of k's class.  Returns the number of classes. */
+long symmetry_stage_classes(const struct graph_layout *L,
+                            const struct cluster *c, long *rep_of);
 
 /* Links thinned for a replay, to restore afterwards (sim/platload.h). */
 struct platload_thinned;

@@ -104,7 +104,8 @@ static const struct row rows[] = {
     {"TP across nodes (DP innermost): no shortcut", "dgx-a100", {NULL},
      {8, 1, 8, 1, 1, 1, DP_FIRST, 0, {0}, 0, 0}, false, false,
      false, false, false, false, false},
-    {"a pipeline: TP symmetry only", "dgx-a100", {NULL},
+    {"a pipeline: TP symmetry only (symmetry_decide_stages may add)",
+     "dgx-a100", {NULL},
      {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false,
      true, false, false, false, false},
     {"fewer NICs than GPUs: nothing", "dgx-a100", {"nics_per_node=4", NULL},
@@ -187,6 +188,122 @@ Test(symmetry, experts_table)
     if (w->experts)
       cr_expect(s.fabric, "%s: rings as node 0's flows", w->what);
   }
+}
+
+/* Stage replica symmetry (symmetry_decide_stages) on dgx-h100 (64 GPUs,
+ * leaf groups of 32 nodes unless a setting says otherwise): its conditions
+ * one by one; tests/test_engine.c compares the taken cases with every
+ * rank. */
+#define IL2 2 /* vchunks of an interleaved schedule */
+struct srow {
+  const char *what;
+  const char *kv[4];
+  struct graph_layout L;
+  bool every_task;
+  bool stages; /* expected (and replicas with it) */
+  bool classes;
+};
+
+static const struct srow srows[] = {
+    {"TP 8 x PP 2 x DP 4: taken (with TP symmetry)", {NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, false},
+    {"TP 2 x PP 4 x DP 8, stages of two nodes: taken", {NULL},
+     {2, 4, 8, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, false},
+    {"TP 4 x CP 2 x PP 2, CP inside nodes: taken", {NULL},
+     {4, 2, 4, 2, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, false},
+    {"stages of 4 nodes in leaf groups of 4: taken",
+     {"nodes_per_leaf=4", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, false},
+    {"a stage over two leaf groups: taken, classes", {"nodes_per_leaf=2", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"stages of 12 nodes over two leaf groups of 6: taken, classes",
+     {"gpus=192", "nodes_per_leaf=6", NULL},
+     {8, 2, 12, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"rail without PXN, stages over two leaf groups: refused",
+     {"topology=rail", "pxn=0", "nodes_per_leaf=2", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"multi-plane, stages over two leaf groups: refused",
+     {"topology=multi-plane", "nodes_per_leaf=2", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"interleaved schedule: refused", {NULL},
+     {8, 2, 4, 1, 1, IL2, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"a stage of one node: refused", {NULL},
+     {8, 8, 1, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"PP not outermost: refused", {NULL},
+     {8, 2, 4, 1, 1, 1, {PD_TP, PD_CP, PD_PP, PD_DP}, 0, {0}, 0, 0}, false,
+     false, false},
+    {"TP across nodes: refused", {NULL},
+     {8, 2, 4, 1, 1, 1, DP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"spread placement: refused", {"placement=spread", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"oversubscribed leaves: refused", {"oversubscription=2", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"rail with PXN: refused", {"topology=rail", NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"every task (a task callback): refused", {NULL},
+     {8, 2, 4, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, true, false, false},
+    {"expert groups across nodes: not this shortcut", {NULL},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"no pipeline: replica symmetry, not this shortcut", {NULL},
+     {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+};
+
+Test(symmetry, stages_table)
+{
+  for (size_t i = 0; i < sizeof srows / sizeof *srows; i++) {
+    const struct srow *w = &srows[i];
+    struct cluster c;
+    resolve("dgx-h100", w->kv, &c);
+    struct symmetry s;
+    symmetry_decide(&w->L, &c, false, w->every_task, &s);
+    bool before = s.replicas;
+    cr_expect_not(s.stages, "%s: stages before", w->what);
+    symmetry_decide_stages(&w->L, &c, false, w->every_task, &s);
+    cr_expect_eq(s.stages, w->stages, "%s: stages", w->what);
+    cr_expect_eq(s.classes, w->classes, "%s: classes", w->what);
+    cr_expect_eq(s.replicas, w->stages || before, "%s: replicas", w->what);
+    if (w->stages)
+      cr_expect(s.fabric, "%s: rings as the first node's flows", w->what);
+  }
+  /* --every-rank and flow callbacks: nothing. */
+  struct cluster c;
+  resolve("dgx-h100", NULL, &c);
+  struct symmetry s;
+  symmetry_decide(&srows[0].L, &c, true, false, &s);
+  symmetry_decide_stages(&srows[0].L, &c, true, false, &s);
+  cr_expect_not(s.stages);
+  cr_expect_not(s.replicas);
+}
+
+/* Classes of positions: stages of 16 nodes on leaf groups of 8 nodes, 4
+ * per pod (32 nodes), PP 4 on 512 GPUs.  Ring edges 7 -> 8 and 15 -> 0
+ * cross a leaf group (3 switch latencies, else 1), and pipeline peers
+ * k -> k + 16 are alike for every k (stages 0-1 and 2-3 in one pod, 1-2
+ * across pods): positions 0 and 8 (entered across), 7 and 15 (left
+ * across), the others. */
+Test(symmetry, stage_classes)
+{
+  struct cluster c;
+  resolve("dgx-h100", (const char *const[]){"gpus=512", "nodes_per_leaf=8",
+                                            "leaves_per_pod=4", NULL}, &c);
+  struct graph_layout L = {8, 4, 16, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0};
+  long rep_of[16];
+  cr_assert_eq(symmetry_stage_classes(&L, &c, rep_of), 3);
+  static const long want[16] = {0, 1, 1, 1, 1, 1, 1, 7,
+                                0, 1, 1, 1, 1, 1, 1, 7};
+  for (int k = 0; k < 16; k++)
+    cr_expect_eq(rep_of[k], want[k], "position %d: %ld", k, rep_of[k]);
+  /* Stages of 12 nodes in leaf groups of 32 (nodes 0-31, 32-47): stage
+   * 2 (nodes 24-35) crosses at 31 -> 32 and 35 -> 24; pipeline peers
+   * from stage 1 (12-23) to 2 cross for k >= 8 (32-35), from 2 to 3
+   * (36-47) for k <= 7.  Classes: {0}, {1..6}, {7}, {8}, {9, 10}, {11}. */
+  resolve("dgx-h100", (const char *const[]){"gpus=384", NULL}, &c);
+  struct graph_layout L2 = {8, 4, 12, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0};
+  long r2[12];
+  cr_assert_eq(symmetry_stage_classes(&L2, &c, r2), 6);
+  static const long want2[12] = {0, 1, 1, 1, 1, 1, 1, 7, 8, 9, 9, 11};
+  for (int k = 0; k < 12; k++)
+    cr_expect_eq(r2[k], want2[k], "position %d: %ld", k, r2[k]);
 }
 
 /* Thinning divides the shared links' bandwidth by TP and restores it;

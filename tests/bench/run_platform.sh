@@ -11,7 +11,9 @@
 #      --json`, platform, graph, replay and exit) and its peak memory;
 #      sim_s is the JSON's sim_wall_s (up to the results, exit excluded).
 #      Target: 131072 GPUs in at most 10 s and 2 GiB.
-# JOBS=0 leaves part 3 out; MAX_GPUS bounds its sizes.
+# JOBS=0 leaves part 3 out; MAX_GPUS bounds its sizes; JOB_ARGS adds
+# settings to its runs (LEAF_FIT set: leaf groups of one stage's nodes,
+# GPUs / 128, a what-if fabric where stage replica symmetry applies).
 build=${1:-build}
 runs=${2:-3}
 case $runs in '' | *[!0-9]* | 0) echo "run_platform.sh: RUNS must be a positive integer" >&2; exit 2 ;; esac
@@ -48,7 +50,8 @@ for gpus in 16384 32768 65536 131072; do
   for i in $(seq "$runs"); do
     /usr/bin/time -f "wall_s=%e user_s=%U sys_s=%S rss_kb=%M" -o "$tmp/time" "$build/weft" run --json \
       --model llama3-405b --cluster dgx-h100 --gpus "$gpus" --tp 8 --pp 16 \
-      --global-batch $((gpus / 8)) >"$tmp/json" 2>/dev/null ||
+      --global-batch $((gpus / 8)) $JOB_ARGS \
+      ${LEAF_FIT:+--nodes-per-leaf $((gpus / 128))} >"$tmp/json" 2>/dev/null ||
       { echo "llama3-405b $gpus failed"; continue 2; }
     sim=$(sed -n 's/.*"sim_wall_s": \([0-9.]*\).*/\1/p' "$tmp/json")
     t=$(tail -1 "$tmp/time")
