@@ -1502,7 +1502,8 @@ static bool stages_take_trees(struct engine *E)
                                route_lat, E, t->stream != ST_COMPUTE};
       struct coll_plan plan;
       coll_plan_make(&E->cm, &call, &plan);
-      tree = plan.algo == CA_TREE;
+      /* NVLSTree's inter-node part is a tree too: not checked. */
+      tree = plan.algo == CA_TREE || plan.algo == CA_NVLSTREE;
     }
   }
   free(ranks);
