@@ -43,7 +43,9 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * on a fabric where, at ratios of 1, a node's flows cross no link that
    * another node's flows cross (not a dragonfly or a torus, nor an
    * oversubscribed second NVLink tier), that of the replica shortcuts. */
-  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
+  /* An uneven last rack (cluster.h, last_node_gpus) makes nodes differ. */
+  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow &&
+               c->last_node_gpus == 0;
   bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
                topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
   /* MoE parallel folding (layout.h, etp) regroups the ranks for the
@@ -91,7 +93,9 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
 static bool stages_ok(const struct graph_layout *L, const struct cluster *c,
                       bool every_flow, bool every_task)
 {
-  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow;
+  /* An uneven last rack (cluster.h, last_node_gpus) makes nodes differ. */
+  bool wired = c->nics_per_node == c->gpus_per_node && !every_flow &&
+               c->last_node_gpus == 0;
   bool alike = wired && c->oversub == 1 && c->pod_oversub == 1 &&
                topo_fabric(c->topology)->alike && c->nvl_oversub == 1;
   long nranks = layout_ranks(L);
