@@ -371,7 +371,27 @@ static void check_df_route(const struct cluster *c, struct df_state *st,
     const char *name = sg_link_get_name(xbt_dynar_get_as(links, i, sg_link_t));
     long x, y, z;
     char dir[8];
-    if (sscanf(name, "g%ld-r%ld-r%ld_%7s", &x, &y, &z, dir) == 4) {
+    if (sscanf(name, "g%ld-r%ld-port_%7s", &x, &y, dir) == 3) {
+      /* adaptive: the sender's port up, then the receiver's down, in one
+       * group: one switch hop for the pair (the second router). */
+      cr_assert(c->adaptive, "%s: a port without adaptive routing", name);
+      cr_assert_eq(cur / A, x, "%s: not in group %ld", name, cur / A);
+      if (strcmp(dir, "UP") == 0) {
+        cr_assert(unknown || cur % A == y, "%s from router %ld", name, cur);
+        const char *nx =
+            sg_link_get_name(xbt_dynar_get_as(links, i + 1, sg_link_t));
+        long x2, y2;
+        char d2[8];
+        cr_assert_eq(sscanf(nx, "g%ld-r%ld-port_%7s", &x2, &y2, d2), 3,
+                     "%s after %s", nx, name);
+        cr_assert(x2 == x && y2 != y && strcmp(d2, "DOWN") == 0,
+                  "%s after %s", nx, name);
+        unknown = false;
+        continue; /* the router is counted at its port down */
+      }
+      cur = x * A + y;
+      locals_in[x % 64]++;
+    } else if (sscanf(name, "g%ld-r%ld-r%ld_%7s", &x, &y, &z, dir) == 4) {
       cr_assert_eq(cur / A, x, "%s: not in group %ld", name, cur / A);
       long from = strcmp(dir, "UP") == 0 ? y : z, to = y + z - from;
       cr_assert(unknown || cur % A == from, "%s from router %ld", name, cur);
@@ -399,7 +419,9 @@ static void check_df_route(const struct cluster *c, struct df_state *st,
           sg_link_get_name(xbt_dynar_get_as(links, i + 1, sg_link_t));
       long x2, y2, z2;
       char d2[8];
-      if (sscanf(nx, "g%ld-r%ld-r%ld_%7s", &x2, &y2, &z2, d2) == 4)
+      if (sscanf(nx, "g%ld-r%ld-port_%7s", &x2, &y2, d2) == 3)
+        land = x2 * A + y2; /* adaptive: its port up */
+      else if (sscanf(nx, "g%ld-r%ld-r%ld_%7s", &x2, &y2, &z2, d2) == 4)
         land = x2 * A + (strcmp(d2, "UP") == 0 ? y2 : z2);
       else if (i + 2 == n)
         land = rb;
@@ -471,12 +493,77 @@ Test(topo, dragonfly_minimal)
   check_dragonfly(kv);
 }
 
+Test(topo, dragonfly_adaptive)
+{
+  const char *kv[] = {"gpus=256", "gpus_per_node=4", "topology=dragonfly",
+                      "nodes_per_leaf=2", "routers_per_group=4",
+                      "global_links=2", "dragonfly_routing=adaptive", NULL};
+  check_dragonfly(kv);
+}
+
 Test(topo, dragonfly_valiant_several_links_per_pair)
 {
   const char *kv[] = {"gpus=192", "gpus_per_node=4", "topology=dragonfly",
                       "nodes_per_leaf=2", "routers_per_group=4",
                       "global_links=3", "dragonfly_routing=valiant", NULL};
   check_dragonfly(kv);
+}
+
+/* Issue 39, a permutation: every GPU of a 128-node Perlmutter group sends
+ * to the GPU of its rank 4 nodes on (the next router's), 512 flows of
+ * equal demand.  Under max-min sharing the first flows to saturate get
+ * the least, over the links, of bandwidth / flows crossing it.  Minimal
+ * routing sends a router's 16 flows over its one 25 GB/s link to the next
+ * router: 25/16 GB/s each.  Adaptive: the router's port into the group,
+ * 32 routers x 1 link x 25 GB/s / 2 = 400 GB/s, carries the 16 flows at
+ * 25 GB/s each, and the NICs (25 GB/s, one flow each) bind. */
+static double permutation_share(const char *routing)
+{
+  const char *kv[] = {"gpus=512", routing, NULL};
+  struct cluster c;
+  load("perlmutter", kv, &c, false);
+  cr_assert_eq(c.routers_per_group, 32);
+  cr_assert_eq(c.nodes_per_leaf, 4);
+  cr_assert_eq(c.groups, 1);
+  size_t nl = sg_link_count();
+  sg_link_t *all = sg_link_list();
+  long *flows = calloc(nl, sizeof *flows);
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  for (long a = 0; a < c.gpus; a++) {
+    long b = (a + 16) % c.gpus;
+    xbt_dynar_reset(links);
+    sg_host_get_route(host(a), host(b), links);
+    unsigned i;
+    sg_link_t l;
+    xbt_dynar_foreach(links, i, l)
+    {
+      size_t k = 0;
+      while (k < nl && all[k] != l)
+        k++;
+      cr_assert_lt(k, nl);
+      flows[k]++;
+    }
+  }
+  double share = INFINITY;
+  for (size_t k = 0; k < nl; k++)
+    if (flows[k] > 0 && sg_link_get_bandwidth(all[k]) / flows[k] < share)
+      share = sg_link_get_bandwidth(all[k]) / flows[k];
+  xbt_dynar_free(&links);
+  free(flows);
+  free(all);
+  return share;
+}
+
+Test(topo, dragonfly_permutation_minimal)
+{
+  double s = permutation_share("dragonfly_routing=minimal");
+  cr_assert(fabs(s - 25e9 / 16) <= 1e-9 * s, "%.17g", s);
+}
+
+Test(topo, dragonfly_permutation_adaptive)
+{
+  double s = permutation_share("dragonfly_routing=adaptive");
+  cr_assert(fabs(s - 25e9) <= 1e-9 * s, "%.17g", s);
 }
 
 /* ---- fat tree: the in-memory routes are platgen's ----------------------- */
@@ -690,8 +777,9 @@ Test(topo, bad_parameters)
                       "dragonfly_routing=valiant", NULL};
   refused(d2, "valiant routing needs 3 groups or more");
   const char *d3[] = {"gpus=64", "topology=dragonfly",
-                      "dragonfly_routing=adaptive", NULL};
-  refused(d3, "unknown routing 'adaptive'");
+                      "dragonfly_routing=ugal", NULL};
+  refused(d3, "unknown routing 'ugal'; expected minimal, valiant or "
+          "adaptive");
   const char *x1[] = {"gpus=64", "topology=mesh", NULL};
   refused(x1, "--topology: unknown topology 'mesh'");
   const char *x2[] = {"gpus=64", "torus=2x4", NULL};
