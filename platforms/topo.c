@@ -520,9 +520,16 @@ static void multi_plane_describe(FILE *f, const struct cluster *c,
  * imperfection (queues it estimates, not the global optimum), the extra
  * switch hop of two-hop packets (latency stays minimal's, as at light
  * load), uneven loads where a busy pair could borrow idle routers' links
- * beyond a L B / 2 (up to (a - 1) L B for a pair alone), and non-minimal
- * routes between groups (the global links stay minimal, spread by the
- * pair hash). */
+ * beyond a L B / 2 (up to (a - 1) L B for a pair alone).  Between two
+ * groups the same fluid limit joins their per_pair global links into one
+ * link of per_pair x B: packets spread over every minimal path (every
+ * exit router), where a static route per pair of nodes would hash the
+ * NCCL channels of a pair onto one link (all 4 of Perlmutter's on one
+ * 25 GB/s link).  Left out there: non-minimal routes through a third
+ * group (they relieve a pair of groups short of links; weft sizes the
+ * global links to the job's groups, so a job's pairs have more links than
+ * on the whole machine) and the local hops to the exit routers, written
+ * as the sender's port only. */
 static long df_local_count(const struct cluster *c)
 {
   return c->adaptive ? c->routers_per_group : pairs(c->routers_per_group);
@@ -542,7 +549,7 @@ static long df_size(struct topo *t, long n)
                                     (c->groups - 1)
                               : 0;
   t->b_global = n;
-  n += pairs(c->groups) * t->per_pair;
+  n += pairs(c->groups) * (c->adaptive ? 1 : t->per_pair);
   return n;
 }
 
@@ -553,8 +560,10 @@ static void df_fill(struct topo *t)
                                  : c->local_links * c->nic.bw_Bps;
   for (long i = t->b_local; i < t->b_global; i++)
     t->link[i] = (struct topo_link){local_bw, 0, TL_FABRIC};
+  double global_bw = c->adaptive ? t->per_pair * c->nic.bw_Bps
+                                  : c->nic.bw_Bps;
   for (long i = t->b_global; i < t->nlinks; i++)
-    t->link[i] = (struct topo_link){c->nic.bw_Bps, 0, TL_FABRIC};
+    t->link[i] = (struct topo_link){global_bw, 0, TL_FABRIC};
 }
 
 static void df_link_name(const struct topo *t, long i, char *buf,
@@ -568,6 +577,10 @@ static void df_link_name(const struct topo *t, long i, char *buf,
     long j = i - t->b_local, a = c->routers_per_group, x, y;
     pair_of(j % pairs(a), a, &x, &y);
     snprintf(buf, size, "g%ld-r%ld-r%ld", j / pairs(a), x, y);
+  } else if (c->adaptive) {
+    long x, y;
+    pair_of(i - t->b_global, c->groups, &x, &y);
+    snprintf(buf, size, "g%ld-g%ld", x, y);
   } else {
     long j = i - t->b_global, x, y;
     pair_of(j / t->per_pair, c->groups, &x, &y);
@@ -623,10 +636,20 @@ static void df_minimal(struct topo_rb *r, long g, long x, long h, long y,
     df_local(r, g, x, y);
     return;
   }
+  long lo = g < h ? g : h, hi = g < h ? h : g;
+  if (c->adaptive) {
+    /* Spread over every exit: x's port up, the groups' links as one, y's
+     * port down; the switch hops of a minimal route through an exit and
+     * an entry router other than x and y (df_size). */
+    hop(r, t->b_local + g * c->routers_per_group + x, 0);
+    hop(r, t->b_global + pair_index(lo, hi, c->groups), g > h);
+    hop(r, t->b_local + h * c->routers_per_group + y, 1);
+    r->lat += 3 * c->switch_lat_s;
+    return;
+  }
   long j = (long)(hsh % (unsigned long)t->per_pair);
   long ex = df_exit(t, g, h, j), en = df_exit(t, h, g, j);
   df_local(r, g, x, ex);
-  long lo = g < h ? g : h, hi = g < h ? h : g;
   hop(r, t->b_global + pair_index(lo, hi, c->groups) * t->per_pair + j,
       g > h);
   r->lat += c->switch_lat_s;
@@ -753,8 +776,8 @@ static void df_describe(FILE *f, const struct cluster *c, const char *hop)
     char b[48];
     fprintf(f, "  Adaptive: a local leg spreads over the direct link and "
             "the two-hop paths\n  of its group, written as one port per "
-            "router of %s (routers x local\n  links x link / 2); global "
-            "links minimal.\n",
+            "router of %s (routers x local\n  links x link / 2), the "
+            "links between two groups as one.\n",
             units_fmt_human(df_port_bw_Bps(c), UNIT_BW, b, sizeof b));
   }
 }

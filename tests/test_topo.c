@@ -371,27 +371,7 @@ static void check_df_route(const struct cluster *c, struct df_state *st,
     const char *name = sg_link_get_name(xbt_dynar_get_as(links, i, sg_link_t));
     long x, y, z;
     char dir[8];
-    if (sscanf(name, "g%ld-r%ld-port_%7s", &x, &y, dir) == 3) {
-      /* adaptive: the sender's port up, then the receiver's down, in one
-       * group: one switch hop for the pair (the second router). */
-      cr_assert(c->adaptive, "%s: a port without adaptive routing", name);
-      cr_assert_eq(cur / A, x, "%s: not in group %ld", name, cur / A);
-      if (strcmp(dir, "UP") == 0) {
-        cr_assert(unknown || cur % A == y, "%s from router %ld", name, cur);
-        const char *nx =
-            sg_link_get_name(xbt_dynar_get_as(links, i + 1, sg_link_t));
-        long x2, y2;
-        char d2[8];
-        cr_assert_eq(sscanf(nx, "g%ld-r%ld-port_%7s", &x2, &y2, d2), 3,
-                     "%s after %s", nx, name);
-        cr_assert(x2 == x && y2 != y && strcmp(d2, "DOWN") == 0,
-                  "%s after %s", nx, name);
-        unknown = false;
-        continue; /* the router is counted at its port down */
-      }
-      cur = x * A + y;
-      locals_in[x % 64]++;
-    } else if (sscanf(name, "g%ld-r%ld-r%ld_%7s", &x, &y, &z, dir) == 4) {
+    if (sscanf(name, "g%ld-r%ld-r%ld_%7s", &x, &y, &z, dir) == 4) {
       cr_assert_eq(cur / A, x, "%s: not in group %ld", name, cur / A);
       long from = strcmp(dir, "UP") == 0 ? y : z, to = y + z - from;
       cr_assert(unknown || cur % A == from, "%s from router %ld", name, cur);
@@ -419,9 +399,7 @@ static void check_df_route(const struct cluster *c, struct df_state *st,
           sg_link_get_name(xbt_dynar_get_as(links, i + 1, sg_link_t));
       long x2, y2, z2;
       char d2[8];
-      if (sscanf(nx, "g%ld-r%ld-port_%7s", &x2, &y2, d2) == 3)
-        land = x2 * A + y2; /* adaptive: its port up */
-      else if (sscanf(nx, "g%ld-r%ld-r%ld_%7s", &x2, &y2, &z2, d2) == 4)
+      if (sscanf(nx, "g%ld-r%ld-r%ld_%7s", &x2, &y2, &z2, d2) == 4)
         land = x2 * A + (strcmp(d2, "UP") == 0 ? y2 : z2);
       else if (i + 2 == n)
         land = rb;
@@ -456,10 +434,59 @@ static void check_df_route(const struct cluster *c, struct df_state *st,
   xbt_dynar_free(&links);
 }
 
+/* Adaptive (topo.c, df_size): out of the sender's NIC; in one router
+ * nothing more; in one group the sender router's port up and the
+ * receiver router's port down (2 switch hops); across groups the sender
+ * router's port up, the two groups' joined global link in its direction,
+ * the receiver router's port down (4 switch hops: sender, exit, entry,
+ * receiver); into the receiver's NIC. */
+static void check_df_adaptive(const struct cluster *c, long a, long b)
+{
+  int g = c->gpus_per_node, A = c->routers_per_group;
+  long na = a / g, nb = b / g;
+  if (na == nb)
+    return;
+  long ra = na / c->nodes_per_leaf, rb = nb / c->nodes_per_leaf;
+  long ga = ra / A, gb = rb / A;
+  char want[256];
+  int k = snprintf(want, sizeof want, "node%ld-nic%ld_UP", na,
+                   (a % g) / (g / c->nics_per_node));
+  int hops = 1;
+  if (ra != rb)
+    k += snprintf(want + k, sizeof want - (size_t)k, " g%ld-r%ld-port_UP",
+                  ga, ra % A);
+  if (ga != gb) {
+    long lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
+    k += snprintf(want + k, sizeof want - (size_t)k, " g%ld-g%ld_%s", lo, hi,
+                  ga < gb ? "UP" : "DOWN");
+    hops = 4;
+  } else if (ra != rb) {
+    hops = 2;
+  }
+  if (ra != rb)
+    k += snprintf(want + k, sizeof want - (size_t)k, " g%ld-r%ld-port_DOWN",
+                  gb, rb % A);
+  snprintf(want + k, sizeof want - (size_t)k, " node%ld-nic%ld_DOWN", nb,
+           (b % g) / (g / c->nics_per_node));
+  char got[256];
+  double lat;
+  sg_route(a, b, INFINITY, got, sizeof got, &lat);
+  cr_assert_str_eq(got, want, "gpu%ld -> gpu%ld", a, b);
+  double w = 2 * c->nic.lat_s + hops * c->switch_lat_s;
+  cr_assert(fabs(lat - w) <= 1e-12 * w, "latency %g != %g", lat, w);
+}
+
 static void check_dragonfly(const char *const *kv)
 {
   struct cluster c;
   load("dgx-h100", kv, &c, false);
+  if (c.adaptive) {
+    for (long a = 0; a < c.gpus; a++)
+      for (long b = 0; b < c.gpus; b++)
+        if (a != b)
+          check_df_adaptive(&c, a, b);
+    return;
+  }
   struct df_state st;
   st.nglobal = (long)c.groups * c.groups * 64;
   st.gend = malloc(2 * (size_t)st.nglobal * sizeof *st.gend);
