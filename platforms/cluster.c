@@ -82,7 +82,7 @@ static const struct keydef keys[CK_COUNT] = {
     [CK_LOCAL_LINKS] = {"local_links", KT_INT, 1, 64,
         "dragonfly: links between two routers of a group (default 1)"},
     [CK_ROUTING] = {"dragonfly_routing", KT_TEXT, 0, 0,
-        "dragonfly: minimal or valiant (default minimal)"},
+        "dragonfly: minimal, valiant or adaptive (default minimal)"},
     [CK_TORUS] = {"torus", KT_TEXT, 0, 0,
         "torus: nodes per dimension, AxB or AxBxC (required)"},
     [CK_NVL_RACK] = {"nvl_rack", KT_INT, 1, WEFT_MAX_GPUS_PER_NODE,

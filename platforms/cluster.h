@@ -47,7 +47,7 @@ enum cluster_key {
   CK_ROUTERS_PER_GROUP, /* dragonfly: routers in a group */
   CK_GLOBAL_LINKS,    /* dragonfly: global links per router */
   CK_LOCAL_LINKS,     /* dragonfly: links between two routers of a group */
-  CK_ROUTING,         /* dragonfly: minimal or valiant */
+  CK_ROUTING,         /* dragonfly: minimal, valiant or adaptive */
   CK_TORUS,           /* torus: dimensions "AxB" or "AxBxC" (nodes) */
   CK_NVL_RACK,        /* GPUs under one first-tier NVLink switch domain */
   CK_NVL_OVERSUB,     /* NVLink second tier oversubscription */
@@ -163,6 +163,7 @@ struct cluster {
   int planes;                            /* multi-plane (1 otherwise) */
   int routers_per_group, global_links, local_links, groups; /* dragonfly */
   bool valiant;
+  bool adaptive; /* dragonfly: in-group spread (topo.c, df_resolve) */
   int torus_ndims, torus_dim[3];         /* torus: nodes per dimension */
   int nvl_rack;                          /* GPUs per first NVLink tier
                                             (gpus_per_node: one tier) */

@@ -553,37 +553,88 @@ static void multi_plane_describe(FILE *f, const struct cluster *c,
 
 /* ---- dragonfly -------------------------------------------------------- */
 
+/* Adaptive routing (routing="adaptive") stands for Slingshot's: a
+ * packet between two routers of a group takes the direct local link or a
+ * two-hop path through any third router of the group, chosen per packet
+ * by load (UGAL: Kim, Dally, Scott, Abts, "Technology-Driven, Highly-
+ * Scalable Dragonfly Topology", ISCA 2008, sec. 4; Slingshot: De Sensi
+ * et al., "An In-Depth Analysis of the Slingshot Interconnect", SC20,
+ * sec. II; NERSC's Perlmutter architecture page: "fully dynamic routing").
+ * A SimGrid flow takes one static route, so the per-packet spread is
+ * written as its fluid limit: each router gets one port link into the
+ * group's local fabric (up: what it sends into the group, down: what it
+ * takes out), and a local leg x -> y crosses x's port up and y's port
+ * down.  The port's bandwidth is what the group carries per router under
+ * a permutation when every router sends T to another: router x's a - 1
+ * links (local_links each, B bytes/s) carry its own direct share d <= L B,
+ * the first legs of its two-hop share T - d and the second legs it relays
+ * for others, T - d; so 2T - d <= (a - 1) L B gives T <= a L B / 2 (a 2-
+ * router group: L B, the direct link; a = 2p, Dally's balanced group: the
+ * router's p endpoints' bandwidth).  Left out: the per-packet choice's
+ * imperfection (queues it estimates, not the global optimum), the extra
+ * switch hop of two-hop packets (latency stays minimal's, as at light
+ * load), uneven loads where a busy pair could borrow idle routers' links
+ * beyond a L B / 2 (up to (a - 1) L B for a pair alone).  Between two
+ * groups the same fluid limit joins their per_pair global links into one
+ * link of per_pair x B: packets spread over every minimal path (every
+ * exit router), where a static route per pair of nodes would hash the
+ * NCCL channels of a pair onto one link (all 4 of Perlmutter's on one
+ * 25 GB/s link).  Left out there: non-minimal routes through a third
+ * group (they relieve a pair of groups short of links; weft sizes the
+ * global links to the job's groups, so a job's pairs have more links than
+ * on the whole machine) and the local hops to the exit routers, written
+ * as the sender's port only. */
+static long df_local_count(const struct cluster *c)
+{
+  return c->adaptive ? c->routers_per_group : pairs(c->routers_per_group);
+}
+
+static double df_port_bw_Bps(const struct cluster *c)
+{
+  return c->routers_per_group * c->local_links * c->nic.bw_Bps / 2.0;
+}
+
 static long df_size(struct topo *t, long n)
 {
   const struct cluster *c = &t->c;
   t->b_local = n;
-  n += (long)c->groups * pairs(c->routers_per_group);
+  n += (long)c->groups * df_local_count(c);
   t->per_pair = c->groups > 1 ? c->routers_per_group * c->global_links /
                                     (c->groups - 1)
                               : 0;
   t->b_global = n;
-  n += pairs(c->groups) * t->per_pair;
+  n += pairs(c->groups) * (c->adaptive ? 1 : t->per_pair);
   return n;
 }
 
 static void df_fill(struct topo *t)
 {
   const struct cluster *c = &t->c;
+  double local_bw = c->adaptive ? df_port_bw_Bps(c)
+                                 : c->local_links * c->nic.bw_Bps;
   for (long i = t->b_local; i < t->b_global; i++)
-    t->link[i] = (struct topo_link){c->local_links * c->nic.bw_Bps, 0,
-                                    TL_FABRIC};
+    t->link[i] = (struct topo_link){local_bw, 0, TL_FABRIC};
+  double global_bw = c->adaptive ? t->per_pair * c->nic.bw_Bps
+                                  : c->nic.bw_Bps;
   for (long i = t->b_global; i < t->nlinks; i++)
-    t->link[i] = (struct topo_link){c->nic.bw_Bps, 0, TL_FABRIC};
+    t->link[i] = (struct topo_link){global_bw, 0, TL_FABRIC};
 }
 
 static void df_link_name(const struct topo *t, long i, char *buf,
                          size_t size)
 {
   const struct cluster *c = &t->c;
-  if (i < t->b_global) {
+  if (i < t->b_global && c->adaptive) {
+    long j = i - t->b_local, a = c->routers_per_group;
+    snprintf(buf, size, "g%ld-r%ld-port", j / a, j % a);
+  } else if (i < t->b_global) {
     long j = i - t->b_local, a = c->routers_per_group, x, y;
     pair_of(j % pairs(a), a, &x, &y);
     snprintf(buf, size, "g%ld-r%ld-r%ld", j / pairs(a), x, y);
+  } else if (c->adaptive) {
+    long x, y;
+    pair_of(i - t->b_global, c->groups, &x, &y);
+    snprintf(buf, size, "g%ld-g%ld", x, y);
   } else {
     long j = i - t->b_global, x, y;
     pair_of(j / t->per_pair, c->groups, &x, &y);
@@ -598,9 +649,14 @@ static void df_local(struct topo_rb *r, long g, long x, long y)
   long a = t->c.routers_per_group;
   if (x == y)
     return;
+  r->lat += t->c.switch_lat_s;
+  if (t->c.adaptive) { /* x's port up, y's port down (df_size) */
+    hop(r, t->b_local + g * a + x, 0);
+    hop(r, t->b_local + g * a + y, 1);
+    return;
+  }
   long lo = x < y ? x : y, hi = x < y ? y : x;
   hop(r, t->b_local + g * pairs(a) + pair_index(lo, hi, a), x > y);
-  r->lat += t->c.switch_lat_s;
 }
 
 /* The router of group g that holds global link j (of per_pair) to group
@@ -634,10 +690,20 @@ static void df_minimal(struct topo_rb *r, long g, long x, long h, long y,
     df_local(r, g, x, y);
     return;
   }
+  long lo = g < h ? g : h, hi = g < h ? h : g;
+  if (c->adaptive) {
+    /* Spread over every exit: x's port up, the groups' links as one, y's
+     * port down; the switch hops of a minimal route through an exit and
+     * an entry router other than x and y (df_size). */
+    hop(r, t->b_local + g * c->routers_per_group + x, 0);
+    hop(r, t->b_global + pair_index(lo, hi, c->groups), g > h);
+    hop(r, t->b_local + h * c->routers_per_group + y, 1);
+    r->lat += 3 * c->switch_lat_s;
+    return;
+  }
   long j = (long)(hsh % (unsigned long)t->per_pair);
   long ex = df_exit(t, g, h, j), en = df_exit(t, h, g, j);
   df_local(r, g, x, ex);
-  long lo = g < h ? g : h, hi = g < h ? h : g;
   hop(r, t->b_global + pair_index(lo, hi, c->groups) * t->per_pair + j,
       g > h);
   r->lat += c->switch_lat_s;
@@ -713,13 +779,15 @@ static int df_resolve(const struct cluster_desc *d, struct cluster *c,
   c->global_links = d->set[CK_GLOBAL_LINKS] ? (int)d->num[CK_GLOBAL_LINKS]
                                             : 17;
   c->local_links = d->set[CK_LOCAL_LINKS] ? (int)d->num[CK_LOCAL_LINKS] : 1;
-  c->valiant = false;
+  c->valiant = c->adaptive = false;
   if (d->set[CK_ROUTING]) {
     if (strcasecmp(d->text[CK_ROUTING], "valiant") == 0)
       c->valiant = true;
+    else if (strcasecmp(d->text[CK_ROUTING], "adaptive") == 0)
+      c->adaptive = true;
     else if (strcasecmp(d->text[CK_ROUTING], "minimal") != 0)
       return weft_errf(err, WEFT_EINVAL, "%s: unknown routing '%s'; "
-                       "expected minimal or valiant",
+                       "expected minimal, valiant or adaptive",
                        cluster_desc_where(d, CK_ROUTING),
                        d->text[CK_ROUTING]);
   }
@@ -756,14 +824,24 @@ static void df_describe(FILE *f, const struct cluster *c, const char *hop)
           c->groups > 1 ? c->routers_per_group * c->global_links /
                               (c->groups - 1)
                         : 0,
-          c->valiant ? "valiant" : "minimal", hop);
+          c->valiant ? "valiant" : c->adaptive ? "adaptive" : "minimal",
+          hop);
+  if (c->adaptive) {
+    char b[48];
+    fprintf(f, "  Adaptive: a local leg spreads over the direct link and "
+            "the two-hop paths\n  of its group, written as one port per "
+            "router of %s (routers x local\n  links x link / 2), the "
+            "links between two groups as one.\n",
+            units_fmt_human(df_port_bw_Bps(c), UNIT_BW, b, sizeof b));
+  }
 }
 
 /* A dragonfly joins two routers by local_links links: a ring that leaves
  * a router sends all its channels through them (minimal routes, as the
  * simulation's), and so do the rings of the other groups of the same kind
  * on that router, which run the same collective at the same time (a
- * router's GPUs over the group's members on it). */
+ * router's GPUs over the group's members on it).  Adaptive: through the
+ * router's port into the group instead (df_size). */
 static double df_span_bw_Bps(const struct cluster *c, long n, long leaves,
                              double bw_Bps)
 {
@@ -771,7 +849,9 @@ static double df_span_bw_Bps(const struct cluster *c, long n, long leaves,
     return bw_Bps;
   double on_router = (double)n / (double)leaves;
   double rings = (double)c->nodes_per_leaf * c->gpus_per_node / on_router;
-  double link = c->local_links * c->nic.bw_Bps / (rings > 1 ? rings : 1);
+  double port = c->adaptive ? df_port_bw_Bps(c)
+                            : c->local_links * c->nic.bw_Bps;
+  double link = port / (rings > 1 ? rings : 1);
   return link < bw_Bps ? link : bw_Bps;
 }
 

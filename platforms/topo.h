@@ -53,7 +53,10 @@
  *     (no spine joins the rails; Wang et al., 2023).
  *   dragonfly: nic UP, local link to the router holding the global link
  *     to b's group, global link, local link to b's router, nic DOWN;
- *     valiant: through an intermediate group chosen by the pair of nodes.
+ *     valiant: through an intermediate group chosen by the pair of nodes;
+ *     adaptive: each local leg crosses the sender router's port into the
+ *     group (UP) and the receiver router's (DOWN), the fluid limit of
+ *     Slingshot's direct or two-hop in-group paths (topo.c, df_size).
  *   torus: nic UP, dimension-ordered (x, then y, then z), the shorter way
  *     round each ring (+ on a tie), nic DOWN; a switch hop per node.
  *

@@ -434,10 +434,59 @@ static void check_df_route(const struct cluster *c, struct df_state *st,
   xbt_dynar_free(&links);
 }
 
+/* Adaptive (topo.c, df_size): out of the sender's NIC; in one router
+ * nothing more; in one group the sender router's port up and the
+ * receiver router's port down (2 switch hops); across groups the sender
+ * router's port up, the two groups' joined global link in its direction,
+ * the receiver router's port down (4 switch hops: sender, exit, entry,
+ * receiver); into the receiver's NIC. */
+static void check_df_adaptive(const struct cluster *c, long a, long b)
+{
+  int g = c->gpus_per_node, A = c->routers_per_group;
+  long na = a / g, nb = b / g;
+  if (na == nb)
+    return;
+  long ra = na / c->nodes_per_leaf, rb = nb / c->nodes_per_leaf;
+  long ga = ra / A, gb = rb / A;
+  char want[256];
+  int k = snprintf(want, sizeof want, "node%ld-nic%ld_UP", na,
+                   (a % g) / (g / c->nics_per_node));
+  int hops = 1;
+  if (ra != rb)
+    k += snprintf(want + k, sizeof want - (size_t)k, " g%ld-r%ld-port_UP",
+                  ga, ra % A);
+  if (ga != gb) {
+    long lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
+    k += snprintf(want + k, sizeof want - (size_t)k, " g%ld-g%ld_%s", lo, hi,
+                  ga < gb ? "UP" : "DOWN");
+    hops = 4;
+  } else if (ra != rb) {
+    hops = 2;
+  }
+  if (ra != rb)
+    k += snprintf(want + k, sizeof want - (size_t)k, " g%ld-r%ld-port_DOWN",
+                  gb, rb % A);
+  snprintf(want + k, sizeof want - (size_t)k, " node%ld-nic%ld_DOWN", nb,
+           (b % g) / (g / c->nics_per_node));
+  char got[256];
+  double lat;
+  sg_route(a, b, INFINITY, got, sizeof got, &lat);
+  cr_assert_str_eq(got, want, "gpu%ld -> gpu%ld", a, b);
+  double w = 2 * c->nic.lat_s + hops * c->switch_lat_s;
+  cr_assert(fabs(lat - w) <= 1e-12 * w, "latency %g != %g", lat, w);
+}
+
 static void check_dragonfly(const char *const *kv)
 {
   struct cluster c;
   load("dgx-h100", kv, &c, false);
+  if (c.adaptive) {
+    for (long a = 0; a < c.gpus; a++)
+      for (long b = 0; b < c.gpus; b++)
+        if (a != b)
+          check_df_adaptive(&c, a, b);
+    return;
+  }
   struct df_state st;
   st.nglobal = (long)c.groups * c.groups * 64;
   st.gend = malloc(2 * (size_t)st.nglobal * sizeof *st.gend);
@@ -471,12 +520,77 @@ Test(topo, dragonfly_minimal)
   check_dragonfly(kv);
 }
 
+Test(topo, dragonfly_adaptive)
+{
+  const char *kv[] = {"gpus=256", "gpus_per_node=4", "topology=dragonfly",
+                      "nodes_per_leaf=2", "routers_per_group=4",
+                      "global_links=2", "dragonfly_routing=adaptive", NULL};
+  check_dragonfly(kv);
+}
+
 Test(topo, dragonfly_valiant_several_links_per_pair)
 {
   const char *kv[] = {"gpus=192", "gpus_per_node=4", "topology=dragonfly",
                       "nodes_per_leaf=2", "routers_per_group=4",
                       "global_links=3", "dragonfly_routing=valiant", NULL};
   check_dragonfly(kv);
+}
+
+/* Issue 39, a permutation: every GPU of a 128-node Perlmutter group sends
+ * to the GPU of its rank 4 nodes on (the next router's), 512 flows of
+ * equal demand.  Under max-min sharing the first flows to saturate get
+ * the least, over the links, of bandwidth / flows crossing it.  Minimal
+ * routing sends a router's 16 flows over its one 25 GB/s link to the next
+ * router: 25/16 GB/s each.  Adaptive: the router's port into the group,
+ * 32 routers x 1 link x 25 GB/s / 2 = 400 GB/s, carries the 16 flows at
+ * 25 GB/s each, and the NICs (25 GB/s, one flow each) bind. */
+static double permutation_share(const char *routing)
+{
+  const char *kv[] = {"gpus=512", routing, NULL};
+  struct cluster c;
+  load("perlmutter", kv, &c, false);
+  cr_assert_eq(c.routers_per_group, 32);
+  cr_assert_eq(c.nodes_per_leaf, 4);
+  cr_assert_eq(c.groups, 1);
+  size_t nl = sg_link_count();
+  sg_link_t *all = sg_link_list();
+  long *flows = calloc(nl, sizeof *flows);
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  for (long a = 0; a < c.gpus; a++) {
+    long b = (a + 16) % c.gpus;
+    xbt_dynar_reset(links);
+    sg_host_get_route(host(a), host(b), links);
+    unsigned i;
+    sg_link_t l;
+    xbt_dynar_foreach(links, i, l)
+    {
+      size_t k = 0;
+      while (k < nl && all[k] != l)
+        k++;
+      cr_assert_lt(k, nl);
+      flows[k]++;
+    }
+  }
+  double share = INFINITY;
+  for (size_t k = 0; k < nl; k++)
+    if (flows[k] > 0 && sg_link_get_bandwidth(all[k]) / flows[k] < share)
+      share = sg_link_get_bandwidth(all[k]) / flows[k];
+  xbt_dynar_free(&links);
+  free(flows);
+  free(all);
+  return share;
+}
+
+Test(topo, dragonfly_permutation_minimal)
+{
+  double s = permutation_share("dragonfly_routing=minimal");
+  cr_assert(fabs(s - 25e9 / 16) <= 1e-9 * s, "%.17g", s);
+}
+
+Test(topo, dragonfly_permutation_adaptive)
+{
+  double s = permutation_share("dragonfly_routing=adaptive");
+  cr_assert(fabs(s - 25e9) <= 1e-9 * s, "%.17g", s);
 }
 
 /* ---- fat tree: the in-memory routes are platgen's ----------------------- */
@@ -690,8 +804,9 @@ Test(topo, bad_parameters)
                       "dragonfly_routing=valiant", NULL};
   refused(d2, "valiant routing needs 3 groups or more");
   const char *d3[] = {"gpus=64", "topology=dragonfly",
-                      "dragonfly_routing=adaptive", NULL};
-  refused(d3, "unknown routing 'adaptive'");
+                      "dragonfly_routing=ugal", NULL};
+  refused(d3, "unknown routing 'ugal'; expected minimal, valiant or "
+          "adaptive");
   const char *x1[] = {"gpus=64", "topology=mesh", NULL};
   refused(x1, "--topology: unknown topology 'mesh'");
   const char *x2[] = {"gpus=64", "torus=2x4", NULL};

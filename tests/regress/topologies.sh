@@ -95,7 +95,7 @@ job e-torus-1d $m $a --gpus 64 --topology torus --torus 8
 job e-torus-size $m $a --gpus 64 --topology torus --torus 4x4
 job e-torus-x $m $a --gpus 64 --topology torus --torus 4x2x
 job e-torus-spread $m $a --gpus 64 --topology torus --torus 4x2 --placement spread
-job e-routing $m $a --gpus 64 --topology dragonfly --dragonfly-routing adaptive
+job e-routing $m $a --gpus 64 --topology dragonfly --dragonfly-routing ugal
 job e-global $m $a --gpus 128 --topology dragonfly --routers-per-group 2 --global-links 2 --nodes-per-leaf 1
 job e-planes $m $h --gpus 64 --topology rail --planes 2
 job e-oversub $m $a --gpus 64 --topology torus --torus 4x2 --oversubscription 2

@@ -7,9 +7,10 @@
 # of 128, sequence 2048, vocabulary 51200: gpt-76.1b's shape with 64
 # layers), global batch 2048 sequences (4M tokens), BF16.  The cluster:
 # the perlmutter preset (4 A100-40GB and 4 Slingshot-11 NICs per node;
-# a dragonfly with static minimal routes, which contends more than
-# Slingshot's adaptive routing does: an upper bound on communication), and
-# the same nodes on a non-blocking fat tree (a lower bound).  Each family
+# its dragonfly with adaptive routing since session 46, issue 39; add
+# --dragonfly-routing minimal to the plan lines for the static minimal
+# routes of results.txt before that), and the same nodes on a
+# non-blocking fat tree.  Each family
 # searched by weft plan: megatron (1D TP, PP with interleaving, ZeRO-1,
 # FSDP, HSDP), tensor3d (GX x GY x GZ grids of up to 1024 GPUs, 1-4 pieces,
 # with DP and ZeRO-1); the best TOP plans by closed form simulated.
