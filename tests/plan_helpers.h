@@ -120,7 +120,7 @@ static inline void refused(const char *model, const char *const *kv,
   struct weft_err err = {0};
   int rc = 0;
   for (int i = 0; kv[i] && !rc; i += 2) {
-    char o[32];
+    char o[64]; /* the longest flag, --overlap-moe-expert-parallel-comm */
     snprintf(o, sizeof o, "--%s", kv[i]);
     rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
   }

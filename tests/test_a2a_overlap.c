@@ -379,28 +379,6 @@ Test(a2a_overlap, delayed_wgrad_closed_form)
   closed_form("yes");
 }
 
-/* plan_helpers.h's refused with room for this flag's name. */
-static void refused_long(const char *model, const char *const *kv, long gpus,
-                         const char *msg)
-{
-  struct model m;
-  cr_assert_eq(model_from_preset(&m, model, NULL), 0);
-  struct plan p;
-  plan_init(&p);
-  struct weft_err err = {0};
-  int rc = 0;
-  for (int i = 0; kv[i] && !rc; i += 2) {
-    char o[64];
-    snprintf(o, sizeof o, "--%s", kv[i]);
-    rc = plan_set(&p, plan_key_from_name(kv[i]), kv[i + 1], o, &err);
-  }
-  if (!rc)
-    rc = plan_resolve(&p, &m, gpus, &err);
-  cr_assert_neq(rc, 0, "plan accepted");
-  cr_assert_str_eq(err.msg, msg);
-}
-#define refused refused_long
-
 Test(a2a_overlap, refused)
 {
   const char *o = "--overlap_moe_expert_parallel_comm";
