@@ -483,10 +483,12 @@ int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
   }
   /* Copy the step out, then add it again in the new order. */
   struct task *tk = xmalloc((size_t)n * sizeof *tk);
-  memcpy(tk, pr->tasks + begin, (size_t)n * sizeof *tk);
+  if (n > 0)
+    memcpy(tk, pr->tasks + begin, (size_t)n * sizeof *tk);
   long d0 = n ? tk[0].dep0 : pr->ndeps, nd = pr->ndeps - d0;
   uint32_t *dep = xmalloc((size_t)(nd + 1) * sizeof *dep);
-  memcpy(dep, pr->deps + d0, (size_t)nd * sizeof *dep);
+  if (nd > 0) /* pr->deps may still be NULL */
+    memcpy(dep, pr->deps + d0, (size_t)nd * sizeof *dep);
   uint32_t *host = NULL;
   if (pr->host) {
     host = xmalloc((size_t)n * sizeof *host);
