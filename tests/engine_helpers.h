@@ -1,12 +1,18 @@
 /*
  * engine_helpers.h - shared by the engine tests that compare simulated
- * times with closed forms: the engine's parameters on an ideal network.
+ * times with closed forms: the engine's parameters on an ideal network,
+ * and one DGX H100 node loaded as the platform.
  * Header-only (static) so that each test program stays one file plus this.
  */
 #ifndef WEFT_TEST_ENGINE_HELPERS_H
 #define WEFT_TEST_ENGINE_HELPERS_H
 
+#include <criterion/criterion.h>
+
+#include "platforms/catalog.h"
+#include "platforms/cluster.h"
 #include "sim/engine.h"
+#include "sim/platload.h"
 
 /* No protocol overheads, links at their full bandwidth, trees as fast as
  * their links, every step paying its route's latency only (no NCCL
@@ -31,6 +37,22 @@ static inline struct engine_params ideal_ring_params(void)
   struct engine_params p = ideal_params();
   p.algo = CA_RING;
   return p;
+}
+
+/* One DGX H100 node of 8 GPUs into *out, loaded as SimGrid's platform. */
+static inline void load_dgx_h100_node(struct cluster *out)
+{
+  struct weft_err err = {0};
+  struct catalog *cat = catalog_builtin(&err);
+  cr_assert(cat, "%s", err.msg);
+  struct cluster_desc d;
+  cluster_desc_init(&d);
+  cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0);
+  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "8", "t", 2, &err), 0, "%s",
+               err.msg);
+  cr_assert_eq(cluster_resolve(&d, cat, out, &err), 0, "%s", err.msg);
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(out, &err), 0, "%s", err.msg);
 }
 
 #endif

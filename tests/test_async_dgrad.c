@@ -14,6 +14,7 @@
 
 #include "sim/engine.h"
 #include "sim/platload.h"
+#include "tests/engine_helpers.h"
 #include "tests/plan_helpers.h"
 #include "workloads/stack.h"
 
@@ -162,20 +163,8 @@ Test(async_dgrad, bad_value)
 
 static struct cluster node;
 
-static void load_node(void)
-{
-  struct weft_err err = {0};
-  struct catalog *cat = catalog_builtin(&err);
-  cr_assert(cat, "%s", err.msg);
-  struct cluster_desc d;
-  cluster_desc_init(&d);
-  cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0);
-  cr_assert_eq(cluster_desc_set(&d, CK_GPUS, "8", "t", 2, &err), 0, "%s",
-               err.msg);
-  cr_assert_eq(cluster_resolve(&d, cat, &node, &err), 0, "%s", err.msg);
-  platload_boot(0);
-  cr_assert_eq(platload_cluster(&node, &err), 0, "%s", err.msg);
-}
+/* One DGX H100 node, booted as the platform (engine_helpers.h). */
+static void load_node(void) { load_dgx_h100_node(&node); }
 
 static double replay(const struct graph *g, bool contention)
 {
