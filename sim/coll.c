@@ -1281,6 +1281,19 @@ static void direct_phase(struct emitter *e, const struct coll_plan *p, int phase
   }
 }
 
+/* A tree edge between nodes a and b: under rep, node 0 takes the busiest
+ * node's place (they swap), and only edges that touch node 0 are kept
+ * (false: leave the edge out). */
+static bool rep_edge(const struct coll_plan *p, int *a, int *b)
+{
+  if (!p->rep)
+    return true;
+  int x = p->busiest;
+  *a = *a == x ? 0 : *a == 0 ? x : *a;
+  *b = *b == x ? 0 : *b == 0 ? x : *b;
+  return *a == 0 || *b == 0;
+}
+
 /* Channel c's two trees over the nodes (members c of each), `share` split
  * between them, both ways at once; under rep only the edges of node 0, in
  * the busiest node's place. */
@@ -1292,13 +1305,8 @@ static void tree_net_flows(struct emitter *e, const struct coll_plan *p,
     for (int v = 1; v < N; v++) {
       int parent = (v - 1) / 2;
       int a = k ? N - 1 - v : v, b = k ? N - 1 - parent : parent;
-      if (p->rep) { /* node 0 in the busiest node's place */
-        int x = p->busiest;
-        a = a == x ? 0 : a == 0 ? x : a;
-        b = b == x ? 0 : b == 0 ? x : b;
-        if (a != 0 && b != 0)
-          continue;
-      }
+      if (!rep_edge(p, &a, &b))
+        continue;
       int child = a * g + c, up = b * g + c;
       flow(e, child, up, share / 2, pe);
       flow(e, up, child, share / 2, pe);
@@ -1347,13 +1355,8 @@ static void nvlstree_phase(struct emitter *e, const struct coll_plan *p,
         if (nb[0] < 0)
           continue;
         int a = v, b = nb[0];
-        if (p->rep) { /* node 0 in the busiest node's place */
-          int x = p->busiest;
-          a = a == x ? 0 : a == 0 ? x : a;
-          b = b == x ? 0 : b == 0 ? x : b;
-          if (a != 0 && b != 0)
-            continue;
-        }
+        if (!rep_edge(p, &a, &b))
+          continue;
         flow(e, a * g + c, b * g + c, p->S / g / 2, 1.0);
         flow(e, b * g + c, a * g + c, p->S / g / 2, 1.0);
       }
