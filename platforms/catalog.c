@@ -181,6 +181,16 @@ int gpu_spec_check(const struct gpu_spec *g, struct weft_err *err)
   if (g->idle_w > g->max_w)
     return weft_errf(err, WEFT_EINVAL, "GPU '%s': idle power exceeds maximum "
                      "power", g->name);
+  /* Each phase's power lies between idle and the maximum (report.c). */
+  const struct {
+    const char *name;
+    double w;
+  } phase[] = {{"mem_power", g->mem_w}, {"comm_power", g->comm_w}};
+  for (int i = 0; i < 2; i++)
+    if (phase[i].w > 0 && (phase[i].w < g->idle_w || phase[i].w > g->max_w))
+      return weft_errf(err, WEFT_EINVAL, "GPU '%s': %s %g W is not between "
+                       "idle_power %g W and max_power %g W", g->name,
+                       phase[i].name, phase[i].w, g->idle_w, g->max_w);
   return 0;
 }
 
@@ -334,7 +344,7 @@ static int read_keys(const struct xin_doc *doc, const struct xin_elem *e,
 
 static const char *const gpu_attrs[] = {
     "name", "fp32", "tf32", "bf16", "fp16", "fp8", "hbm", "hbm_bw",
-    "nvlink_bw", "idle_power", "max_power", "sms", "gemm_eff", "gemm_eff_fp8",
+    "nvlink_bw", "idle_power", "max_power", "mem_power", "comm_power", "sms", "gemm_eff", "gemm_eff_fp8",
     "gemm_k_half", "gemm_k_half_fp8",
     "attn_eff", "mem_eff", "norm_eff", "norm_bwd_eff", "loss_eff",
     "loss_bwd_eff", "optim_eff", "launch", "year", "mxfp8", "source", NULL};
@@ -354,6 +364,8 @@ static const struct key gpu_keys[] = {
     K_QTY("nvlink_bw", true, UNIT_BW, MAX_BW, G, nvlink_bw_Bps, 0),
     K_QTY0("idle_power", true, UNIT_POWER, MAX_POWER, G, idle_w, 0),
     K_QTY("max_power", true, UNIT_POWER, MAX_POWER, G, max_w, 0),
+    K_QTY0("mem_power", false, UNIT_POWER, MAX_POWER, G, mem_w, 0),
+    K_QTY0("comm_power", false, UNIT_POWER, MAX_POWER, G, comm_w, 0),
     K_INT("sms", false, 0, 100000, G, sms),
     K_REAL("gemm_eff", false, 0.01, 1, G, gemm_eff, 0.75),
     K_REAL("gemm_eff_fp8", false, 0.01, 1, G, gemm_eff_fp8, 0),

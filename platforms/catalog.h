@@ -79,6 +79,10 @@ struct gpu_spec {
   double hbm_bw_Bps;              /* HBM bandwidth */
   double nvlink_bw_Bps;           /* NVLink bandwidth per direction */
   double idle_w, max_w;           /* board power idle and at TDP */
+  /* Board power while memory-bound kernels run alone, and while only
+   * communication kernels run (exposed communication), where measured
+   * (0: not given; then max_w and idle_w: cluster.h, mem_w and comm_w). */
+  double mem_w, comm_w;
   double year;                    /* first shipped (0: not given); the
                                      base of a projection (struct trend) */
   /* Operator cost model (workloads/costmodel.h): streaming multiprocessors

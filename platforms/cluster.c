@@ -539,6 +539,8 @@ static int project(const struct cluster_desc *d, const struct catalog *cat,
   g->nvlink_bw_Bps *= pow(t->per_year[GQ_NVLINK], gy);
   g->idle_w *= pow(t->per_year[GQ_POWER], gy);
   g->max_w *= pow(t->per_year[GQ_POWER], gy);
+  g->mem_w *= pow(t->per_year[GQ_POWER], gy); /* 0 stays not given */
+  g->comm_w *= pow(t->per_year[GQ_POWER], gy);
   c->nic.bw_Bps *= pow(t->per_year[GQ_NIC], ny);
   c->proj_gpu_years = gy;
   c->proj_nic_years = ny;
@@ -571,6 +573,11 @@ static int clock_power(const struct cluster_desc *d, struct cluster *c,
     c->gpu.peak_flops[q] *= f;
   c->clock = f;
   c->active_w = idle + (max - idle) * f * f * f;
+  /* The other phases' dynamic power follows the clock the same way. */
+  double mem = c->gpu.mem_w > 0 ? c->gpu.mem_w : max;
+  double comm = c->gpu.comm_w > 0 ? c->gpu.comm_w : idle;
+  c->mem_w = idle + (mem - idle) * f * f * f;
+  c->comm_w = idle + (comm - idle) * f * f * f;
   return 0;
 }
 

@@ -151,6 +151,11 @@ struct cluster {
    * board power while computing: idle + (max - idle) clock^3 (the dynamic
    * power of CMOS at a voltage that follows the clock). */
   double clock, active_w;
+  /* Board power while memory-bound kernels run and while only
+   * communication runs, the same way from the catalog's mem_power and
+   * comm_power (when not given: active_w, and idle power; sim/report.c
+   * says where each comes from). */
+  double mem_w, comm_w;
   double gpu_hour_price;                 /* 0: not given */
   /* The storage tier checkpoints are written to: its aggregate write
    * bandwidth, bytes/s (workloads/goodput.h); 0: not given. */

@@ -66,6 +66,12 @@ Test(catalog, hopper_and_blackwell_match_spec_rows)
   REL(h->hbm_bw_Bps, 3.35e12);
   REL(2 * h->nvlink_bw_Bps, 900e9);
   REL(h->max_w, 700);
+  /* memory-bound kernels' power measured on H100 only (analysis/kernels);
+   * communication's not given anywhere (idle power) */
+  REL(h->mem_w, 516);
+  cr_assert_eq(h->comm_w, 0);
+  cr_assert_eq(catalog_gpu(cat, "A100-80GB")->mem_w, 0);
+  cr_assert_eq(catalog_gpu(cat, "H200")->mem_w, 0);
   const struct gpu_spec *h2 = catalog_gpu(cat, "H200");
   REL(h2->hbm_bytes, 141e9);
   REL(h2->hbm_bw_Bps, 4.8e12);

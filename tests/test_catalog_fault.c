@@ -99,6 +99,20 @@ Test(catalog_fault, gpu_values)
       "bad.xml:2: <gpu>: GPU 'g': idle power exceeds maximum power");
 }
 
+/* A phase's power (mem_power, comm_power) lies between idle and maximum. */
+Test(catalog_fault, gpu_phase_powers)
+{
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK " mem_power=\"5W\"/>\n</catalog>",
+      WEFT_EINVAL, "bad.xml:2: <gpu>: GPU 'g': mem_power 5 W is not between "
+      "idle_power 10 W and max_power 300 W");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK " comm_power=\"301W\"/>\n"
+      "</catalog>", WEFT_EINVAL, "bad.xml:2: <gpu>: GPU 'g': comm_power 301 W "
+      "is not between idle_power 10 W and max_power 300 W");
+  bad("<catalog>\n<gpu name=\"g\"" GPU_OK " mem_power=\"200\"/>\n</catalog>",
+      WEFT_EINVAL, "bad.xml:2: <gpu>: attribute 'mem_power': '200' has no "
+      "unit; expected a power such as 700W");
+}
+
 Test(catalog_fault, nodes_reference_known_hardware)
 {
   bad("<catalog>\n<nic name=\"n\" bw=\"1Gbps\" lat=\"1us\"/>\n"
