@@ -90,6 +90,56 @@ static void families(const double k[KK_COUNT], double out[FAM_COUNT])
   out[FAM_OPTIM] = k[KK_OPTIM];
 }
 
+/* GPU board energy of the iteration, term by term (report.h).  Each
+ * GPU's time is its compute, exposed communication and idle time (means
+ * over GPUs; engine.h), each at the board power of that phase:
+ *
+ * - kernels at active_w, the board's power limit (700 W on H100; our H100
+ *   sat at its 700 W cap through GEMM and attention loops,
+ *   analysis/kernels/README.md) or less under power_cap or clock;
+ * - memory-bound kernels (norms, elementwise, embedding, loss: the kinds
+ *   analysis/kernels measured) at mem_w: on that H100 they ran at 1980
+ *   MHz, never power-capped, at 463-499 W (NVML's 1 s means of short runs
+ *   with set-up gaps; the two longest, SwiGLU backward 16384x28672 and
+ *   cross-entropy 16384x128256, 515 and 518 W over their last two thirds:
+ *   catalog.xml's mem_power 516 W).  Unmeasured GPUs keep active_w;
+ * - exposed communication at comm_w, idle power unless the catalog gives
+ *   comm_power.  NCCL's kernels stay resident and poll their peers' flags
+ *   (nccl src/device/prims_simple.h, waitPeer) on the few SMs they hold
+ *   (24 CTAs for a large collective, 2 for p2p), but polling on a few SMs
+ *   draws little: Perseus (Chung et al., SOSP'24) charges a GPU blocked on
+ *   an NCCL receive 70 W (ml-energy/zeus examples/perseus/
+ *   run_optimization.py p2p_power, measured by profile_p2p.py: a 60 s
+ *   receive), NVIDIA's maintainer says a kernel on one SM is "not using a
+ *   lot of power" (nccl issue 689), and in production training the
+ *   communication phases draw far less than the compute phases (Choukse et
+ *   al., "Power Stabilization for AI Training Datacenters", 2025: DGX-H100
+ *   racks; NVIDIA's GB300 NVL72 power-smoothing blog calls them idle).  No
+ *   measurement of a collective moving data alone was found, so nothing
+ *   above idle is charged for it;
+ * - idle time (pipeline bubbles, waiting for a peer) at idle power: our
+ *   H100 drew 70.5 W with its context resident and its SM clock at 1980
+ *   MHz before the first kernel (h100_clocks_2026-11-22.csv), so clocks
+ *   held high do not lift it; Perseus's 70 W is the same state.
+ *
+ * Overlapped communication adds nothing: the kernel beside it sets the
+ * phase (a GEMM already runs at the power limit).  Compression kernels
+ * (PowerSGD's products among them) stay at active_w. */
+static void gpu_energy(struct report *r, const struct cluster *c,
+                       const struct engine_result *res)
+{
+  const double *k = res->compute_by_kind_s;
+  double mem = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
+  if (mem > res->compute_s) /* sums of the same times, a few ulps apart */
+    mem = res->compute_s;
+  r->mem_bound_s = mem;
+  r->e_kernel_j = r->gpus * c->active_w * (res->compute_s - mem);
+  r->e_mem_j = r->gpus * c->mem_w * mem;
+  r->e_comm_j = r->gpus * c->comm_w * res->exposed_s;
+  r->e_idle_j = r->gpus * c->gpu.idle_w * res->idle_s;
+  r->energy_j = r->e_kernel_j + r->e_mem_j + r->e_comm_j + r->e_idle_j;
+}
+
 /* Busy time of `ports` ports moving `bytes` at `bw`, at most all along. */
 static double busy_s(double bytes, double bw, double ports, double T)
 {
@@ -147,8 +197,7 @@ void report_fill(struct report *out, const struct workload *w,
   r.peak_flops = c->gpu.peak_flops[dtype];
   r.tokens = g->tokens;
   r.tokens_per_s = g->tokens / T;
-  r.energy_j = r.gpus * (c->gpu.idle_w * T +
-                         (c->active_w - c->gpu.idle_w) * res->compute_s);
+  gpu_energy(&r, c, res);
   closed_form_eval(g, c, dtype, &r.cf);
   network_energy(&r, c, T);
   if (c->gpu_hour_price > 0)
@@ -459,9 +508,16 @@ static void print_breakdown(FILE *f, const struct engine_result *res)
 static void print_energy(FILE *f, const struct report *r)
 {
   const struct cluster *c = r->c;
+  /* The phases' powers, those that differ from idle and computing only */
+  char mem[48] = "", comm[48] = "";
+  if (c->mem_w != c->active_w)
+    snprintf(mem, sizeof mem, ", %.0f W memory-bound", c->mem_w);
+  if (c->comm_w != c->gpu.idle_w)
+    snprintf(comm, sizeof comm, ", %.0f W communicating", c->comm_w);
   fprintf(f, "  GPU energy       %10.4g kJ  %.3g J per token (idle power, %.0f W "
-          "while computing%s)\n", r->energy_j / 1e3, r->energy_j / r->tokens,
-          c->active_w, c->clock != 1 ? ", clock" : "");
+          "while computing%s%s%s)\n", r->energy_j / 1e3,
+          r->energy_j / r->tokens, c->active_w, mem, comm,
+          c->clock != 1 ? ", clock" : "");
   if (r->nic_ports) {
     char nic[96] = "", sw[128] = "";
     if (r->have_nic_power)

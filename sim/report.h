@@ -32,10 +32,15 @@ struct report {
   double peak_flops;           /* of the GPU in the compute type */
   double tokens_per_s;
   double tokens;               /* per iteration */
-  /* GPU energy (boards only): idle power all along, plus the difference to
-   * the board's power while computing (TDP, or less under power_cap or
-   * clock; cluster.h) while kernels run. */
+  /* GPU energy (boards only), all GPUs, the sum of four terms: kernels
+   * other than the memory-bound ones at the board's power while computing
+   * (TDP, or less under power_cap or clock; cluster.h active_w), the
+   * memory-bound kernels (norms, elementwise, embedding, loss) at mem_w,
+   * exposed communication at comm_w and idle time (bubbles, waiting for
+   * peers) at idle power; report.c gives the sources. */
   double energy_j;
+  double e_kernel_j, e_mem_j, e_comm_j, e_idle_j; /* its terms */
+  double mem_bound_s; /* per GPU: the memory-bound kernels' time (mean) */
   /* The scale-out fabric's energy (0 on one node): every NIC port and
    * switch of the job's fabric at idle power all along, plus the
    * difference to full power for the time its traffic keeps it busy (the

@@ -1198,11 +1198,12 @@ static struct graph *job(const char *cluster, const char *const *kv,
   return g;
 }
 
-/* One GPU computing alone: board energy is idle power all along plus the
- * difference to the computing power while kernels run; with clock 0.8 the
- * peaks drop by 0.8 and that power to idle + (max - idle) 0.8^3; the fabric
- * takes nothing; the cost is the GPU-hours' price per token; the closed
- * form is the roofline sum of the kernels, with no communication. */
+/* One GPU computing alone: board energy is the computing power while
+ * kernels run, the memory-bound ones at the catalog's mem_power, idle power
+ * the rest; with clock 0.8 the peaks drop by 0.8 and both powers' dynamic
+ * parts by 0.8^3 (idle + (P - idle) 0.8^3); the fabric takes nothing; the
+ * cost is the GPU-hours' price per token; the closed form is the roofline
+ * sum of the kernels, with no communication. */
 Test(engine, energy_and_closed_form_of_one_gpu)
 {
   struct workload w;
@@ -1215,8 +1216,15 @@ Test(engine, energy_and_closed_form_of_one_gpu)
   double idle = c.gpu.idle_w, max = c.gpu.max_w;
   REL(c.gpu.peak_flops[DTYPE_BF16], 989.4e12 * 0.8, 1e-12);
   REL(c.active_w, idle + (max - idle) * 0.512, 1e-12);
+  REL(c.mem_w, idle + (516 - idle) * 0.512, 1e-12);
+  REL(c.comm_w, idle, 1e-12);
   double T = r.iteration_s;
-  REL(r.energy_j, idle * T + (c.active_w - idle) * r.res.compute_s, 1e-12);
+  const double *k = r.res.compute_by_kind_s;
+  double mem = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
+  cr_assert_gt(mem, 0);
+  cr_assert_eq(r.res.exposed_s, 0);
+  REL(r.energy_j, idle * (T - r.res.compute_s) + c.mem_w * mem +
+                      c.active_w * (r.res.compute_s - mem), 1e-12);
   cr_assert_eq(r.nic_energy_j + r.switch_energy_j, 0);
   cr_assert_eq(r.nic_ports, 0);
   REL(r.cost_per_mtoken, 3 * T / 3600 / r.tokens * 1e6, 1e-12);
@@ -1234,6 +1242,114 @@ Test(engine, energy_and_closed_form_of_one_gpu)
   cr_assert_eq(r.cf.comm_s, 0);
   cr_assert_eq(r.cf.bubble_s, 0);
   cr_assert_gt(r.iteration_s, r.cf.iteration_s); /* efficiencies < 1 */
+  graph_free(g);
+}
+
+/* GPU energy term by term (report.c gpu_energy) on a pipeline of two
+ * stages with two micro-batches, whose bubbles leave each GPU idle for a
+ * while: kernels at the computing power but the memory-bound ones (mem_w),
+ * exposed communication at comm_w, idle time at idle power; the terms sum
+ * to the energy and the phases to the iteration.  Then each phase's power
+ * is set apart (555, 444, 333 W) and the same replay is charged again:
+ * each term moves with its own power only. */
+Test(engine, energy_terms_of_a_pipeline)
+{
+  struct workload w;
+  struct cluster c;
+  struct report r;
+  struct graph *g = job("dgx-h100", KV("model", "gpt-1.7b", "gpus", "2",
+                                       "gpus_per_node", "2", "pp", "2",
+                                       "global_batch", "2"), &w, &c, &r);
+  const struct engine_result *e = &r.res;
+  double G = 2, T = r.iteration_s, idle = c.gpu.idle_w;
+  cr_assert_gt(e->idle_s, 0.05 * T, "a bubble: %g of %g s", e->idle_s, T);
+  cr_assert_gt(e->exposed_s, 0, "the pipeline's transfers");
+  REL(e->compute_s + e->exposed_s + e->idle_s, T, 1e-12);
+  const double *k = e->compute_by_kind_s;
+  double mem = k[KK_NORM] + k[KK_ELEMWISE] + k[KK_EMBED] + k[KK_LOSS];
+  REL(r.mem_bound_s, mem, 1e-12);
+  REL(r.e_kernel_j, G * 700 * (e->compute_s - mem), 1e-12);
+  REL(r.e_mem_j, G * 516 * mem, 1e-12);
+  REL(r.e_comm_j, G * idle * e->exposed_s, 1e-12);
+  REL(r.e_idle_j, G * idle * e->idle_s, 1e-12);
+  REL(r.energy_j, r.e_kernel_j + r.e_mem_j + r.e_comm_j + r.e_idle_j, 1e-12);
+  struct cluster c2 = c;
+  c2.active_w = 555;
+  c2.mem_w = 444;
+  c2.comm_w = 333;
+  struct report r2;
+  report_fill(&r2, &w, &c2, g, &r.res, DTYPE_BF16, 0);
+  REL(r2.energy_j, G * (555 * (e->compute_s - mem) + 444 * mem +
+                        333 * e->exposed_s + idle * e->idle_s), 1e-12);
+  REL(r2.e_idle_j, r.e_idle_j, 1e-12);
+  graph_free(g);
+}
+
+/* One all-reduce of 1 GiB over the 8 H100 of a node and nothing else: every
+ * GPU communicates the whole iteration, with no kernel beside it, so the
+ * energy is 8 GPUs at the power of exposed communication for the ring's
+ * time: idle power by default (report.c), and a catalog's comm_power when
+ * it gives one (here 300 W, through the clock's f^3 at f = 1). */
+Test(engine, energy_of_an_exposed_allreduce)
+{
+  struct weft_err err = {0};
+  cat = catalog_builtin(&err);
+  cr_assert(cat);
+  struct workload w;
+  struct cluster c;
+  workload_init(&w);
+  const char *const *kv = KV("model", "gpt-1.7b", "gpus", "8",
+                             "global_batch", "8");
+  for (int i = 0; kv[i]; i += 2)
+    cr_assert_eq(workload_flag(&w, kv[i], kv[i + 1], &err), 0, "%s", err.msg);
+  cr_assert_eq(workload_resolve(&w, cat, "dgx-h100", &c, &err), 0, "%s",
+               err.msg);
+  platload_boot(0);
+  cr_assert_eq(platload_cluster(&c, &err), 0, "%s", err.msg);
+  struct graph *g = graph_new(1);
+  g->layout = (struct graph_layout){8, 1, 1, 1, 1, 1, {0, 1, 2, 3}, 0, {0, 0, 0}, 0, 0};
+  struct task t = {.kind = TK_COLL, .op = CO_ALLREDUCE, .stream = ST_COMPUTE,
+                   .group = GK_TP, .chunk = -1, .mb = -1, .layer = -1,
+                   .bytes = 1 << 30};
+  graph_add(g, 0, &t);
+  struct engine_params p = ideal_params();
+  p.algo = CA_RING;
+  struct engine_result res;
+  cr_assert_eq(engine_run(g, &c, &p, &res, &err), 0, "%s", err.msg);
+  double T = res.iteration_s, S = 1 << 30, n = 8;
+  REL(T, 2 * (n - 1) / n * S / 450e9 + 2 * (n - 1) * 1e-6, 1e-6);
+  cr_assert_eq(res.compute_s, 0);
+  REL(res.exposed_s, T, 1e-12);
+  struct report r;
+  report_fill(&r, &w, &c, g, &res, DTYPE_BF16, 0);
+  REL(r.energy_j, 8 * c.gpu.idle_w * T, 1e-12);
+  REL(r.e_comm_j, r.energy_j, 1e-12);
+  /* A catalog of one's own with comm_power: the cluster takes it, its
+   * dynamic part following the clock as the computing power's does. */
+  const char *xml =
+      "<catalog><gpu name=\"H100c\" fp32=\"66.9Tf\" tf32=\"494.7Tf\" "
+      "bf16=\"989.4Tf\" fp16=\"989.4Tf\" fp8=\"1978.9Tf\" hbm=\"80GB\" "
+      "hbm_bw=\"3350GBps\" nvlink_bw=\"450GBps\" idle_power=\"70W\" "
+      "max_power=\"700W\" comm_power=\"300W\"/></catalog>";
+  cr_assert_eq(catalog_load_mem(cat, xml, strlen(xml), "own.xml", &err), 0,
+               "%s", err.msg);
+  for (int clocked = 0; clocked < 2; clocked++) {
+    struct cluster_desc d;
+    cluster_desc_init(&d);
+    cr_assert_eq(cluster_desc_preset(&d, "dgx-h100", &err), 0);
+    cr_assert_eq(cluster_desc_set(&d, CK_GPU, "H100c", "gpu", 2, &err), 0,
+                 "%s", err.msg);
+    if (clocked)
+      cr_assert_eq(cluster_desc_set(&d, CK_CLOCK, "0.8", "clock", 2, &err),
+                   0, "%s", err.msg);
+    struct cluster c3;
+    cr_assert_eq(cluster_resolve(&d, cat, &c3, &err), 0, "%s", err.msg);
+    double want = clocked ? 70 + (300 - 70) * 0.512 : 300;
+    REL(c3.comm_w, want, 1e-12);
+    REL(c3.mem_w, c3.active_w, 1e-12); /* no mem_power: computing power */
+    report_fill(&r, &w, &c3, g, &res, DTYPE_BF16, 0);
+    REL(r.energy_j, 8 * want * T, 1e-12);
+  }
   graph_free(g);
 }
 
