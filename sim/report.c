@@ -108,9 +108,10 @@ static void families(const double k[KK_COUNT], double out[FAM_COUNT])
  *   (nccl src/device/prims_simple.h, waitPeer) on the few SMs they hold
  *   (24 CTAs for a large collective, 2 for p2p), but polling on a few SMs
  *   draws little: Perseus (Chung et al., SOSP'24) charges a GPU blocked on
- *   an NCCL receive 70 W (ml-energy/zeus examples/perseus/
- *   run_optimization.py p2p_power, measured by profile_p2p.py: a 60 s
- *   receive), NVIDIA's maintainer says a kernel on one SM is "not using a
+ *   an NCCL receive 70 W by default (ml-energy/zeus examples/perseus/
+ *   run_optimization.py, p2p_power; profile_p2p.py measures it over a
+ *   60 s receive; the code does not say which GPU gave 70 W), NVIDIA's
+ *   maintainer says a kernel on one SM is "not using a
  *   lot of power" (nccl issue 689), and in production training the
  *   communication phases draw far less than the compute phases (Choukse et
  *   al., "Power Stabilization for AI Training Datacenters", 2025: DGX-H100
