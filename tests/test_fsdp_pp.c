@@ -165,6 +165,37 @@ Test(fsdp_pp, interleaved_chunks_gather_and_reduce_once)
   graph_free(g);
 }
 
+/* GPipe, and twice the micro-batches under 1F1B: the same bytes per step,
+ * where FSDP without PP gathers twice and reduce-scatters once per
+ * micro-batch (test_zero.c, fsdp_gathers_per_micro_batch). */
+Test(fsdp_pp, bytes_do_not_grow_with_micro_batches)
+{
+  const char *kv[][2] = {{"gpipe", "32"}, {"1f1b", "64"}};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("llama3-8b", 8, 16,
+                                   KV("fsdp", "yes", "shard_impl", "fsdp2",
+                                      "pp", "2", "micro_batch", "1",
+                                      "schedule", kv[k][0], "global_batch",
+                                      kv[k][1], "grad_dtype", "fp32"),
+                                   &m, &p);
+    cr_assert_eq(p.microbatches, k ? 8 : 4);
+    for (long s = 0; s < 2; s++) {
+      double P = stage_params_rank(&m, &p, s);
+      long n;
+      REL(coll_sum(g, s, CO_ALLGATHER, GK_DP, -1, -2, 0, &n), 2 * P);
+      cr_assert_eq(n, 5);
+      REL(coll_sum(g, s, CO_ALLGATHER, GK_DP, -1, -2, -2, NULL), 2 * P);
+      REL(coll_sum(g, s, CO_REDUCE_SCATTER, GK_DP, -1, -2,
+                   p.microbatches - 1, &n), 4 * P);
+      cr_assert_eq(n, 5);
+      REL(coll_sum(g, s, CO_REDUCE_SCATTER, GK_DP, -1, -2, -2, NULL), 4 * P);
+    }
+    graph_free(g);
+  }
+}
+
 /* HSDP (shard groups of 4 of DP 8): gathers and reduce-scatters in the
  * group, each reduced shard all-reduced across the 2 replicas, once. */
 Test(fsdp_pp, hsdp_reduces_across_replicas_once)
