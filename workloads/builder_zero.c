@@ -806,8 +806,9 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
  * - PyTorch's pipelining runs every micro-batch's backward with
  *   set_is_last_backward(False), set_reshard_after_backward(False) and
  *   set_requires_gradient_sync(False) (torch/distributed/pipelining/
- *   stage.py at 0138610, backward_maybe_with_nosync), so nothing is reduced or
- *   resharded in a backward; the unsharded gradient accumulates: FSDP2's
+ *   stage.py at 0138610, backward_maybe_with_nosync), so nothing is
+ *   reduced or resharded in a backward; the unsharded gradient
+ *   accumulates: FSDP2's
  *   post_backward upcasts the first micro-batch's BF16 gradient to the
  *   reduce dtype (_fsdp_param.py, to_accumulated_grad_if_needed: a cast,
  *   2 + 4 bytes per parameter with an FP32 reduce dtype) and adds each
