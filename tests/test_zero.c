@@ -97,12 +97,13 @@ Test(zero, bad_combinations)
 {
   refused("gpt-1.7b", KV("zero", "2", "pp", "2", "global_batch", "64"), 32,
           "--zero: ZeRO stage 2 cannot be combined with pipeline parallelism "
-          "(PP 2) in weft (DeepSpeed refuses it; torchtitan's FSDP2 with "
-          "PP is not modelled); use stage 1");
+          "(PP 2) (DeepSpeed refuses it); use stage 1, or FSDP2 (--fsdp yes "
+          "--shard-impl fsdp2, as torchtitan runs it with PP)");
   refused("gpt-1.7b", KV("fsdp", "yes", "pp", "4", "global_batch", "64"), 32,
-          "--fsdp: ZeRO stage 3 cannot be combined with pipeline parallelism "
-          "(PP 4) in weft (DeepSpeed refuses it; torchtitan's FSDP2 with "
-          "PP is not modelled); use stage 1");
+          "--fsdp: ZeRO-3 with pipeline parallelism (PP 4) is modelled as "
+          "torchtitan runs it, on FSDP2 (PyTorch's pipelining drives FSDP2 "
+          "modules only; DeepSpeed refuses ZeRO-3 with PP); this plan's "
+          "shard_impl is ideal: add --shard-impl fsdp2");
   refused("gpt-1.7b", KV("hsdp", "12", "global_batch", "64"), 32,
           "--hsdp: shard groups of 12 do not divide DP 32");
   refused("gpt-1.7b", KV("zero", "4"), 32, "--zero: '4' exceeds the limit of 3");

@@ -661,11 +661,29 @@ static void torchtitan_terms(const struct model *m, const struct plan *p,
   double L = layer_params_rank(m, p->tp, p->ep);
   double rs = p->set[PK_GRAD_DTYPE] ? dtype_bytes(p->grad_dtype) : 4;
   double fsdp = 0, side = 0, root = 0;
-  if (p->zero >= 3) {
-    /* NEEDSWORK: with pipeline parallelism torchtitan does not reshard
-     * after the forward pass (fsdp.py get_fsdp_reshard_after_forward_policy:
-     * "default" is `not pp_enabled`), so a whole stage stays gathered;
-     * plan_resolve refuses ZeRO-3 with PP today, so only PP 1 is here. */
+  if (p->zero >= 3 && p->pp > 1) {
+    /* With pipeline parallelism (builder_zero.c, fsdp_pp_pass) torchtitan
+     * does not reshard after the forward pass and PyTorch's pipelining
+     * neither reshards nor reduces after a backward but the chunk's last:
+     * the stage's unsharded BF16 parameters live from the first forward
+     * to the step's REDUCE_GRAD, and its unsharded gradients, accumulated
+     * in the reduce dtype (_fsdp_param.py unsharded_accumulated_grad),
+     * from each unit's first backward to it.  In 1F1B's steady state (and
+     * interleaved's) a forward follows a backward, so both are whole
+     * beside the most activations (NEEDSWORK: GPipe's peak, at the first
+     * backward, holds them as they grow: counted whole, it is over by at
+     * most the gradients). */
+    double st = params + xp;
+    x->weights += 2 * st;
+    x->grads += rs * st;
+    /* A layer's backward: its fresh BF16 gradient before the hook folds
+     * it into the accumulator; no reduce-scatter input until REDUCE_GRAD,
+     * when the activations are gone.  The all-gather streams' blocks of
+     * the first forward stay reserved (above). */
+    double R = output_params(m) / (double)p->tp + final_norm_params(m);
+    fsdp = 2 * L;
+    side = 2 * (L + (R > L ? R : L)) + 2 * L / N;
+  } else if (p->zero >= 3) {
     /* The final norm and output layer, one unit that is never resharded
      * after the forward pass (fsdp.py: "do not reshard_after_forward the
      * last layers by default since FSDP would prefetch them
@@ -796,7 +814,13 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
                      (double)m->ffn * (double)m->hidden / vsplit;
     if (p->zero >= 3 && shard_impl_mfsdp(p->shard_impl))
       mfsdp_terms(m, p, st, params, N, &x);
-    else if (p->zero >= 3) /* two layers gathered at once (prefetch) */
+    else if (p->zero >= 3 && p->pp > 1) {
+      /* FSDP2 under PP (builder_zero.c, fsdp_pp_pass): the stage stays
+       * gathered for the step, and its gradients accumulate unsharded
+       * beside their shards. */
+      x.weights += 2 * (params * (1 - 1 / N) + xp * (1 - 1 / Nx));
+      x.grads += gb * (params + xp);
+    } else if (p->zero >= 3) /* two layers gathered at once (prefetch) */
       x.transient += 2 * 2 * layer_params_rank(m, p->tp, p->ep) * (1 - 1 / N);
     if (p->mem_framework == MF_MEGATRON)
       megatron_terms(m, p, st, peak_layers_inflight(m, p, st, &inflight), &x);

@@ -791,6 +791,100 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
     reduce_grads(c, &red, NULL, w, gk, true);
 }
 
+/* FSDP2 under pipeline parallelism, as torchtitan runs it and PyTorch's
+ * pipelining drives it (plan.c admits ZeRO-3 with PP for shard_impl fsdp2
+ * only):
+ * - torchtitan shards the stage's modules with reshard_after_forward False
+ *   when PP is on (pytorch/torchtitan b5bcd76, distributed/fsdp.py
+ *   get_fsdp_reshard_after_forward_policy: "default" is `not pp_enabled`,
+ *   "to avoid per-microbatch all-gathers"; the final norm and output layer
+ *   are never resharded after forward, PP or not).  A unit's all-gather
+ *   thus runs in the chunk's first forward (micro-batch 0, prefetched as
+ *   without PP: zero3_pass) and FSDP's later pre-forward and pre-backward
+ *   unshards find it unsharded and issue nothing
+ *   (_fsdp_param_group.py, unshard: "if self.is_unsharded: return").
+ * - PyTorch's pipelining runs every micro-batch's backward with
+ *   set_is_last_backward(False), set_reshard_after_backward(False) and
+ *   set_requires_gradient_sync(False) (torch/distributed/pipelining/
+ *   stage.py at 0138610, backward_maybe_with_nosync), so nothing is
+ *   reduced or resharded in a backward; the unsharded gradient
+ *   accumulates: FSDP2's
+ *   post_backward upcasts the first micro-batch's BF16 gradient to the
+ *   reduce dtype (_fsdp_param.py, to_accumulated_grad_if_needed: a cast,
+ *   2 + 4 bytes per parameter with an FP32 reduce dtype) and adds each
+ *   later one into it (accumulate_unsharded_grad_if_needed: += , 4 + 2 +
+ *   4); with the reduce dtype equal to the parameters' there is no
+ *   upcast, and autograd's AccumulateGrad adds each later gradient in
+ *   place (3 transfers of 2 bytes).  One pass per unit after its backward
+ *   on the compute stream, where the hook runs.
+ * - After the chunk's last backward the schedule's REDUCE_GRAD action
+ *   (schedules.py at pytorch/pytorch 00722e6, _add_reduce_grad: "just
+ *   after the last backward-like" action of each stage; stage.py
+ *   perform_reduce_grad, _post_backward at 0138610; older releases did
+ *   the same in backward_maybe_with_nosync when last_backward) sets the
+ *   three flags back and calls post_backward on every FSDP state in
+ *   module order (embedding, layers, output layer): each reshards its
+ *   unit, makes the compute stream wait for the previous reduce-scatter
+ *   ("wait_event(self.comm_ctx.reduce_scatter_state.event)", which frees
+ *   the one reduce-scatter input FSDP keeps), copies its gradients into
+ *   the reduce-scatter input on the compute stream (foreach_reduce,
+ *   _chunk_cat) and reduce-scatters it at the reduce dtype on the
+ *   reduce-scatter stream (HSDP: then all-reduces its shard over the
+ *   replicas).  The root's final callback makes the compute stream wait
+ *   for the last of them, so the chunk's reductions are exposed back to
+ *   back: once per step instead of once per micro-batch.
+ * The prefetch and the ring of gathers are zero3_pass's; shard groups,
+ * expert groups and HSDP as there. */
+static void fsdp_pp_pass(struct ctx *c, const struct unit *u, int n,
+                         const struct pass *ps)
+{
+  const struct plan *p = c->p;
+  if (ps->fwd && c->mb == 0) { /* the chunk's gathers */
+    zero3_pass(c, u, n, true);
+    return;
+  }
+  for (int k = 0; k < n && ps->fwd; k++)
+    run_unit(c, &u[k], true);
+  if (ps->fwd)
+    return;
+  bool upcast = c->grad_e != c->e;
+  double acc_b = c->mb == 0 ? (upcast ? c->e + c->grad_e : 0)
+                            : (upcast ? 2 * c->grad_e + c->e : 3 * c->e);
+  for (int k = n - 1; k >= 0; k--) {
+    const struct unit *un = &u[k];
+    run_unit(c, un, false);
+    double el = un->params + un->xparams;
+    if (acc_b > 0 && el > 0)
+      bld_kernel(c, KK_ELEMWISE, PH_BWD, unit_layer(un), 0, acc_b * el);
+  }
+  if (!ps->last)
+    return;
+  bool hsdp = p->hsdp && p->hsdp < p->dp;
+  long shard = layout_shard(&c->g->layout) * p->cp, nx;
+  enum group_kind gk = hsdp ? GK_SHARD : layout_grad_group(&c->g->layout);
+  enum group_kind xg = bld_expert_group(p, &nx);
+  long rs = -1, ar = -1;
+  for (int k = 0; k < n; k++) {
+    const struct unit *un = &u[k];
+    long layer = unit_layer(un);
+    for (int x = 0; x < 2; x++) {
+      double el = x ? un->xparams : un->params;
+      if (el <= 0 || (x ? nx : shard) < 2)
+        continue;
+      bld_wait_for(c, rs);
+      long in = bld_kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
+                           2 * el * c->grad_e);
+      rs = bld_grad_coll(c, CO_REDUCE_SCATTER, x ? xg : gk, layer,
+                         el * c->grad_e, in);
+      if (hsdp && !x)
+        ar = bld_grad_coll(c, CO_ALLREDUCE, GK_REPL, layer,
+                           el * c->grad_e / (double)shard, rs);
+    }
+  }
+  bld_wait_for(c, rs);
+  bld_wait_for(c, ar);
+}
+
 /* ZeRO-3 / FSDP: either pass of a chunk over its units. */
 void bld_zero3_body(struct ctx *c, const struct pass *ps)
 {
@@ -803,6 +897,9 @@ void bld_zero3_body(struct ctx *c, const struct pass *ps)
     u[n++] = (struct unit){UNIT_LAYER, l, c->lp, c->lx};
   if (ps->vs == c->vlast)
     u[n++] = (struct unit){UNIT_LOSS, -1, c->head, 0};
-  zero3_pass(c, u, n, ps->fwd);
+  if (c->p->pp > 1)
+    fsdp_pp_pass(c, u, n, ps);
+  else
+    zero3_pass(c, u, n, ps->fwd);
   free(u);
 }

@@ -84,12 +84,32 @@ static double grad_reduction(const struct model *m, const struct plan *p,
                              const struct graph_layout *l, long s,
                              double hide)
 {
-  if (p->zero == 3)
+  if (p->zero == 3 && p->pp == 1)
     return 0; /* inside the layers' side streams */
   long rank = stage_rank(l, s);
   double ge = dtype_bytes(p->grad_dtype), e = model_act_bytes(m);
   double xp = p->ep > 1 ? stage_expert_params_rank(m, p, s) : 0;
   double dense = stage_params_rank(m, p, s) - xp;
+  if (p->zero == 3) {
+    /* FSDP2 under PP (builder_zero.c, fsdp_pp_pass): the stage's units
+     * reduce-scattered one after the other after the last backward, the
+     * compute stream waiting for each (HSDP: the last unit's all-reduce
+     * across replicas after them; the copy-ins are the caller's). */
+    bool hsdp = p->hsdp && p->hsdp < p->dp;
+    enum group_kind gs = hsdp ? GK_SHARD : layout_grad_group(l);
+    enum group_kind xs = p->cp > 1 ? GK_EDPCP : GK_EDP;
+    double d = closed_form_coll_s(c, l, rank, gs, CO_REDUCE_SCATTER,
+                                  dense * ge);
+    if (xp > 0)
+      d += closed_form_coll_s(c, l, rank, xs, CO_REDUCE_SCATTER, xp * ge);
+    if (hsdp) {
+      double lp = layer_params_rank(m, p->tp, p->ep);
+      d += closed_form_coll_s(c, l, rank, GK_REPL, CO_ALLREDUCE,
+                              lp * ge / (double)layout_shard(l));
+    }
+    (void)hide;
+    return d;
+  }
   enum coll_op op = p->zero ? CO_REDUCE_SCATTER : CO_ALLREDUCE;
   enum group_kind gg = layout_grad_group(l);
   enum group_kind xg = p->cp > 1 ? GK_EDPCP : GK_EDP;
@@ -170,6 +190,14 @@ int estimate_plan(const struct model *m, const struct plan *p,
   struct probe_sums s = {0};
   probe_sums(g, &l, c, dt, attn, p->zero, &s);
   graph_free(g);
+  /* FSDP2 under PP gathers once per step, beside the first micro-batch's
+   * forward, and reduces after the last backward (grad_reduction): the
+   * probe's per-micro-batch gathers and reduce-scatters are not the
+   * layers' (NEEDSWORK: nor are its copy-outs and copy-ins, left in the
+   * probe's compute). */
+  bool fsdp_pp = p->zero == 3 && p->pp > 1;
+  if (fsdp_pp)
+    s.Z = s.Zdp = s.Zh = 0;
 
   double work = s.F + s.B + s.R;
   /* Tensor3D's all-reduces of K pieces: the last piece's are exposed, the
@@ -191,11 +219,21 @@ int estimate_plan(const struct model *m, const struct plan *p,
   bool every;
   double acc_b = build_accum_bytes(m, p, &every), a_emb = 0, a_layer = 0,
          a_head = 0, a_last = 0; /* a_last: the last micro-batch's, per layer */
-  if (acc_b > 0 && !every && p->zero < 3 && p->t3[0] == 0 &&
-      p->microbatches > 1) {
+  double share = (double)(p->microbatches - 1) / (double)p->microbatches;
+  if (fsdp_pp) {
+    /* FSDP2's unsharded accumulation (fsdp_pp_pass): an upcast after the
+     * first micro-batch when the reduce dtype differs, an add after each
+     * later one; per micro-batch on average. */
+    double e = model_act_bytes(m), ge = dtype_bytes(p->grad_dtype);
+    double first = ge != e ? e + ge : 0, later = ge != e ? 2 * ge + e : 3 * e;
+    acc_b = (first + (double)(p->microbatches - 1) * later) /
+            (double)p->microbatches;
+    share = 1;
+  }
+  if (acc_b > 0 && (fsdp_pp || (!every && p->zero < 3)) && p->t3[0] == 0 &&
+      (fsdp_pp || p->microbatches > 1)) {
     double pe, pl, ph;
     build_unit_params(m, p, &pe, &pl, &ph);
-    double share = (double)(p->microbatches - 1) / (double)p->microbatches;
     struct task acc = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
                      .stream = ST_COMPUTE, .phase = PH_BWD};
     acc.bytes = acc_b * pe;
@@ -239,6 +277,13 @@ int estimate_plan(const struct model *m, const struct plan *p,
      * of the backward first. */
     double d = grad_reduction(m, p, c, &l, st,
                               fmax(0, L / v * (s.B + s.R - s.Zdp + a_last)));
+    if (fsdp_pp) { /* the copy-ins before the reduce-scatters */
+      struct task in = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
+                        .stream = ST_COMPUTE, .phase = PH_BWD};
+      in.bytes = 2 * dtype_bytes(p->grad_dtype) *
+                 stage_params_rank(m, p, st);
+      d += cost_kernel(&c->gpu, dt, attn, &in, NULL);
+    }
     if (d + o > tail) {
       tail = d + o;
       tail_d = d;

@@ -1046,14 +1046,30 @@ static int check_pipeline(const struct plan *p, const struct model *m,
   if (p->schedule == SCHED_INTERLEAVED && p->pp < 2)
     return weft_errf(err, WEFT_EINVAL, "%s: the interleaved schedule needs "
                      "PP > 1", p->origin[PK_SCHEDULE]);
-  if (p->zero >= 2 && p->pp > 1)
-    return weft_errf(err, WEFT_EINVAL, "%s: ZeRO stage %d cannot be combined "
-                     "with pipeline parallelism (PP %ld) in weft (DeepSpeed "
-                     "refuses it; torchtitan's FSDP2 with PP is not modelled); "
-                     "use stage 1", p->origin[p->set[PK_FSDP] ? PK_FSDP
-                                           : p->set[PK_HSDP] ? PK_HSDP
-                                                             : PK_ZERO],
-                     p->zero, p->pp);
+  const char *zo = p->origin[p->set[PK_FSDP]   ? PK_FSDP
+                            : p->set[PK_HSDP] ? PK_HSDP
+                                              : PK_ZERO];
+  /* DeepSpeed's pipeline engine asserts ZeRO stage < 2; ZeRO-3 runs with
+   * PP as torchtitan runs FSDP2 under PyTorch's pipelining, whose stage
+   * drives FSDP2 modules only (stage.py, backward_maybe_with_nosync;
+   * builder_zero.c, fsdp_pp_pass). */
+  if (p->zero == 2 && p->pp > 1)
+    return weft_errf(err, WEFT_EINVAL, "%s: ZeRO stage 2 cannot be combined "
+                     "with pipeline parallelism (PP %ld) (DeepSpeed refuses "
+                     "it); use stage 1, or FSDP2 (--fsdp yes --shard-impl "
+                     "fsdp2, as torchtitan runs it with PP)", zo, p->pp);
+  if (p->zero >= 3 && p->pp > 1 && p->shard_impl != SI_FSDP2)
+    return weft_errf(err, WEFT_EINVAL, "%s: ZeRO-3 with pipeline parallelism "
+                     "(PP %ld) is modelled as torchtitan runs it, on FSDP2 "
+                     "(PyTorch's pipelining drives FSDP2 modules only; "
+                     "DeepSpeed refuses ZeRO-3 with PP); this plan's "
+                     "shard_impl is %s: add --shard-impl fsdp2",
+                     p->set[PK_SHARD_IMPL] ? p->origin[PK_SHARD_IMPL] : zo,
+                     p->pp, shard_impl_name(p->shard_impl));
+  if (p->zero >= 3 && p->pp > 1 && model_tied(m))
+    return weft_errf(err, WEFT_EINVAL, "%s: FSDP with pipeline parallelism "
+                     "(PP %ld) and an embedding tied to the output layer "
+                     "across stages is not modelled", zo, p->pp);
   return 0;
 }
 

@@ -59,7 +59,10 @@ enum moe_dispatcher { MD_BASIC, MD_ALLTOALL, MD_ALLGATHER, MD_DEEPEP };
  *     (limit_all_gathers, BACKWARD_PRE): as ideal;
  *   fsdp2: fully_shard per layer: as fsdp1, plus the copy-out of the
  *     gathered parameters and the copy-in of the gradients before the
- *     reduce-scatter, on the compute stream;
+ *     reduce-scatter, on the compute stream; the one ZeRO-3 runs with PP
+ *     > 1, as torchtitan runs it under PyTorch's pipelining: gathered
+ *     once per step, reduced once after the last micro-batch
+ *     (builder_zero.c, fsdp_pp_pass);
  *   deepspeed: DeepSpeed ZeRO-3 since v0.6 (2022): parameters below
  *     stage3_param_persistence_threshold (1e5 elements) stay whole, the
  *     others are gathered in batches of at most stage3_prefetch_bucket_size
@@ -148,7 +151,9 @@ enum compress { CM_NONE, CM_FP16, CM_POWERSGD, CM_TOPK, CM_RANDOMK, CM_SIGN,
  *     Megatron Core with Transformer Engine or apex): the weight-gradient
  *     GEMM accumulates into the FP32 buffer itself; no separate pass.
  * ZeRO-3/FSDP reduce-scatter every micro-batch and Tensor3D reduce-scatters
- * over Z every backward: their shards are not modelled as accumulating. */
+ * over Z every backward: their shards are not modelled as accumulating
+ * (FSDP2 under PP accumulates unsharded as its own code does, whatever
+ * this setting: builder_zero.c, fsdp_pp_pass). */
 enum grad_accum { GA_AUTOGRAD, GA_BUFFER, GA_FUSED };
 
 /* Whose allocations the memory estimate follows (accounting.h,

@@ -85,7 +85,9 @@ def main():
         for m in ("llama2-7b", "llama2-70b"):
             for hw, lay in (("H100", "fsdp"), ("H100", "hsdp8"),
                             ("H100", "fsdp-tp2"), ("H100", "fsdp-tp4"),
-                            ("H100", "fsdp-compile"), ("A100", "fsdp"),
+                            ("H100", "fsdp-compile"), ("H100", "fsdp-pp2"),
+                            ("H100", "fsdp-pp4"), ("H100", "fsdp-tp4-pp4"),
+                            ("A100", "fsdp"),
                             ("H100-2nic", "fsdp"),
                             ("H100-2nic", "fsdp-tp4")):
                 a = by.get((reg, m, hw, lay, 128))
@@ -126,7 +128,8 @@ def main():
     w("4. Weak scaling, H100: tokens/s per GPU and exposed / overlapped "
       "communication (% of iteration)")
     for m in ("llama2-7b", "llama2-70b"):
-        for lay in ("fsdp", "hsdp8", "fsdp-tp2", "fsdp-tp4", "fsdp-compile"):
+        for lay in ("fsdp", "hsdp8", "fsdp-tp2", "fsdp-tp4", "fsdp-compile",
+                    "fsdp-pp2", "fsdp-pp4", "fsdp-tp4-pp4"):
             cells = []
             for g in sorted({k[4] for k in by}):
                 v = by.get(("0", m, "H100", lay, g))

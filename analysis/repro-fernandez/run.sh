@@ -3,7 +3,7 @@
 # the setups (study.xml), then print weft beside the paper and draw the
 # plot (compare.py).  Run from the repository root after building weft:
 #   sh analysis/repro-fernandez/run.sh [OUTDIR]
-# 172 scenarios: 168 in about 12 s with -j 1, the 4 with 2 NICs per node
+# 250 scenarios: 246 in about 35 s with -j 1, the 4 with 2 NICs per node
 # about 2.5 minutes of CPU (README); then the all-reduce scan (1 s).
 set -e
 dir=$(dirname "$0")

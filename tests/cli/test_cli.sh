@@ -470,6 +470,21 @@ else
   fail=$((fail + 1)); echo "FAIL: shard_impl in the summary and JSON, --every-rank"
 fi
 
+# FSDP with pipeline parallelism: FSDP2 only, refused otherwise with the
+# flag named; interleaved HSDP under the stage symmetry gives every rank's
+# answer.
+expect 1 "weft: --fsdp: ZeRO-3 with pipeline parallelism (PP 2) is modelled as torchtitan runs it, on FSDP2 (PyTorch's pipelining drives FSDP2 modules only; DeepSpeed refuses ZeRO-3 with PP); this plan's shard_impl is ideal: add --shard-impl fsdp2" \
+  run --model llama3-8b --layers 4 --gpus 16 --pp 2 --fsdp yes --global-batch 16
+fpp="--stack torchtitan --model llama3-8b --layers 4 --cluster dgx-h100 --gpus 32 --pp 2 --hsdp 8 --schedule interleaved:2 --global-batch 64"
+"$weft" run $fpp >"$tmp/sym" 2>&1
+"$weft" run $fpp --every-rank >"$tmp/all" 2>&1
+if head -1 "$tmp/sym" | grep -q 'PP 2.*fsdp2' &&
+   [ "$(sed -n 2p "$tmp/sym")" = "$(sed -n 2p "$tmp/all")" ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: FSDP x PP under the stage symmetry, --every-rank"
+fi
+
 # A split of the layers nobody asked to be uneven is said, not silent.
 expect 0 "weft: warning: 5 layers do not divide evenly over 2 pipeline stages; layers per stage: 3 2 (first_stage_layers and last_stage_layers choose the split)" \
   run --json --model gpt-1.7b --layers 5 --pp 2 --gpus 8 --global-batch 8
