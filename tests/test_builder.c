@@ -76,7 +76,9 @@ Test(builder, tensor_parallel_bytes_per_layer)
                2 * bsh2);
   graph_free(g);
   /* Sequence parallelism: each all-reduce becomes a reduce-scatter plus an
-   * all-gather of the same total volume. */
+   * all-gather of the same total volume; the backward also gathers QKV's
+   * and FC1's inputs again for their weight gradients (builder_layer.c,
+   * sp_regather_bytes). */
   g = build("gpt3-175b", 64, KV("tp", "8", "pp", "8", "global_batch", "64",
                                 "sp", "yes"), &m, &p);
   cr_assert_eq(coll_sum(g, stage, CO_ALLREDUCE, GK_TP, PH_FWD, layer, 3, NULL), 0);
@@ -85,7 +87,7 @@ Test(builder, tensor_parallel_bytes_per_layer)
   cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_FWD, layer, 3, NULL), 2 * bsh2);
   cr_assert_eq(coll_sum(g, stage, CO_REDUCE_SCATTER, GK_TP, PH_BWD, layer, 3, NULL),
                2 * bsh2);
-  cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_BWD, layer, 3, NULL), 2 * bsh2);
+  cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_BWD, layer, 3, NULL), 4 * bsh2);
   graph_free(g);
 }
 

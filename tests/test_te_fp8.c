@@ -172,7 +172,9 @@ Test(te_fp8, amax_per_stage)
  * the gathered inputs come in the backward (before each norm's backward
  * here); the row-parallel layers' output gradients are cast on the local
  * rows (read 2, write 1), gathered in FP8 and transposed (read 1, write
- * 1), in place of a BF16 gather and a cast-transpose of T x h. */
+ * 1), in place of a BF16 gather and a cast-transpose of T x h; QKV's and
+ * FC1's saved FP8 inputs are gathered again for their weight gradients,
+ * T x h bytes each. */
 Test(te_fp8, sequence_parallel_gathers_fp8)
 {
   struct model m;
@@ -196,9 +198,16 @@ Test(te_fp8, sequence_parallel_gathers_fp8)
   }
   cr_assert_eq(norms, 2);
   n = layer_tasks(&g->prog[0], 0, 0, PH_BWD, t, 64);
-  long gathers = 0, before_norm = 0;
+  long gathers = 0, inputs = 0, before_norm = 0;
   for (long i = 1; i + 1 < n; i++) {
-    if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER) {
+    if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER &&
+        t[i + 1]->op == KK_GEMM) {
+      /* QKV's and FC1's saved FP8 inputs gathered again, 1 byte an
+       * element, before their data gradients (builder_layer.c,
+       * sp_regather_bytes) */
+      cr_assert_eq(t[i]->bytes, T * h, "an FP8 input gather");
+      inputs++;
+    } else if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER) {
       cr_assert_eq(t[i]->bytes, T * h, "an FP8 gradient gather");
       kernel_is(t[i - 1], KK_ELEMWISE, (e + 1) * Tl * h, "the local cast");
       kernel_is(t[i + 1], KK_ELEMWISE, 2 * T * h, "the gathered transpose");
@@ -209,6 +218,7 @@ Test(te_fp8, sequence_parallel_gathers_fp8)
       before_norm++;
   }
   cr_assert_eq(gathers, 2, "proj and FC2: %ld", gathers);
+  cr_assert_eq(inputs, 2, "QKV and FC1: %ld", inputs);
   cr_assert_eq(before_norm, 2, "the gathered norm outputs' transposes");
   graph_free(g);
 }
