@@ -222,3 +222,32 @@ Test(te_fp8, sequence_parallel_gathers_fp8)
   cr_assert_eq(before_norm, 2, "the gathered norm outputs' transposes");
   graph_free(g);
 }
+
+/* The optimizer step's copy back (builder.c, stage_fp8_weights): with FP8
+ * parameters the distributed optimizer writes the linear weights' shards
+ * in FP8 (TE's cast_master_weights_to_fp8: read 4, write 1), one byte an
+ * element fewer than the 16-bit copy of the other parameters. */
+Test(te_fp8, optimizer_writes_fp8_shards)
+{
+  struct model m;
+  struct plan p;
+  const double h = 4096, f = 11008;
+  const double lin = 4 * h * h + 3 * h * f; /* a layer's linear weights */
+  double opt[2] = {0, 0};
+  const char *f8[2] = {"no", "yes"};
+  for (int k = 0; k < 2; k++) {
+    struct graph *g = te_graph(f8[k], "1", 2, &m, &p);
+    const struct program *pg = &g->prog[0];
+    long n = 0;
+    for (long i = 0; i < pg->n; i++)
+      if (pg->tasks[i].kind == TK_KERNEL && pg->tasks[i].op == KK_OPTIM) {
+        opt[k] = pg->tasks[i].bytes;
+        n++;
+      }
+    cr_assert_eq(n, 1);
+    graph_free(g);
+  }
+  /* 2 layers, their shard over DP 2 */
+  cr_assert(fabs(opt[0] - opt[1] - 2 * lin / 2) <= 1e-12 * opt[0],
+            "%.17g - %.17g", opt[0], opt[1]);
+}
