@@ -251,3 +251,33 @@ Test(te_fp8, optimizer_writes_fp8_shards)
   cr_assert(fabs(opt[0] - opt[1] - 2 * lin / 2) <= 1e-12 * opt[0],
             "%.17g - %.17g", opt[0], opt[1]);
 }
+
+/* The amax all-reduce spans TP, DP and CP (Megatron's
+ * get_amax_reduction_group(with_context_parallel=True)): at TP 2 x DP 2,
+ * 4 bytes a tensor over TP and then over DP (builder_layer.c,
+ * te_amax_update); at TP 2 x DP 1 over TP alone. */
+Test(te_fp8, amax_group_spans_tp)
+{
+  const char *dps[2] = {"2", "1"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("llama2-7b", 2, k ? 2 : 4,
+                                   KV("dtype", "fp8", "global_batch", "4",
+                                      "tp", "2", "dp", dps[k]),
+                                   &m, &p);
+    const struct task *t[64];
+    long n = layer_tasks(&g->prog[0], 1, 0, PH_FWD, t, 64);
+    double amax = 4 * 4 * 3 * 2; /* 4 GEMMs x 3 tensors, 2 layers */
+    long i = n - (k ? 3 : 4);
+    kernel_is(t[i], KK_ELEMWISE, 2 * amax, "torch.cat");
+    cr_assert(t[i + 1]->kind == TK_COLL && t[i + 1]->op == CO_ALLREDUCE &&
+              t[i + 1]->group == GK_TP && t[i + 1]->bytes == amax);
+    if (!k)
+      cr_assert(t[i + 2]->kind == TK_COLL && t[i + 2]->op == CO_ALLREDUCE &&
+                t[i + 2]->group == GK_DPCP && t[i + 2]->bytes == amax);
+    kernel_is(t[n - 1], KK_ELEMWISE, 2 * 1024 * amax + amax,
+              "the amax update");
+    graph_free(g);
+  }
+}

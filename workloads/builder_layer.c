@@ -397,16 +397,27 @@ static double te_chunk_gemms(const struct ctx *c)
  * bytes each), an all-reduce MAX of them over Megatron's amax group
  * (fp8_utils.py get_fp8_context: get_amax_reduction_group(
  * with_context_parallel=True), the tensor-, data- and context-parallel
- * ranks; a torch.distributed.all_reduce, so the compute stream waits for
- * it), then one fused kernel that rolls each tensor's amax history and
+ * ranks, below; a torch.distributed.all_reduce, so the compute stream
+ * waits for it), then one fused kernel that rolls each tensor's amax history and
  * writes its scale (read and write the history, 4 bytes a row).
- * NEEDSWORK: the group is GK_DPCP; Megatron's also spans TP. */
+ * The group is parallel_state.py's _TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP
+ * (get_amax_reduction_group(with_context_parallel=True), tp_only_amax_red
+ * off by default): every TP, DP and CP rank of the pipeline stage.  weft
+ * runs that one all-reduce as two, over TP and then over DP x CP: the
+ * maximum is the same, and a group spanning TP cannot be replayed under
+ * TP symmetry, which simulates one rank of each node-wide TP group
+ * (sim/engine.c, arrive_coll).  NEEDSWORK: NCCL all-reduces these few KiB
+ * over the whole group at once (a tree: a chain through each node's GPUs,
+ * a tree across the nodes); two latency-bound all-reduces in turn cost
+ * up to one such latency more, where TP and DP x CP share a node. */
 static void te_amax_update(struct ctx *c, int phase, long l, bool fwd)
 {
   double n = te_chunk_gemms(c) * (fwd ? 3 : 2);
   if (n <= 0)
     return;
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * 4 * n);
+  if (c->t > 1)
+    bld_coll(c, CO_ALLREDUCE, GK_TP, ST_COMPUTE, phase, l, 4 * n);
   if (c->p->dp * c->p->cp > 1)
     bld_coll(c, CO_ALLREDUCE, GK_DPCP, ST_COMPUTE, phase, l, 4 * n);
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * 4 * TE_AMAX_HISTORY * n + 4 * n);
