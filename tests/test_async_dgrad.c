@@ -105,18 +105,41 @@ Test(async_dgrad, sp_gathers_the_input_again)
   REL(coll_sum(on, 0, CO_REDUCE_SCATTER, GK_TP, PH_BWD, 1, 0, &n), 2 * act,
       1e-15);
   cr_assert_eq(n, 2);
-  REL(coll_sum(off, 0, CO_ALLGATHER, GK_TP, PH_BWD, 1, 0, &n), 2 * act,
+  /* The output gradients of the projection and FC2, and the inputs of
+   * QKV and FC1: without the setting too (builder_layer.c,
+   * sp_regather_bytes), blocking the compute stream there. */
+  REL(coll_sum(off, 0, CO_ALLGATHER, GK_TP, PH_BWD, 1, 0, &n), 4 * act,
       1e-15);
-  cr_assert_eq(n, 2); /* the output gradients' of the projection and FC2 */
+  cr_assert_eq(n, 4);
   REL(coll_sum(on, 0, CO_ALLGATHER, GK_TP, PH_BWD, 1, 0, &n), 4 * act,
       1e-15);
   cr_assert_eq(n, 4);
+  /* Where they run: the inputs' gathers just before a data gradient, on
+   * the compute stream without the setting, beside it with it. */
+  for (int k = 0; k < 2; k++) {
+    const struct program *pr = &(k ? on : off)->prog[0];
+    long side = 0, blocking = 0;
+    for (long i = 0; i + 1 < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind != TK_COLL || t->op != CO_ALLGATHER || t->layer != 1 ||
+          t->phase != PH_BWD || t->mb != 0)
+        continue;
+      side += t->stream == ST_CP;
+      blocking += t->stream == ST_COMPUTE;
+      if (t->stream == ST_CP || pr->tasks[i + 1].op == KK_GEMM)
+        cr_assert_eq(pr->tasks[i + 1].role >> 6, GP_DGRAD);
+    }
+    cr_assert_eq(side, k ? 2 : 0);
+    cr_assert_eq(blocking, k ? 2 : 4);
+  }
   graph_free(off);
   graph_free(on);
 }
 
 /* With TE's userbuffers overlap the bulk overlap takes these linears: the
- * setting changes nothing (no double counting). */
+ * setting changes nothing in the layers (no double counting).  The output
+ * layer, Megatron's own ColumnParallelLinear, gathers its input again
+ * beside its data gradient with the setting. */
 Test(async_dgrad, userbuffers_take_precedence)
 {
   const char *const a[] = {"tp", "8", "global_batch", "1", "sp", "yes",
@@ -131,7 +154,13 @@ Test(async_dgrad, userbuffers_take_precedence)
   cr_assert_eq(ga->prog[0].n, gb->prog[0].n);
   for (long i = 0; i < ga->prog[0].n; i++) {
     const struct task *x = &ga->prog[0].tasks[i], *y = &gb->prog[0].tasks[i];
-    cr_assert_eq(x->stream, y->stream);
+    bool head_ag = x->kind == TK_COLL && x->op == CO_ALLGATHER &&
+                   x->layer == -1 && x->phase == PH_BWD &&
+                   x->stream != y->stream;
+    if (head_ag)
+      cr_assert(x->stream == ST_COMPUTE && y->stream == ST_CP);
+    else
+      cr_assert_eq(x->stream, y->stream);
     cr_assert_eq(x->op, y->op);
     cr_assert_eq(x->bytes, y->bytes);
   }

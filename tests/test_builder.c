@@ -76,7 +76,9 @@ Test(builder, tensor_parallel_bytes_per_layer)
                2 * bsh2);
   graph_free(g);
   /* Sequence parallelism: each all-reduce becomes a reduce-scatter plus an
-   * all-gather of the same total volume. */
+   * all-gather of the same total volume; the backward also gathers QKV's
+   * and FC1's inputs again for their weight gradients (builder_layer.c,
+   * sp_regather_bytes). */
   g = build("gpt3-175b", 64, KV("tp", "8", "pp", "8", "global_batch", "64",
                                 "sp", "yes"), &m, &p);
   cr_assert_eq(coll_sum(g, stage, CO_ALLREDUCE, GK_TP, PH_FWD, layer, 3, NULL), 0);
@@ -85,7 +87,7 @@ Test(builder, tensor_parallel_bytes_per_layer)
   cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_FWD, layer, 3, NULL), 2 * bsh2);
   cr_assert_eq(coll_sum(g, stage, CO_REDUCE_SCATTER, GK_TP, PH_BWD, layer, 3, NULL),
                2 * bsh2);
-  cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_BWD, layer, 3, NULL), 2 * bsh2);
+  cr_assert_eq(coll_sum(g, stage, CO_ALLGATHER, GK_TP, PH_BWD, layer, 3, NULL), 4 * bsh2);
   graph_free(g);
 }
 
@@ -273,7 +275,7 @@ Test(builder, fp8_adds_casts_only)
   struct graph *g8 = build_graph(&m, &p, &err);
   cr_assert(g8, "%s", err.msg);
   const struct program *a = &gb->prog[0], *b = &g8->prog[0];
-  long j = 0, extra = 0, norms = 0, colls = 0;
+  long j = 0, extra = 0, norms = 0, colls = 0, tp_colls = 0;
   for (long i = 0; i < b->n; i++) {
     const struct task *x = &b->tasks[i];
     const struct task *y = j < a->n ? &a->tasks[j] : NULL;
@@ -290,10 +292,13 @@ Test(builder, fp8_adds_casts_only)
       }
     }
     if (x->kind == TK_COLL) {
-      cr_assert(x->op == CO_ALLREDUCE && x->group == GK_DPCP &&
+      /* the amax all-reduce, over TP and then DP x CP (te_amax_update) */
+      cr_assert(x->op == CO_ALLREDUCE &&
+                    (x->group == GK_DPCP || x->group == GK_TP) &&
                     x->stream == ST_COMPUTE,
                 "task %ld of the FP8 graph is not the amax all-reduce", i);
-      colls++;
+      colls += x->group == GK_DPCP;
+      tp_colls += x->group == GK_TP;
       continue;
     }
     cr_assert(x->kind == TK_KERNEL && x->op == KK_ELEMWISE,
@@ -304,6 +309,7 @@ Test(builder, fp8_adds_casts_only)
   long L = m.layers, mb = p.microbatches;
   cr_assert_eq(norms, 2 * L * mb, "%ld FP8 norms", norms);
   cr_assert_eq(colls, 2 * mb, "%ld amax all-reduces", colls);
+  cr_assert_eq(tp_colls, 2 * mb, "%ld amax all-reduces over TP", tp_colls);
   cr_assert_eq(extra, L * mb * (4 + 4) + L + 4 * mb, "%ld casts", extra);
   graph_free(gb);
   graph_free(g8);

@@ -172,7 +172,9 @@ Test(te_fp8, amax_per_stage)
  * the gathered inputs come in the backward (before each norm's backward
  * here); the row-parallel layers' output gradients are cast on the local
  * rows (read 2, write 1), gathered in FP8 and transposed (read 1, write
- * 1), in place of a BF16 gather and a cast-transpose of T x h. */
+ * 1), in place of a BF16 gather and a cast-transpose of T x h; QKV's and
+ * FC1's saved FP8 inputs are gathered again for their weight gradients,
+ * T x h bytes each. */
 Test(te_fp8, sequence_parallel_gathers_fp8)
 {
   struct model m;
@@ -196,9 +198,16 @@ Test(te_fp8, sequence_parallel_gathers_fp8)
   }
   cr_assert_eq(norms, 2);
   n = layer_tasks(&g->prog[0], 0, 0, PH_BWD, t, 64);
-  long gathers = 0, before_norm = 0;
+  long gathers = 0, inputs = 0, before_norm = 0;
   for (long i = 1; i + 1 < n; i++) {
-    if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER) {
+    if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER &&
+        t[i + 1]->op == KK_GEMM) {
+      /* QKV's and FC1's saved FP8 inputs gathered again, 1 byte an
+       * element, before their data gradients (builder_layer.c,
+       * sp_regather_bytes) */
+      cr_assert_eq(t[i]->bytes, T * h, "an FP8 input gather");
+      inputs++;
+    } else if (t[i]->kind == TK_COLL && t[i]->op == CO_ALLGATHER) {
       cr_assert_eq(t[i]->bytes, T * h, "an FP8 gradient gather");
       kernel_is(t[i - 1], KK_ELEMWISE, (e + 1) * Tl * h, "the local cast");
       kernel_is(t[i + 1], KK_ELEMWISE, 2 * T * h, "the gathered transpose");
@@ -209,6 +218,66 @@ Test(te_fp8, sequence_parallel_gathers_fp8)
       before_norm++;
   }
   cr_assert_eq(gathers, 2, "proj and FC2: %ld", gathers);
+  cr_assert_eq(inputs, 2, "QKV and FC1: %ld", inputs);
   cr_assert_eq(before_norm, 2, "the gathered norm outputs' transposes");
   graph_free(g);
+}
+
+/* The optimizer step's copy back (builder.c, stage_fp8_weights): with FP8
+ * parameters the distributed optimizer writes the linear weights' shards
+ * in FP8 (TE's cast_master_weights_to_fp8: read 4, write 1), one byte an
+ * element fewer than the 16-bit copy of the other parameters. */
+Test(te_fp8, optimizer_writes_fp8_shards)
+{
+  struct model m;
+  struct plan p;
+  const double h = 4096, f = 11008;
+  const double lin = 4 * h * h + 3 * h * f; /* a layer's linear weights */
+  double opt[2] = {0, 0};
+  const char *f8[2] = {"no", "yes"};
+  for (int k = 0; k < 2; k++) {
+    struct graph *g = te_graph(f8[k], "1", 2, &m, &p);
+    const struct program *pg = &g->prog[0];
+    long n = 0;
+    for (long i = 0; i < pg->n; i++)
+      if (pg->tasks[i].kind == TK_KERNEL && pg->tasks[i].op == KK_OPTIM) {
+        opt[k] = pg->tasks[i].bytes;
+        n++;
+      }
+    cr_assert_eq(n, 1);
+    graph_free(g);
+  }
+  /* 2 layers, their shard over DP 2 */
+  cr_assert(fabs(opt[0] - opt[1] - 2 * lin / 2) <= 1e-12 * opt[0],
+            "%.17g - %.17g", opt[0], opt[1]);
+}
+
+/* The amax all-reduce spans TP, DP and CP (Megatron's
+ * get_amax_reduction_group(with_context_parallel=True)): at TP 2 x DP 2,
+ * 4 bytes a tensor over TP and then over DP (builder_layer.c,
+ * te_amax_update); at TP 2 x DP 1 over TP alone. */
+Test(te_fp8, amax_group_spans_tp)
+{
+  const char *dps[2] = {"2", "1"};
+  for (int k = 0; k < 2; k++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("llama2-7b", 2, k ? 2 : 4,
+                                   KV("dtype", "fp8", "global_batch", "4",
+                                      "tp", "2", "dp", dps[k]),
+                                   &m, &p);
+    const struct task *t[64];
+    long n = layer_tasks(&g->prog[0], 1, 0, PH_FWD, t, 64);
+    double amax = 4 * 4 * 3 * 2; /* 4 GEMMs x 3 tensors, 2 layers */
+    long i = n - (k ? 3 : 4);
+    kernel_is(t[i], KK_ELEMWISE, 2 * amax, "torch.cat");
+    cr_assert(t[i + 1]->kind == TK_COLL && t[i + 1]->op == CO_ALLREDUCE &&
+              t[i + 1]->group == GK_TP && t[i + 1]->bytes == amax);
+    if (!k)
+      cr_assert(t[i + 2]->kind == TK_COLL && t[i + 2]->op == CO_ALLREDUCE &&
+                t[i + 2]->group == GK_DPCP && t[i + 2]->bytes == amax);
+    kernel_is(t[n - 1], KK_ELEMWISE, 2 * 1024 * amax + amax,
+              "the amax update");
+    graph_free(g);
+  }
 }

@@ -188,6 +188,61 @@ static double optim_bytes(const struct model *m, const struct plan *p)
   return b;
 }
 
+/* FP8 parameters (plan fp8_params, delayed scaling): the linear layers'
+ * weights are Transformer Engine Float8Tensors, and the distributed
+ * optimizer's copy back writes their shards in FP8, not 16 bits:
+ * Megatron-LM's DistributedOptimizer._copy_main_params_to_model_params
+ * (megatron/core/optimizer/distrib_optimizer.py at d98e8a6, with
+ * fp8_param_gather) calls fp8_utils.quantize_param_shard, that is TE's
+ * cast_master_weights_to_fp8 (tensor/utils.py at d0067d0,
+ * _cast_master_weights_to_fp8_delayed_scaling: quantizer.update_quantized
+ * of each FP32 master shard into the FP8 bytes of the model weight), read
+ * 4, write 1 per element, one byte fewer than the 4 + 2 of optim_bytes.
+ * The other parameters (embedding, output layer, norms, biases, router)
+ * stay 16-bit and are copied as before.  The elements of the stage's FP8
+ * weights on a rank: in *out_dense those split over TP, in *out_routed
+ * the routed experts' (over ETP x EP), as layer.h marks them (cast).
+ * NEEDSWORK: the function then all-reduces the weights' amaxes (MAX, 4
+ * bytes a tensor) over the optimizer's data-parallel group and rewrites
+ * the scales with a few multi-tensor kernels; weft leaves those tiny
+ * tasks out.  MXFP8 parameters (_cast_master_weights_to_fp8_mxfp8_scaling)
+ * write both orientations and their scales: counted as before. */
+static void stage_fp8_weights(const struct model *m, const struct plan *p,
+                              long stage, double *out_dense,
+                              double *out_routed)
+{
+  double dense = 0, routed = 0;
+  struct layer_desc d;
+  int kind = -1;
+  double kd = 0, kr = 0;
+  for (long ch = 0; ch < p->vchunks; ch++) {
+    long first, count;
+    plan_chunk_layers(p, m, stage, ch, &first, &count);
+    for (long l = first; l < first + count; l++) {
+      int k = model_layer_kind(m, l);
+      if (k != kind) {
+        layer_describe_kind(m, k, &d);
+        kind = k;
+        kd = kr = 0;
+        for (int i = 0; i < d.nw; i++) {
+          const struct lweight *w = &d.w[i];
+          if (!w->cast || !lweight_matrix(w))
+            continue;
+          if (w->routed)
+            kr += lweight_elems_rank(&d, w, (double)plan_etp(p),
+                                     (double)p->ep);
+          else
+            kd += lweight_elems_rank(&d, w, (double)p->tp, (double)p->ep);
+        }
+      }
+      dense += kd;
+      routed += kr;
+    }
+  }
+  *out_dense = dense;
+  *out_routed = routed;
+}
+
 /* After the passes: the tied embedding's all-reduce, the optimizer step
  * once every gradient reduction is done, and ZeRO 1/2's parameter
  * gathers. */
@@ -211,8 +266,14 @@ static void optimizer_step(struct ctx *c)
   double dense = params - xparams;
   double updated = p->zero ? dense / (double)shard + xparams / (double)nx
                            : params;
-  long opt = bld_kernel(c, KK_OPTIM, PH_OPT, -1, 0,
-                        optim_bytes(m, p) * updated);
+  double bytes = optim_bytes(m, p) * updated;
+  if (m->dtype == DTYPE_FP8 && p->fp8_params &&
+      p->fp8_recipe == FP8_DELAYED) {
+    double f8d, f8x; /* (stage_fp8_weights) */
+    stage_fp8_weights(m, p, stage, &f8d, &f8x);
+    bytes -= p->zero ? f8d / (double)shard + f8x / (double)nx : f8d + f8x;
+  }
+  long opt = bld_kernel(c, KK_OPTIM, PH_OPT, -1, 0, bytes);
   for (long i = 0; i < c->n_dp; i++)
     graph_dep(g, stage, c->dp_tasks[i]);
   /* ZeRO 1 and 2: gather the updated parameter shards for the next

@@ -341,10 +341,10 @@ static bool te_delayed(const struct ctx *c)
  * With SP at TP > 1 (te_sp_gathered) the norm writes row-wise data only,
  * "All-gather is not supported with FP8 column-wise data"
  * (layernorm_linear.py forward), the all-gather carries FP8, and the
- * backward gathers the saved FP8 rows again and transposes the gathered
- * T x h input for the weight gradient (layernorm_linear.py backward,
- * gather_along_first_dim with a column-wise quantizer).  NEEDSWORK: that
- * backward re-gather is not in weft's graph, in BF16 either. */
+ * backward gathers the saved FP8 rows again (sp_regather_bytes) and
+ * transposes the gathered T x h input for the weight gradient
+ * (layernorm_linear.py backward: gather_along_first_dim, then
+ * update_usage(columnwise_usage=True) on the gathered tensor). */
 static void te_fp8_transpose(struct ctx *c, int phase, long l, double elems)
 {
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * elems);
@@ -397,16 +397,27 @@ static double te_chunk_gemms(const struct ctx *c)
  * bytes each), an all-reduce MAX of them over Megatron's amax group
  * (fp8_utils.py get_fp8_context: get_amax_reduction_group(
  * with_context_parallel=True), the tensor-, data- and context-parallel
- * ranks; a torch.distributed.all_reduce, so the compute stream waits for
- * it), then one fused kernel that rolls each tensor's amax history and
+ * ranks, below; a torch.distributed.all_reduce, so the compute stream
+ * waits for it), then one fused kernel that rolls each tensor's amax history and
  * writes its scale (read and write the history, 4 bytes a row).
- * NEEDSWORK: the group is GK_DPCP; Megatron's also spans TP. */
+ * The group is parallel_state.py's _TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP
+ * (get_amax_reduction_group(with_context_parallel=True), tp_only_amax_red
+ * off by default): every TP, DP and CP rank of the pipeline stage.  weft
+ * runs that one all-reduce as two, over TP and then over DP x CP: the
+ * maximum is the same, and a group spanning TP cannot be replayed under
+ * TP symmetry, which simulates one rank of each node-wide TP group
+ * (sim/engine.c, arrive_coll).  NEEDSWORK: NCCL all-reduces these few KiB
+ * over the whole group at once (a tree: a chain through each node's GPUs,
+ * a tree across the nodes); two latency-bound all-reduces in turn cost
+ * up to one such latency more, where TP and DP x CP share a node. */
 static void te_amax_update(struct ctx *c, int phase, long l, bool fwd)
 {
   double n = te_chunk_gemms(c) * (fwd ? 3 : 2);
   if (n <= 0)
     return;
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * 4 * n);
+  if (c->t > 1)
+    bld_coll(c, CO_ALLREDUCE, GK_TP, ST_COMPUTE, phase, l, 4 * n);
   if (c->p->dp * c->p->cp > 1)
     bld_coll(c, CO_ALLREDUCE, GK_DPCP, ST_COMPUTE, phase, l, 4 * n);
   bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * 4 * TE_AMAX_HISTORY * n + 4 * n);
@@ -648,6 +659,86 @@ static void te_norm_fwd(struct ctx *c, int phase, long l, double rows)
     te_fp8_transpose(c, phase, l, rows * c->h);
 }
 
+/* ---- A column-parallel linear's input, gathered again in its backward ----
+ *
+ * With sequence parallelism a column-parallel linear (QKV, FC1, a shared
+ * expert's FC1) all-gathers its input over TP in the forward and keeps
+ * only the rank's shard for the backward; the weight gradient needs the
+ * whole T x h input, so the backward all-gathers it again:
+ *   Megatron-LM (megatron/core/tensor_parallel/layers.py at d98e8a6,
+ *     LinearWithGradAccumulationAndAsyncCommunication: forward
+ *     ctx.save_for_backward(input, weight) with the local input, the
+ *     gathered total_input used and dropped; backward, with
+ *     ctx.sequence_parallel, dist_all_gather_func(all_gather_buffer,
+ *     input, async_op=True) before grad_output.matmul(weight), and
+ *     handle.wait() before the weight gradient; the same at cfd2e21, 2022);
+ *   Transformer Engine (pytorch/module/layernorm_linear.py at d0067d0:
+ *     forward ctx.ln_out_needs_gather = weight.requires_grad and
+ *     parallel_mode == "column" and sequence_parallel, ln_out (the local
+ *     norm output, FP8 row-wise data when the model is FP8) saved;
+ *     backward gather_along_first_dim(ln_out, async_op=True, quantizer)
+ *     before the data gradient, or with ub_bulk_dgrad the userbuffers
+ *     bulk all-gather (builder_tpo.c, bld_tpo_bulk, which carries it);
+ *     linear.py the same for Linear).  In FP8 the gather moves the saved
+ *     FP8 rows, 1 byte an element (distributed.py _all_gather_fp8: per-
+ *     tensor FP8 gathers row-wise data only,
+ *     set_quantizer_usage_for_wgrad_all_gather), and the gathered T x h is
+ *     transposed for the weight gradient (update_usage(columnwise_usage=
+ *     True) after the wait; te_fp8_transpose in step_bwd's LS_NORM).
+ * Recomputation does not spare it: Megatron's full recomputation
+ * (tensor_parallel/random.py, CheckpointFunction.backward) reruns the
+ * layer's forward, whose linears save the local input again, and its
+ * selective recomputation checkpoints the attention core only
+ * (CheckpointWithoutOutput / core_attention), not the linears.
+ * The bytes are the forward's gather's (step_fwd, LS_TP_IN).  Without
+ * --async-tp-grad it blocks the compute stream like weft's other TP
+ * collectives, before the data gradient; with it (async_linear_bwd) it
+ * runs beside the data-gradient GEMM.
+ * torchtitan's DTensor tensor parallelism differs: ColwiseParallel's
+ * matmul saves the gathered (replicated) input itself, so its backward
+ * gathers nothing, except that its op-level selective checkpointing
+ * recomputes the all-gather, which is outside the save list
+ * (torchtitan/distributed/activation_checkpoint.py at b5bcd76,
+ * _get_default_save_ops: only reduce_scatter_tensor and all_to_all_single
+ * are saved "to avoid re-communication"): with sel_ops that recomputed
+ * gather stands here. */
+
+/* Whether torchtitan's DTensor keeps the gathered input (above). */
+static bool dtensor_keeps_gathered(const struct ctx *c)
+{
+  return c->p->mem_framework == MF_TORCHTITAN &&
+         !(c->p->recompute == RECOMP_SELECTIVE && c->p->sel_ops);
+}
+
+/* Whether step i is a column-parallel linear split over TP whose input the
+ * TP_IN step just before it gathers (with SP) or whose input gradient it
+ * reduces: QKV, FC1, a shared expert's FC1; not MLA's replicated
+ * down-projections, the router, or routed experts. */
+static bool col_after_tp_in(const struct ctx *c, int i)
+{
+  if (c->t <= 1 || i < 1)
+    return false;
+  const struct lstep *st = &c->ld.st[i];
+  if (st->kind != LS_LINEAR || st[-1].kind != LS_TP_IN || st->w < 0)
+    return false;
+  const struct lweight *w = &c->ld.w[st->w];
+  return w->split == LW_COL && !w->routed && w->role != LW_ROUTER &&
+         wsplit(c, w) == c->t && !bld_moe_skips_tp(c, &st[-1]);
+}
+
+/* Bytes of the all-gather of step i's input in its backward (above), 0
+ * when there is none: the forward's, 1 byte an element when the norm
+ * before wrote FP8 (step_fwd, LS_TP_IN), else e. */
+static double sp_regather_bytes(const struct ctx *c, int i)
+{
+  if (!c->p->sp || !col_after_tp_in(c, i) || dtensor_keeps_gathered(c))
+    return 0;
+  const struct lstep *st = &c->ld.st[i];
+  bool f8 = te_sp_gathered(c) && i >= 2 && st[-2].kind == LS_NORM &&
+            te_norm_fp8(c, st - 2);
+  return (f8 ? 1 : c->e) * c->T * c->h;
+}
+
 void bld_layer_select(struct ctx *c, long layer)
 {
   if (c->alike)
@@ -778,6 +869,10 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
       te_fp8_transpose(c, B, l, M * N); /* of the gathered FP8 gradient */
     else if (w->cast)
       fp8_grad_cast(c, l, M * N);
+    /* the input, gathered again for the weight gradient (SP) */
+    double ag = sp_regather_bytes(c, (int)(st - c->ld.st));
+    if (ag > 0)
+      bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, B, l, ag);
     linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
     return w->wgrad_in_out ? linear_gemm(c, w, B, l, K, N, M, true)
                            : linear_gemm(c, w, B, l, N, K, M, true);
@@ -873,14 +968,7 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
  * with the TP_IN step before it, runs asynchronously. */
 static bool async_dgrad(const struct ctx *c, int i)
 {
-  if (!c->p->async_tp_grad || c->t <= 1 || i < 1)
-    return false;
-  const struct lstep *st = &c->ld.st[i];
-  if (st->kind != LS_LINEAR || st[-1].kind != LS_TP_IN || st->w < 0)
-    return false;
-  const struct lweight *w = &c->ld.w[st->w];
-  return w->split == LW_COL && !w->routed && w->role != LW_ROUTER &&
-         wsplit(c, w) == c->t && !bld_moe_skips_tp(c, &st[-1]);
+  return c->p->async_tp_grad && col_after_tp_in(c, i);
 }
 
 /* A collective over TP beside the compute stream, started after the last
@@ -912,13 +1000,9 @@ static long async_linear_bwd(struct ctx *c, int i, long l)
   else if (w->cast)
     fp8_grad_cast(c, l, M * N);
   long ag = -1;
-  if (c->p->sp) {
-    /* gathered as in the forward: 1 byte an element when the norm before
-     * wrote FP8 (step_fwd, LS_TP_IN) */
-    bool f8 = te_sp_gathered(c) && i >= 2 && st[-2].kind == LS_NORM &&
-              te_norm_fp8(c, st - 2);
-    ag = async_coll(c, CO_ALLGATHER, l, (f8 ? 1 : e) * c->T * c->h);
-  }
+  double agb = sp_regather_bytes(c, i); /* (bld_layer_select, above) */
+  if (agb > 0)
+    ag = async_coll(c, CO_ALLGATHER, l, agb);
   linear_gemm(c, w, B, l, M, K, N, false); /* data gradient */
   if (ag >= 0)
     bld_wait_for(c, ag);
@@ -1082,13 +1166,38 @@ static void head_fwd(struct ctx *c)
     bld_coll(c, CO_ALLREDUCE, GK_TP, ST_COMPUTE, PH_FWD, -1, 4 * c->T);
 }
 
+/* With SP, the input of a column-parallel linear outside the layer's
+ * steps (the output layer, MTP's eh_proj), `bytes` of it, gathered again
+ * for its weight gradient as in the layer (sp_regather_bytes): Megatron's
+ * output_layer is a tensor_parallel.ColumnParallelLinear with
+ * sequence_parallel (models/gpt/gpt_model.py), whose backward is
+ * LinearWithGradAccumulationAndAsyncCommunication's; torchtitan's output
+ * is a ColwiseParallel outside any checkpointed block, whose matmul keeps
+ * the gathered input.  Blocking before the data gradient, or with
+ * async_tp_grad beside it (returned, to wait for before the weight
+ * gradient; -1 otherwise).  NEEDSWORK: with async_tp_grad Megatron also
+ * runs this linear's input-gradient reduction beside its weight-gradient
+ * GEMM; weft keeps it blocking after it. */
+static long regather_outside(struct ctx *c, long l, double bytes)
+{
+  if (c->t <= 1 || !c->p->sp || c->p->mem_framework == MF_TORCHTITAN)
+    return -1;
+  if (!c->p->async_tp_grad) {
+    bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, PH_BWD, l, bytes);
+    return -1;
+  }
+  return async_coll(c, CO_ALLGATHER, l, bytes);
+}
+
 /* Returns the output layer's weight-gradient GEMM. */
 static long head_bwd(struct ctx *c)
 {
   double V = (double)model_vocab_rows(c->m), t = c->t;
   bld_loss_kernel(c, PH_BWD);
+  long ag = regather_outside(c, -1, c->e * c->T * c->h);
   graph_set_role(c->g, c->s, bld_gemm(c, PH_BWD, -1, c->T, c->h, V / t),
                  graph_role("lm_head", false, GP_DGRAD));
+  bld_wait_for(c, ag);
   long w = bld_gemm(c, PH_BWD, -1, V / t, c->h, c->T);
   graph_set_role(c->g, c->s, w, graph_role("lm_head", false, GP_WGRAD));
   tp_reduce(c, PH_BWD, -1);
@@ -1133,7 +1242,9 @@ static long mtp_bwd(struct ctx *c)
     long l = c->m->layers + j;
     head_bwd(c);
     c->ops->layer_bwd(c, l);
+    long ag = regather_outside(c, l, e * T * 2 * h);
     bld_gemm(c, PH_BWD, l, T, 2 * h, h / t);        /* data gradient */
+    bld_wait_for(c, ag);
     last = bld_gemm(c, PH_BWD, l, h / t, 2 * h, T); /* weight gradient */
     if (t > 1)
       bld_coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_TP,
