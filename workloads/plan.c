@@ -719,7 +719,8 @@ static const struct {
             "reduce-scatter) beside its weight-gradient GEMM, and with SP "
             "its input gathered again beside the data gradient (Megatron-"
             "LM's --async-tensor-model-parallel-allreduce, 2022 on; "
-            "default no)"},
+            "default yes with SP at TP > 1, as Megatron always runs it, "
+            "except under torchtitan's memory framework; else no)"},
     [PK_MOE_DISPATCHER] = {"moe_dispatcher",
                            "basic|alltoall|allgather|deepep",
                            set_moe_dispatcher,
@@ -1423,6 +1424,16 @@ int plan_resolve(struct plan *p, const struct model *m, long gpus,
   if (rc)
     return rc;
   fill_megatron_defaults(p);
+  /* Sequence parallelism exists only in Megatron-LM's code of 2022 on,
+   * whose column-parallel backward with SP is always asynchronous
+   * (plan.h, async_tp_grad: LinearWithGradAccumulationAndAsyncCommunication
+   * launches the input's all-gather and the input gradient's
+   * reduce-scatter with async_op=True whatever
+   * --async-tensor-model-parallel-allreduce says); torchtitan's DTensor
+   * runs its own (builder_layer.c). */
+  if (p->sp && p->tp > 1 && !p->set[PK_ASYNC_TP_GRAD] &&
+      p->mem_framework != MF_TORCHTITAN)
+    p->async_tp_grad = true;
   if ((rc = check_tp(p, m, err)) || (rc = check_pipeline(p, m, err)) ||
       (rc = check_dp(p, m, err)) || (rc = check_sharding(p, m, err)) ||
       (rc = check_moe(p, m, err)) || (rc = check_etp(p, m, err)) ||

@@ -319,7 +319,9 @@ struct plan {
    * beside the weight-gradient GEMM, and with SP the input, kept sharded,
    * is all-gathered again beside the data-gradient GEMM
    * (builder_layer.c, async_linear_bwd).  Off: the collective blocks the
-   * compute stream after the weight gradient (Megatron-LM v2.5). */
+   * compute stream after the weight gradient (Megatron-LM v2.5).  On by
+ * default with SP at TP > 1 (plan_resolve), since SP exists only in code
+ * that runs it so, except under torchtitan's DTensor. */
   bool async_tp_grad;
   /* MoE execution (above, enum moe_dispatcher; builder_moe.c): the
    * dispatcher; the capacity factor (Megatron's
