@@ -219,7 +219,7 @@ Test(spgather, async_replay_closed_form)
   load_dgx_h100_node(&node);
   struct model m;
   struct plan p;
-  struct graph *off = tp8(KV("sp", "yes"), &m, &p);
+  struct graph *off = tp8(KV("sp", "yes", "async_tp_grad", "no"), &m, &p);
   struct graph *on = tp8(KV("sp", "yes", "async_tp_grad", "yes"), &m, &p);
   const struct program *pr = &on->prog[0];
   double save = 0;
@@ -239,4 +239,25 @@ Test(spgather, async_replay_closed_form)
   REL(replay(on), replay(off) - save, 1e-9);
   graph_free(off);
   graph_free(on);
+}
+
+/* SP exists only in Megatron's code that runs these collectives
+ * asynchronously, so SP at TP > 1 turns async_tp_grad on unless given
+ * (plan_resolve); torchtitan's DTensor and TP 1 keep it off. */
+Test(spgather, async_by_default_under_sp)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = tp8(KV("sp", "yes"), &m, &p);
+  cr_assert(p.async_tp_grad, "SP at TP 8: async by default");
+  graph_free(g);
+  g = tp8(KV("sp", "yes", "async_tp_grad", "no"), &m, &p);
+  cr_assert(!p.async_tp_grad, "an explicit no is kept");
+  graph_free(g);
+  g = tp8(KV("sp", "no"), &m, &p);
+  cr_assert(!p.async_tp_grad, "no SP: Megatron-LM v2.5's blocking default");
+  graph_free(g);
+  g = tp8(KV("sp", "yes", "mem_framework", "torchtitan"), &m, &p);
+  cr_assert(!p.async_tp_grad, "torchtitan's DTensor");
+  graph_free(g);
 }

@@ -181,7 +181,8 @@ Test(te_fp8, sequence_parallel_gathers_fp8)
   struct plan p;
   struct graph *g = build_layers("llama2-7b", 2, 2,
                                  KV("dtype", "fp8", "global_batch", "2",
-                                    "tp", "2", "sp", "yes"),
+                                    "tp", "2", "sp", "yes", "async_tp_grad",
+                                    "no"),
                                  &m, &p);
   const double T = 4096, h = 4096, e = 2, Tl = T / 2;
   const struct task *t[64];
