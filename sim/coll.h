@@ -95,6 +95,19 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * 20.9 us a hop (14 us in 2.19 to 2.28); the hop here is fitted on one
  * measurement at 1024 nodes (coll.c's header names the row). */
 #define COLL_NVLSTREE_HOP_NET 45.7
+/* NCCL's own NVLSTree latencies, by which its tuner chooses (2.30.7
+ * tuning.cc hwLatencies, Simple: NVLink 25 us, network 20.9 us; base 0). */
+#define COLL_NVLSTREE_NVL_NCCL 25.0
+#define COLL_NVLSTREE_HOP_NCCL 20.9
+/* What a network step costs against what NCCL's tuner charges for it: the
+ * NVLSTree hop measured (COLL_NVLSTREE_HOP_NET) over the tuner's (2.19).
+ * Rings' inter-node steps and trees' network hops, at every protocol, take
+ * NCCL's hop latency times this (coll.c, "the network step"); NCCL still
+ * chooses by its own latencies. */
+#define COLL_NET_HOP_SCALE (COLL_NVLSTREE_HOP_NET / COLL_NVLSTREE_HOP_NCCL)
+/* NCCL's base latency of a tree all-reduce (tuning.cc baseLatencies, Tree),
+ * microseconds: Simple, LL128, LL. */
+#define COLL_TREE_BASE {8.4, 14.0, 6.8}
 
 /* Everything the collective model needs, resolved: the engine fills it
  * from its parameters and the cluster (coll_model_resolve). */
