@@ -26,12 +26,18 @@
  *     COLL-GTC24-NVLSTREE-8192-128M (1024 DGX H100, 155 GB/s); the other
  *     GTC24 NVLSTree rows, COLL-TOG-H100-2N-NVLS, COLL-UA-B200-AR-NVLS-2N
  *     and the Fernandez et al. rows (auto) are held back.
- *   COLL_NET_HOP_SCALE, that hop over NCCL's tuner's (20.9 us): what a
- *     network step costs against what NCCL charges for it, for rings'
- *     inter-node steps and trees' network hops at every protocol (issue
- *     37: with NCCL's hops weft's H100 all-reduces across nodes ran
+ *   COLL_NET_STEP 24.8 us, that hop less NCCL's tuner's (20.9 us): what
+ *     a network step costs beyond what NCCL charges for it, added to
+ *     rings' inter-node steps and trees' network hops at every protocol
+ *     (issue 37: with NCCL's hops weft's H100 all-reduces across nodes ran
  *     1.5-2.4x too fast at 2-16 MiB against Fernandez et al.'s scan, all
- *     of which stays held back).
+ *     of which stays held back).  It is the proxy's path of a step (the
+ *     sender's proxy thread sees the GPU's step and posts it, the
+ *     receiver's sees it land and tells its GPU: src/transport/net.cc
+ *     sendProxyProgress, recvProxyProgress), which NCCL's per-protocol
+ *     hops leave out: a small LL send between two nodes, 6.6 + 2.7 us in
+ *     NCCL's model, takes 31-34 us measured (calibrate_coll.py's checks),
+ *     9.3 + 24.8 = 34.1 us here.
  * NCCL chooses by its own estimates (tuning.cc: its base and hardware
  * latencies), what runs costs the hops above: across nodes ring, tree and
  * NVLSTree are weighed with NCCL's base latencies (COLL_RING_BASE,
@@ -325,8 +331,8 @@ static int log2i(int v)
  * slices of a step in flight (the 8 and 16 GiB rings of B200 agree within
  * 0.1 % at 16 and 32 nodes, where the additive model would part them by
  * 3 %); and
- *  - the network step: an inter-node step takes COLL_NET_HOP_SCALE times
- *    NCCL's hop (coll.h: the NVLSTree hop measured over the tuner's);
+ *  - the network step: an inter-node step takes NCCL's hop plus
+ *    COLL_NET_STEP (coll.h: the NVLSTree hop measured less the tuner's);
  *  - the slice: Simple sends a step as two slices (src/include/
  *    collectives.h: ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2 buffer steps a
  *    chunk, ALLREDUCE_SLICESTEPS = NCCL_STEPS / 4 a slice; the same for
@@ -353,7 +359,7 @@ static double nccl_ring_hops(enum coll_op op, int n, int N, double steps,
   double inter = n == N ? tnet[k] : net[k];
   double hide = step_s;
   if (real) {
-    inter *= COLL_NET_HOP_SCALE;
+    inter += COLL_NET_STEP;
     if (k == 0)
       hide = step_s / 2;
   }
@@ -799,7 +805,7 @@ static double tree_correction(int k, double S)
  * its own latencies (base, COLL_TREE_BASE, and hops: 2 x ((g - 1) NVLink
  * hops + floor(log2 nodes) network hops)); then what it costs: the
  * protocol's fixed latency, the NVLink hops and the network hops at
- * COLL_NET_HOP_SCALE times NCCL's (the network step, coll.h), beyond one
+ * NCCL's plus COLL_NET_STEP (the network step, coll.h), beyond one
  * route; and its bandwidth-bound time: S/g per channel at tree_bw x share
  * x correction.  Returns NCCL's estimate, latency plus time. */
 struct tree_cost {
@@ -822,7 +828,8 @@ static double tree_estimate(const struct coll_model *m, int g, int nodes,
     if (m->nccl_hops) {
       double nvl = (g - 1) * tnvl[k], net = log2i(nodes) * tnet[k];
       est = (base[k] + 2 * (nvl + net)) * 1e-6 - lat;
-      l = fixed[k] + 2e-6 * (nvl + net * COLL_NET_HOP_SCALE) - lat;
+      l = fixed[k] +
+          2e-6 * (nvl + net + log2i(nodes) * COLL_NET_STEP) - lat;
     }
     double bw = m->tree_bw > 0
                     ? S / g / (m->tree_bw * peff[k] * tree_correction(k, S))

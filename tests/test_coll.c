@@ -199,12 +199,12 @@ Test(coll, protocol_by_size)
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.pe, COLL_LL_EFF);
-  /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us x
-   * COLL_NET_HOP_SCALE, each less what its 4096 x 2 x 15/16 / 30 / 8 bytes
+  /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us +
+   * COLL_NET_STEP, each less what its 4096 x 2 x 15/16 / 30 / 8 bytes
    * take at half of a NIC; the flows pay one route. */
   double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * COLL_LL_EFF);
   REL(p.extra_s, 20e-6 * COLL_LAT_LL + 28 * (1.0e-6 - st) +
-                     2 * (2.7e-6 * COLL_NET_HOP_SCALE - st) - NET_LAT,
+                     2 * ((2.7 + COLL_NET_STEP) * 1e-6 - st) - NET_LAT,
       1e-12);
   c.bytes = 1e9;
   coll_plan_make(&m, &c, &p);
@@ -326,10 +326,10 @@ Test(coll, tree_allreduce_across_four_nodes)
   cr_assert_eq(p.nphases, 1);
   REL(p.delay0_s, S / g / 10e9, 1e-12); /* 1 GiB: no correction */
   /* NCCL's tree latency: 2 x ((g - 1) NVLink hops at 4 us + log2(4)
-   * network hops at 14 us x COLL_NET_HOP_SCALE), Simple, less the route
-   * the flows pay. */
+   * network hops at 14 us + COLL_NET_STEP), Simple, less the route the
+   * flows pay. */
   REL(p.extra_s,
-      20e-6 + 2 * (7 * 4.0 + 2 * 14.0 * COLL_NET_HOP_SCALE) * 1e-6 - NET_LAT,
+      20e-6 + 2 * (7 * 4.0 + 2 * (14.0 + COLL_NET_STEP)) * 1e-6 - NET_LAT,
       1e-12);
   cr_assert_eq(phase_flows(&m, &c, &p, 0),
                g * (N * (g - 1) * 2 + 2 * (N - 1) * 2));
@@ -441,9 +441,8 @@ Test(coll, table_names)
 /* NCCL 2.30.7's closed form of a ring's latency across nodes, microseconds
  * (tuning.cc): baseLat + (steps - inter) x max(intra hop, net overhead) +
  * inter x net hop; protocol k: 0 Simple, 1 LL128, 2 LL.  What the steps
- * cost has each network hop COLL_NET_HOP_SCALE times NCCL's
- * (real_ring_us). */
-static double ring_us(enum coll_op op, int n, int N, int k, double scale)
+ * cost has each network hop COLL_NET_STEP beyond NCCL's (real_ring_us). */
+static double ring_us(enum coll_op op, int n, int N, int k, double step)
 {
   const double nvl[3] = {3.4, 1.9, 0.6}, net[3] = {14.0, 4.0, 2.7},
                tnet[3] = {14.0, 8.5, 5.0}, ovh[3] = {3.0, 1.0, 1.0};
@@ -451,17 +450,17 @@ static double ring_us(enum coll_op op, int n, int N, int k, double scale)
   double inter = op == CO_ALLREDUCE ? 2.0 * (N - 1) : N - 1;
   double intra = nvl[k] > ovh[k] ? nvl[k] : ovh[k];
   return (steps - inter) * intra +
-         inter * (n == N ? tnet[k] : net[k]) * scale;
+         inter * ((n == N ? tnet[k] : net[k]) + step);
 }
 
 static double real_ring_us(enum coll_op op, int n, int N, int k)
 {
-  return ring_us(op, n, N, k, COLL_NET_HOP_SCALE);
+  return ring_us(op, n, N, k, COLL_NET_STEP);
 }
 
 /* A latency-bound ring across nodes pays every step's hop: at 8 bytes the
  * bytes hide nothing, and the delay is NCCL's closed form (LL) beyond the
- * fixed latency, its network hops at COLL_NET_HOP_SCALE times NCCL's,
+ * fixed latency, its network hops COLL_NET_STEP beyond NCCL's,
  * less the one route the flows pay.  Points: 2 and 8 nodes
  * of 8 GPUs, all-reduce and all-gather; and one GPU per node, where the
  * network hop is the tree's (NCCL: "with ppn=1 latencies are fully
@@ -495,7 +494,7 @@ Test(coll, per_step_latency_matches_nccl)
   coll_plan_make(&m, &c, &p);
   double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * COLL_LL_EFF);
   REL(p.extra_s,
-      20e-6 * COLL_LAT_LL + 7 * (5.0e-6 * COLL_NET_HOP_SCALE - st) - NET_LAT,
+      20e-6 * COLL_LAT_LL + 7 * ((5.0 + COLL_NET_STEP) * 1e-6 - st) - NET_LAT,
       1e-9);
 }
 
@@ -866,7 +865,7 @@ Test(coll, nvlstree_auto_choice)
  * of S / (8 channels x 32) bytes.  Each step's critical path is a hop and
  * one of its two slices (NCCL's ALLREDUCE_SLICESTEPS = CHUNKSTEPS / 2),
  * so a hop hides behind half of the step's bytes: 56 NVLink steps at
- * max(3.4, 3 x 1.0) us and 6 network steps at 14 us x COLL_NET_HOP_SCALE,
+ * max(3.4, 3 x 1.0) us and 6 network steps at 14 us + COLL_NET_STEP,
  * each less a slice's time; then the fixed latency, less the route. */
 Test(coll, simple_ring_hides_hops_behind_one_slice)
 {
@@ -881,7 +880,7 @@ Test(coll, simple_ring_hides_hops_behind_one_slice)
   cr_assert_lt(slice, 3.4e-6, "the NVLink hop shows past a slice");
   cr_assert_gt(2 * slice, 3.4e-6, "but not past the whole step");
   double want = 20e-6 + 56 * (3.4e-6 - slice) +
-                6 * (14.0e-6 * COLL_NET_HOP_SCALE - slice) - NET_LAT;
+                6 * ((14.0 + COLL_NET_STEP) * 1e-6 - slice) - NET_LAT;
   REL(p.extra_s, want, 1e-12);
   /* LL128 forwards line by line: the whole step hides its hop. */
   m = model();
@@ -891,15 +890,14 @@ Test(coll, simple_ring_hides_hops_behind_one_slice)
   cr_assert_eq(p.pe, COLL_LL128_EFF);
   double step = 4.0 * (1 << 20) / (8 * 32) / (NIC * 0.9 * COLL_LL128_EFF);
   REL(p.extra_s, 20e-6 * COLL_LAT_LL128 + 56 * (1.9e-6 - step) +
-                     6 * (4.0e-6 * COLL_NET_HOP_SCALE - step) - NET_LAT,
+                     6 * ((4.0 + COLL_NET_STEP) * 1e-6 - step) - NET_LAT,
       1e-12);
 }
 
-/* The network step's scale is the NVLSTree hop measured over NCCL's. */
-Test(coll, net_hop_scale_from_nvlstree)
+/* The network step is the NVLSTree hop measured less NCCL's. */
+Test(coll, net_step_from_nvlstree)
 {
-  REL(COLL_NET_HOP_SCALE, 45.7 / 20.9, 1e-12);
-  cr_assert_gt(COLL_NET_HOP_SCALE, 2.0);
+  REL(COLL_NET_STEP, 45.7 - 20.9, 1e-12);
 }
 
 /* NCCL picks by its tuner (issue 37): over 4 nodes at 64 MiB NVLSTree's
@@ -932,7 +930,7 @@ Test(coll, nvlstree_chosen_by_nccls_latencies)
 
 /* A tree's protocol is NCCL's choice by its base latencies (COLL_TREE_BASE)
  * and hops; its delay is the fixed latency and the hops with the network
- * ones COLL_NET_HOP_SCALE times NCCL's.  64 nodes, 1 MiB, LL128 priced
+ * ones COLL_NET_STEP beyond NCCL's.  64 nodes, 1 MiB, LL128 priced
  * out: LL (6.8 + 2 x (7 x 0.6 + 6 x 5.0) us of NCCL's, 75 us) against
  * Simple (8.4 + 2 x (7 x 4 + 6 x 14), 232 us); their bytes, S/8 at
  * tree_bw x share x 0.5 (treeCorrectionFactor at 1 MiB), take 100 us (LL,
@@ -948,6 +946,6 @@ Test(coll, tree_protocol_by_nccl_latency_costed_by_hops)
   cr_assert_eq(p.shape, CS_TREE);
   REL(p.pe, 1 / 3.8, 1e-12);
   REL(p.extra_s, 20e-6 * COLL_LAT_LL +
-                     2e-6 * (7 * 0.6 + 6 * 5.0 * COLL_NET_HOP_SCALE) -
+                     2e-6 * (7 * 0.6 + 6 * (5.0 + COLL_NET_STEP)) -
                      NET_LAT, 1e-12);
 }
