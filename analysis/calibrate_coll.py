@@ -35,8 +35,8 @@ Calibration rows (all others are held back: tests/validation/):
   Tree     tree_bw (one channel's tree pipeline): COLL-UA-B200-AR-TREE-4N
            (16 GiB).
   NVLSTree the network hop of its trees: COLL-GTC24-NVLSTREE-8192-128M;
-           less NCCL's tuner hop (20.9 us) it is what every network step
-           of rings and trees costs beyond NCCL's hop (COLL_NET_STEP).
+           less NCCL's tuner hop (20.9 us) it is what every network hop
+           of a tree costs beyond NCCL's hop (COLL_NET_STEP).
 
 Point-to-point (a pipeline send, sim/coll.c coll_p2p_extra):
 
@@ -212,9 +212,8 @@ def main():
     hop = (t - lat_nvls - byts) / (2 * math.log2(nodes))
     OUT["NVLSTREE_HOP_NET"] = hop * 1e6
     print(f"NVLSTree  hop {hop * 1e6:.2f} us (NCCL's tuner: 20.9 us)")
-    # The network step (issue 37): rings' inter-node steps and trees'
-    # network hops cost NCCL's hop latency plus the NVLSTree hop less the
-    # tuner's (coll.h COLL_NET_STEP, the difference of the two constants);
+    # The network step (issue 37): trees' network hops cost NCCL's hop
+    # latency plus the NVLSTree hop less the tuner's (coll.h COLL_NET_STEP, the difference of the two constants);
     # Fernandez et al.'s all-reduce scan is held back
     # (tests/validation/fern_scan.sh), and so is the LL send below.
     OUT["NET_STEP"] = hop * 1e6 - 20.9

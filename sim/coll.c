@@ -28,16 +28,18 @@
  *     and the Fernandez et al. rows (auto) are held back.
  *   COLL_NET_STEP 24.8 us, that hop less NCCL's tuner's (20.9 us): what
  *     a network step costs beyond what NCCL charges for it, added to
- *     rings' inter-node steps and trees' network hops at every protocol
- *     (issue 37: with NCCL's hops weft's H100 all-reduces across nodes ran
- *     1.5-2.4x too fast at 2-16 MiB against Fernandez et al.'s scan, all
- *     of which stays held back).  It is the proxy's path of a step (the
- *     sender's proxy thread sees the GPU's step and posts it, the
- *     receiver's sees it land and tells its GPU: src/transport/net.cc
- *     sendProxyProgress, recvProxyProgress), which NCCL's per-protocol
- *     hops leave out: a small LL send between two nodes, 6.6 + 2.7 us in
+ *     trees' network hops at every protocol (not to rings': coll.c
+ *     nccl_ring_hops; issue 37: with NCCL's hops weft's H100 all-reduces
+ *     across nodes, trees at those sizes, ran 1.5-2.4x too fast at 2-16
+ *     MiB against Fernandez et al.'s scan, all of which stays held back).
+ *     Presumably the proxy's path of a step (the sender's proxy thread
+ *     sees the GPU's step and posts it, the receiver's sees it land and
+ *     tells its GPU: src/transport/net.cc sendProxyProgress,
+ *     recvProxyProgress), which NCCL's per-protocol hops leave out; not
+ *     measured apart.  A small LL send between two nodes, 6.6 + 2.7 us in
  *     NCCL's model, takes 31-34 us measured (calibrate_coll.py's checks),
- *     9.3 + 24.8 = 34.1 us here.
+ *     9.3 + 24.8 = 34.1 us with the step (pipeline sends do not carry it:
+ *     the catalog's p2p_net_lat is NCCL's Simple step).
  * NCCL chooses by its own estimates (tuning.cc: its base and hardware
  * latencies), what runs costs the hops above: across nodes ring, tree and
  * NVLSTree are weighed with NCCL's base latencies (COLL_RING_BASE,
@@ -330,19 +332,22 @@ static int log2i(int v)
  * what a hop's latency exceeds the bytes by, since NCCL keeps several
  * slices of a step in flight (the 8 and 16 GiB rings of B200 agree within
  * 0.1 % at 16 and 32 nodes, where the additive model would part them by
- * 3 %); and
- *  - the network step: an inter-node step takes NCCL's hop plus
- *    COLL_NET_STEP (coll.h: the NVLSTree hop measured less the tuner's);
- *  - the slice: Simple sends a step as two slices (src/include/
- *    collectives.h: ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2 buffer steps a
- *    chunk, ALLREDUCE_SLICESTEPS = NCCL_STEPS / 4 a slice; the same for
- *    all-gather and reduce-scatter), and the next GPU forwards a slice
- *    only once all of it has arrived (prims_simple.h waits on the
- *    slice's tail), so along the ring each step takes max(hop + slice,
- *    two slices) and a hop hides behind half of the step's bytes only;
- *    LL and LL128 carry a flag in every 8- or 128-byte line, which the
- *    next GPU forwards as it arrives, so their hop hides behind the whole
- *    step.
+ * 3 %); and the slice: Simple sends a step as two slices (src/include/
+ * collectives.h: ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2 buffer steps a chunk,
+ * ALLREDUCE_SLICESTEPS = NCCL_STEPS / 4 a slice; the same for all-gather
+ * and reduce-scatter), and the next GPU forwards a slice only once all of
+ * it has arrived (prims_simple.h waits on the slice's tail), so along the
+ * ring each step takes max(hop + slice, two slices) and a hop hides
+ * behind half of the step's bytes only; LL and LL128 carry a flag in
+ * every 8- or 128-byte line, which the next GPU forwards as it arrives,
+ * so their hop hides behind the whole step.  NEEDSWORK: a ring's network
+ * step keeps NCCL's hop; whether it carries the network step that trees
+ * do (COLL_NET_STEP) is not measured: no H100 ring across nodes below
+ * 1 GiB is among the rows (COLL-TOG-H100-2N-RING's source run is two
+ * single-node runs side by side), and on Fernandez et al.'s scan auto
+ * runs a ring at one point only (4 nodes, 2 MiB: +50 % without the step,
+ * -42 % with it).  With it, an all-gather over 256 DGX H100 nodes would
+ * take 8.8 ms at least instead of 2.5.
  * Below NCCL's loop size (channels x ranks x 2 MiB of Simple: 1 GiB on 4
  * DGX H100 nodes) a ring runs one loop of 2 (n - 1) steps of S /
  * (channels x n) bytes (src/device/all_reduce.h runRing: the last loop's
@@ -358,11 +363,8 @@ static double nccl_ring_hops(enum coll_op op, int n, int N, double steps,
     intra = ovh;
   double inter = n == N ? tnet[k] : net[k];
   double hide = step_s;
-  if (real) {
-    inter += COLL_NET_STEP;
-    if (k == 0)
-      hide = step_s / 2;
-  }
+  if (real && k == 0)
+    hide = step_s / 2;
   intra = intra * 1e-6 - hide;
   inter = inter * 1e-6 - hide;
   return (steps - inter_steps) * (intra > 0 ? intra : 0) +

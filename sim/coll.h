@@ -99,12 +99,12 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * tuning.cc hwLatencies, Simple: NVLink 25 us, network 20.9 us; base 0). */
 #define COLL_NVLSTREE_NVL_NCCL 25.0
 #define COLL_NVLSTREE_HOP_NCCL 20.9
-/* The network step, microseconds: what a step across nodes costs beyond
- * what NCCL's tuner charges for it, the NVLSTree hop measured
- * (COLL_NVLSTREE_HOP_NET) less the tuner's (24.8 us).  Rings' inter-node
- * steps and trees' network hops, at every protocol, take NCCL's hop
- * latency plus this (coll.c, "the network step"); NCCL still chooses by
- * its own latencies. */
+/* The network step, microseconds: what a tree's hop across nodes costs
+ * beyond what NCCL's tuner charges for it, the NVLSTree hop measured
+ * (COLL_NVLSTREE_HOP_NET) less the tuner's (24.8 us).  Trees' network
+ * hops, at every protocol, take NCCL's hop latency plus this (coll.c,
+ * tree_estimate; rings keep NCCL's hops, nccl_ring_hops says why); NCCL
+ * still chooses by its own latencies. */
 #define COLL_NET_STEP 24.8 /* COLL_NVLSTREE_HOP_NET - COLL_NVLSTREE_HOP_NCCL */
 /* NCCL's base latency of a tree all-reduce (tuning.cc baseLatencies, Tree),
  * microseconds: Simple, LL128, LL. */

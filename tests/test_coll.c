@@ -199,12 +199,12 @@ Test(coll, protocol_by_size)
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.pe, COLL_LL_EFF);
-  /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us +
-   * COLL_NET_STEP, each less what its 4096 x 2 x 15/16 / 30 / 8 bytes
+  /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us,
+   * each less what its 4096 x 2 x 15/16 / 30 / 8 bytes
    * take at half of a NIC; the flows pay one route. */
   double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * COLL_LL_EFF);
   REL(p.extra_s, 20e-6 * COLL_LAT_LL + 28 * (1.0e-6 - st) +
-                     2 * ((2.7 + COLL_NET_STEP) * 1e-6 - st) - NET_LAT,
+                     2 * (2.7e-6 - st) - NET_LAT,
       1e-12);
   c.bytes = 1e9;
   coll_plan_make(&m, &c, &p);
@@ -440,9 +440,8 @@ Test(coll, table_names)
 
 /* NCCL 2.30.7's closed form of a ring's latency across nodes, microseconds
  * (tuning.cc): baseLat + (steps - inter) x max(intra hop, net overhead) +
- * inter x net hop; protocol k: 0 Simple, 1 LL128, 2 LL.  What the steps
- * cost has each network hop COLL_NET_STEP beyond NCCL's (real_ring_us). */
-static double ring_us(enum coll_op op, int n, int N, int k, double step)
+ * inter x net hop; protocol k: 0 Simple, 1 LL128, 2 LL. */
+static double nccl_ring_us(enum coll_op op, int n, int N, int k)
 {
   const double nvl[3] = {3.4, 1.9, 0.6}, net[3] = {14.0, 4.0, 2.7},
                tnet[3] = {14.0, 8.5, 5.0}, ovh[3] = {3.0, 1.0, 1.0};
@@ -450,18 +449,13 @@ static double ring_us(enum coll_op op, int n, int N, int k, double step)
   double inter = op == CO_ALLREDUCE ? 2.0 * (N - 1) : N - 1;
   double intra = nvl[k] > ovh[k] ? nvl[k] : ovh[k];
   return (steps - inter) * intra +
-         inter * ((n == N ? tnet[k] : net[k]) + step);
-}
-
-static double real_ring_us(enum coll_op op, int n, int N, int k)
-{
-  return ring_us(op, n, N, k, COLL_NET_STEP);
+         inter * (n == N ? tnet[k] : net[k]);
 }
 
 /* A latency-bound ring across nodes pays every step's hop: at 8 bytes the
  * bytes hide nothing, and the delay is NCCL's closed form (LL) beyond the
- * fixed latency, its network hops COLL_NET_STEP beyond NCCL's,
- * less the one route the flows pay.  Points: 2 and 8 nodes
+ * fixed latency, less the one route the flows pay (a ring's network
+ * steps do not carry COLL_NET_STEP, trees' hops do).  Points: 2 and 8 nodes
  * of 8 GPUs, all-reduce and all-gather; and one GPU per node, where the
  * network hop is the tree's (NCCL: "with ppn=1 latencies are fully
  * exposed"). */
@@ -482,7 +476,7 @@ Test(coll, per_step_latency_matches_nccl)
                       (pts[i].n - 1) / pts[i].n * 8;
     double st = per_edge / steps / ch / (NIC * 0.9 * COLL_LL_EFF);
     double want = 20e-6 * COLL_LAT_LL +
-                  real_ring_us(pts[i].op, pts[i].n, pts[i].N, 2) * 1e-6 -
+                  nccl_ring_us(pts[i].op, pts[i].n, pts[i].N, 2) * 1e-6 -
                   steps * st - NET_LAT;
     REL(p.extra_s, want, 1e-9);
   }
@@ -494,7 +488,7 @@ Test(coll, per_step_latency_matches_nccl)
   coll_plan_make(&m, &c, &p);
   double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * COLL_LL_EFF);
   REL(p.extra_s,
-      20e-6 * COLL_LAT_LL + 7 * ((5.0 + COLL_NET_STEP) * 1e-6 - st) - NET_LAT,
+      20e-6 * COLL_LAT_LL + 7 * (5.0e-6 - st) - NET_LAT,
       1e-9);
 }
 
@@ -504,7 +498,7 @@ Test(coll, flat_ring_time_floor)
 {
   struct coll_model m = model();
   m.algo = CA_AUTO;
-  double floor_us = real_ring_us(CO_ALLGATHER, 1536, 192, 2);
+  double floor_us = nccl_ring_us(CO_ALLGATHER, 1536, 192, 2);
   double prev = -1;
   for (double S = 1024; S <= 4.0 * (1 << 30); S *= 4) {
     struct coll_call c = call(CO_ALLGATHER, 1536, S);
@@ -860,12 +854,12 @@ Test(coll, nvlstree_auto_choice)
   cr_assert_eq(p.algo, CA_RING);
 }
 
-/* Issue 37, the network step and the slice: a Simple ring all-reduce over
+/* Issue 37, the slice: a Simple ring all-reduce over
  * 4 nodes of 8 (LL and LL128 priced out) at 64 MiB, one loop of 62 steps
  * of S / (8 channels x 32) bytes.  Each step's critical path is a hop and
  * one of its two slices (NCCL's ALLREDUCE_SLICESTEPS = CHUNKSTEPS / 2),
  * so a hop hides behind half of the step's bytes: 56 NVLink steps at
- * max(3.4, 3 x 1.0) us and 6 network steps at 14 us + COLL_NET_STEP,
+ * max(3.4, 3 x 1.0) us and 6 network steps at 14 us,
  * each less a slice's time; then the fixed latency, less the route. */
 Test(coll, simple_ring_hides_hops_behind_one_slice)
 {
@@ -880,7 +874,7 @@ Test(coll, simple_ring_hides_hops_behind_one_slice)
   cr_assert_lt(slice, 3.4e-6, "the NVLink hop shows past a slice");
   cr_assert_gt(2 * slice, 3.4e-6, "but not past the whole step");
   double want = 20e-6 + 56 * (3.4e-6 - slice) +
-                6 * ((14.0 + COLL_NET_STEP) * 1e-6 - slice) - NET_LAT;
+                6 * (14.0e-6 - slice) - NET_LAT;
   REL(p.extra_s, want, 1e-12);
   /* LL128 forwards line by line: the whole step hides its hop. */
   m = model();
@@ -890,7 +884,7 @@ Test(coll, simple_ring_hides_hops_behind_one_slice)
   cr_assert_eq(p.pe, COLL_LL128_EFF);
   double step = 4.0 * (1 << 20) / (8 * 32) / (NIC * 0.9 * COLL_LL128_EFF);
   REL(p.extra_s, 20e-6 * COLL_LAT_LL128 + 56 * (1.9e-6 - step) +
-                     6 * ((4.0 + COLL_NET_STEP) * 1e-6 - step) - NET_LAT,
+                     6 * (4.0e-6 - step) - NET_LAT,
       1e-12);
 }
 

@@ -105,7 +105,7 @@ rows "NVLSTree" "$1" 7
 verdict "NVLSTree worst error $3 % > 11 %" "$(echo "$3" | awk '{ print ($1 <= 11) }')"
 # Fernandez et al.'s all-reduce scan on 4-512 DGX H100 nodes (fern_scan.sh,
 # held back; issue 37: before it, small 84.5 %, mid 20.5 %, large 7.4 %;
-# after, 16.9 %, 5.3 % and 7.1 %): mean |error| of the bus bandwidth per
+# after, 17.4 %, 5.3 % and 7.1 %): mean |error| of the bus bandwidth per
 # band of sizes.
 for band in small:25 mid:8 large:10; do
   set -- $(awk -v b="${band%%:*}:" '$1 == b { print $2, $6 }' "$tmp/fern" | tr -d ',')
