@@ -450,9 +450,19 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
     return node_ring_shape(m, cs, bw, sp, channels);
   double fixed[3];
   proto_fixed(m, fixed);
-  const double peff[3] = {1.0, m->ll128_eff, m->ll_eff};
+  double peff[3] = {1.0, m->ll128_eff, m->ll_eff};
   bool nccl = sp->nodes > 1 && m->nccl_hops && op != CO_ALLTOALL &&
               op != CO_SENDRECV;
+  /* LL across nodes moves at most NCCL's llMaxBw of bus bandwidth
+   * (coll.h, COLL_LL_NET_BW): its share of the ring's channels falls to
+   * that.  The flows then carry LL's bytes at that share through the NICs
+   * (NEEDSWORK: what limits it is the host's buffers and the proxy, not
+   * the wire, so the NICs look busier to other traffic than they are). */
+  if (nccl) {
+    double cap = sp->nodes <= 2 ? COLL_LL_NET_BW_2N : COLL_LL_NET_BW;
+    if (peff[2] * channels * bw > cap)
+      peff[2] = cap / (channels * bw);
+  }
   static const double base[3] = COLL_RING_BASE;
   int best = 0;
   double tbest = 0, tuner = 0;

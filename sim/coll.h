@@ -81,6 +81,18 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * COLL_LL128_NCCL of it. */
 #define COLL_RING_BASE {8.4, 14.0, 6.6}
 #define COLL_LL128_NCCL 0.92
+/* LL across nodes (issue 37): NCCL keeps the send side's LL buffers in
+ * host memory, never on the GPU (src/transport/net.cc sendProxySetup:
+ * NCCL_NET_MAP_ADD_POINTER with device memory only for p != LL), and its
+ * proxy thread checks the flags of every 16-byte line there before it
+ * posts a step (sendProxyProgress), so LL's bandwidth across nodes is
+ * far below the NICs': NCCL's tuner caps a ring's LL bus bandwidth at
+ * llMaxBws (2.30.7 tuning.cc, the x86 row used across nodes unless the
+ * CPU is AMD: 39.0 GB/s over two nodes, 20.4 over more), and so does
+ * weft, for its choice and its cost.  NEEDSWORK: AMD hosts (DGX A100)
+ * have 22.5 and 19.0; the node type does not say its CPU. */
+#define COLL_LL_NET_BW_2N 39.0e9
+#define COLL_LL_NET_BW 20.4e9
 /* PAT (NCCL >= 2.23; 2.30.7 tuning.cc): all-gather and reduce-scatter with
  * one GPU per node, Simple only: latency floor(log2 nodes) x
  * COLL_TREE_HOP_NET(Simple) / 3.5 + ranks x COLL_PAT_PER_RANK on top of the

@@ -190,6 +190,15 @@ Test(coll, whole_node_ring_in_closed_form)
   cr_assert_eq(p.shape, CS_RING);
 }
 
+/* LL's share of a ring's bandwidth across N nodes with ch channels:
+ * half, capped at NCCL's llMaxBw of bus bandwidth (coll.h). */
+static double ll_pe(int N, int ch)
+{
+  double cap = N <= 2 ? COLL_LL_NET_BW_2N : COLL_LL_NET_BW;
+  double pe = COLL_LL_EFF;
+  return pe * ch * NIC * 0.9 > cap ? cap / (ch * NIC * 0.9) : pe;
+}
+
 /* NCCL's protocol choice: LL for a small message (half the bandwidth, a
  * fraction of the latency), Simple for a large one. */
 Test(coll, protocol_by_size)
@@ -198,11 +207,13 @@ Test(coll, protocol_by_size)
   struct coll_call c = call(CO_ALLREDUCE, 16, 4096);
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
-  cr_assert_eq(p.pe, COLL_LL_EFF);
+  /* Over two nodes LL moves 39 GB/s at most, of 8 x 45 GB/s. */
+  REL(p.pe, 39.0 / 360, 1e-12);
+  REL(p.pe, ll_pe(2, 8), 1e-12);
   /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us,
-   * each less what its 4096 x 2 x 15/16 / 30 / 8 bytes
-   * take at half of a NIC; the flows pay one route. */
-  double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * COLL_LL_EFF);
+   * each less what its 4096 x 2 x 15/16 / 30 / 8 bytes take at LL's
+   * share of a NIC; the flows pay one route. */
+  double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * ll_pe(2, 8));
   REL(p.extra_s, 20e-6 * COLL_LAT_LL + 28 * (1.0e-6 - st) +
                      2 * (2.7e-6 - st) - NET_LAT,
       1e-12);
@@ -469,12 +480,12 @@ Test(coll, per_step_latency_matches_nccl)
     struct coll_call c = call(pts[i].op, pts[i].n, 8);
     struct coll_plan p;
     coll_plan_make(&m, &c, &p);
-    cr_assert_eq(p.pe, COLL_LL_EFF, "point %d: LL", i);
+    REL(p.pe, ll_pe(pts[i].N, 8), 1e-12);
     double ch = 8, steps = pts[i].op == CO_ALLREDUCE ? 2.0 * (pts[i].n - 1)
                                                      : pts[i].n - 1;
     double per_edge = (pts[i].op == CO_ALLREDUCE ? 2.0 : 1.0) *
                       (pts[i].n - 1) / pts[i].n * 8;
-    double st = per_edge / steps / ch / (NIC * 0.9 * COLL_LL_EFF);
+    double st = per_edge / steps / ch / (NIC * 0.9 * ll_pe(pts[i].N, 8));
     double want = 20e-6 * COLL_LAT_LL +
                   nccl_ring_us(pts[i].op, pts[i].n, pts[i].N, 2) * 1e-6 -
                   steps * st - NET_LAT;
@@ -486,7 +497,9 @@ Test(coll, per_step_latency_matches_nccl)
   struct coll_call c = {CO_ALLGATHER, 8, ranks, 8, 0, lat, NULL, false};
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
-  double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * COLL_LL_EFF);
+  /* One channel: LL's half of a NIC, 22.5 GB/s, above 20.4. */
+  REL(p.pe, 20.4 / 45, 1e-12);
+  double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * ll_pe(8, 1));
   REL(p.extra_s,
       20e-6 * COLL_LAT_LL + 7 * (5.0e-6 - st) - NET_LAT,
       1e-9);
@@ -942,4 +955,32 @@ Test(coll, tree_protocol_by_nccl_latency_costed_by_hops)
   REL(p.extra_s, 20e-6 * COLL_LAT_LL +
                      2e-6 * (7 * 0.6 + 6 * (5.0 + COLL_NET_STEP)) -
                      NET_LAT, 1e-12);
+}
+
+/* LL across nodes (issue 37): an all-gather over 192 nodes of 8 at 64 MiB
+ * would move its bytes at 20.4 GB/s in LL (3.3 ms) on top of LL's 1.9 ms
+ * of steps (1344 at 1.0 us, 191 at 2.7), so NCCL's choice, and weft's, is
+ * LL128 (3.3 ms of steps, its bytes at 0.9375 of the NICs: 0.2 ms); at 1
+ * MiB LL stays ahead (1.9 ms). */
+Test(coll, ll_capped_across_nodes)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  struct coll_call c = call(CO_ALLGATHER, 1536, 64.0 * (1 << 20));
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.pe, COLL_LL128_EFF);
+  c.bytes = 1 << 20;
+  coll_plan_make(&m, &c, &p);
+  REL(p.pe, 20.4 / 360, 1e-12);
+  /* Its flows carry the bytes at that share through the NICs. */
+  REL(p.edge_bytes, 1535.0 / 1536 * (1 << 20) / 8, 1e-12);
+  phase_flows(&m, &c, &p, 0);
+  long cross = 0;
+  for (long i = 0; i < fl.n; i++)
+    if (fl.src[i] / 8 != fl.dst[i] / 8) {
+      cross++;
+      REL(fl.wire[i], p.edge_bytes / (0.9 * 20.4 / 360), 1e-12);
+    }
+  cr_assert_eq(cross, 192 * 8);
 }
