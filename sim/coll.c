@@ -26,6 +26,29 @@
  *     COLL-GTC24-NVLSTREE-8192-128M (1024 DGX H100, 155 GB/s); the other
  *     GTC24 NVLSTree rows, COLL-TOG-H100-2N-NVLS, COLL-UA-B200-AR-NVLS-2N
  *     and the Fernandez et al. rows (auto) are held back.
+ *   COLL_NET_STEP 24.8 us, that hop less NCCL's tuner's (20.9 us): what
+ *     a network step costs beyond what NCCL charges for it, added to
+ *     trees' network hops at every protocol (not to rings': coll.c
+ *     nccl_ring_hops; issue 37: with NCCL's hops weft's H100 all-reduces
+ *     across nodes, trees at those sizes, ran 1.5-2.4x too fast at 2-16
+ *     MiB against Fernandez et al.'s scan, all of which stays held back).
+ *     Presumably the proxy's path of a step (the sender's proxy thread
+ *     sees the GPU's step and posts it, the receiver's sees it land and
+ *     tells its GPU: src/transport/net.cc sendProxyProgress,
+ *     recvProxyProgress), which NCCL's per-protocol hops leave out; not
+ *     measured apart.  A small LL send between two nodes, 6.6 + 2.7 us in
+ *     NCCL's model, takes 31-34 us measured (calibrate_coll.py's checks),
+ *     9.3 + 24.8 = 34.1 us with the step (pipeline sends do not carry it:
+ *     the catalog's p2p_net_lat is NCCL's Simple step).
+ * NCCL chooses by its own estimates (tuning.cc: its base and hardware
+ * latencies), what runs costs the hops above: across nodes ring, tree and
+ * NVLSTree are weighed with NCCL's base latencies (COLL_RING_BASE,
+ * COLL_TREE_BASE) and NVLSTree's tuner latencies (COLL_NVLSTREE_*_NCCL),
+ * not with the calibrated ones (before issue 37 NVLSTree was weighed by
+ * its measured hop, 45.7 us, and lost to the ring on 4-8 H100 nodes at
+ * 16-512 MiB, where the scan follows NVLSTree's curve).  NEEDSWORK: a
+ * ring's protocol across nodes is still chosen with the fixed latencies
+ * coll_lat x fraction rather than NCCL's base ones.
  * The tree's cap per channel agrees with NCCL's own model (2.30.7
  * tuning.cc, beyond two nodes): perChMaxTreeBws Blackwell 24 GB/s of bus
  * bandwidth per channel, algorithm bandwidth half of it (ratio .5), 12.0
@@ -255,6 +278,10 @@ double coll_p2p_extra(const struct coll_model *m, long src, long dst,
 struct shape {
   double steps, per_edge, pe, extra_s;
   double est_s;   /* NCCL's estimate of the whole, by which it chose */
+  double tuner_s; /* across nodes: NCCL's estimate with its own base
+                     latencies (COLL_RING_BASE), by which it weighs the
+                     ring against trees; else est_s */
+  int proto;      /* the protocol chosen: 0 Simple, 1 LL128, 2 LL */
 };
 
 /* Where a ring runs: inside one node (every step one NVLink hop of
@@ -299,14 +326,34 @@ static int log2i(int v)
 
 /* NCCL 2.30.7's latency of a ring's steps across nodes at protocol k
  * (coll.h, COLL_HOP_*): intra-node steps at max(NVLink hop, net overhead),
- * inter-node steps at the network hop.  With step_s > 0 (the time one
- * step's bytes take at the ring's bandwidth) only what a hop's latency
- * exceeds that by: NCCL keeps several slices of a step in flight, so once
- * a step carries enough bytes its hop latency hides behind them (the 8 and
- * 16 GiB rings of B200 agree within 0.1 % at 16 and 32 nodes, where the
- * additive model would part them by 3 %). */
+ * inter-node steps at the network hop.  That is NCCL's estimate, by which
+ * it chooses (real false, step_s 0).  What the steps cost (real true,
+ * step_s the time one step's bytes take at the ring's bandwidth): only
+ * what a hop's latency exceeds the bytes by, since NCCL keeps several
+ * slices of a step in flight (the 8 and 16 GiB rings of B200 agree within
+ * 0.1 % at 16 and 32 nodes, where the additive model would part them by
+ * 3 %); and the slice: Simple sends a step as two slices (src/include/
+ * collectives.h: ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2 buffer steps a chunk,
+ * ALLREDUCE_SLICESTEPS = NCCL_STEPS / 4 a slice; the same for all-gather
+ * and reduce-scatter), and the next GPU forwards a slice only once all of
+ * it has arrived (prims_simple.h waits on the slice's tail), so along the
+ * ring each step takes max(hop + slice, two slices) and a hop hides
+ * behind half of the step's bytes only; LL and LL128 carry a flag in
+ * every 8- or 128-byte line, which the next GPU forwards as it arrives,
+ * so their hop hides behind the whole step.  NEEDSWORK: a ring's network
+ * step keeps NCCL's hop; whether it carries the network step that trees
+ * do (COLL_NET_STEP) is not measured: no H100 ring across nodes below
+ * 1 GiB is among the rows (COLL-TOG-H100-2N-RING's source run is two
+ * single-node runs side by side), and on Fernandez et al.'s scan auto
+ * runs a ring at one point only (4 nodes, 2 MiB: +50 % without the step,
+ * -42 % with it).  With it, an all-gather over 256 DGX H100 nodes would
+ * take 8.8 ms at least instead of 2.5.
+ * Below NCCL's loop size (channels x ranks x 2 MiB of Simple: 1 GiB on 4
+ * DGX H100 nodes) a ring runs one loop of 2 (n - 1) steps of S /
+ * (channels x n) bytes (src/device/all_reduce.h runRing: the last loop's
+ * chunk is what remains over the ranks), the steps computed here. */
 static double nccl_ring_hops(enum coll_op op, int n, int N, double steps,
-                             int k, double step_s)
+                             int k, double step_s, bool real)
 {
   static const double nvl[3] = COLL_HOP_NVL, net[3] = COLL_HOP_NET,
                       tnet[3] = COLL_TREE_HOP_NET;
@@ -315,8 +362,11 @@ static double nccl_ring_hops(enum coll_op op, int n, int N, double steps,
   if (ovh > intra)
     intra = ovh;
   double inter = n == N ? tnet[k] : net[k];
-  intra = intra * 1e-6 - step_s;
-  inter = inter * 1e-6 - step_s;
+  double hide = step_s;
+  if (real && k == 0)
+    hide = step_s / 2;
+  intra = intra * 1e-6 - hide;
+  inter = inter * 1e-6 - hide;
   return (steps - inter_steps) * (intra > 0 ? intra : 0) +
          inter_steps * (inter > 0 ? inter : 0);
 }
@@ -367,6 +417,8 @@ static struct shape node_ring_shape(const struct coll_model *m,
   }
   cs.est_s = lat[best] + bytes_s[best];
   cs.pe = pe[best];
+  cs.proto = best;
+  cs.tuner_s = cs.est_s;
   cs.extra_s = lat[best] - sp->route_lat;
   return cs;
 }
@@ -387,8 +439,10 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
      * Userbuffers' own NVLink puts (TE's comm_gemm_overlap) have no
      * published latency; NCCL's send stands for them. */
     cs.pe = 1.0;
+    cs.proto = 0;
     cs.extra_s = send_extra(m, sp->nodes > 1, sp->route_lat);
     cs.est_s = sp->route_lat + cs.extra_s + cs.per_edge / channels / bw;
+    cs.tuner_s = cs.est_s;
     return cs;
   }
   if (sp->nodes == 1 && m->nccl_hops && m->floor_s > 0 &&
@@ -396,40 +450,60 @@ static struct shape ring_shape(const struct coll_model *m, enum coll_op op,
     return node_ring_shape(m, cs, bw, sp, channels);
   double fixed[3];
   proto_fixed(m, fixed);
-  const double peff[3] = {1.0, m->ll128_eff, m->ll_eff};
+  double peff[3] = {1.0, m->ll128_eff, m->ll_eff};
   bool nccl = sp->nodes > 1 && m->nccl_hops && op != CO_ALLTOALL &&
               op != CO_SENDRECV;
+  /* LL across nodes moves at most NCCL's llMaxBw of bus bandwidth
+   * (coll.h, COLL_LL_NET_BW): its share of the ring's channels falls to
+   * that.  The flows then carry LL's bytes at that share through the NICs
+   * (NEEDSWORK: what limits it is the host's buffers and the proxy, not
+   * the wire, so the NICs look busier to other traffic than they are). */
+  if (nccl) {
+    double cap = sp->nodes <= 2 ? COLL_LL_NET_BW_2N : COLL_LL_NET_BW;
+    if (peff[2] * channels * bw > cap)
+      peff[2] = cap / (channels * bw);
+  }
+  static const double base[3] = COLL_RING_BASE;
   int best = 0;
-  double tbest = 0;
+  double tbest = 0, tuner = 0;
   for (int k = 0; k < 3; k++) {
     /* NCCL's tuner decides by its additive model: fixed cost, every
      * step's latency, the plateau factor of a multi-node Simple ring
      * all-reduce, then the bytes. */
-    double lk = fixed[k] + steps_route(cs.steps, sp);
+    double lk = fixed[k] + steps_route(cs.steps, sp), ln = lk;
     if (nccl) {
-      lk = fixed[k] + nccl_ring_hops(op, n, sp->nodes, cs.steps, k, 0);
-      if (k == 0 && op == CO_ALLREDUCE && S / (channels * n) >= 64)
+      double hk = nccl_ring_hops(op, n, sp->nodes, cs.steps, k, 0, false);
+      lk = fixed[k] + hk;
+      ln = base[k] * 1e-6 + hk;
+      if (k == 0 && op == CO_ALLREDUCE && S / (channels * n) >= 64) {
         lk *= COLL_RING_PLATEAU;
+        ln *= COLL_RING_PLATEAU;
+      }
     }
-    double tk = lk + cs.per_edge / channels / (bw * peff[k]);
+    double bytes_s = cs.per_edge / channels / (bw * peff[k]);
+    double tk = lk + bytes_s;
     if (k == 0 || tk < tbest) {
       tbest = tk;
       best = k;
     }
+    if (k == 0 || ln + bytes_s < tuner)
+      tuner = ln + bytes_s;
   }
   /* What the chosen protocol costs: its fixed latency and the steps'
    * latency the bytes do not hide, less the route the flows pay. */
   double hops = steps_route(cs.steps, sp) - sp->route_lat;
   if (nccl) {
     double step_s = cs.per_edge / cs.steps / channels / (bw * peff[best]);
-    hops = nccl_ring_hops(op, n, sp->nodes, cs.steps, best, step_s) -
+    hops = nccl_ring_hops(op, n, sp->nodes, cs.steps, best, step_s, true) -
            sp->route_lat;
     if (hops < 0)
       hops = 0;
   }
   cs.extra_s = fixed[best] + hops;
   cs.est_s = tbest;
+  cs.tuner_s = nccl ? tuner : tbest;
   cs.pe = peff[best];
+  cs.proto = best;
   return cs;
 }
 
@@ -739,9 +813,13 @@ static double tree_correction(int k, double S)
 }
 
 /* A tree all-reduce's protocol (Simple, LL128, LL: NCCL's shares 1,
- * 120/128 and 1/3.8 of its bandwidth), its latency beyond one route and
- * its bandwidth-bound time: S/g per channel at tree_bw x share x
- * correction.  Returns the estimate, latency plus time. */
+ * 120/128 and 1/3.8 of its bandwidth), chosen as NCCL's tuner chooses, by
+ * its own latencies (base, COLL_TREE_BASE, and hops: 2 x ((g - 1) NVLink
+ * hops + floor(log2 nodes) network hops)); then what it costs: the
+ * protocol's fixed latency, the NVLink hops and the network hops at
+ * NCCL's plus COLL_NET_STEP (the network step, coll.h), beyond one
+ * route; and its bandwidth-bound time: S/g per channel at tree_bw x share
+ * x correction.  Returns NCCL's estimate, latency plus time. */
 struct tree_cost {
   double pe, lat_s, bw_s;
 };
@@ -750,7 +828,7 @@ static double tree_estimate(const struct coll_model *m, int g, int nodes,
                             double S, double lat, struct tree_cost *tc)
 {
   static const double tnvl[3] = COLL_TREE_HOP_NVL,
-                      tnet[3] = COLL_TREE_HOP_NET;
+                      tnet[3] = COLL_TREE_HOP_NET, base[3] = COLL_TREE_BASE;
   double fixed[3];
   proto_fixed(m, fixed);
   const double peff[3] = {1.0, m->ll128_eff, 1 / 3.8};
@@ -758,15 +836,18 @@ static double tree_estimate(const struct coll_model *m, int g, int nodes,
   for (int v = nodes; v > 1; v = (v + 1) / 2)
     depth++;
   for (int k = 0; k < 3; k++) {
-    double l = fixed[k] +
-               (m->nccl_hops
-                    ? 2e-6 * ((g - 1) * tnvl[k] + log2i(nodes) * tnet[k]) - lat
-                    : (2 * (depth + g - 1) - 1) * lat);
+    double l = fixed[k] + (2 * (depth + g - 1) - 1) * lat, est = l;
+    if (m->nccl_hops) {
+      double nvl = (g - 1) * tnvl[k], net = log2i(nodes) * tnet[k];
+      est = (base[k] + 2 * (nvl + net)) * 1e-6 - lat;
+      l = fixed[k] +
+          2e-6 * (nvl + net + log2i(nodes) * COLL_NET_STEP) - lat;
+    }
     double bw = m->tree_bw > 0
                     ? S / g / (m->tree_bw * peff[k] * tree_correction(k, S))
                     : 0;
     double nic = S / g / 2 / (m->nic_bw_Bps * m->nic_eff * peff[k]);
-    double tk = l + lat + (bw > nic ? bw : nic);
+    double tk = est + lat + (bw > nic ? bw : nic);
     if (best < 0 || tk < best) {
       best = tk;
       *tc = (struct tree_cost){peff[k], l, bw};
@@ -930,6 +1011,11 @@ static double nvlstree_estimate(const struct coll_model *m, int g, int nodes,
   double intra = S / (m->nvls_eff * m->nvlink_bw_Bps);
   double inter = deg * S / g / 2 / (m->nic_bw_Bps * m->nic_eff);
   *lat_s = l;
+  /* NCCL chooses by its tuner's latency (tuning.cc: intraLat +
+   * 2 log2i(nodes) interLat, base 0), not by what the hops cost. */
+  if (m->nccl_hops)
+    l = (COLL_NVLSTREE_NVL_NCCL +
+         2 * log2i(nodes) * COLL_NVLSTREE_HOP_NCCL) * 1e-6 - lat;
   return l + lat + (intra > inter ? intra : inter);
 }
 
@@ -1053,15 +1139,17 @@ static void torus_plan(const struct coll_model *m, const struct coll_call *call,
   out->net_scale = ring_scale(m, maxd);
 }
 
-/* The ring's estimate for `call`: latency and bandwidth-bound time. */
+/* The ring's estimate for `call`: latency and bandwidth-bound time (with
+ * NCCL's own base latencies when `tuner`). */
 static double ring_estimate(const struct coll_model *m,
-                            const struct coll_call *call, const struct group_shape *t)
+                            const struct coll_call *call,
+                            const struct group_shape *t, bool tuner)
 {
   double scale = ring_scale(m, t->span);
   struct span sp = span_of(m, call, t);
   struct shape cs = ring_shape(m, call->op, call->n, call->bytes,
                                ring_bw(m, t, scale), &sp, t->channels);
-  return cs.est_s;
+  return tuner ? cs.tuner_s : cs.est_s;
 }
 
 /* The algorithm that runs `call` (auto and fallbacks resolved).  Under
@@ -1111,7 +1199,7 @@ static enum coll_algo choose(const struct coll_model *m,
     struct tree_cost tc;
     double l, lat = route_lat(call);
     double tree_s = tree_estimate(m, t->g, t->nodes, call->bytes, lat, &tc);
-    double ring_s2 = ring_estimate(m, call, t);
+    double ring_s2 = ring_estimate(m, call, t, true);
     double best = tree_s < ring_s2 ? tree_s : ring_s2;
     if (nvlstree_ok &&
         nvlstree_estimate(m, t->g, t->nodes, call->bytes, lat, &l) < best)
@@ -1123,7 +1211,7 @@ static enum coll_algo choose(const struct coll_model *m,
     double pat_s = pat_latency(m, call->n, lat) + lat +
                    (double)(call->n - 1) / call->n * call->bytes /
                        (ring_bw(m, t, ring_scale(m, t->span)) * COLL_PAT_BW);
-    return pat_s < ring_estimate(m, call, t) ? CA_PAT : CA_RING;
+    return pat_s < ring_estimate(m, call, t, false) ? CA_PAT : CA_RING;
   }
   return CA_RING;
 }

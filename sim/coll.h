@@ -81,6 +81,18 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * COLL_LL128_NCCL of it. */
 #define COLL_RING_BASE {8.4, 14.0, 6.6}
 #define COLL_LL128_NCCL 0.92
+/* LL across nodes (issue 37): NCCL keeps the send side's LL buffers in
+ * host memory, never on the GPU (src/transport/net.cc sendProxySetup:
+ * NCCL_NET_MAP_ADD_POINTER with device memory only for p != LL), and its
+ * proxy thread checks the flags of every 16-byte line there before it
+ * posts a step (sendProxyProgress), so LL's bandwidth across nodes is
+ * far below the NICs': NCCL's tuner caps a ring's LL bus bandwidth at
+ * llMaxBws (2.30.7 tuning.cc, the x86 row used across nodes unless the
+ * CPU is AMD: 39.0 GB/s over two nodes, 20.4 over more), and so does
+ * weft, for its choice and its cost.  NEEDSWORK: AMD hosts (DGX A100)
+ * have 22.5 and 19.0; the node type does not say its CPU. */
+#define COLL_LL_NET_BW_2N 39.0e9
+#define COLL_LL_NET_BW 20.4e9
 /* PAT (NCCL >= 2.23; 2.30.7 tuning.cc): all-gather and reduce-scatter with
  * one GPU per node, Simple only: latency floor(log2 nodes) x
  * COLL_TREE_HOP_NET(Simple) / 3.5 + ranks x COLL_PAT_PER_RANK on top of the
@@ -95,6 +107,20 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
  * 20.9 us a hop (14 us in 2.19 to 2.28); the hop here is fitted on one
  * measurement at 1024 nodes (coll.c's header names the row). */
 #define COLL_NVLSTREE_HOP_NET 45.7
+/* NCCL's own NVLSTree latencies, by which its tuner chooses (2.30.7
+ * tuning.cc hwLatencies, Simple: NVLink 25 us, network 20.9 us; base 0). */
+#define COLL_NVLSTREE_NVL_NCCL 25.0
+#define COLL_NVLSTREE_HOP_NCCL 20.9
+/* The network step, microseconds: what a tree's hop across nodes costs
+ * beyond what NCCL's tuner charges for it, the NVLSTree hop measured
+ * (COLL_NVLSTREE_HOP_NET) less the tuner's (24.8 us).  Trees' network
+ * hops, at every protocol, take NCCL's hop latency plus this (coll.c,
+ * tree_estimate; rings keep NCCL's hops, nccl_ring_hops says why); NCCL
+ * still chooses by its own latencies. */
+#define COLL_NET_STEP 24.8 /* COLL_NVLSTREE_HOP_NET - COLL_NVLSTREE_HOP_NCCL */
+/* NCCL's base latency of a tree all-reduce (tuning.cc baseLatencies, Tree),
+ * microseconds: Simple, LL128, LL. */
+#define COLL_TREE_BASE {8.4, 14.0, 6.8}
 
 /* Everything the collective model needs, resolved: the engine fills it
  * from its parameters and the cluster (coll_model_resolve). */

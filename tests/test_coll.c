@@ -190,6 +190,15 @@ Test(coll, whole_node_ring_in_closed_form)
   cr_assert_eq(p.shape, CS_RING);
 }
 
+/* LL's share of a ring's bandwidth across N nodes with ch channels:
+ * half, capped at NCCL's llMaxBw of bus bandwidth (coll.h). */
+static double ll_pe(int N, int ch)
+{
+  double cap = N <= 2 ? COLL_LL_NET_BW_2N : COLL_LL_NET_BW;
+  double pe = COLL_LL_EFF;
+  return pe * ch * NIC * 0.9 > cap ? cap / (ch * NIC * 0.9) : pe;
+}
+
 /* NCCL's protocol choice: LL for a small message (half the bandwidth, a
  * fraction of the latency), Simple for a large one. */
 Test(coll, protocol_by_size)
@@ -198,13 +207,16 @@ Test(coll, protocol_by_size)
   struct coll_call c = call(CO_ALLREDUCE, 16, 4096);
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
-  cr_assert_eq(p.pe, COLL_LL_EFF);
+  /* Over two nodes LL moves 39 GB/s at most, of 8 x 45 GB/s. */
+  REL(p.pe, 39.0 / 360, 1e-12);
+  REL(p.pe, ll_pe(2, 8), 1e-12);
   /* LL: 28 steps inside nodes at max(0.6, 1.0) us, 2 across at 2.7 us,
-   * each less what its 4096 x 2 x 15/16 / 30 / 8 bytes take at half of a
-   * NIC; the flows pay one route. */
-  double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * COLL_LL_EFF);
+   * each less what its 4096 x 2 x 15/16 / 30 / 8 bytes take at LL's
+   * share of a NIC; the flows pay one route. */
+  double st = 4096 * 2.0 * 15 / 16 / 30 / 8 / (NIC * 0.9 * ll_pe(2, 8));
   REL(p.extra_s, 20e-6 * COLL_LAT_LL + 28 * (1.0e-6 - st) +
-                     2 * (2.7e-6 - st) - NET_LAT, 1e-12);
+                     2 * (2.7e-6 - st) - NET_LAT,
+      1e-12);
   c.bytes = 1e9;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.pe, 1.0);
@@ -325,8 +337,11 @@ Test(coll, tree_allreduce_across_four_nodes)
   cr_assert_eq(p.nphases, 1);
   REL(p.delay0_s, S / g / 10e9, 1e-12); /* 1 GiB: no correction */
   /* NCCL's tree latency: 2 x ((g - 1) NVLink hops at 4 us + log2(4)
-   * network hops at 14 us), Simple, less the route the flows pay. */
-  REL(p.extra_s, 20e-6 + 2 * (7 * 4.0 + 2 * 14.0) * 1e-6 - NET_LAT, 1e-12);
+   * network hops at 14 us + COLL_NET_STEP), Simple, less the route the
+   * flows pay. */
+  REL(p.extra_s,
+      20e-6 + 2 * (7 * 4.0 + 2 * (14.0 + COLL_NET_STEP)) * 1e-6 - NET_LAT,
+      1e-12);
   cr_assert_eq(phase_flows(&m, &c, &p, 0),
                g * (N * (g - 1) * 2 + 2 * (N - 1) * 2));
   /* Inside a node, not a regular multi-node group: the ring. */
@@ -444,12 +459,14 @@ static double nccl_ring_us(enum coll_op op, int n, int N, int k)
   double steps = op == CO_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
   double inter = op == CO_ALLREDUCE ? 2.0 * (N - 1) : N - 1;
   double intra = nvl[k] > ovh[k] ? nvl[k] : ovh[k];
-  return (steps - inter) * intra + inter * (n == N ? tnet[k] : net[k]);
+  return (steps - inter) * intra +
+         inter * (n == N ? tnet[k] : net[k]);
 }
 
 /* A latency-bound ring across nodes pays every step's hop: at 8 bytes the
  * bytes hide nothing, and the delay is NCCL's closed form (LL) beyond the
- * fixed latency, less the one route the flows pay.  Points: 2 and 8 nodes
+ * fixed latency, less the one route the flows pay (a ring's network
+ * steps do not carry COLL_NET_STEP, trees' hops do).  Points: 2 and 8 nodes
  * of 8 GPUs, all-reduce and all-gather; and one GPU per node, where the
  * network hop is the tree's (NCCL: "with ppn=1 latencies are fully
  * exposed"). */
@@ -463,12 +480,12 @@ Test(coll, per_step_latency_matches_nccl)
     struct coll_call c = call(pts[i].op, pts[i].n, 8);
     struct coll_plan p;
     coll_plan_make(&m, &c, &p);
-    cr_assert_eq(p.pe, COLL_LL_EFF, "point %d: LL", i);
+    REL(p.pe, ll_pe(pts[i].N, 8), 1e-12);
     double ch = 8, steps = pts[i].op == CO_ALLREDUCE ? 2.0 * (pts[i].n - 1)
                                                      : pts[i].n - 1;
     double per_edge = (pts[i].op == CO_ALLREDUCE ? 2.0 : 1.0) *
                       (pts[i].n - 1) / pts[i].n * 8;
-    double st = per_edge / steps / ch / (NIC * 0.9 * COLL_LL_EFF);
+    double st = per_edge / steps / ch / (NIC * 0.9 * ll_pe(pts[i].N, 8));
     double want = 20e-6 * COLL_LAT_LL +
                   nccl_ring_us(pts[i].op, pts[i].n, pts[i].N, 2) * 1e-6 -
                   steps * st - NET_LAT;
@@ -480,8 +497,12 @@ Test(coll, per_step_latency_matches_nccl)
   struct coll_call c = {CO_ALLGATHER, 8, ranks, 8, 0, lat, NULL, false};
   struct coll_plan p;
   coll_plan_make(&m, &c, &p);
-  double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * COLL_LL_EFF);
-  REL(p.extra_s, 20e-6 * COLL_LAT_LL + 7 * (5.0e-6 - st) - NET_LAT, 1e-9);
+  /* One channel: LL's half of a NIC, 22.5 GB/s, above 20.4. */
+  REL(p.pe, 20.4 / 45, 1e-12);
+  double st = 7.0 / 8 * 8 / 7 / (NIC * 0.9 * ll_pe(8, 1));
+  REL(p.extra_s,
+      20e-6 * COLL_LAT_LL + 7 * (5.0e-6 - st) - NET_LAT,
+      1e-9);
 }
 
 /* A large flat ring's time falls with its bytes but never below its
@@ -844,4 +865,122 @@ Test(coll, nvlstree_auto_choice)
   c.bytes = 4096;
   coll_plan_make(&m, &c, &p);
   cr_assert_eq(p.algo, CA_RING);
+}
+
+/* Issue 37, the slice: a Simple ring all-reduce over
+ * 4 nodes of 8 (LL and LL128 priced out) at 64 MiB, one loop of 62 steps
+ * of S / (8 channels x 32) bytes.  Each step's critical path is a hop and
+ * one of its two slices (NCCL's ALLREDUCE_SLICESTEPS = CHUNKSTEPS / 2),
+ * so a hop hides behind half of the step's bytes: 56 NVLink steps at
+ * max(3.4, 3 x 1.0) us and 6 network steps at 14 us,
+ * each less a slice's time; then the fixed latency, less the route. */
+Test(coll, simple_ring_hides_hops_behind_one_slice)
+{
+  struct coll_model m = model();
+  m.ll128_eff = m.ll_eff = 1e-3;
+  double S = 64.0 * (1 << 20);
+  struct coll_call c = call(CO_ALLREDUCE, 32, S);
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.pe, 1.0);
+  double slice = S / (8 * 32) / (NIC * 0.9) / 2;
+  cr_assert_lt(slice, 3.4e-6, "the NVLink hop shows past a slice");
+  cr_assert_gt(2 * slice, 3.4e-6, "but not past the whole step");
+  double want = 20e-6 + 56 * (3.4e-6 - slice) +
+                6 * (14.0e-6 - slice) - NET_LAT;
+  REL(p.extra_s, want, 1e-12);
+  /* LL128 forwards line by line: the whole step hides its hop. */
+  m = model();
+  m.ll_eff = 1e-3;
+  c.bytes = 4 << 20;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.pe, COLL_LL128_EFF);
+  double step = 4.0 * (1 << 20) / (8 * 32) / (NIC * 0.9 * COLL_LL128_EFF);
+  REL(p.extra_s, 20e-6 * COLL_LAT_LL128 + 56 * (1.9e-6 - step) +
+                     6 * (4.0e-6 - step) - NET_LAT,
+      1e-12);
+}
+
+/* The network step is the NVLSTree hop measured less NCCL's. */
+Test(coll, net_step_from_nvlstree)
+{
+  REL(COLL_NET_STEP, 45.7 - 20.9, 1e-12);
+}
+
+/* NCCL picks by its tuner (issue 37): over 4 nodes at 64 MiB NVLSTree's
+ * estimate, 25 + 2 x 2 x 20.9 us and its bytes (the busiest head's NIC:
+ * 4 tree edges x S/8/2 at 45 GB/s, 373 us), 482 us, beats the ring's best
+ * (LL128: 14 + 56 x 1.9 + 6 x 4.0 us + 2 x 31/32 x S / 8 at 45 x 0.9375
+ * GB/s, 530 us), though by what the hops cost (NVLS's fixed latency and 4
+ * hops of 45.7 us, 595 us) the ring would win; its delay is still what
+ * the hops cost. */
+Test(coll, nvlstree_chosen_by_nccls_latencies)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  double S = 64.0 * (1 << 20);
+  struct coll_call c = call(CO_ALLREDUCE, 32, S);
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.algo, CA_NVLSTREE);
+  REL(p.extra_s, 20e-6 * COLL_LAT_NVLS + 4 * COLL_NVLSTREE_HOP_NET * 1e-6 -
+                     NET_LAT, 1e-12);
+  double nccl_nvlstree = (25 + 4 * 20.9) * 1e-6 + 4 * S / 8 / 2 / (NIC * 0.9);
+  double real_nvlstree = 20e-6 * COLL_LAT_NVLS +
+                         4 * COLL_NVLSTREE_HOP_NET * 1e-6 +
+                         4 * S / 8 / 2 / (NIC * 0.9);
+  double ring_ll128 = (14 + 56 * 1.9 + 6 * 4.0) * 1e-6 +
+                      2.0 * 31 / 32 * S / 8 / (NIC * 0.9 * COLL_LL128_EFF);
+  cr_assert_lt(nccl_nvlstree, ring_ll128);
+  cr_assert_gt(real_nvlstree, ring_ll128);
+}
+
+/* A tree's protocol is NCCL's choice by its base latencies (COLL_TREE_BASE)
+ * and hops; its delay is the fixed latency and the hops with the network
+ * ones COLL_NET_STEP beyond NCCL's.  64 nodes, 1 MiB, LL128 priced
+ * out: LL (6.8 + 2 x (7 x 0.6 + 6 x 5.0) us of NCCL's, 75 us) against
+ * Simple (8.4 + 2 x (7 x 4 + 6 x 14), 232 us); their bytes, S/8 at
+ * tree_bw x share x 0.5 (treeCorrectionFactor at 1 MiB), take 100 us (LL,
+ * 1/3.8) and 26 us: LL 175 us, Simple 258 us. */
+Test(coll, tree_protocol_by_nccl_latency_costed_by_hops)
+{
+  struct coll_model m = model();
+  m.algo = CA_TREE;
+  m.ll128_eff = 1e-3;
+  struct coll_call c = call(CO_ALLREDUCE, 512, 1 << 20);
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.shape, CS_TREE);
+  REL(p.pe, 1 / 3.8, 1e-12);
+  REL(p.extra_s, 20e-6 * COLL_LAT_LL +
+                     2e-6 * (7 * 0.6 + 6 * (5.0 + COLL_NET_STEP)) -
+                     NET_LAT, 1e-12);
+}
+
+/* LL across nodes (issue 37): an all-gather over 192 nodes of 8 at 64 MiB
+ * would move its bytes at 20.4 GB/s in LL (3.3 ms) on top of LL's 1.9 ms
+ * of steps (1344 at 1.0 us, 191 at 2.7), so NCCL's choice, and weft's, is
+ * LL128 (3.3 ms of steps, its bytes at 0.9375 of the NICs: 0.2 ms); at 1
+ * MiB LL stays ahead (1.9 ms). */
+Test(coll, ll_capped_across_nodes)
+{
+  struct coll_model m = model();
+  m.algo = CA_AUTO;
+  struct coll_call c = call(CO_ALLGATHER, 1536, 64.0 * (1 << 20));
+  struct coll_plan p;
+  coll_plan_make(&m, &c, &p);
+  cr_assert_eq(p.pe, COLL_LL128_EFF);
+  c.bytes = 1 << 20;
+  coll_plan_make(&m, &c, &p);
+  REL(p.pe, 20.4 / 360, 1e-12);
+  /* Its flows carry the bytes at that share through the NICs. */
+  REL(p.edge_bytes, 1535.0 / 1536 * (1 << 20) / 8, 1e-12);
+  phase_flows(&m, &c, &p, 0);
+  long cross = 0;
+  for (long i = 0; i < fl.n; i++)
+    if (fl.src[i] / 8 != fl.dst[i] / 8) {
+      cross++;
+      REL(fl.wire[i], p.edge_bytes / (0.9 * 20.4 / 360), 1e-12);
+    }
+  cr_assert_eq(cross, 192 * 8);
 }

@@ -362,7 +362,7 @@ expect 1 "weft: --trace-level: 'kernels' is not all or comm" run $small --paje "
 # Placement: an all-reduce ring over 4 nodes in 2 pods under 1:8 pod
 # up-links crosses each up-link direction once per channel packed (nodes
 # 0,1 | 2,3) and twice spread (pods 0,1,0,1): half the bus bandwidth.
-pl="coll allreduce --cluster dgx-h100 --gpus 32 --nodes-per-leaf 1 --leaves-per-pod 2 --pod-oversubscription 8 --min-bytes 1GiB --max-bytes 1GiB --json"
+pl="coll allreduce --cluster dgx-h100 --gpus 32 --nodes-per-leaf 1 --leaves-per-pod 2 --pod-oversubscription 8 --min-bytes 1GiB --max-bytes 1GiB --collective ring --json"
 a=$("$weft" $pl --placement packed | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["busbw_GBps"])')
 b=$("$weft" $pl --placement spread | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["busbw_GBps"])')
 if python3 -c "import sys; r = $a / $b; sys.exit(0 if 1.98 < r < 2.02 else 1)"
