@@ -764,3 +764,76 @@ Test(moe_exec, graph_file_keeps_expert_groups)
     graph_free(g);
   }
 }
+
+/* The forward GEMM of layer 0, micro-batch 0 whose N and K are given, and
+ * the task before it; its M (times its groups). */
+static const struct task *gemm_nk(const struct graph *g, double N, double K,
+                                  double *M, const struct task **before)
+{
+  const struct program *pr = &g->prog[0];
+  for (long i = 1; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL && t->layer == 0 && t->mb == 0 &&
+        t->phase == PH_FWD && t->n == (uint32_t)N && t->k == (uint32_t)K &&
+        (t->op == KK_GEMM || t->op == KK_GGEMM)) {
+      *M = (double)t->m * (t->op == KK_GGEMM ? t->batch : 1);
+      *before = &pr->tasks[i - 1];
+      return t;
+    }
+  }
+  cr_assert_fail("no GEMM %g x %g", N, K);
+  return NULL;
+}
+
+/* FP8 with delayed scaling: the experts' GroupedLinear quantizes the
+ * dispatched rows before FC1 (tex.split_quantize, row- and column-wise:
+ * read 2, write 1 + 1 bytes an element), and MLA's down-projections
+ * (TELinear) each quantize their BF16 input; in BF16 neither runs. */
+Test(moe_exec, fp8_casts_grouped_and_mla)
+{
+  static const char *const disp[] = {"alltoall", "basic"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+                                   KV("ep", "8", "global_batch", "16",
+                                      "moe_dispatcher", disp[i], "dtype",
+                                      "fp8"), &m, &p);
+    double M;
+    const struct task *b;
+    gemm_nk(g, 2 * 14336, h, &M, &b);
+    REL(M, n * k);
+    cr_assert_eq(b->kind, TK_KERNEL, "%s", disp[i]);
+    cr_assert_eq(b->op, KK_ELEMWISE);
+    REL(b->bytes, (e + 2) * n * k * h);
+    graph_free(g);
+    g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8", "global_batch",
+                     "16", "moe_dispatcher", disp[i]), &m, &p);
+    gemm_nk(g, 2 * 14336, h, &M, &b);
+    cr_assert(b->kind != TK_KERNEL || b->bytes != (e + 2) * n * k * h);
+    graph_free(g);
+  }
+  /* DeepSeek-V3's MLA, h 7168: q_down to 1536, kv_down to 512 + 64, over
+   * the 4096 tokens of the rank (TP 1). */
+  double H = 7168, T = 4096;
+  const char *dt[] = {"fp8", "bf16"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("deepseek-v3", 4, 8,
+                                   KV("ep", "8", "global_batch", "8",
+                                      "dense_layers", "1", "mtp_layers", "0",
+                                      "moe_dispatcher", "alltoall", "dtype",
+                                      dt[i]), &m, &p);
+    double M, down[] = {1536, 576};
+    for (int j = 0; j < 2; j++) {
+      const struct task *b;
+      gemm_nk(g, down[j], H, &M, &b);
+      REL(M, T);
+      bool cast = b->kind == TK_KERNEL && b->op == KK_ELEMWISE &&
+                  fabs(b->bytes - (e + 2) * T * H) < 1;
+      cr_assert_eq(cast, i == 0, "%s, %g", dt[i], down[j]);
+    }
+    graph_free(g);
+  }
+}

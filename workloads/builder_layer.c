@@ -599,12 +599,13 @@ static void latent_norm_pass(struct ctx *c, int phase, long l, bool bwd)
 
 /* Whether norm step `st` is a LayerNormLinear's under delayed scaling
  * (te_* above): the next linear is a dense attention or FFN input
- * projection (TELayerNormColumnParallelLinear).  NEEDSWORK: an MoE
- * layer's pre-MLP norm is a TENorm writing BF16 and the experts'
- * GroupedLinear quantizes the dispatched rows; MLA's down-projections
- * are TELinear after a TENorm; both are counted as before (a BF16 norm,
- * no input cast), as are eager norms (plan fusion=eager: PyTorch's, not
- * TE's). */
+ * projection (TELayerNormColumnParallelLinear).  Not an MoE layer's
+ * pre-MLP norm, a TENorm writing BF16 for the router (gpt_layer_specs.py,
+ * pre_mlp_layernorm with an MoE MLP), whose experts' GroupedLinear
+ * quantizes the dispatched rows itself, nor the norm before MLA's
+ * down-projections, TELinear (backend.linear()) that quantize their BF16
+ * input themselves: te_linear_cast.  Nor eager norms (plan fusion=eager:
+ * PyTorch's, not TE's). */
 static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
 {
   if (!te_delayed(c) || eager_rms(c))
@@ -617,6 +618,26 @@ static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
            w->split == LW_COL;
   }
   return false;
+}
+
+/* Whether linear `w` quantizes its BF16 input itself under delayed
+ * scaling, a cast-transpose of its rows (te_input_cast: row-wise for the
+ * GEMM, column-wise for the weight gradient, the TN layout Hopper needs):
+ *   the routed experts' FC1, TE's GroupedLinear (grouped_linear.py,
+ *     _GroupedLinear.forward: tex.split_quantize of the dispatched rows
+ *     with each GEMM's input quantizer, columnwise usage when the weight
+ *     needs a gradient), over the experts' rows after the dispatch;
+ *   MLA's down-projections, TELinear in parallel_mode 'duplicated'
+ *     (module/linear.py, _Linear.forward: input_quantizer on a BF16
+ *     input), each its own cast of the same input.
+ * FC2's input (Megatron's activation, BF16) is cast at LS_ACT; the dense
+ * input projections' by their LayerNormLinear's norm (te_norm_fp8). */
+static bool te_linear_cast(const struct ctx *c, const struct lweight *w)
+{
+  if (!te_delayed(c) || !w->cast)
+    return false;
+  return (w->routed && w->split == LW_COL) ||
+         (w->role == LW_ATTN && w->split == LW_REPL);
 }
 
 /* Whether a LayerNormLinear gathers its input over TP (SP at TP > 1). */
@@ -697,6 +718,8 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     if (c->pre_linear)
       c->pre_linear(c, l, st->w, phase);
     lweight_gemm_nk(w, wsplit(c, w), &N, &K);
+    if (te_linear_cast(c, w))
+      te_input_cast(c, phase, l, linear_rows(c, w) * K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
     if (jit_qkv(c, w)) /* output += bias */
       bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * e * linear_rows(c, w) * N);
