@@ -837,3 +837,55 @@ Test(moe_exec, fp8_casts_grouped_and_mla)
     graph_free(g);
   }
 }
+
+/* Index in stage 0's program of layer 0's first forward task of micro-
+ * batch 0 matching: a GEMM of N columns (kind TK_KERNEL), or an EP
+ * all-to-all (N 0); -1 when none. */
+static long first_of(const struct graph *g, double N)
+{
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->layer != 0 || t->mb != 0 || t->phase != PH_FWD)
+      continue;
+    if (N == 0 ? t->kind == TK_COLL && t->op == CO_ALLTOALL &&
+                     t->group == GK_EP
+               : t->kind == TK_KERNEL && t->n == (uint32_t)N &&
+                     (t->op == KK_GEMM || t->op == KK_GGEMM))
+      return i;
+  }
+  return -1;
+}
+
+/* Megatron-Core runs the shared experts before the router
+ * (MoELayer.forward: shared_experts_compute, then route) and adds their
+ * output to the combined tokens in postprocess (read 2, write 1 element
+ * of the rank's T / TP tokens); weft's basic exchange runs them after the
+ * combine, adding nothing.  Mixtral with a 2048-wide shared expert, TP 2,
+ * SP, EP 8. */
+Test(moe_exec, shared_experts_before_the_router)
+{
+  const char *disp[] = {"alltoall", "basic"};
+  double Tl = 4096 / 2;
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+        KV("tp", "2", "sp", "yes", "ep", "8", "global_batch", "8",
+           "moe_dispatcher", disp[i], "shared_ffn", "2048"), &m, &p);
+    long shared = first_of(g, 2 * 2048 / 2), router = first_of(g, E),
+         a2a = first_of(g, 0);
+    cr_assert(shared >= 0 && router >= 0 && a2a >= 0);
+    if (i == 0) {
+      cr_assert_lt(shared, router);
+      cr_assert_lt(router, a2a);
+    } else {
+      cr_assert_gt(shared, a2a);
+    }
+    /* the add: the forward's last kernel of 3 e Tl h bytes before the
+     * residual's, under alltoall only */
+    cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, 3 * e * Tl * h),
+                 i == 0 ? 3 : 2, "%s", disp[i]); /* + 2 residual adds */
+    graph_free(g);
+  }
+}

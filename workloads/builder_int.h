@@ -169,6 +169,10 @@ void bld_loss_kernel(struct ctx *c, enum phase ph);
  * dispatcher other than basic). */
 bool bld_moe_core(const struct ctx *c);
 
+/* Reorder c->ld's steps as Megatron-Core runs an MoE layer (its shared
+ * experts before the router); call after every layer_describe of c->ld. */
+void bld_moe_order(struct ctx *c);
+
 /* Whether TP step `st` (LS_TP_IN before the router, LS_TP_OUT after the
  * combine) is left out: Megatron-Core's MoE layer takes the
  * sequence-parallel shards as they are. */

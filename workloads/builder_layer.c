@@ -610,6 +610,12 @@ static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
 {
   if (!te_delayed(c) || eager_rms(c))
     return false;
+  /* an MoE block's norm, whatever runs first after it (the router, or
+   * with Megatron-Core's dispatchers the shared experts: bld_moe_order) */
+  for (const struct lstep *x = st + 1;
+       x < c->ld.st + c->ld.ns && x->kind != LS_NORM; x++)
+    if (x->kind == LS_LINEAR && c->ld.w[x->w].role == LW_ROUTER)
+      return false;
   for (const struct lstep *x = st + 1; x < c->ld.st + c->ld.ns; x++) {
     if (x->kind != LS_LINEAR)
       continue;
@@ -629,7 +635,12 @@ static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
  *     needs a gradient), over the experts' rows after the dispatch;
  *   MLA's down-projections, TELinear in parallel_mode 'duplicated'
  *     (module/linear.py, _Linear.forward: input_quantizer on a BF16
- *     input), each its own cast of the same input.
+ *     input), each its own cast of the same input;
+ *   an MoE layer's shared experts' FC1, TEColumnParallelLinear
+ *     (SharedExpertMLP) after the BF16 pre-MLP norm; NEEDSWORK: with SP
+ *     TE casts the local rows and gathers them in FP8 (linear.py,
+ *     gather_along_first_dim with the quantizer); here the BF16 gather
+ *     stays and the gathered rows are cast.
  * FC2's input (Megatron's activation, BF16) is cast at LS_ACT; the dense
  * input projections' by their LayerNormLinear's norm (te_norm_fp8). */
 static bool te_linear_cast(const struct ctx *c, const struct lweight *w)
@@ -637,7 +648,8 @@ static bool te_linear_cast(const struct ctx *c, const struct lweight *w)
   if (!te_delayed(c) || !w->cast)
     return false;
   return (w->routed && w->split == LW_COL) ||
-         (w->role == LW_ATTN && w->split == LW_REPL);
+         (w->role == LW_ATTN && w->split == LW_REPL) ||
+         (w->role == LW_FFN && w->split == LW_COL && c->ld.experts > 1);
 }
 
 /* Whether a LayerNormLinear gathers its input over TP (SP at TP > 1). */
@@ -679,6 +691,7 @@ void bld_layer_select(struct ctx *c, long layer)
   const struct model *m = c->m;
   const struct plan *p = c->p;
   layer_describe_kind(m, k, &c->ld);
+  bld_moe_order(c);
   c->kind = k;
   c->lp = layer_params_rank_kind(m, k, p->tp, p->ep);
   c->lx = p->ep > 1 ? layer_expert_params_rank_kind(m, k, p->tp, p->ep) : 0;

@@ -234,6 +234,50 @@ double bld_moe_ffn_rows(const struct ctx *c)
   return T * c->topk * f;
 }
 
+/* Megatron-Core runs an MoE layer's shared experts before its router:
+ * MoELayer.forward calls shared_experts_compute on the pre-MLP norm's
+ * output, then route and preprocess (moe/moe_layer.py, custom_forward);
+ * the combined 1F1B step does the same in its pre_dispatch node
+ * (models/gpt/fine_grained_callables.py, submodule_pre_dispatch_forward),
+ * and postprocess adds their output to the combined tokens.  layer.c
+ * lists the shared block after the combine (where weft's basic exchange
+ * runs it); here its steps, the TP_IN before its FC1 to the TP_OUT after
+ * its FC2, move to just after the pre-MLP norm, before the router's
+ * (skipped) TP_IN.  The backward, in reverse, runs them after the
+ * router's, as autograd does (they were recorded first). */
+void bld_moe_order(struct ctx *c)
+{
+  struct layer_desc *d = &c->ld;
+  if (!bld_moe_core(c) || d->shared <= 0 || d->experts <= 1)
+    return;
+  int router = -1, comb = -1, end = -1;
+  for (int i = 0; i < d->ns; i++) {
+    if (d->st[i].kind == LS_LINEAR && d->w[d->st[i].w].role == LW_ROUTER)
+      router = i;
+    if (d->st[i].kind == LS_A2A)
+      comb = i;
+    if (d->st[i].kind == LS_TP_OUT)
+      end = i;
+  }
+  /* norm2, TP_IN, router, ..., combine, TP_IN, shared ..., TP_OUT */
+  if (router < 2 || comb < router || end <= comb + 1 ||
+      d->st[router - 1].kind != LS_TP_IN ||
+      d->st[comb + 1].kind != LS_TP_IN)
+    return;
+  struct lstep tmp[LAYER_STEPS_MAX];
+  int n = 0, at = router - 1;
+  for (int i = 0; i < at; i++)
+    tmp[n++] = d->st[i];
+  for (int i = comb + 1; i <= end; i++)
+    tmp[n++] = d->st[i];
+  for (int i = at; i <= comb; i++)
+    tmp[n++] = d->st[i];
+  for (int i = end + 1; i < d->ns; i++)
+    tmp[n++] = d->st[i];
+  for (int i = 0; i < n; i++)
+    d->st[i] = tmp[i];
+}
+
 bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st)
 {
   long i = st - c->ld.st;
@@ -366,6 +410,11 @@ void bld_moe_exchange(struct ctx *c, const struct lstep *st, int phase,
     dispatch(c, &d, phase, l);
   else
     combine(c, &d, phase, l);
+  /* MoELayer.postprocess: output + shared_expert_output, read 2, write 1
+   * element a token's hidden value (its backward passes the gradient to
+   * both, no kernel) */
+  if (!first && !bwd && c->ld.shared > 0)
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 3 * c->e * d.n * c->h);
   if (first && bwd)
     router_kernels(c, phase, l, true);
 }
