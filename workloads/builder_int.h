@@ -227,6 +227,12 @@ void bld_chunk_pass(struct ctx *c, struct pass *ps, pass_body *body);
 int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
                       struct weft_err *err);
 
+/* Where a layer of the pass being built begins (`begin`) and ends, for
+ * a combined step's record (a no-op otherwise): the chunk bodies call it
+ * around each layer, builder_layer.c around each MTP layer, which
+ * Megatron-Core schedules as the chunk's last layers. */
+void bld_weave_layer(struct ctx *c, bool begin);
+
 /* builder_layer.c calls it, while a combined step is being built
  * (c->weave), before step `step` of a layer's forward (bwd false) or
  * backward: where a dense layer's attention and feed-forward sub-blocks

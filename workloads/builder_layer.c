@@ -1147,6 +1147,7 @@ static void mtp_fwd(struct ctx *c)
   double e = c->e, T = c->T, h = c->h, t = c->t;
   for (long j = 0; j < c->m->mtp_layers; j++) {
     long l = c->m->layers + j;
+    bld_weave_layer(c, true);
     bld_kernel(c, KK_EMBED, PH_FWD, l, 0, e * T * h);
     tp_reduce(c, PH_FWD, l);
     norm_pass(c, PH_FWD, l, c->T_local, false); /* enorm */
@@ -1158,6 +1159,7 @@ static void mtp_fwd(struct ctx *c)
       bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, PH_FWD, l, e * T * h);
     c->ops->layer_fwd(c, l, PH_FWD);
     head_fwd(c);
+    bld_weave_layer(c, false);
   }
 }
 
@@ -1167,6 +1169,7 @@ static long mtp_bwd(struct ctx *c)
   long last = -1;
   for (long j = c->m->mtp_layers - 1; j >= 0; j--) {
     long l = c->m->layers + j;
+    bld_weave_layer(c, true);
     head_bwd(c);
     c->ops->layer_bwd(c, l);
     bld_gemm(c, PH_BWD, l, T, 2 * h, h / t);        /* data gradient */
@@ -1178,20 +1181,38 @@ static long mtp_bwd(struct ctx *c)
     norm_pass(c, PH_BWD, l, c->T_local, true);
     sp_gather(c, PH_BWD, l);
     bld_kernel(c, KK_EMBED, PH_BWD, l, 0, e * 2 * T * h);
+    bld_weave_layer(c, false);
   }
   return last;
 }
 
+/* In a combined 1F1B step (c->weave; builder_pipe.c) the MTP layers run
+ * as the chunk's last layers, their output layer and loss after their
+ * combine (mtp_post_process), and the model's output layer and loss
+ * after them (post_process), as Megatron-Core's
+ * TransformerModelChunkSchedulePlan builds them
+ * (models/common/model_chunk_schedule_plan.py: the mtp module's layers
+ * appended to the chunk's, post_process last); the backward the other
+ * way round.  Elsewhere the output layer first, as before. */
 static void loss_fwd(struct ctx *c)
 {
-  head_fwd(c);
+  bool woven = c->weave && c->m->mtp_layers > 0;
+  if (!woven)
+    head_fwd(c);
   if (c->m->mtp_layers > 0)
     mtp_fwd(c);
+  if (woven)
+    head_fwd(c);
 }
 
-/* Returns the output layer's weight-gradient GEMM. */
+/* Returns the output layer's weight-gradient GEMM (the MTP layers' last
+ * when they run after it). */
 static long loss_bwd(struct ctx *c)
 {
+  if (c->weave && c->m->mtp_layers > 0) {
+    head_bwd(c);
+    return mtp_bwd(c);
+  }
   if (c->m->mtp_layers > 0)
     mtp_bwd(c);
   return head_bwd(c);
