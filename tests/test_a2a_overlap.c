@@ -544,3 +544,103 @@ Test(a2a_overlap, combine_kernels_before_the_next_pair)
   cr_assert_lt(f_end, b_begin);
   graph_free(g);
 }
+
+/* ---- --moe-shared-expert-overlap (builder_moe.c, shx_*) ---- */
+
+/* Mixtral cut to one layer with a shared expert of 14336 (TP 1: no TP
+ * collective of its own) on two one-GPU nodes, EP 2, alltoall, no
+ * contention.  Forward: the tokens' all-to-all and the shared FC1 start
+ * together when the permutation ends; the probabilities' all-to-all right
+ * after the tokens'; the sort (the next compute) at the later of the
+ * activation's end and the all-to-alls'.  The combine's all-to-all and
+ * the shared FC2 start together; the unpermutation at the later of their
+ * ends; the add right after it.  Without the option the same kernels and
+ * all-to-alls, all on the compute stream, and a longer iteration. */
+Test(a2a_overlap, shared_experts_beside_the_dispatch)
+{
+  struct model m;
+  struct plan p;
+  double it[2];
+  for (int v = 0; v < 2; v++) {
+    struct graph *g = build_layers("mixtral-8x7b", 1, 2, MOE_KV(
+        "global_batch", "2", "seq", "2048", "shared_ffn", "14336",
+        "overlap_grad", "no", "moe_shared_expert_overlap",
+        v ? "yes" : "no"), &m, &p);
+    const struct cluster *c = two_nodes_loaded();
+    const struct program *pr = &g->prog[0];
+    struct times tm = {calloc((size_t)pr->n, sizeof(double)),
+                       calloc((size_t)pr->n, sizeof(double))};
+    struct engine_params ep;
+    engine_params_default(&ep);
+    ep.comm_contention = false;
+    ep.on_task = on_task;
+    ep.ctx = &tm;
+    struct engine_result res = {0};
+    struct weft_err err = {0};
+    cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
+    it[v] = res.iteration_s;
+    engine_result_free(&res);
+    /* layer 0's forward, in program order: its EP all-to-alls and the
+     * compute tasks around them */
+    long a2a[3], na = 0;
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->layer == 0 && t->phase == PH_FWD && t->kind == TK_COLL &&
+          t->op == CO_ALLTOALL) {
+        cr_assert_eq(t->stream, v ? ST_EP : ST_COMPUTE);
+        if (na < 3)
+          a2a[na] = i;
+        na++;
+      }
+    }
+    cr_assert_eq(na, 3);
+    if (v) {
+      const struct task *tk = pr->tasks;
+      long perm = a2a[0] - 1, fc1 = a2a[0] + 1, act = a2a[0] + 2,
+           sort = a2a[1] + 1;
+      cr_assert_eq(a2a[1], a2a[0] + 3);
+      cr_assert_eq(tk[fc1].op, KK_GEMM);
+      cr_assert_eq(tk[fc1].n, 2 * 14336);
+      cr_assert_eq(tk[act].op, KK_ELEMWISE);
+      REL(tm.s[a2a[0]], tm.e[perm], 1e-12);
+      REL(tm.s[fc1], tm.e[perm], 1e-12);
+      REL(tm.s[a2a[1]], tm.e[a2a[0]], 1e-12);
+      REL(tm.s[sort], fmax(tm.e[act], tm.e[a2a[1]]), 1e-12);
+      /* the combine: its all-to-all, FC2 beside it, the unpermutation,
+       * the add */
+      long fc2 = a2a[2] + 1, unperm = a2a[2] + 2, add = a2a[2] + 3;
+      cr_assert_eq(tk[fc2].op, KK_GEMM);
+      cr_assert_eq(tk[fc2].n, 4096);
+      cr_assert_eq(tk[fc2].k, 14336);
+      REL(tm.s[fc2], tm.s[a2a[2]], 1e-12);
+      REL(tm.s[unperm], fmax(tm.e[fc2], tm.e[a2a[2]]), 1e-12);
+      REL(tm.s[add], tm.e[unperm], 1e-12);
+      REL(tk[add].bytes, 3 * 2 * 2048.0 * 4096, 1e-12);
+    }
+    free(tm.s);
+    free(tm.e);
+    graph_free(g);
+  }
+  cr_assert_lt(it[1], it[0]);
+}
+
+Test(a2a_overlap, shared_overlap_refused)
+{
+  refused("mixtral-8x7b", KV("ep", "2", "moe_shared_expert_overlap", "yes",
+                             "global_batch", "4"), 2,
+          "--moe_shared_expert_overlap: Megatron-Core overlaps the shared "
+          "experts with the alltoall and flex dispatchers only: add "
+          "--moe-dispatcher alltoall or deepep (this plan has basic)");
+  refused("mixtral-8x7b", KV("ep", "2", "moe_dispatcher", "allgather",
+                             "moe_shared_expert_overlap", "yes",
+                             "global_batch", "4"), 2,
+          "--moe_shared_expert_overlap: Megatron-Core overlaps the shared "
+          "experts with the alltoall and flex dispatchers only: add "
+          "--moe-dispatcher alltoall or deepep (this plan has allgather)");
+  refused("mixtral-8x7b", KV("ep", "2", "moe_dispatcher", "alltoall",
+                             "moe_shared_expert_overlap", "yes",
+                             "overlap_moe_expert_parallel_comm", "yes",
+                             "global_batch", "4"), 2,
+          "--moe_shared_expert_overlap: Megatron-Core refuses the shared "
+          "experts' overlap with overlap_moe_expert_parallel_comm");
+}

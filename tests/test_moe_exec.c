@@ -889,3 +889,45 @@ Test(moe_exec, shared_experts_before_the_router)
     graph_free(g);
   }
 }
+
+/* --moe-shared-expert-overlap with TP 2 and SP: the shared experts' SP
+ * all-gather and reduce-scatter of e T h (forward: their input's gather,
+ * their output's reduce-scatter; backward: the output gradient's gather,
+ * the input gradient's reduce-scatter) go on their own stream (ST_CP),
+ * the same bytes as without the option on the compute stream; the EP
+ * all-to-alls on ST_EP. */
+Test(moe_exec, shared_overlap_streams)
+{
+  double T = 4096, b[2][2][2] = {{{0}}};
+  long cnt[2][2][2] = {{{0}}};
+  for (int v = 0; v < 2; v++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+        KV("tp", "2", "sp", "yes", "ep", "8", "global_batch", "8",
+           "moe_dispatcher", "alltoall", "shared_ffn", "2048",
+           "moe_shared_expert_overlap", v ? "yes" : "no"), &m, &p);
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind != TK_COLL || t->layer != 0 || t->mb != 0)
+        continue;
+      if (t->op == CO_ALLTOALL)
+        cr_assert_eq(t->stream, v ? ST_EP : ST_COMPUTE);
+      if (t->group != GK_TP || t->stream != (v ? ST_CP : ST_COMPUTE))
+        continue;
+      int ph = t->phase == PH_BWD, rs = t->op == CO_REDUCE_SCATTER;
+      if (v || fabs(t->bytes - e * T * h) < 1) {
+        b[v][ph][rs] += t->bytes;
+        cnt[v][ph][rs]++;
+      }
+    }
+    graph_free(g);
+  }
+  for (int ph = 0; ph < 2; ph++)
+    for (int rs = 0; rs < 2; rs++) {
+      cr_assert_eq(cnt[1][ph][rs], 1, "phase %d rs %d", ph, rs);
+      REL(b[1][ph][rs], e * T * h);
+      cr_assert_geq(cnt[0][ph][rs], 1);
+    }
+}

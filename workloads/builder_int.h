@@ -160,6 +160,13 @@ extern const struct layer_ops bld_megatron_ops, bld_t3_ops;
  * attention over the CP group when CP > 1.  Returns its last task. */
 long bld_attention(struct ctx *c, int phase, long layer, bool bwd);
 
+/* Step `st` of c->ld (layer.h) of layer `l`, forward in `phase` or
+ * backward (returning its weight-gradient GEMM, -1 when none), as the
+ * layer's own loop runs it: for steps run out of that loop
+ * (builder_moe.c, the shared experts beside the dispatcher). */
+void bld_step_fwd(struct ctx *c, const struct lstep *st, int phase, long l);
+long bld_step_bwd(struct ctx *c, const struct lstep *st, long l);
+
 /* The loss's kernels over the rank's logits (T x V/t) in `ph`. */
 void bld_loss_kernel(struct ctx *c, enum phase ph);
 

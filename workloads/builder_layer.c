@@ -872,6 +872,16 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
   return -1;
 }
 
+void bld_step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
+{
+  step_fwd(c, st, phase, l);
+}
+
+long bld_step_bwd(struct ctx *c, const struct lstep *st, long l)
+{
+  return step_bwd(c, st, l);
+}
+
 /* ---- Megatron-LM's asynchronous input-gradient reduction (plan
  * async_tp_grad) ----
  *
