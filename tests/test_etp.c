@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "tests/plan_helpers.h"
 #include "workloads/accounting.h"
@@ -365,19 +366,33 @@ Test(etp, communicators)
 {
   double conn = 8 * 512 * 8 * 16 + 120 * 640 * 8 * 8 + (1 << 22);
   double cublas = 33.0 * (1 << 20), ctx = 287047680.0, p2p = 2.0 * (1 << 22);
+  double pool = 2 * 32 * 16 * 131072.0;
   struct {
-    const char *disp, *etp;
+    const char *disp, *etp, *node;
     long comms, rings, peers;
-  } c[] = {{"alltoall", NULL, 5, 4, 3}, {"alltoall", "1", 4, 3, 3},
-           {"allgather", NULL, 4, 4, 0}, {"basic", NULL, 4, 4, 0}};
+    double pool;
+  } c[] = {{"alltoall", NULL, NULL, 5, 4, 3, 0},
+           {"alltoall", "1", NULL, 4, 3, 3, 0},
+           {"allgather", NULL, NULL, 4, 4, 0, 0},
+           {"basic", NULL, NULL, 4, 4, 0, 0},
+           /* nodes of 4 GPUs: EP ranks 2 apart, 1 peer in the node, 2
+            * across the network sharing NCCL's pool */
+           {"alltoall", NULL, "4", 5, 4, 1, pool},
+           /* folded, ETP 1: EP ranks 1 apart, all 3 peers in the node */
+           {"alltoall", "1", "4", 4, 3, 3, 0}};
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     struct model m;
     struct plan p;
-    const char *kv[] = {"tp", "2", "sp", "yes", "ep", "4", "zero", "1",
-                        "global_batch", "8", "moe_dispatcher", c[i].disp,
-                        c[i].etp ? "etp" : NULL, c[i].etp, NULL};
+    const char *kv[20] = {"tp", "2", "sp", "yes", "ep", "4", "zero", "1",
+                          "global_batch", "8", "moe_dispatcher", c[i].disp};
+    if (c[i].etp) {
+      kv[12] = "etp";
+      kv[13] = c[i].etp;
+    }
     struct graph *g = build_layers("mixtral-8x7b", 2, 16, kv, &m, &p);
     graph_free(g);
+    /* the cluster's node size, as workload.c fills it in */
+    p.moe_node_gpus = c[i].node ? atol(c[i].node) : 0;
     struct memory mem;
     memory_per_gpu(&m, &p, 80e9, &mem);
     cr_assert_eq(mem.communicators, c[i].comms, "%s: %ld", c[i].disp,
@@ -385,6 +400,7 @@ Test(etp, communicators)
     cr_assert_eq(mem.p2p_peers, 0);
     double fw = p.mem_framework != MF_ZERO ? ctx : 0;
     REL(mem.buffers, (double)c[i].rings * 32 * conn +
-                         (double)c[i].peers * p2p + cublas + fw);
+                         (double)c[i].peers * p2p + c[i].pool + cublas +
+                         fw);
   }
 }

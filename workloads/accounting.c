@@ -428,12 +428,34 @@ static double peak_layers_inflight(const struct model *m, const struct plan *p,
  * ncclSend/ncclRecv to each peer between ncclGroupStart and ncclGroupEnd,
  * as PyTorch's ProcessGroupNCCL::alltoall_base issues it through
  * torch::cuda::nccl::all2all_single_equal_split), so an EP communicator that
- * runs nothing else connects the p2p channels to its EP - 1 peers, not a
- * ring: its buffers are counted per peer, as a pipeline peer's
- * (MEM_NCCL_P2P_*).  NEEDSWORK: DeepEP's own NVLink and RDMA buffers
+ * runs nothing else connects p2p channels to its EP - 1 peers, not a ring
+ * (a2a_bytes): a peer in the node over NVLink holds its own buffers, counted
+ * as a pipeline peer's (MEM_NCCL_P2P_*); the peers across the network
+ * share one pool per communicator and direction (NCCL src/transport/net.cc,
+ * sharedNetBuffersInit: p2pnChannels x NCCL_SHARED_STEPS (16) x
+ * p2pChunkSize, NCCL_P2P_NET_CHUNKSIZE 128 KiB, src/init.cc; shared unless
+ * NCCL_NET_SHARED_BUFFERS=0).  NEEDSWORK: the LL and LL128 buffers of
+ * each connection are left out.  NEEDSWORK: DeepEP's own NVLink and RDMA buffers
  * (deep_ep.Buffer, sized by Megatron's fused_a2a.get_buffer from DeepEP's
  * Config size hints) are not counted.  With the basic dispatcher (weft's
  * model before Megatron-Core's), as before: EP and DP / EP x CP rings. */
+/* Buffer bytes of an EP communicator that runs only all-to-alls: its
+ * peers in the node (EP ranks lie TP x CP ranks apart, ETP apart under
+ * folding: plan.h; all in one node when the node size is not known,
+ * moe_node_gpus 0) each MEM_NCCL_P2P_CHANNELS Simple buffers, and with
+ * peers across nodes NCCL's shared pool, send and receive (above). */
+static double a2a_bytes(const struct plan *p)
+{
+  long stride = p->etp > 0 ? p->etp : p->tp * p->cp, g = p->ep;
+  if (p->moe_node_gpus > 0)
+    g = p->moe_node_gpus >= stride ? p->moe_node_gpus / stride : 1;
+  g = g < p->ep ? g : p->ep;
+  double b = (double)(g - 1) * MEM_NCCL_P2P_CHANNELS * MEM_NCCL_P2P_BYTES;
+  if (g < p->ep)
+    b += 2 * MEM_NCCL_CHANNELS * 16 * 131072.0;
+  return b;
+}
+
 static void comm_count(const struct model *m, const struct plan *p,
                        const struct graph_layout *l, long stage, long *comms,
                        long *peers, long *a2a_peers)
@@ -852,9 +874,9 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
     /* an all-to-all communicator: p2p channels to its peers, no ring */
     x.buffers = (double)(x.communicators - (a2a_peers > 0)) *
                     MEM_NCCL_CHANNELS * MEM_NCCL_CONN_BYTES +
-                (double)(x.p2p_peers + a2a_peers) * MEM_NCCL_P2P_CHANNELS *
+                (double)x.p2p_peers * MEM_NCCL_P2P_CHANNELS *
                     MEM_NCCL_P2P_BYTES +
-                MEM_CUBLAS_BYTES;
+                (a2a_peers > 0 ? a2a_bytes(p) : 0) + MEM_CUBLAS_BYTES;
     if (p->mem_framework != MF_ZERO)
       x.buffers += MEM_CUDA_CONTEXT_BYTES;
     x.shard = p->zero >= 1 ? N : 1;
