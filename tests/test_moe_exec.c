@@ -906,6 +906,8 @@ Test(moe_exec, shared_overlap_streams)
     struct graph *g = build_layers("mixtral-8x7b", 2, 16,
         KV("tp", "2", "sp", "yes", "ep", "8", "global_batch", "8",
            "moe_dispatcher", "alltoall", "shared_ffn", "2048",
+           "async_tp_grad", "no", /* the other TP collectives stay on the
+                                     compute stream */
            "moe_shared_expert_overlap", v ? "yes" : "no"), &m, &p);
     const struct program *pr = &g->prog[0];
     for (long i = 0; i < pr->n; i++) {
