@@ -378,6 +378,8 @@
     SETTING, NULL, NOCOL, p->delay_wgrad, PK_DELAY_WGRAD)                     \
   X(PLAN_ASYNC_TP_GRAD, "inputs.plan.async_tp_grad",                        \
     SETTING, NULL, NOCOL, p->async_tp_grad, PK_ASYNC_TP_GRAD)                 \
+  X(PLAN_MOE_SHARED_OVERLAP, "inputs.plan.moe_shared_expert_overlap",         \
+    SETTING, NULL, NOCOL, p->moe_shared_overlap, PK_MOE_SHARED_OVERLAP)       \
   X(CLUSTER_NAME, "inputs.cluster.name", STR, NULL, COL, true, c->name)       \
   X(CLUSTER_NODE, "inputs.cluster.node", STR, NULL, COL, true, c->node_type)  \
   X(CLUSTER_GPU, "inputs.cluster.gpu", STR, NULL, COL, true, c->gpu.name)     \

@@ -452,3 +452,195 @@ Test(a2a_overlap, memory_and_default)
   cr_assert_eq(b.peak_inflight, 2);
   cr_assert_gt(b.activations, a.activations);
 }
+
+/* The MTP layer in a combined step (model_chunk_schedule_plan.py: the mtp
+ * module's layers appended to the chunk's, post_process last): DeepSeek-V3
+ * cut to 2 layers (the first dense) with its MTP layer, EP 2 on two GPUs,
+ * 2 micro-batches (F0, F1 with B0, B1).  In the step the MTP layer's
+ * all-to-alls run on ST_EP like any layer's (F0's and B1's, alone, stay
+ * on the compute stream); F1's output layers (the MTP's, then the
+ * model's) run after its MTP layer begins, B0's both before its MTP
+ * layer's backward; the all-to-alls and their bytes are those of the
+ * passes built alone. */
+Test(a2a_overlap, mtp_layer_in_the_step)
+{
+  struct model m;
+  struct plan p;
+  const char *ov[] = {"no", "yes"};
+  double bytes[2] = {0, 0};
+  long n_a2a[2] = {0, 0};
+  for (int v = 0; v < 2; v++) {
+    struct graph *g = build_layers("deepseek-v3", 2, 2, MOE_KV(
+        "global_batch", "4", "dense_layers", "1", "mtp_layers", "1",
+        "seq", "1024", "overlap_moe_expert_parallel_comm", ov[v]), &m, &p);
+    cr_assert_eq(p.microbatches, 2);
+    const struct program *pr = &g->prog[0];
+    long mtp_f = -1, head_f = -1, head_b = -1, mtp_b = -1, ep_mtp = 0;
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      bool f1 = t->mb == 1 && t->phase == PH_FWD;
+      bool b0 = t->mb == 0 && t->phase == PH_BWD;
+      if (t->kind == TK_COLL && t->op == CO_ALLTOALL) {
+        bytes[v] += t->bytes;
+        n_a2a[v]++;
+        if (t->layer == 2 && (f1 || b0)) {
+          cr_assert_eq(t->stream, v ? ST_EP : ST_COMPUTE);
+          ep_mtp++;
+        } else if (v && t->layer == 2) {
+          cr_assert_eq(t->stream, ST_COMPUTE);
+        }
+      }
+      if (t->kind != TK_KERNEL)
+        continue;
+      if (f1 && t->layer == 2 && mtp_f < 0)
+        mtp_f = i;
+      if (b0 && t->layer == 2 && mtp_b < 0)
+        mtp_b = i;
+      bool lm = t->op == KK_GEMM && t->role &&
+                (t->role & 63) == (graph_role("lm_head", false, GP_FWD) & 63);
+      if (lm && f1 && head_f < 0)
+        head_f = i;
+      if (lm && b0)
+        head_b = i;
+    }
+    /* tokens and probabilities, tokens back; each way */
+    cr_assert_eq(ep_mtp, 3 * 2);
+    /* F1: the MTP layer before the first output layer (its own); B0: the
+     * last output layer's backward (the MTP's) before the MTP layer's */
+    if (v) {
+      cr_assert_gt(head_f, mtp_f);
+      cr_assert_lt(head_b, mtp_b);
+    }
+    graph_free(g);
+  }
+  cr_assert_eq(n_a2a[0], n_a2a[1]);
+  REL(bytes[0], bytes[1], 1e-12);
+}
+
+/* The forward's combine kernels (unpermutation, residual), which Megatron
+ * runs on the communication stream after the combine's all-to-all, come
+ * before the next pair's combine backward on that stream: in the step of
+ * Mixtral cut to 2 layers (F1 with B0), F1's layer 0 ends before B0's
+ * layer 0 (the second pair's backward) begins. */
+Test(a2a_overlap, combine_kernels_before_the_next_pair)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("mixtral-8x7b", 2, 2, MOE_KV(
+      "global_batch", "4", "overlap_moe_expert_parallel_comm", "yes"), &m,
+      &p);
+  const struct program *pr = &g->prog[0];
+  long f_end = -1, b_begin = -1;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->layer != 0)
+      continue;
+    if (t->mb == 1 && t->phase == PH_FWD)
+      f_end = i;
+    if (t->mb == 0 && t->phase == PH_BWD && b_begin < 0)
+      b_begin = i;
+  }
+  cr_assert(f_end >= 0 && b_begin >= 0);
+  cr_assert_lt(f_end, b_begin);
+  graph_free(g);
+}
+
+/* ---- --moe-shared-expert-overlap (builder_moe.c, shx_*) ---- */
+
+/* Mixtral cut to one layer with a shared expert of 14336 (TP 1: no TP
+ * collective of its own) on two one-GPU nodes, EP 2, alltoall, no
+ * contention.  Forward: the tokens' all-to-all and the shared FC1 start
+ * together when the permutation ends; the probabilities' all-to-all right
+ * after the tokens'; the sort (the next compute) at the later of the
+ * activation's end and the all-to-alls'.  The combine's all-to-all and
+ * the shared FC2 start together; the unpermutation at the later of their
+ * ends; the add right after it.  Without the option the same kernels and
+ * all-to-alls, all on the compute stream, and a longer iteration. */
+Test(a2a_overlap, shared_experts_beside_the_dispatch)
+{
+  struct model m;
+  struct plan p;
+  double it[2];
+  for (int v = 0; v < 2; v++) {
+    struct graph *g = build_layers("mixtral-8x7b", 1, 2, MOE_KV(
+        "global_batch", "2", "seq", "2048", "shared_ffn", "14336",
+        "overlap_grad", "no", "moe_shared_expert_overlap",
+        v ? "yes" : "no"), &m, &p);
+    const struct cluster *c = two_nodes_loaded();
+    const struct program *pr = &g->prog[0];
+    struct times tm = {calloc((size_t)pr->n, sizeof(double)),
+                       calloc((size_t)pr->n, sizeof(double))};
+    struct engine_params ep;
+    engine_params_default(&ep);
+    ep.comm_contention = false;
+    ep.on_task = on_task;
+    ep.ctx = &tm;
+    struct engine_result res = {0};
+    struct weft_err err = {0};
+    cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
+    it[v] = res.iteration_s;
+    engine_result_free(&res);
+    /* layer 0's forward, in program order: its EP all-to-alls and the
+     * compute tasks around them */
+    long a2a[3], na = 0;
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->layer == 0 && t->phase == PH_FWD && t->kind == TK_COLL &&
+          t->op == CO_ALLTOALL) {
+        cr_assert_eq(t->stream, v ? ST_EP : ST_COMPUTE);
+        if (na < 3)
+          a2a[na] = i;
+        na++;
+      }
+    }
+    cr_assert_eq(na, 3);
+    if (v) {
+      const struct task *tk = pr->tasks;
+      long perm = a2a[0] - 1, fc1 = a2a[0] + 1, act = a2a[0] + 2,
+           sort = a2a[1] + 1;
+      cr_assert_eq(a2a[1], a2a[0] + 3);
+      cr_assert_eq(tk[fc1].op, KK_GEMM);
+      cr_assert_eq(tk[fc1].n, 2 * 14336);
+      cr_assert_eq(tk[act].op, KK_ELEMWISE);
+      REL(tm.s[a2a[0]], tm.e[perm], 1e-12);
+      REL(tm.s[fc1], tm.e[perm], 1e-12);
+      REL(tm.s[a2a[1]], tm.e[a2a[0]], 1e-12);
+      REL(tm.s[sort], fmax(tm.e[act], tm.e[a2a[1]]), 1e-12);
+      /* the combine: its all-to-all, FC2 beside it, the unpermutation,
+       * the add */
+      long fc2 = a2a[2] + 1, unperm = a2a[2] + 2, add = a2a[2] + 3;
+      cr_assert_eq(tk[fc2].op, KK_GEMM);
+      cr_assert_eq(tk[fc2].n, 4096);
+      cr_assert_eq(tk[fc2].k, 14336);
+      REL(tm.s[fc2], tm.s[a2a[2]], 1e-12);
+      REL(tm.s[unperm], fmax(tm.e[fc2], tm.e[a2a[2]]), 1e-12);
+      REL(tm.s[add], tm.e[unperm], 1e-12);
+      REL(tk[add].bytes, 3 * 2 * 2048.0 * 4096, 1e-12);
+    }
+    free(tm.s);
+    free(tm.e);
+    graph_free(g);
+  }
+  cr_assert_lt(it[1], it[0]);
+}
+
+Test(a2a_overlap, shared_overlap_refused)
+{
+  refused("mixtral-8x7b", KV("ep", "2", "moe_shared_expert_overlap", "yes",
+                             "global_batch", "4"), 2,
+          "--moe_shared_expert_overlap: Megatron-Core overlaps the shared "
+          "experts with the alltoall and flex dispatchers only: add "
+          "--moe-dispatcher alltoall or deepep (this plan has basic)");
+  refused("mixtral-8x7b", KV("ep", "2", "moe_dispatcher", "allgather",
+                             "moe_shared_expert_overlap", "yes",
+                             "global_batch", "4"), 2,
+          "--moe_shared_expert_overlap: Megatron-Core overlaps the shared "
+          "experts with the alltoall and flex dispatchers only: add "
+          "--moe-dispatcher alltoall or deepep (this plan has allgather)");
+  refused("mixtral-8x7b", KV("ep", "2", "moe_dispatcher", "alltoall",
+                             "moe_shared_expert_overlap", "yes",
+                             "overlap_moe_expert_parallel_comm", "yes",
+                             "global_batch", "4"), 2,
+          "--moe_shared_expert_overlap: Megatron-Core refuses the shared "
+          "experts' overlap with overlap_moe_expert_parallel_comm");
+}

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "tests/plan_helpers.h"
 #include "workloads/accounting.h"
@@ -350,5 +351,56 @@ Test(etp, fp8_weight_cache_of_experts)
     double cast = (2048.0 * 5120 + 4096.0 * 2048) / 2 +
                   16 * 3 * 2048.0 * 768 / t;
     REL(w[1] - w[0], 2 * 2 * cast);
+  }
+}
+
+/* The communicators of an MoE job on Megatron-Core's dispatchers
+ * (accounting.c, comm_count): Mixtral 8x7B on 16 GPUs, TP 2, EP 4, DP 8,
+ * ZeRO-1.  alltoall runs on TP, DP, EP (its all-to-alls: p2p channels to
+ * its 3 peers, no ring), the expert TP group (a communicator of its own,
+ * t = 2) and expert DP (EDP = 2 x 8 / (2 x 4) = 2): 5, four of them
+ * rings.  With --etp 1 the expert TP group runs nothing (4, EDP 4).
+ * allgather runs on tp_ep (2 x 4 ranks) in place of EP and expert TP: 4
+ * rings.  basic keeps weft's count: TP, DP, EP, EDP rings. */
+Test(etp, communicators)
+{
+  double conn = 8 * 512 * 8 * 16 + 120 * 640 * 8 * 8 + (1 << 22);
+  double cublas = 33.0 * (1 << 20), ctx = 287047680.0, p2p = 2.0 * (1 << 22);
+  double pool = 2 * 32 * 16 * 131072.0;
+  struct {
+    const char *disp, *etp, *node;
+    long comms, rings, peers;
+    double pool;
+  } c[] = {{"alltoall", NULL, NULL, 5, 4, 3, 0},
+           {"alltoall", "1", NULL, 4, 3, 3, 0},
+           {"allgather", NULL, NULL, 4, 4, 0, 0},
+           {"basic", NULL, NULL, 4, 4, 0, 0},
+           /* nodes of 4 GPUs: EP ranks 2 apart, 1 peer in the node, 2
+            * across the network sharing NCCL's pool */
+           {"alltoall", NULL, "4", 5, 4, 1, pool},
+           /* folded, ETP 1: EP ranks 1 apart, all 3 peers in the node */
+           {"alltoall", "1", "4", 4, 3, 3, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    struct model m;
+    struct plan p;
+    const char *kv[20] = {"tp", "2", "sp", "yes", "ep", "4", "zero", "1",
+                          "global_batch", "8", "moe_dispatcher", c[i].disp};
+    if (c[i].etp) {
+      kv[12] = "etp";
+      kv[13] = c[i].etp;
+    }
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16, kv, &m, &p);
+    graph_free(g);
+    /* the cluster's node size, as workload.c fills it in */
+    p.moe_node_gpus = c[i].node ? atol(c[i].node) : 0;
+    struct memory mem;
+    memory_per_gpu(&m, &p, 80e9, &mem);
+    cr_assert_eq(mem.communicators, c[i].comms, "%s: %ld", c[i].disp,
+                 mem.communicators);
+    cr_assert_eq(mem.p2p_peers, 0);
+    double fw = p.mem_framework != MF_ZERO ? ctx : 0;
+    REL(mem.buffers, (double)c[i].rings * 32 * conn +
+                         (double)c[i].peers * p2p + c[i].pool + cublas +
+                         fw);
   }
 }

@@ -764,3 +764,172 @@ Test(moe_exec, graph_file_keeps_expert_groups)
     graph_free(g);
   }
 }
+
+/* The forward GEMM of layer 0, micro-batch 0 whose N and K are given, and
+ * the task before it; its M (times its groups). */
+static const struct task *gemm_nk(const struct graph *g, double N, double K,
+                                  double *M, const struct task **before)
+{
+  const struct program *pr = &g->prog[0];
+  for (long i = 1; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind == TK_KERNEL && t->layer == 0 && t->mb == 0 &&
+        t->phase == PH_FWD && t->n == (uint32_t)N && t->k == (uint32_t)K &&
+        (t->op == KK_GEMM || t->op == KK_GGEMM)) {
+      *M = (double)t->m * (t->op == KK_GGEMM ? t->batch : 1);
+      *before = &pr->tasks[i - 1];
+      return t;
+    }
+  }
+  cr_assert_fail("no GEMM %g x %g", N, K);
+  return NULL;
+}
+
+/* FP8 with delayed scaling: the experts' GroupedLinear quantizes the
+ * dispatched rows before FC1 (tex.split_quantize, row- and column-wise:
+ * read 2, write 1 + 1 bytes an element), and MLA's down-projections
+ * (TELinear) each quantize their BF16 input; in BF16 neither runs. */
+Test(moe_exec, fp8_casts_grouped_and_mla)
+{
+  static const char *const disp[] = {"alltoall", "basic"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+                                   KV("ep", "8", "global_batch", "16",
+                                      "moe_dispatcher", disp[i], "dtype",
+                                      "fp8"), &m, &p);
+    double M;
+    const struct task *b;
+    gemm_nk(g, 2 * 14336, h, &M, &b);
+    REL(M, n * k);
+    cr_assert_eq(b->kind, TK_KERNEL, "%s", disp[i]);
+    cr_assert_eq(b->op, KK_ELEMWISE);
+    REL(b->bytes, (e + 2) * n * k * h);
+    graph_free(g);
+    g = build_layers("mixtral-8x7b", 2, 16, KV("ep", "8", "global_batch",
+                     "16", "moe_dispatcher", disp[i]), &m, &p);
+    gemm_nk(g, 2 * 14336, h, &M, &b);
+    cr_assert(b->kind != TK_KERNEL || b->bytes != (e + 2) * n * k * h);
+    graph_free(g);
+  }
+  /* DeepSeek-V3's MLA, h 7168: q_down to 1536, kv_down to 512 + 64, over
+   * the 4096 tokens of the rank (TP 1). */
+  double H = 7168, T = 4096;
+  const char *dt[] = {"fp8", "bf16"};
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("deepseek-v3", 4, 8,
+                                   KV("ep", "8", "global_batch", "8",
+                                      "dense_layers", "1", "mtp_layers", "0",
+                                      "moe_dispatcher", "alltoall", "dtype",
+                                      dt[i]), &m, &p);
+    double M, down[] = {1536, 576};
+    for (int j = 0; j < 2; j++) {
+      const struct task *b;
+      gemm_nk(g, down[j], H, &M, &b);
+      REL(M, T);
+      bool cast = b->kind == TK_KERNEL && b->op == KK_ELEMWISE &&
+                  fabs(b->bytes - (e + 2) * T * H) < 1;
+      cr_assert_eq(cast, i == 0, "%s, %g", dt[i], down[j]);
+    }
+    graph_free(g);
+  }
+}
+
+/* Index in stage 0's program of layer 0's first forward task of micro-
+ * batch 0 matching: a GEMM of N columns (kind TK_KERNEL), or an EP
+ * all-to-all (N 0); -1 when none. */
+static long first_of(const struct graph *g, double N)
+{
+  const struct program *pr = &g->prog[0];
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->layer != 0 || t->mb != 0 || t->phase != PH_FWD)
+      continue;
+    if (N == 0 ? t->kind == TK_COLL && t->op == CO_ALLTOALL &&
+                     t->group == GK_EP
+               : t->kind == TK_KERNEL && t->n == (uint32_t)N &&
+                     (t->op == KK_GEMM || t->op == KK_GGEMM))
+      return i;
+  }
+  return -1;
+}
+
+/* Megatron-Core runs the shared experts before the router
+ * (MoELayer.forward: shared_experts_compute, then route) and adds their
+ * output to the combined tokens in postprocess (read 2, write 1 element
+ * of the rank's T / TP tokens); weft's basic exchange runs them after the
+ * combine, adding nothing.  Mixtral with a 2048-wide shared expert, TP 2,
+ * SP, EP 8. */
+Test(moe_exec, shared_experts_before_the_router)
+{
+  const char *disp[] = {"alltoall", "basic"};
+  double Tl = 4096 / 2;
+  for (int i = 0; i < 2; i++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+        KV("tp", "2", "sp", "yes", "ep", "8", "global_batch", "8",
+           "moe_dispatcher", disp[i], "shared_ffn", "2048"), &m, &p);
+    long shared = first_of(g, 2 * 2048 / 2), router = first_of(g, E),
+         a2a = first_of(g, 0);
+    cr_assert(shared >= 0 && router >= 0 && a2a >= 0);
+    if (i == 0) {
+      cr_assert_lt(shared, router);
+      cr_assert_lt(router, a2a);
+    } else {
+      cr_assert_gt(shared, a2a);
+    }
+    /* the add: the forward's last kernel of 3 e Tl h bytes before the
+     * residual's, under alltoall only */
+    cr_assert_eq(kernels_of(g, KK_ELEMWISE, PH_FWD, 3 * e * Tl * h),
+                 i == 0 ? 3 : 2, "%s", disp[i]); /* + 2 residual adds */
+    graph_free(g);
+  }
+}
+
+/* --moe-shared-expert-overlap with TP 2 and SP: the shared experts' SP
+ * all-gather and reduce-scatter of e T h (forward: their input's gather,
+ * their output's reduce-scatter; backward: the output gradient's gather,
+ * the input gradient's reduce-scatter) go on their own stream (ST_CP),
+ * the same bytes as without the option on the compute stream; the EP
+ * all-to-alls on ST_EP. */
+Test(moe_exec, shared_overlap_streams)
+{
+  double T = 4096, b[2][2][2] = {{{0}}};
+  long cnt[2][2][2] = {{{0}}};
+  for (int v = 0; v < 2; v++) {
+    struct model m;
+    struct plan p;
+    struct graph *g = build_layers("mixtral-8x7b", 2, 16,
+        KV("tp", "2", "sp", "yes", "ep", "8", "global_batch", "8",
+           "moe_dispatcher", "alltoall", "shared_ffn", "2048",
+           "async_tp_grad", "no", /* the other TP collectives stay on the
+                                     compute stream */
+           "moe_shared_expert_overlap", v ? "yes" : "no"), &m, &p);
+    const struct program *pr = &g->prog[0];
+    for (long i = 0; i < pr->n; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind != TK_COLL || t->layer != 0 || t->mb != 0)
+        continue;
+      if (t->op == CO_ALLTOALL)
+        cr_assert_eq(t->stream, v ? ST_EP : ST_COMPUTE);
+      if (t->group != GK_TP || t->stream != (v ? ST_CP : ST_COMPUTE))
+        continue;
+      int ph = t->phase == PH_BWD, rs = t->op == CO_REDUCE_SCATTER;
+      if (v || fabs(t->bytes - e * T * h) < 1) {
+        b[v][ph][rs] += t->bytes;
+        cnt[v][ph][rs]++;
+      }
+    }
+    graph_free(g);
+  }
+  for (int ph = 0; ph < 2; ph++)
+    for (int rs = 0; rs < 2; rs++) {
+      cr_assert_eq(cnt[1][ph][rs], 1, "phase %d rs %d", ph, rs);
+      REL(b[1][ph][rs], e * T * h);
+      cr_assert_geq(cnt[0][ph][rs], 1);
+    }
+}

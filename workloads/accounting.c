@@ -404,12 +404,65 @@ static double peak_layers_inflight(const struct model *m, const struct plan *p,
 }
 
 /* The NCCL communicators on which a GPU of `stage` runs collectives, and
- * its pipeline peers (accounting.h). */
+ * its pipeline peers (accounting.h); *a2a_peers: the peers of its
+ * all-to-alls.
+ *
+ * An MoE job on a Megatron-Core dispatcher (plan.h, moe_dispatcher other
+ * than basic) runs on the process groups parallel_state.py makes for it
+ * (initialize_model_parallel, the expert RankGenerator "tp-ep-dp-pp"),
+ * each its own torch.distributed group and so its own NCCL communicator,
+ * created when a collective first runs on it (ProcessGroupNCCL's lazy
+ * init), even where it holds the same ranks as another:
+ *   alltoall: the EP group's all-to-alls (pg_collection.ep) and, with an
+ *     expert TP t > 1, the gathers and reduce-scatters over the expert TP
+ *     group (pg_collection.expt_tp: _EXPERT_TENSOR_PARALLEL_GROUP, distinct
+ *     from the attention's TP group even when t = TP);
+ *   allgather and flex (deepep): the tp_ep group (pg_collection.tp_ep,
+ *     _EXPERT_TENSOR_AND_MODEL_PARALLEL_GROUP), of t x EP ranks, when it
+ *     holds more than one; nothing runs on the EP group itself;
+ *   the experts' gradients and the distributed optimizer's expert shards
+ *     over the expert DP group (pg_collection.expt_dp,
+ *     _EXPERT_DATA_PARALLEL_GROUP), EDP = plan_edp > 1.
+ * An all-to-all is NCCL point-to-point sends and receives to every peer
+ * (NCCL's user guide, "Point-to-point communication": all-to-all as
+ * ncclSend/ncclRecv to each peer between ncclGroupStart and ncclGroupEnd,
+ * as PyTorch's ProcessGroupNCCL::alltoall_base issues it through
+ * torch::cuda::nccl::all2all_single_equal_split), so an EP communicator that
+ * runs nothing else connects p2p channels to its EP - 1 peers, not a ring
+ * (a2a_bytes): a peer in the node over NVLink holds its own buffers, counted
+ * as a pipeline peer's (MEM_NCCL_P2P_*); the peers across the network
+ * share one pool per communicator and direction (NCCL src/transport/net.cc,
+ * sharedNetBuffersInit: p2pnChannels x NCCL_SHARED_STEPS (16) x
+ * p2pChunkSize, NCCL_P2P_NET_CHUNKSIZE 128 KiB, src/init.cc; shared unless
+ * NCCL_NET_SHARED_BUFFERS=0).  NEEDSWORK: the LL and LL128 buffers of
+ * each connection are left out.  NEEDSWORK: DeepEP's own NVLink and RDMA buffers
+ * (deep_ep.Buffer, sized by Megatron's fused_a2a.get_buffer from DeepEP's
+ * Config size hints) are not counted.  With the basic dispatcher (weft's
+ * model before Megatron-Core's), as before: EP and DP / EP x CP rings. */
+/* Buffer bytes of an EP communicator that runs only all-to-alls: its
+ * peers in the node (EP ranks lie TP x CP ranks apart, ETP apart under
+ * folding: plan.h; all in one node when the node size is not known,
+ * moe_node_gpus 0) each MEM_NCCL_P2P_CHANNELS Simple buffers, and with
+ * peers across nodes NCCL's shared pool, send and receive (above). */
+static double a2a_bytes(const struct plan *p)
+{
+  long stride = p->etp > 0 ? p->etp : p->tp * p->cp, g = p->ep;
+  if (p->moe_node_gpus > 0)
+    g = p->moe_node_gpus >= stride ? p->moe_node_gpus / stride : 1;
+  g = g < p->ep ? g : p->ep;
+  double b = (double)(g - 1) * MEM_NCCL_P2P_CHANNELS * MEM_NCCL_P2P_BYTES;
+  if (g < p->ep)
+    b += 2 * MEM_NCCL_CHANNELS * 16 * 131072.0;
+  return b;
+}
+
 static void comm_count(const struct model *m, const struct plan *p,
                        const struct graph_layout *l, long stage, long *comms,
-                       long *peers)
+                       long *peers, long *a2a_peers)
 {
   long n = 0;
+  bool core = model_is_moe(m) && p->moe_dispatcher != MD_BASIC;
+  *a2a_peers = 0;
   if (p->t3[0] > 0) /* Tensor3D: its X, Y and Z groups */
     n += (p->t3[0] > 1) + (p->t3[1] > 1) + (p->t3[2] > 1);
   else
@@ -417,8 +470,22 @@ static void comm_count(const struct model *m, const struct plan *p,
   n += p->cp > 1;                 /* CP ring attention */
   n += p->dp * p->cp > 1;         /* gradients (DP x CP), ZeRO gathers */
   n += layout_shard(l) < p->dp;   /* HSDP: shard and replica groups */
-  n += p->ep > 1;                 /* expert all-to-all */
-  n += model_is_moe(m) && p->dp / p->ep * p->cp > 1 && p->ep > 1; /* EDP */
+  if (core) {
+    long t = plan_etp(p);
+    if (p->moe_dispatcher == MD_ALLTOALL) {
+      if (p->ep > 1) {
+        n++;                      /* EP, its all-to-alls p2p */
+        *a2a_peers = p->ep - 1;
+      }
+      n += t > 1;                 /* expert TP */
+    } else {
+      n += t * p->ep > 1;         /* tp_ep */
+    }
+    n += p->ep > 1 && plan_edp(p) > 1; /* expert DP */
+  } else {
+    n += p->ep > 1;               /* expert all-to-all */
+    n += model_is_moe(m) && p->dp / p->ep * p->cp > 1 && p->ep > 1; /* EDP */
+  }
   n += p->pp > 1 && model_tied(m) && (stage == 0 || stage == p->pp - 1);
   *comms = n;
   /* Interleaving wraps the chunks around: every stage talks to both
@@ -826,12 +893,14 @@ void memory_per_gpu(const struct model *m, const struct plan *p,
       megatron_terms(m, p, st, peak_layers_inflight(m, p, st, &inflight), &x);
     else if (p->mem_framework == MF_TORCHTITAN)
       torchtitan_terms(m, p, st, params, xp, N, Nx, &x);
-    comm_count(m, p, &l, st, &x.communicators, &x.p2p_peers);
-    x.buffers = (double)x.communicators * MEM_NCCL_CHANNELS *
-                    MEM_NCCL_CONN_BYTES +
+    long a2a_peers;
+    comm_count(m, p, &l, st, &x.communicators, &x.p2p_peers, &a2a_peers);
+    /* an all-to-all communicator: p2p channels to its peers, no ring */
+    x.buffers = (double)(x.communicators - (a2a_peers > 0)) *
+                    MEM_NCCL_CHANNELS * MEM_NCCL_CONN_BYTES +
                 (double)x.p2p_peers * MEM_NCCL_P2P_CHANNELS *
                     MEM_NCCL_P2P_BYTES +
-                MEM_CUBLAS_BYTES;
+                (a2a_peers > 0 ? a2a_bytes(p) : 0) + MEM_CUBLAS_BYTES;
     if (p->mem_framework != MF_ZERO)
       x.buffers += MEM_CUDA_CONTEXT_BYTES;
     x.shard = p->zero >= 1 ? N : 1;

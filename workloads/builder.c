@@ -119,6 +119,7 @@ static void ctx_init(struct ctx *c, struct graph *g, const struct model *m,
   c->vlast = p->pp * p->vchunks - 1;
   c->ops = p->t3[0] > 0 ? &bld_t3_ops : &bld_megatron_ops;
   layer_describe(m, &c->ld);
+  bld_moe_order(c);
   c->alike = model_layers_alike(m);
   c->kind = model_layer_kind(m, 0);
   long max_dp = 4 * (m->layers + 4) + 16;

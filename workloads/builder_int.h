@@ -160,6 +160,13 @@ extern const struct layer_ops bld_megatron_ops, bld_t3_ops;
  * attention over the CP group when CP > 1.  Returns its last task. */
 long bld_attention(struct ctx *c, int phase, long layer, bool bwd);
 
+/* Step `st` of c->ld (layer.h) of layer `l`, forward in `phase` or
+ * backward (returning its weight-gradient GEMM, -1 when none), as the
+ * layer's own loop runs it: for steps run out of that loop
+ * (builder_moe.c, the shared experts beside the dispatcher). */
+void bld_step_fwd(struct ctx *c, const struct lstep *st, int phase, long l);
+long bld_step_bwd(struct ctx *c, const struct lstep *st, long l);
+
 /* The loss's kernels over the rank's logits (T x V/t) in `ph`. */
 void bld_loss_kernel(struct ctx *c, enum phase ph);
 
@@ -168,6 +175,10 @@ void bld_loss_kernel(struct ctx *c, enum phase ph);
 /* Whether the model's MoE blocks run as Megatron-Core's MoELayer (a
  * dispatcher other than basic). */
 bool bld_moe_core(const struct ctx *c);
+
+/* Reorder c->ld's steps as Megatron-Core runs an MoE layer (its shared
+ * experts before the router); call after every layer_describe of c->ld. */
+void bld_moe_order(struct ctx *c);
 
 /* Whether TP step `st` (LS_TP_IN before the router, LS_TP_OUT after the
  * combine) is left out: Megatron-Core's MoE layer takes the
@@ -222,6 +233,12 @@ void bld_chunk_pass(struct ctx *c, struct pass *ps, pass_body *body);
  * an internal error. */
 int bld_combined_pass(struct ctx *c, struct pass *f, struct pass *b,
                       struct weft_err *err);
+
+/* Where a layer of the pass being built begins (`begin`) and ends, for
+ * a combined step's record (a no-op otherwise): the chunk bodies call it
+ * around each layer, builder_layer.c around each MTP layer, which
+ * Megatron-Core schedules as the chunk's last layers. */
+void bld_weave_layer(struct ctx *c, bool begin);
 
 /* builder_layer.c calls it, while a combined step is being built
  * (c->weave), before step `step` of a layer's forward (bwd false) or

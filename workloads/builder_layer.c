@@ -610,16 +610,23 @@ static void latent_norm_pass(struct ctx *c, int phase, long l, bool bwd)
 
 /* Whether norm step `st` is a LayerNormLinear's under delayed scaling
  * (te_* above): the next linear is a dense attention or FFN input
- * projection (TELayerNormColumnParallelLinear).  NEEDSWORK: an MoE
- * layer's pre-MLP norm is a TENorm writing BF16 and the experts'
- * GroupedLinear quantizes the dispatched rows; MLA's down-projections
- * are TELinear after a TENorm; both are counted as before (a BF16 norm,
- * no input cast), as are eager norms (plan fusion=eager: PyTorch's, not
- * TE's). */
+ * projection (TELayerNormColumnParallelLinear).  Not an MoE layer's
+ * pre-MLP norm, a TENorm writing BF16 for the router (gpt_layer_specs.py,
+ * pre_mlp_layernorm with an MoE MLP), whose experts' GroupedLinear
+ * quantizes the dispatched rows itself, nor the norm before MLA's
+ * down-projections, TELinear (backend.linear()) that quantize their BF16
+ * input themselves: te_linear_cast.  Nor eager norms (plan fusion=eager:
+ * PyTorch's, not TE's). */
 static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
 {
   if (!te_delayed(c) || eager_rms(c))
     return false;
+  /* an MoE block's norm, whatever runs first after it (the router, or
+   * with Megatron-Core's dispatchers the shared experts: bld_moe_order) */
+  for (const struct lstep *x = st + 1;
+       x < c->ld.st + c->ld.ns && x->kind != LS_NORM; x++)
+    if (x->kind == LS_LINEAR && c->ld.w[x->w].role == LW_ROUTER)
+      return false;
   for (const struct lstep *x = st + 1; x < c->ld.st + c->ld.ns; x++) {
     if (x->kind != LS_LINEAR)
       continue;
@@ -628,6 +635,32 @@ static bool te_norm_fp8(const struct ctx *c, const struct lstep *st)
            w->split == LW_COL;
   }
   return false;
+}
+
+/* Whether linear `w` quantizes its BF16 input itself under delayed
+ * scaling, a cast-transpose of its rows (te_input_cast: row-wise for the
+ * GEMM, column-wise for the weight gradient, the TN layout Hopper needs):
+ *   the routed experts' FC1, TE's GroupedLinear (grouped_linear.py,
+ *     _GroupedLinear.forward: tex.split_quantize of the dispatched rows
+ *     with each GEMM's input quantizer, columnwise usage when the weight
+ *     needs a gradient), over the experts' rows after the dispatch;
+ *   MLA's down-projections, TELinear in parallel_mode 'duplicated'
+ *     (module/linear.py, _Linear.forward: input_quantizer on a BF16
+ *     input), each its own cast of the same input;
+ *   an MoE layer's shared experts' FC1, TEColumnParallelLinear
+ *     (SharedExpertMLP) after the BF16 pre-MLP norm; NEEDSWORK: with SP
+ *     TE casts the local rows and gathers them in FP8 (linear.py,
+ *     gather_along_first_dim with the quantizer); here the BF16 gather
+ *     stays and the gathered rows are cast.
+ * FC2's input (Megatron's activation, BF16) is cast at LS_ACT; the dense
+ * input projections' by their LayerNormLinear's norm (te_norm_fp8). */
+static bool te_linear_cast(const struct ctx *c, const struct lweight *w)
+{
+  if (!te_delayed(c) || !w->cast)
+    return false;
+  return (w->routed && w->split == LW_COL) ||
+         (w->role == LW_ATTN && w->split == LW_REPL) ||
+         (w->role == LW_FFN && w->split == LW_COL && c->ld.experts > 1);
 }
 
 /* Whether a LayerNormLinear gathers its input over TP (SP at TP > 1). */
@@ -749,6 +782,7 @@ void bld_layer_select(struct ctx *c, long layer)
   const struct model *m = c->m;
   const struct plan *p = c->p;
   layer_describe_kind(m, k, &c->ld);
+  bld_moe_order(c);
   c->kind = k;
   c->lp = layer_params_rank_kind(m, k, p->tp, p->ep);
   c->lx = p->ep > 1 ? layer_expert_params_rank_kind(m, k, p->tp, p->ep) : 0;
@@ -788,6 +822,8 @@ static void step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
     if (c->pre_linear)
       c->pre_linear(c, l, st->w, phase);
     lweight_gemm_nk(w, wsplit(c, w), &N, &K);
+    if (te_linear_cast(c, w))
+      te_input_cast(c, phase, l, linear_rows(c, w) * K);
     linear_gemm(c, w, phase, l, linear_rows(c, w), N, K, false);
     if (jit_qkv(c, w)) /* output += bias */
       bld_kernel(c, KK_ELEMWISE, phase, l, 0, 2 * e * linear_rows(c, w) * N);
@@ -929,6 +965,16 @@ static long step_bwd(struct ctx *c, const struct lstep *st, long l)
     break;
   }
   return -1;
+}
+
+void bld_step_fwd(struct ctx *c, const struct lstep *st, int phase, long l)
+{
+  step_fwd(c, st, phase, l);
+}
+
+long bld_step_bwd(struct ctx *c, const struct lstep *st, long l)
+{
+  return step_bwd(c, st, l);
 }
 
 /* ---- Megatron-LM's asynchronous input-gradient reduction (plan
@@ -1220,6 +1266,7 @@ static void mtp_fwd(struct ctx *c)
   double e = c->e, T = c->T, h = c->h, t = c->t;
   for (long j = 0; j < c->m->mtp_layers; j++) {
     long l = c->m->layers + j;
+    bld_weave_layer(c, true);
     bld_kernel(c, KK_EMBED, PH_FWD, l, 0, e * T * h);
     tp_reduce(c, PH_FWD, l);
     norm_pass(c, PH_FWD, l, c->T_local, false); /* enorm */
@@ -1231,6 +1278,7 @@ static void mtp_fwd(struct ctx *c)
       bld_coll(c, CO_ALLGATHER, GK_TP, ST_COMPUTE, PH_FWD, l, e * T * h);
     c->ops->layer_fwd(c, l, PH_FWD);
     head_fwd(c);
+    bld_weave_layer(c, false);
   }
 }
 
@@ -1240,6 +1288,7 @@ static long mtp_bwd(struct ctx *c)
   long last = -1;
   for (long j = c->m->mtp_layers - 1; j >= 0; j--) {
     long l = c->m->layers + j;
+    bld_weave_layer(c, true);
     head_bwd(c);
     c->ops->layer_bwd(c, l);
     long ag = regather_outside(c, l, e * T * 2 * h);
@@ -1253,20 +1302,38 @@ static long mtp_bwd(struct ctx *c)
     norm_pass(c, PH_BWD, l, c->T_local, true);
     sp_gather(c, PH_BWD, l);
     bld_kernel(c, KK_EMBED, PH_BWD, l, 0, e * 2 * T * h);
+    bld_weave_layer(c, false);
   }
   return last;
 }
 
+/* In a combined 1F1B step (c->weave; builder_pipe.c) the MTP layers run
+ * as the chunk's last layers, their output layer and loss after their
+ * combine (mtp_post_process), and the model's output layer and loss
+ * after them (post_process), as Megatron-Core's
+ * TransformerModelChunkSchedulePlan builds them
+ * (models/common/model_chunk_schedule_plan.py: the mtp module's layers
+ * appended to the chunk's, post_process last); the backward the other
+ * way round.  Elsewhere the output layer first, as before. */
 static void loss_fwd(struct ctx *c)
 {
-  head_fwd(c);
+  bool woven = c->weave && c->m->mtp_layers > 0;
+  if (!woven)
+    head_fwd(c);
   if (c->m->mtp_layers > 0)
     mtp_fwd(c);
+  if (woven)
+    head_fwd(c);
 }
 
-/* Returns the output layer's weight-gradient GEMM. */
+/* Returns the output layer's weight-gradient GEMM (the MTP layers' last
+ * when they run after it). */
 static long loss_bwd(struct ctx *c)
 {
+  if (c->weave && c->m->mtp_layers > 0) {
+    head_bwd(c);
+    return mtp_bwd(c);
+  }
   if (c->m->mtp_layers > 0)
     mtp_bwd(c);
   return head_bwd(c);

@@ -234,6 +234,239 @@ double bld_moe_ffn_rows(const struct ctx *c)
   return T * c->topk * f;
 }
 
+/* Megatron-Core runs an MoE layer's shared experts before its router:
+ * MoELayer.forward calls shared_experts_compute on the pre-MLP norm's
+ * output, then route and preprocess (moe/moe_layer.py, custom_forward);
+ * the combined 1F1B step does the same in its pre_dispatch node
+ * (models/gpt/fine_grained_callables.py, submodule_pre_dispatch_forward),
+ * and postprocess adds their output to the combined tokens.  layer.c
+ * lists the shared block after the combine (where weft's basic exchange
+ * runs it); here its steps, the TP_IN before its FC1 to the TP_OUT after
+ * its FC2, move to just after the pre-MLP norm, before the router's
+ * (skipped) TP_IN.  The backward, in reverse, runs them after the
+ * router's, as autograd does (they were recorded first). */
+void bld_moe_order(struct ctx *c)
+{
+  struct layer_desc *d = &c->ld;
+  if (!bld_moe_core(c) || d->shared <= 0 || d->experts <= 1)
+    return;
+  int router = -1, comb = -1, end = -1;
+  for (int i = 0; i < d->ns; i++) {
+    if (d->st[i].kind == LS_LINEAR && d->w[d->st[i].w].role == LW_ROUTER)
+      router = i;
+    if (d->st[i].kind == LS_A2A)
+      comb = i;
+    if (d->st[i].kind == LS_TP_OUT)
+      end = i;
+  }
+  /* norm2, TP_IN, router, ..., combine, TP_IN, shared ..., TP_OUT */
+  if (router < 2 || comb < router || end <= comb + 1 ||
+      d->st[router - 1].kind != LS_TP_IN ||
+      d->st[comb + 1].kind != LS_TP_IN)
+    return;
+  struct lstep tmp[LAYER_STEPS_MAX];
+  int n = 0, at = router - 1;
+  if (c->p->moe_shared_overlap) {
+    /* the layer's steps without the shared block, which follows them
+     * past ns for the exchange to run (shx_steps) */
+    for (int i = 0; i <= comb; i++)
+      tmp[n++] = d->st[i];
+    for (int i = end + 1; i < d->ns; i++)
+      tmp[n++] = d->st[i];
+    int ns = n;
+    for (int i = comb + 1; i <= end; i++)
+      tmp[n++] = d->st[i];
+    for (int i = 0; i < n; i++)
+      d->st[i] = tmp[i];
+    d->ns = ns;
+    return;
+  }
+  for (int i = 0; i < at; i++)
+    tmp[n++] = d->st[i];
+  for (int i = comb + 1; i <= end; i++)
+    tmp[n++] = d->st[i];
+  for (int i = at; i <= comb; i++)
+    tmp[n++] = d->st[i];
+  for (int i = end + 1; i < d->ns; i++)
+    tmp[n++] = d->st[i];
+  for (int i = 0; i < n; i++)
+    d->st[i] = tmp[i];
+}
+
+/* ---- --moe-shared-expert-overlap (plan.h, moe_shared_overlap) ----
+ *
+ * Megatron-Core (moe/shared_experts.py, SharedExpertMLP with
+ * moe_shared_expert_overlap; moe/token_dispatcher.py) runs the shared
+ * experts on their own CUDA stream (SharedExpertMLP.stream) from inside
+ * the dispatcher, and the all-to-alls on NCCL's stream (all_to_all with
+ * use_nccl_stream: async_op, then handle.wait(), so the compute stream
+ * waits for each).  MoEAlltoAllTokenDispatcher, forward:
+ *   dispatch_preprocess: pre_forward_comm, the SP all-gather of the
+ *     block's input (reduce-free copy without SP) on the shared stream
+ *     after the router, then the permutation;
+ *   token_dispatch: the tokens' all-to-all, linear_fc1_forward_and_act on
+ *     the shared stream ("Forward launch order: tokens A2A -> shared
+ *     experts fc1 -> probs A2A"), the probabilities' all-to-all;
+ *   token_combine: the combine's all-to-all, linear_fc2_forward and
+ *     post_forward_comm (SP reduce-scatter, all-reduce without SP) on the
+ *     shared stream;
+ *   combine_postprocess: the unpermutation, then the shared output added.
+ * MoEFlexTokenDispatcher (deepep) issues pre_forward_comm and FC1 after
+ * its dispatch.  The backward (autograd runs each op's backward on its
+ * forward's stream; the sequence numbers the code sets launch the
+ * all-to-alls first): the combine's backward all-to-all beside the
+ * gather of the shared output's gradient and FC2's gradients; the
+ * dispatch's backward all-to-all beside the activation's and FC1's
+ * gradients ("Backward launch order: probs A2A -> tokens A2A -> shared
+ * experts fc1") and their reduce-scatter.
+ * In weft a GPU runs one kernel at a time (engine.h): the all-to-alls go
+ * on ST_EP after the compute before them, the shared experts' kernels on
+ * the compute stream while they run, the compute that needs an
+ * all-to-all's output waits for it; the shared experts' TP collectives go
+ * on ST_CP beside the compute (as async_tp_grad's, builder_layer.c,
+ * whose NEEDSWORK applies), the add (forward) or the rest of the layer's
+ * backward (the router's first; strictly only the norm's needs it)
+ * waiting for them. */
+static bool shx_on(const struct ctx *c)
+{
+  return c->p->moe_shared_overlap && bld_moe_core(c) && c->ld.shared > 0 &&
+         c->ld.experts > 1;
+}
+
+/* The shared block's steps, TP_IN, FC1, activation, FC2, TP_OUT, after
+ * the layer's (bld_moe_order). */
+static const struct lstep *shx_steps(const struct ctx *c)
+{
+  return &c->ld.st[c->ld.ns];
+}
+
+/* A TP collective of the shared experts on ST_CP, after the compute
+ * issued so far: `gather` the SP all-gather (none without SP), else the
+ * SP reduce-scatter (all-reduce without SP); -1 when none runs. */
+static long shx_coll(struct ctx *c, bool gather, int phase, long l)
+{
+  if (c->t <= 1 || (gather && !c->p->sp))
+    return -1;
+  enum coll_op op = gather ? CO_ALLGATHER
+                    : c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE;
+  long x = bld_coll(c, op, GK_TP, ST_CP, phase, l, c->e * c->T * c->h);
+  if (c->last_compute >= 0)
+    graph_dep(c->g, c->s, c->last_compute);
+  return x;
+}
+
+/* An all-to-all of the exchange on ST_EP after the compute issued so far
+ * (`after_compute`) or after the one before it on ST_EP only. */
+static long shx_a2a(struct ctx *c, enum group_kind gk, int phase, long l,
+                    double bytes, bool after_compute)
+{
+  long x = bld_coll(c, CO_ALLTOALL, gk, ST_EP, phase, l, bytes);
+  if (after_compute && c->last_compute >= 0)
+    graph_dep(c->g, c->s, c->last_compute);
+  return x;
+}
+
+/* The dispatch forward (or the combine's backward) with the shared
+ * experts beside it: forward, their gather, FC1 and activation; backward,
+ * the gather of their output's gradient and FC2's gradients; the compute
+ * after it waits for the all-to-alls. */
+static void shx_dispatch(struct ctx *c, const struct moe_dispatch *d,
+                         int phase, long l)
+{
+  bool bwd = phase == PH_BWD;
+  const struct lstep *sh = shx_steps(c);
+  long g = -1, a = -1;
+  switch (c->p->moe_dispatcher) {
+  case MD_ALLTOALL:
+    g = shx_coll(c, true, phase, l); /* pre_forward_comm, or the RS's
+                                        backward */
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
+    if (c->p->ep > 1)
+      a = shx_a2a(c, GK_EP, phase, l, d->a2a_B, true);
+    break;
+  case MD_DEEPEP:
+    if (d->rdma_B > 0)
+      a = shx_a2a(c, GK_EPX, phase, l, d->rdma_B, true);
+    if (d->nvl_B > 0)
+      a = shx_a2a(c, GK_EPN, phase, l, d->nvl_B, a < 0);
+    g = shx_coll(c, true, phase, l);
+    break;
+  default:
+    break;
+  }
+  bld_wait_for(c, g);
+  if (!bwd) {
+    bld_step_fwd(c, &sh[1], phase, l); /* FC1 */
+    bld_step_fwd(c, &sh[2], phase, l); /* activation */
+  } else {
+    bld_step_bwd(c, &sh[3], l);        /* FC2's gradients */
+  }
+  if (c->p->moe_dispatcher == MD_ALLTOALL && c->p->ep > 1)
+    a = shx_a2a(c, GK_EP, phase, l, d->probs_B, false);
+  bld_wait_for(c, a);
+  switch (c->p->moe_dispatcher) {
+  case MD_ALLTOALL:
+    if (d->etp_B > 0)
+      bld_coll(c, CO_ALLGATHER, etp_group(c), ST_COMPUTE, phase, l,
+               d->etp_B);
+    if (d->sort_B > 0)
+      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+    break;
+  case MD_DEEPEP:
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
+    break;
+  default:
+    break;
+  }
+}
+
+/* The combine forward (or the dispatch's backward) with the shared
+ * experts beside it: forward, FC2 and the reduce-scatter of their
+ * output, which the add waits for; backward, the activation's and FC1's
+ * gradients and their input gradient's reduce-scatter, which the rest of
+ * the layer waits for. */
+static void shx_combine(struct ctx *c, const struct moe_dispatch *d,
+                        int phase, long l)
+{
+  bool bwd = phase == PH_BWD;
+  const struct lstep *sh = shx_steps(c);
+  long a = -1;
+  switch (c->p->moe_dispatcher) {
+  case MD_ALLTOALL:
+    if (d->sort_B > 0)
+      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+    if (d->etp_B > 0)
+      bld_coll(c, CO_REDUCE_SCATTER, etp_group(c), ST_COMPUTE, phase, l,
+               d->etp_B - (double)plan_etp(c->p) * PROB_B * d->rows);
+    if (c->p->ep > 1)
+      a = shx_a2a(c, GK_EP, phase, l, d->a2a_B, true);
+    break;
+  case MD_DEEPEP:
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
+    if (d->nvl_B > 0)
+      a = shx_a2a(c, GK_EPN, phase, l, d->n * d->ranks * c->e * c->h, true);
+    if (d->rdma_B > 0)
+      a = shx_a2a(c, GK_EPX, phase, l, d->n * d->nodes * c->e * c->h,
+                  a < 0);
+    break;
+  default:
+    break;
+  }
+  if (!bwd) {
+    bld_step_fwd(c, &sh[3], phase, l); /* FC2 */
+  } else {
+    bld_step_bwd(c, &sh[2], l);        /* the activation's gradient */
+    bld_step_bwd(c, &sh[1], l);        /* FC1's gradients */
+  }
+  /* post_forward_comm, or the input gradient's (pre_forward_comm's
+   * backward): SP reduce-scatter, all-reduce without SP */
+  long r = shx_coll(c, false, phase, l);
+  bld_wait_for(c, a);
+  if (c->p->moe_dispatcher == MD_ALLTOALL)
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
+  bld_wait_for(c, r);
+}
+
 bool bld_moe_skips_tp(const struct ctx *c, const struct lstep *st)
 {
   long i = st - c->ld.st;
@@ -363,9 +596,14 @@ void bld_moe_exchange(struct ctx *c, const struct lstep *st, int phase,
   /* Backward runs the steps in reverse: the combine's backward dispatches
    * the output gradients, the dispatch's backward combines the inputs'. */
   if (first != bwd)
-    dispatch(c, &d, phase, l);
+    (shx_on(c) ? shx_dispatch : dispatch)(c, &d, phase, l);
   else
-    combine(c, &d, phase, l);
+    (shx_on(c) ? shx_combine : combine)(c, &d, phase, l);
+  /* MoELayer.postprocess: output + shared_expert_output, read 2, write 1
+   * element a token's hidden value (its backward passes the gradient to
+   * both, no kernel) */
+  if (!first && !bwd && c->ld.shared > 0)
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, 3 * c->e * d.n * c->h);
   if (first && bwd)
     router_kernels(c, phase, l, true);
 }

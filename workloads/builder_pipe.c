@@ -45,6 +45,14 @@ static void weave_layer_end(struct ctx *c)
   w->in_layer = false;
 }
 
+void bld_weave_layer(struct ctx *c, bool begin)
+{
+  if (begin)
+    weave_layer_begin(c);
+  else
+    weave_layer_end(c);
+}
+
 /* Pipeline transfer of one micro-batch's activations (or their gradient). */
 double build_p2p_bytes(const struct model *m, const struct plan *p)
 {
@@ -237,14 +245,23 @@ void bld_chunk_pass(struct ctx *c, struct pass *ps, pass_body *body)
  * of EP all-to-alls from the compute stream to ST_EP, where they wait for
  * their own micro-batch's compute before them and its compute after them
  * waits for them: the events above.  An MoE layer's nodes are cut at its
- * two runs of all-to-alls (builder_moe.c: the forward's router kernels
- * and permutation before the first, the expert-TP gather and sort after
- * it; the backward's the other way); a dense layer's at its attention's
- * residual add (bld_weave_step).  The unpermutation and residual add that
- * Megatron runs on the communication stream after the combine stay on the
- * compute stream, before the micro-batch's next node: a GPU runs one
- * kernel at a time in weft (engine.h), and these memory-bound kernels
- * would share the SMs of the other micro-batch's anyway.  Kernels,
+ * two runs of all-to-alls (builder_moe.c: the forward's shared experts,
+ * router kernels and permutation before the first, the expert-TP gather
+ * and sort after it; the backward's the other way); a dense layer's at
+ * its attention's residual add (bld_weave_step).  The unpermutation, the
+ * shared experts' add and the residual add that Megatron runs on the
+ * communication stream after the combine's all-to-all
+ * (submodule_combine_forward) run on the compute stream (a GPU runs one
+ * kernel at a time in weft, engine.h; beside pre_dispatch_bwd they would
+ * share its SMs), right after the pair's pre_dispatch_bwd and before the
+ * next pair's combine_bwd, whose kernels follow them on Megatron's
+ * communication stream; likewise the backward's combine kernels (the
+ * residual's and the unpermutation's backward) before its all-to-all.
+ * The MTP layer (at most one, as Megatron asserts) is the chunk's last
+ * layer in the step, its output layer and loss (mtp_post_process) after
+ * its combine, the model's output layer and loss (post_process) after it
+ * (builder_layer.c, loss_fwd and loss_bwd; model_chunk_schedule_plan.py
+ * appends the mtp module's layers to the decoder's).  Kernels,
  * collectives and bytes are those of the two passes built alone; only
  * their order and the all-to-alls' stream change.  With
  * --delay-wgrad-compute (plan.h, delay_wgrad) the backward's mlp and
@@ -383,7 +400,12 @@ static long weave_order(const struct program *pr, const struct weave *f,
       lateb.part = 2;
     }
     put(order, &n, bs[4]); /* pre_dispatch_bwd */
-    ftail = fs[4].lo;
+    /* combine_fwd's kernels (unpermutation, shared experts' add,
+     * residual), which Megatron runs on the communication stream after
+     * the all-to-all, beside pre_dispatch_bwd and before the next pair's
+     * combine_bwd (that stream's order) */
+    put(order, &n, fs[4]);
+    ftail = fs[4].hi;
   }
   if (lateb.hi > lateb.lo) /* the last one: before the loss and sends */
     put(order, &n, lateb);
@@ -429,7 +451,7 @@ static long compute_near(const struct program *pr, long i, long lo, long hi,
 /* Build pass `ps` of a combined step, recording it in *w. */
 static void record_pass(struct ctx *c, struct pass *ps, struct weave *w)
 {
-  long n = ps->count + 1;
+  long n = ps->count + c->m->mtp_layers + 1; /* the MTP layers' too */
   *w = (struct weave){.begin = c->g->prog[c->s].n};
   w->ls = xcalloc((size_t)n, sizeof *w->ls);
   w->le = xcalloc((size_t)n, sizeof *w->le);

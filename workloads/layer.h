@@ -32,9 +32,10 @@
  * rope)), column-parallel.  DeepSeek's own code (inference/model.py, MLA)
  * has the same weights: wq_a, q_norm, wq_b, wkv_a, kv_norm, wkv_b, wo.  An
  * MoE layer's shared experts (Megatron-Core SharedExpertMLP, DeepSeek's
- * MoE.shared_experts) are one more TP-split MLP run on every token after
- * the routed experts' combine (moe_layer.py, MoELayer.forward without
- * shared_expert_overlap).
+ * MoE.shared_experts) are one more TP-split MLP run on every token, listed
+ * after the routed experts' combine; the builder runs them where
+ * Megatron-Core does (builder_moe.c, bld_moe_order: before the router, or
+ * beside the dispatcher with moe_shared_expert_overlap).
  */
 #ifndef WEFT_LAYER_H
 #define WEFT_LAYER_H

@@ -210,7 +210,8 @@ static int set_flag(struct plan *p, enum plan_key k, const char *v,
           : k == PK_FP8_PARAMS ? &p->fp8_params
           : k == PK_OVERLAP_MOE_A2A ? &p->a2a_overlap
           : k == PK_DELAY_WGRAD ? &p->delay_wgrad
-          : k == PK_ASYNC_TP_GRAD ? &p->async_tp_grad : &p->fsdp;
+          : k == PK_ASYNC_TP_GRAD ? &p->async_tp_grad
+          : k == PK_MOE_SHARED_OVERLAP ? &p->moe_shared_overlap : &p->fsdp;
   int rc = parse_bool(v, f, err);
   if (!rc && k == PK_FSDP && p->fsdp)
     p->zero = 3;
@@ -757,6 +758,12 @@ static const struct {
             "weight gradients after its data gradients, the all-to-all after "
             "it waiting for the data gradients only (Megatron-Core's "
             "--delay-wgrad-compute; default no)"},
+    [PK_MOE_SHARED_OVERLAP] = {"moe_shared_expert_overlap", "yes|no",
+                               set_flag,
+            "MoE shared experts on a stream of their own, FC1 beside the "
+            "dispatch's all-to-alls and FC2 beside the combine's (Megatron-"
+            "Core's --moe-shared-expert-overlap; alltoall or deepep, not "
+            "with overlap_moe_expert_parallel_comm; default no)"},
 };
 
 int plan_key_from_name(const char *name)
@@ -1372,6 +1379,25 @@ static int check_a2a_overlap(const struct plan *p, const struct model *m,
                              struct weft_err *err)
 {
   const char *o = p->origin[PK_OVERLAP_MOE_A2A];
+  const char *so = p->origin[PK_MOE_SHARED_OVERLAP];
+  /* transformer_config.py: "moe_shared_expert_overlap only works with
+   * alltoall or flex token dispatcher", and "disable
+   * moe_shared_expert_overlap when enabling
+   * overlap_moe_expert_parallel_comm" */
+  if (p->moe_shared_overlap && p->moe_dispatcher != MD_ALLTOALL &&
+      p->moe_dispatcher != MD_DEEPEP)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core overlaps the "
+                     "shared experts with the alltoall and flex dispatchers "
+                     "only: add --moe-dispatcher alltoall or deepep (this "
+                     "plan has %s)", so,
+                     moe_dispatcher_name(p->moe_dispatcher));
+  if (p->moe_shared_overlap && p->a2a_overlap)
+    return weft_errf(err, WEFT_EINVAL, "%s: Megatron-Core refuses the shared "
+                     "experts' overlap with overlap_moe_expert_parallel_comm",
+                     so);
+  if (p->moe_shared_overlap && p->t3[0] > 0)
+    return weft_errf(err, WEFT_EINVAL, "%s: Tensor3D runs no MoE dispatcher",
+                     so);
   if (p->delay_wgrad && !p->a2a_overlap)
     return weft_errf(err, WEFT_EINVAL, "%s: delay_wgrad_compute needs "
                      "overlap_moe_expert_parallel_comm, as Megatron-Core "
@@ -1566,6 +1592,9 @@ void plan_value_text(const struct plan *p, enum plan_key k, char *buf,
     break;
   case PK_ASYNC_TP_GRAD:
     snprintf(buf, size, "%s", p->async_tp_grad ? "yes" : "no");
+    break;
+  case PK_MOE_SHARED_OVERLAP:
+    snprintf(buf, size, "%s", p->moe_shared_overlap ? "yes" : "no");
     break;
   default:
     snprintf(buf, size, "?");

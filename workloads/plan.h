@@ -36,7 +36,8 @@ enum plan_key {
   PK_SELECTIVE, PK_MEM_FRAMEWORK, PK_COMM_CONTENTION, PK_HOST_OP,
   PK_FP8_PARAMS, PK_TP_COMM_OVERLAP, PK_MOE_DISPATCHER, PK_MOE_CAPACITY,
   PK_MOE_PAD, PK_MOE_NODE_GPUS, PK_MOE_MAX_NODES, PK_ETP,
-  PK_OVERLAP_MOE_A2A, PK_DELAY_WGRAD, PK_ASYNC_TP_GRAD, PK_COUNT
+  PK_OVERLAP_MOE_A2A, PK_DELAY_WGRAD, PK_ASYNC_TP_GRAD, PK_MOE_SHARED_OVERLAP,
+  PK_COUNT
 };
 
 /* How an MoE layer moves its tokens to the experts and back
@@ -356,6 +357,13 @@ struct plan {
    * weight gradients run after its data gradients, and the all-to-all
    * after the sub-block waits for the data gradients only. */
   bool delay_wgrad;
+  /* Megatron-Core's --moe-shared-expert-overlap (transformer_config.py,
+   * moe_shared_expert_overlap; moe/shared_experts.py, token_dispatcher.py):
+   * the shared experts run on a stream of their own beside the
+   * dispatcher's all-to-alls, their FC1 beside the dispatch and their FC2
+   * beside the combine (builder_moe.c).  alltoall or deepep, without
+   * overlap_moe_expert_parallel_comm, as Megatron asserts. */
+  bool moe_shared_overlap;
   bool set[PK_COUNT];
   char origin[PK_COUNT][WEFT_MAX_ORIGIN];
   /* Derived by plan_resolve: */

@@ -564,8 +564,12 @@ expect 1 "weft: --model: unknown model 'llama3-8' (did you mean 'llama3-8b'?); k
   --ep 8 --global-batch 8 >"$tmp/j8" 2>/dev/null
 "$weft" run --json --model llama4-scout --layers 4 --seq 256 --attn-chunk 128 \
   --gpus 8 --ep 8 --global-batch 8 >"$tmp/j9" 2>/dev/null
+# and the shared experts' overlap only when on
+"$weft" run --json --model llama4-scout --layers 2 --seq 256 --gpus 8 \
+  --ep 8 --global-batch 8 --moe-dispatcher alltoall \
+  --moe-shared-expert-overlap yes >"$tmp/j10" 2>/dev/null
 if python3 - "$src/README.md" "$tmp/j1" "$tmp/j2" "$tmp/j3" "$tmp/j4" "$tmp/j5" \
-  "$tmp/j6" "$tmp/j7" "$tmp/j8" "$tmp/j9" <<'PY'
+  "$tmp/j6" "$tmp/j7" "$tmp/j8" "$tmp/j9" "$tmp/j10" <<'PY'
 import json, re, sys
 doc = open(sys.argv[1]).read()
 sec = doc[doc.index("### `weft run --json`"):]
