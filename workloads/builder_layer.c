@@ -1221,9 +1221,8 @@ static void head_fwd(struct ctx *c)
  * is a ColwiseParallel outside any checkpointed block, whose matmul keeps
  * the gathered input.  Blocking before the data gradient, or with
  * async_tp_grad beside it (returned, to wait for before the weight
- * gradient; -1 otherwise).  NEEDSWORK: with async_tp_grad Megatron also
- * runs this linear's input-gradient reduction beside its weight-gradient
- * GEMM; weft keeps it blocking after it. */
+ * gradient; -1 otherwise).  Its input gradient's reduction:
+ * dgrad_outside, below. */
 static long regather_outside(struct ctx *c, long l, double bytes)
 {
   if (c->t <= 1 || !c->p->sp || c->p->mem_framework == MF_TORCHTITAN)
@@ -1235,6 +1234,22 @@ static long regather_outside(struct ctx *c, long l, double bytes)
   return async_coll(c, CO_ALLGATHER, l, bytes);
 }
 
+/* The input gradient's TP reduction (SP: reduce-scatter) of such a
+ * linear, `bytes` of it, after its data gradient: with async_tp_grad
+ * launched then, beside the weight-gradient GEMM, as
+ * LinearWithGradAccumulationAndAsyncCommunication's backward does for
+ * every ColumnParallelLinear (returned, to wait for after the weight
+ * gradient); otherwise -1, and the caller reduces on the compute stream
+ * after the weight gradient (Megatron-LM v2.5; torchtitan's DTensor). */
+static long dgrad_outside(struct ctx *c, long l, double bytes)
+{
+  if (c->t <= 1 || !c->p->async_tp_grad ||
+      c->p->mem_framework == MF_TORCHTITAN)
+    return -1;
+  return async_coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, l,
+                    bytes);
+}
+
 /* Returns the output layer's weight-gradient GEMM. */
 static long head_bwd(struct ctx *c)
 {
@@ -1244,9 +1259,13 @@ static long head_bwd(struct ctx *c)
   graph_set_role(c->g, c->s, bld_gemm(c, PH_BWD, -1, c->T, c->h, V / t),
                  graph_role("lm_head", false, GP_DGRAD));
   bld_wait_for(c, ag);
+  long r = dgrad_outside(c, -1, c->e * c->T * c->h);
   long w = bld_gemm(c, PH_BWD, -1, V / t, c->h, c->T);
   graph_set_role(c->g, c->s, w, graph_role("lm_head", false, GP_WGRAD));
-  tp_reduce(c, PH_BWD, -1);
+  if (r >= 0)
+    bld_wait_for(c, r);
+  else
+    tp_reduce(c, PH_BWD, -1);
   norm_pass(c, PH_BWD, -1, c->T_local, true);
   return w;
 }
@@ -1294,8 +1313,11 @@ static long mtp_bwd(struct ctx *c)
     long ag = regather_outside(c, l, e * T * 2 * h);
     bld_gemm(c, PH_BWD, l, T, 2 * h, h / t);        /* data gradient */
     bld_wait_for(c, ag);
+    long r = dgrad_outside(c, l, e * T * 2 * h);
     last = bld_gemm(c, PH_BWD, l, h / t, 2 * h, T); /* weight gradient */
-    if (t > 1)
+    if (r >= 0)
+      bld_wait_for(c, r);
+    else if (t > 1)
       bld_coll(c, c->p->sp ? CO_REDUCE_SCATTER : CO_ALLREDUCE, GK_TP,
                ST_COMPUTE, PH_BWD, l, e * T * 2 * h);
     norm_pass(c, PH_BWD, l, c->T_local, true);
