@@ -745,3 +745,68 @@ Test(zero, fsdp2_copy_in_waits_for_the_previous_reduce_scatter)
   free(tm.e);
   graph_free(g);
 }
+
+/* HSDP under FSDP2: the event a post_backward waits for is recorded right
+ * after the reduce-scatter, before the all-reduce over the replicas
+ * (_fsdp_collectives.py, foreach_reduce), so a copy-in waits for the
+ * previous reduce-scatter and not for its all-reduce; at the end of each
+ * backward the root's callback waits for both (finalize_backward), so the
+ * next micro-batch's first kernel follows the last of each. */
+static bool zdep(const struct program *pr, long i, long on)
+{
+  const struct task *t = &pr->tasks[i];
+  for (uint32_t k = 0; k < t->ndep; k++)
+    if (pr->deps[t->dep0 + k] == (uint32_t)on)
+      return true;
+  return false;
+}
+
+Test(zero, fsdp2_hsdp_waits_for_the_reduce_scatter_not_the_all_reduce)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("gpt-1.7b", 4, 16, KV("hsdp", "8",
+                                 "shard_impl", "fsdp2", "micro_batch", "1",
+                                 "global_batch", "32"), &m, &p);
+  cr_assert_eq(p.microbatches, 2);
+  const struct program *pr = &g->prog[0];
+  long rs[8], ar[8], in[8];
+  int nr = 0, na = 0;
+  long next = -1;
+  for (long i = 0; i < pr->n && next < 0; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->mb == 1 && t->stream == ST_COMPUTE) {
+      next = i;
+      break;
+    }
+    if (t->kind == TK_COLL && t->op == CO_ALLREDUCE && t->group == GK_REPL) {
+      cr_assert_lt(na, 8);
+      ar[na++] = i;
+    }
+    if (t->kind != TK_COLL || t->op != CO_REDUCE_SCATTER)
+      continue;
+    cr_assert_lt(nr, 8);
+    cr_assert_eq(t->group, GK_SHARD);
+    rs[nr] = i;
+    in[nr] = -1;
+    for (uint32_t d = 0; d < t->ndep; d++) {
+      long j = pr->deps[t->dep0 + d];
+      if (pr->tasks[j].kind == TK_KERNEL && pr->tasks[j].op == KK_ELEMWISE)
+        in[nr] = j;
+    }
+    cr_assert_geq(in[nr], 0);
+    nr++;
+  }
+  cr_assert_eq(nr, 6);
+  cr_assert_eq(na, 6);
+  cr_assert_geq(next, 0);
+  for (int k = 1; k < nr; k++) {
+    cr_assert(zdep(pr, in[k], rs[k - 1]), "copy-in %d waits for the "
+              "reduce-scatter before it", k);
+    cr_assert(!zdep(pr, in[k], ar[k - 1]), "copy-in %d does not wait for "
+              "the all-reduce", k);
+  }
+  cr_assert(!zdep(pr, in[0], ar[0]) && !zdep(pr, in[0], rs[0]));
+  cr_assert(zdep(pr, next, rs[nr - 1]) && zdep(pr, next, ar[na - 1]));
+  graph_free(g);
+}
