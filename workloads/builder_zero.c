@@ -753,7 +753,13 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
   }
   /* Units gathered ahead of the computation: two (prefetch), none when
    * each gather waits for the computation before it (DeepSpeed 2021 with
-   * HSDP, which it did not have). */
+   * HSDP, which it did not have).  The gather two units ahead waits for
+   * the whole computation of the unit before it.  FSDP2's own bound is
+   * looser: in the forward its all-gather streams wait for the copy-out
+   * of the unit two back (wait_for_unshard, comm_ctx.all_gather_state;
+   * pytorch/pytorch 002a76f), in the backward for nothing but the CPU's
+   * issue (_backward_prefetch, one unit ahead).  NEEDSWORK: FSDP2's
+   * gathers could start up to one unit's computation earlier. */
   int ahead = p->shard_impl == SI_DEEPSPEED_2021 ? 0 : 2;
   long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
   struct reducer red = {0, -1, 0, shard};
