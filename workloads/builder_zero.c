@@ -236,7 +236,9 @@ static void reduce_grads(struct ctx *c, struct reducer *r,
        * group's reduce-scatter, whose input FSDP2 frees then
        * (comm_ctx.reduce_scatter_state, "wait on the previous
        * reduce-scatter to bound memory usage"), then _chunk_cat copies
-       * the gradients into the new input (foreach_reduce). */
+       * the gradients into the new input (foreach_reduce; read at
+       * pytorch/pytorch 002a76f, _fsdp_param_group.py, and 010ae4a,
+       * _fsdp_collectives.py). */
       bld_wait_for(c, r->last);
       after = bld_kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
                          2 * un->params * c->grad_e);
