@@ -656,3 +656,157 @@ Test(zero, megatron_fsdp_waits_when_the_reduction_queue_is_full)
     graph_free(g);
   }
 }
+
+/* FSDP2's bounded reduce-scatter (builder_zero.c, reduce_grads): each
+ * unit's post_backward makes the compute stream wait for the previous
+ * unit's reduce-scatter before copying its gradients in
+ * (_fsdp_param_group.py, post_backward: reduce_scatter_state.event).
+ * GPT 1.7B cut to 4 layers of 512 tokens on two one-GPU nodes, one NIC
+ * each: a layer's BF16 gradients (127 MB) take longer to reduce-scatter
+ * over the NIC than the next unit's backward, so the reduction stream
+ * sets the pace: from the end of the last layer's copy-in (in_1; in_0 is
+ * the loss unit's), each later copy-in ends one reduce-scatter and one
+ * copy-in after the one before, and the last reduce-scatter ends
+ *   end(in_1) + sum_{k>0} d(rs_k) + sum_{k>1} d(in_k),
+ * with every duration the replay's own. */
+struct ztimes {
+  double *s, *e;
+};
+
+static void z_on_task(void *ctx, long rank, long task, double s, double e)
+{
+  struct ztimes *t = ctx;
+  if (rank == 0) {
+    t->s[task] = s;
+    t->e[task] = e;
+  }
+}
+
+Test(zero, fsdp2_copy_in_waits_for_the_previous_reduce_scatter)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("gpt-1.7b", 4, 2, KV("fsdp", "yes",
+                                 "shard_impl", "fsdp2", "micro_batch", "1",
+                                 "global_batch", "2", "seq", "512"), &m, &p);
+  const struct cluster *c = two_nodes_loaded();
+  const struct program *pr = &g->prog[0];
+  struct ztimes tm = {calloc((size_t)pr->n, sizeof(double)),
+                      calloc((size_t)pr->n, sizeof(double))};
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.on_task = z_on_task;
+  ep.ctx = &tm;
+  struct engine_result res = {0};
+  struct weft_err err = {0};
+  cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
+  engine_result_free(&res);
+  /* The reduce-scatters in issue order (loss unit, layers 3..0,
+   * embedding) and the copy-in each was issued after. */
+  long rs[8], in[8];
+  int n = 0;
+  for (long i = 0; i < pr->n; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->kind != TK_COLL || t->op != CO_REDUCE_SCATTER)
+      continue;
+    cr_assert_lt(n, 8);
+    rs[n] = i;
+    in[n] = -1;
+    for (uint32_t d = 0; d < t->ndep; d++) {
+      long j = pr->deps[t->dep0 + d];
+      const struct task *u = &pr->tasks[j];
+      if (u->kind == TK_KERNEL && u->op == KK_ELEMWISE && u->flops == 0 &&
+          u->bytes == 2 * t->bytes)
+        in[n] = j;
+    }
+    cr_assert_geq(in[n], 0, "reduce-scatter %d's copy-in", n);
+    n++;
+  }
+  cr_assert_eq(n, 6);
+  /* The loss unit holds the final norm alone (tied embedding): its
+   * reduce-scatter is short; the chain starts at layer 3's copy-in. */
+  double want = tm.e[in[1]];
+  for (int k = 1; k < n - 1; k++) {
+    want += tm.e[rs[k]] - tm.s[rs[k]];
+    if (k > 1) {
+      want += tm.e[in[k]] - tm.s[in[k]];
+      /* the premise: the unit's backward (the compute task before its
+       * copy-in) ends before the previous reduce-scatter does */
+      cr_assert_eq(pr->tasks[in[k] - 1].stream, ST_COMPUTE);
+      cr_assert_lt(tm.e[in[k] - 1], tm.e[rs[k - 1]], "unit %d", k);
+      REL(tm.s[in[k]], tm.e[rs[k - 1]]);
+    }
+  }
+  REL(tm.e[rs[n - 2]], want);
+  /* The embedding's backward waits for its gather, which shares the NIC
+   * with those reductions: its copy-in starts at the later of the two. */
+  REL(tm.s[in[n - 1]], fmax(tm.e[in[n - 1] - 1], tm.e[rs[n - 2]]));
+  free(tm.s);
+  free(tm.e);
+  graph_free(g);
+}
+
+/* HSDP under FSDP2: the event a post_backward waits for is recorded right
+ * after the reduce-scatter, before the all-reduce over the replicas
+ * (_fsdp_collectives.py, foreach_reduce), so a copy-in waits for the
+ * previous reduce-scatter and not for its all-reduce; at the end of each
+ * backward the root's callback waits for both (finalize_backward), so the
+ * next micro-batch's first kernel follows the last of each. */
+static bool zdep(const struct program *pr, long i, long on)
+{
+  const struct task *t = &pr->tasks[i];
+  for (uint32_t k = 0; k < t->ndep; k++)
+    if (pr->deps[t->dep0 + k] == (uint32_t)on)
+      return true;
+  return false;
+}
+
+Test(zero, fsdp2_hsdp_waits_for_the_reduce_scatter_not_the_all_reduce)
+{
+  struct model m;
+  struct plan p;
+  struct graph *g = build_layers("gpt-1.7b", 4, 16, KV("hsdp", "8",
+                                 "shard_impl", "fsdp2", "micro_batch", "1",
+                                 "global_batch", "32"), &m, &p);
+  cr_assert_eq(p.microbatches, 2);
+  const struct program *pr = &g->prog[0];
+  long rs[8], ar[8], in[8];
+  int nr = 0, na = 0;
+  long next = -1;
+  for (long i = 0; i < pr->n && next < 0; i++) {
+    const struct task *t = &pr->tasks[i];
+    if (t->mb == 1 && t->stream == ST_COMPUTE) {
+      next = i;
+      break;
+    }
+    if (t->kind == TK_COLL && t->op == CO_ALLREDUCE && t->group == GK_REPL) {
+      cr_assert_lt(na, 8);
+      ar[na++] = i;
+    }
+    if (t->kind != TK_COLL || t->op != CO_REDUCE_SCATTER)
+      continue;
+    cr_assert_lt(nr, 8);
+    cr_assert_eq(t->group, GK_SHARD);
+    rs[nr] = i;
+    in[nr] = -1;
+    for (uint32_t d = 0; d < t->ndep; d++) {
+      long j = pr->deps[t->dep0 + d];
+      if (pr->tasks[j].kind == TK_KERNEL && pr->tasks[j].op == KK_ELEMWISE)
+        in[nr] = j;
+    }
+    cr_assert_geq(in[nr], 0);
+    nr++;
+  }
+  cr_assert_eq(nr, 6);
+  cr_assert_eq(na, 6);
+  cr_assert_geq(next, 0);
+  for (int k = 1; k < nr; k++) {
+    cr_assert(zdep(pr, in[k], rs[k - 1]), "copy-in %d waits for the "
+              "reduce-scatter before it", k);
+    cr_assert(!zdep(pr, in[k], ar[k - 1]), "copy-in %d does not wait for "
+              "the all-reduce", k);
+  }
+  cr_assert(!zdep(pr, in[0], ar[0]) && !zdep(pr, in[0], rs[0]));
+  cr_assert(zdep(pr, next, rs[nr - 1]) && zdep(pr, next, ar[na - 1]));
+  graph_free(g);
+}

@@ -213,7 +213,7 @@ static long gather(struct ctx *c, const struct unit *u, int phase,
 /* DeepSpeed's open gradient bucket over a pass. */
 struct reducer {
   double acc;       /* elements waiting in the bucket */
-  long last;        /* the previous bucket's reduction */
+  long last;        /* the previous bucket's reduction (FSDP2: unit's) */
   double tensors;   /* DeepSpeed 2021: parameters in the bucket */
   long shard;       /* and the ranks each is reduce-scattered over */
 };
@@ -231,11 +231,20 @@ static void reduce_grads(struct ctx *c, struct reducer *r,
     if (!un)
       return;
     long after = w;
-    if (si == SI_FSDP2) /* _chunk_cat into the reduce-scatter input */
+    if (si == SI_FSDP2) {
+      /* post_backward: the compute stream first waits for the previous
+       * group's reduce-scatter, whose input FSDP2 frees then
+       * (comm_ctx.reduce_scatter_state, "wait on the previous
+       * reduce-scatter to bound memory usage"), then _chunk_cat copies
+       * the gradients into the new input (foreach_reduce; read at
+       * pytorch/pytorch 002a76f, _fsdp_param_group.py, and 010ae4a,
+       * _fsdp_collectives.py). */
+      bld_wait_for(c, r->last);
       after = bld_kernel(c, KK_ELEMWISE, PH_BWD, layer, 0,
                          2 * un->params * c->grad_e);
-    bld_grad_coll(c, CO_REDUCE_SCATTER, gk, layer, un->params * c->grad_e,
-                  after);
+    }
+    r->last = bld_grad_coll(c, CO_REDUCE_SCATTER, gk, layer,
+                            un->params * c->grad_e, after);
     return;
   }
   if (un) {
@@ -746,11 +755,18 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
   }
   /* Units gathered ahead of the computation: two (prefetch), none when
    * each gather waits for the computation before it (DeepSpeed 2021 with
-   * HSDP, which it did not have). */
+   * HSDP, which it did not have).  The gather two units ahead waits for
+   * the whole computation of the unit before it.  FSDP2's own bound is
+   * looser: in the forward its all-gather streams wait for the copy-out
+   * of the unit two back (wait_for_unshard, comm_ctx.all_gather_state;
+   * pytorch/pytorch 002a76f), in the backward for nothing but the CPU's
+   * issue (_backward_prefetch, one unit ahead).  NEEDSWORK: FSDP2's
+   * gathers could start up to one unit's computation earlier. */
   int ahead = p->shard_impl == SI_DEEPSPEED_2021 ? 0 : 2;
   long ag[3] = {-1, -1, -1}; /* ring of the gathers in flight */
   struct reducer red = {0, -1, 0, shard};
-  long w = -1;
+  bool fsdp2 = p->shard_impl == SI_FSDP2 && shard > 1;
+  long w = -1, ar = -1;
   for (int k = 0; k < n && k < ahead; k++) {
     int u_i = fwd ? k : n - 1 - k;
     ag[k % 3] = shard > 1 ? gather(c, &u[u_i], phase, gk, -1) : -1;
@@ -773,12 +789,17 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
       long nx;
       enum group_kind xg = bld_expert_group(p, &nx);
       if (un->xparams > 0 && nx > 1) {
-        bld_grad_coll(c, CO_REDUCE_SCATTER, xg, un->layer,
-                      un->xparams * grad_e, w);
+        long x = bld_grad_coll(c, CO_REDUCE_SCATTER, xg, un->layer,
+                               un->xparams * grad_e, w);
+        /* FSDP2's expert group shares the root's comm_ctx, so the next
+         * post_backward waits for this one too; on the one in-order
+         * reduction stream the later of the two stands for both. */
+        if (fsdp2)
+          red.last = x;
       }
       if (hsdp) {
-        bld_grad_coll(c, CO_ALLREDUCE, GK_REPL, unit_layer(un),
-                      un->params * grad_e / (double)shard, w);
+        ar = bld_grad_coll(c, CO_ALLREDUCE, GK_REPL, unit_layer(un),
+                           un->params * grad_e / (double)shard, w);
       }
     }
     if (ahead && k + ahead < n) {
@@ -789,6 +810,16 @@ static void zero3_pass(struct ctx *c, const struct unit *u, int n, bool fwd)
   }
   if (!fwd && shard > 1)
     reduce_grads(c, &red, NULL, w, gk, true);
+  /* FSDP2's root post-backward callback, at the end of each backward
+   * (is_last_backward, True unless the caller clears it): every group's
+   * finalize_backward makes the compute stream wait for its post-reduce
+   * event (recorded after its reduce-scatter, or after its HSDP
+   * all-reduce) and the root for the last reduce-scatter
+   * (_fsdp_state.py, _root_post_backward_final_callback). */
+  if (!fwd && fsdp2) {
+    bld_wait_for(c, red.last);
+    bld_wait_for(c, ar);
+  }
 }
 
 /* FSDP2 under pipeline parallelism, as torchtitan runs it and PyTorch's

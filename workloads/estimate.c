@@ -193,11 +193,37 @@ int estimate_plan(const struct model *m, const struct plan *p,
   /* FSDP2 under PP gathers once per step, beside the first micro-batch's
    * forward, and reduces after the last backward (grad_reduction): the
    * probe's per-micro-batch gathers and reduce-scatters are not the
-   * layers' (NEEDSWORK: nor are its copy-outs and copy-ins, left in the
-   * probe's compute). */
+   * layers'.  Nor are its copy-outs (forward and backward) and copy-ins,
+   * memory-bound passes of 2 x the unit's bytes: under PP the copy-out
+   * runs once per step, in the first forward, and the copy-in before the
+   * step's reduce-scatter (the tail below).  xo_*: per unit and
+   * micro-batch, what to take off the probe's compute (negative). */
   bool fsdp_pp = p->zero == 3 && p->pp > 1;
+  double xo_emb = 0, xo_layer = 0, xo_head = 0, xo_bwd = 0;
   if (fsdp_pp)
     s.Z = s.Zdp = s.Zh = 0;
+  if (fsdp_pp && layout_shard(&l) * p->cp > 1) {
+    double pe, pl, ph, e = model_act_bytes(m), ge = dtype_bytes(p->grad_dtype);
+    build_unit_params(m, p, &pe, &pl, &ph);
+    if (p->ep > 1) /* the experts: no copies (builder.c, ctx_init) */
+      pl -= layer_expert_params_rank(m, p->tp, p->ep);
+    double u[3] = {pe, pl, ph}, x[3], bw[3];
+    for (int k = 0; k < 3; k++) {
+      struct task t = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
+                       .stream = ST_COMPUTE, .phase = PH_FWD};
+      t.bytes = 2 * u[k] * e;
+      double cout = u[k] > 0 ? cost_kernel(&c->gpu, dt, attn, &t, NULL) : 0;
+      t.phase = PH_BWD;
+      t.bytes = 2 * u[k] * ge;
+      double in = u[k] > 0 ? cost_kernel(&c->gpu, dt, attn, &t, NULL) : 0;
+      x[k] = cout / (double)p->microbatches - 2 * cout - in;
+      bw[k] = cout + in;
+    }
+    xo_emb = x[0];
+    xo_layer = x[1];
+    xo_head = x[2];
+    xo_bwd = bw[1];
+  }
 
   double work = s.F + s.B + s.R;
   /* Tensor3D's all-reduces of K pieces: the last piece's are exposed, the
@@ -252,14 +278,15 @@ int estimate_plan(const struct model *m, const struct plan *p,
       plan_chunk_layers(p, m, st, ch, &first, &count);
       L += (double)count;
     }
-    double comp = L * (work + a_layer), t = L * (layer_t + a_layer);
+    double comp = L * (work + a_layer + xo_layer),
+           t = L * (layer_t + a_layer + xo_layer);
     if (st == 0) {
-      comp += s.embed + a_emb;
-      t += s.embed + a_emb + fmax(0, s.Zh - s.embed - s.head);
+      comp += s.embed + a_emb + xo_emb;
+      t += s.embed + a_emb + xo_emb + fmax(0, s.Zh - s.embed - s.head);
     }
     if (st == p->pp - 1) {
-      comp += s.head + a_head;
-      t += s.head + a_head + s.head_x;
+      comp += s.head + a_head + xo_head;
+      t += s.head + a_head + xo_head + s.head_x;
     }
     if (p->pp > 1 && p->blocking_p2p)
       t += 2 * v * p2p;
@@ -276,7 +303,8 @@ int estimate_plan(const struct model *m, const struct plan *p,
      * own reduce-scatters (ZeRO-3, Tensor3D's Z), which take their part
      * of the backward first. */
     double d = grad_reduction(m, p, c, &l, st,
-                              fmax(0, L / v * (s.B + s.R - s.Zdp + a_last)));
+                              fmax(0, L / v * (s.B + s.R - s.Zdp + a_last -
+                                               xo_bwd)));
     if (fsdp_pp) { /* the copy-ins before the reduce-scatters */
       struct task in = {.kind = TK_KERNEL, .op = KK_ELEMWISE,
                         .stream = ST_COMPUTE, .phase = PH_BWD};
