@@ -183,8 +183,13 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
       sg_host_set_property_value(h, pr[i].name, pr[i].value);
   }
   /* Twin hosts: no GPU's name (platgen_host_rank ignores them), no
-   * properties; only the quotient's flows end on them. */
-  ntwins = symmetry_twins(c) ? c->gpus_per_node : 0;
+   * properties; only the quotient's flows end on them, so they are added
+   * only where its opt-in is set (engine.c reads the same variable);
+   * other platforms keep one host per GPU. */
+  const char *eps = getenv("WEFT_EP_SYMMETRY");
+  ntwins = symmetry_twins(c) && eps && !strcmp(eps, "on")
+               ? c->gpus_per_node
+               : 0;
   for (int k = 0; k < ntwins; k++) {
     snprintf(name, sizeof name, "twin%d", k);
     twins[k] = sgb_zone_host(name, speed);
@@ -193,7 +198,7 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
   return 0;
 }
 
-sg_host_t platload_twin(int k)
+struct s4u_Host *platload_twin(int k)
 {
   return k >= 0 && k < ntwins ? twins[k] : NULL;
 }
