@@ -683,9 +683,38 @@ static bool rep_node(const struct coll_model *m, const struct coll_call *call,
   return m->rep_nodes[node_of(m, call->ranks[j * g]) % m->rep_n] > 0;
 }
 
+/* Whether the quotient applies to a collective across nodes (coll.h,
+ * quot): on two nodes too, whose ring edge out of the first node is the
+ * image of the one into it. */
+static bool quot_ok(const struct coll_model *m, const struct coll_call *call,
+                    const struct group_shape *t)
+{
+  if (!(m->quot && m->a2a_rep && m->twin && m->sym_fabric &&
+        !m->rep_nodes && t->cross && t->nodes >= 2 &&
+        m->gpus_per_node <= COLL_MAX_GPN &&
+        call->op != CO_BROADCAST && /* a chain: no image into node 0 */
+        (call->op == CO_ALLTOALL || t->channels > 1 || t->g == 1)))
+    return false;
+  /* Regular: node j holds members j g .. j g + g - 1 at the GPUs where
+   * the first node holds 0 .. g - 1, on consecutive nodes; a shift by
+   * one node maps the group onto itself. */
+  for (int k = t->g; k < call->n; k++)
+    if (call->ranks[k] != call->ranks[k % t->g] +
+                              (long)(k / t->g) * m->gpus_per_node)
+      return false;
+  return true;
+}
+
 static void set_rep(const struct coll_model *m, const struct coll_call *call,
                     const struct group_shape *t, struct coll_plan *out)
 {
+  if (quot_ok(m, call, t)) {
+    /* Node 0's edges inside it and its channels out; the rest counted. */
+    out->rep = out->quot = true;
+    out->closed_flows =
+        (t->nodes - 1) * ((t->g > 1 ? t->g : 0) + t->channels);
+    return;
+  }
   if (!rep_ok(m, t))
     return;
   out->rep = true;
@@ -751,12 +780,18 @@ static void ring_plan(const struct coll_model *m, const struct coll_call *call,
   out->edge_bytes = op == CO_ALLTOALL ? cs.per_edge
                                       : cs.per_edge / t->channels;
   if (op == CO_ALLTOALL && m->a2a_rep && t->cross) {
-    /* Expert replica symmetry: the first node's flows out and in; the
-     * others are counted (direct_phase says which are emitted). */
+    /* Expert replica symmetry: the first node's flows out and in (under
+     * the quotient, out only); the others are counted (direct_phase says
+     * which are emitted). */
     out->rep = true;
     long n0 = node_of_member(m, call, 0), mine = 0;
     for (int k = 0; k < n; k++)
       mine += node_of_member(m, call, k) == n0;
+    if (quot_ok(m, call, t)) {
+      out->quot = true;
+      out->closed_flows = (long)n * (n - 1) - mine * (n - 1);
+      return;
+    }
     out->closed_flows = (long)n * (n - 1) - 2 * mine * (n - mine) -
                         mine * (mine - 1);
   }
@@ -1256,6 +1291,18 @@ static void flow(struct emitter *e, int src, int dst, double bytes, double pe)
                           bytes, pe, e->net_scale));
 }
 
+/* Under the quotient (coll.h, quot): `mult` flows from src to members on
+ * other nodes in dst's place, as one flow into a twin. */
+static void twin_flow(struct emitter *e, int src, int dst, double bytes,
+                      double pe, int mult)
+{
+  e->count++;
+  e->m->twin(e->ctx, src, dst,
+             coll_wire_bytes(e->m, e->call->ranks[src], e->call->ranks[dst],
+                             bytes, pe, e->net_scale),
+             mult);
+}
+
 /* A ring over members first, first + stride, ... (m of them). */
 static void ring_flows(struct emitter *e, int first, int stride, int m,
                        double bytes, double pe)
@@ -1296,6 +1343,20 @@ static void channel_rings(struct emitter *e, enum coll_op op, int g,
 {
   int n = e->call->n;
   bool wrap = op != CO_BROADCAST; /* a broadcast is a chain */
+  if (rep && e->m->quot) {
+    /* The quotient: node 0's edges inside it and out of it, the latter
+     * into twins; the edges into node 0 are the images of those out of
+     * it by the shift of one node, which maps the ring onto itself. */
+    if (channels == 1) {
+      twin_flow(e, 0, 1, share, pe, 1);
+      return;
+    }
+    if (g > 1)
+      node_edges(e, 0, g, share, pe);
+    for (int ch = 0; ch < channels; ch++)
+      twin_flow(e, (ch + g - 1) % g, g + ch, share, pe, 1);
+    return;
+  }
   if (rep && e->m->rep_nodes) {
     /* Each simulated node's edges: inside it, out of it, and into it
      * where the node before it is not simulated (else that node's out
@@ -1361,6 +1422,37 @@ static void direct_phase(struct emitter *e, const struct coll_plan *p, int phase
 {
   const struct coll_call *c = e->call;
   long n0 = node_of(e->m, c->ranks[0]);
+  if (p->quot) {
+    /* The quotient: each member on the first node sends to the members
+     * of its node, and to the members of every other node at GPU k in
+     * one flow of their number into twin k (coll.h, quot): the same
+     * route (its NIC, the leaf switch, the NIC of its node's GPU k), the
+     * same bytes and start.  The flows into the first node are the
+     * images of these by the node shifts that map the group onto
+     * itself. */
+    int gpn = e->m->gpus_per_node, cnt[COLL_MAX_GPN] = {0};
+    int first[COLL_MAX_GPN];
+    for (int b = c->n - 1; b >= 0; b--)
+      if (node_of(e->m, c->ranks[b]) != n0) {
+        int k = (int)(c->ranks[b] % gpn);
+        cnt[k]++;
+        first[k] = b;
+      }
+    for (int a = 0; a < c->n; a++) {
+      if (node_of(e->m, c->ranks[a]) != n0)
+        continue;
+      for (int b = 0; b < c->n; b++) {
+        if (a == b)
+          continue;
+        if (node_of(e->m, c->ranks[b]) == n0)
+          flow(e, a, b, p->edge_bytes, p->pe);
+        else if (first[c->ranks[b] % gpn] == b)
+          twin_flow(e, a, b, p->edge_bytes, p->pe,
+                    cnt[c->ranks[b] % gpn]);
+      }
+    }
+    return;
+  }
   for (int a = 0; a < c->n; a++) {
     bool a0 = node_of(e->m, c->ranks[a]) == n0;
     for (int b = 0; b < c->n; b++)

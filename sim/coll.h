@@ -54,6 +54,8 @@ const char *fidelity_name(enum fidelity f); /* -1 when unknown */
 #define COLL_TREE_BW 12.317e9
 #define COLL_LL128_EFF 0.9375 /* NCCL's wire format: 120 of 128 bytes */
 #define COLL_LL_EFF 0.5       /* half of each 8-byte word is a flag */
+/* GPUs per node the quotient (coll_model.quot) handles at most. */
+#define COLL_MAX_GPN 128
 
 /* NCCL's per-step latencies, microseconds, by protocol: Simple, LL128, LL.
  * From NCCL 2.30.7, src/graph/tuning.cc (ncclTunerConstantsDefaults,
@@ -148,6 +150,18 @@ struct coll_model {
                          all-to-all across nodes emits only the flows
                          that leave or enter its first node (coll_plan.rep)
                          */
+  bool quot;          /* with a2a_rep, the quotient (sim/symmetry.h): a
+                         ring or all-to-all across nodes (rep) emits the
+                         flows out of its first node only, those to other
+                         nodes into twins (twin, coll_plan.quot)
+                         */
+  /* The quotient's flows into twins (quot needs it): twin(ctx, src,
+   * dst, wire_bytes, mult) stands for `mult` flows from member src to
+   * the members on other nodes at dst's GPU of their node (dst one of
+   * them), each of wire_bytes; the caller routes it into the GPU of
+   * src's node in dst's place (sim/platload.h, twins).  ctx is
+   * coll_phase_flows'. */
+  void (*twin)(void *ctx, int src, int dst, double wire_bytes, int mult);
   const long *rep_nodes; /* rings (rep) under stage replica symmetry
                          over several leaf groups (sim/symmetry.h,
                          symmetry_stage_classes): per node position of a
@@ -227,6 +241,14 @@ struct coll_plan {
                            channel from the previous node crosses that
                            node's NVLinks: sym_fabric is then false).
                            closed_flows counts the others. */
+  bool quot;            /* rep under the quotient (coll_model.quot): a
+                           ring's edges inside its first node and its
+                           channels out of it, into twins, not those into
+                           it (their images); an all-to-all's flows out
+                           of the first node's members, those to other
+                           nodes merged by the destination's GPU into one
+                           twin flow each.  closed_flows counts the
+                           others. */
   int busiest;          /* trees (and NVLSTree's) under rep: the node
                            whose place node 0 takes */
   /* Torus: phase k's stage, in order: -1 the reduce-scatter inside each

@@ -42,6 +42,7 @@
 #include "platforms/platgen.h"
 #include "platforms/topo.h"
 #include "sim/base/xalloc.h"
+#include "sim/platload.h"
 #include "sim/sgbridge.h"
 #include "sim/symmetry.h"
 
@@ -68,7 +69,8 @@ void engine_params_default(struct engine_params *p)
   p->host_op_s = 0;
 }
 
-enum { TAG_KERNEL, TAG_INST, TAG_FLOW, TAG_KDYN, TAG_ISSUE, TAG_RESTART };
+enum { TAG_KERNEL, TAG_INST, TAG_FLOW, TAG_KDYN, TAG_ISSUE, TAG_RESTART,
+       TAG_TWIN };
 
 /* A tag's type carries the index of its job above TAG_BITS (weft share:
  * several replays in one SimGrid run, engine_run_shared); 0 for a job
@@ -89,6 +91,17 @@ struct ftag {
   double bytes, start;
   double last_t, left;
   long at;
+};
+
+/* The quotient's flow into a twin, waiting out its route's latency
+ * (emit_twin). */
+struct ttag {
+  int type; /* TAG_TWIN */
+  int k;    /* the twin */
+  int mult;
+  struct inst *in;
+  long src;
+  double bytes, lat_s;
 };
 
 struct stage_info {
@@ -963,6 +976,13 @@ static void on_done(void *ctx, void *tag)
     E->cause = cause;
     return;
   }
+  if (type == TAG_TWIN) {
+    struct ttag *t = tag;
+    sgb_comm_weighted(E->hosts[t->src], platload_twin(t->k), t->bytes,
+                      t->mult, t->lat_s, t->in);
+    free(t);
+    return;
+  }
   if (type == TAG_FLOW) {
     struct ftag *f = tag;
     if (f->at >= 0) {
@@ -1015,6 +1035,28 @@ static void emit_flow(void *ctx, int src, int dst, double wire_bytes)
 {
   struct launch *l = ctx;
   start_flow(l->E, l->in, l->in->ranks[src], l->in->ranks[dst], wire_bytes);
+}
+
+/* The quotient's flow into a twin (coll.h, coll_model.twin): `mult`
+ * flows from member src into the GPU of src's node in dst's place, as
+ * one flow of mult shares (sgb_comm_weighted); the job counts them all.
+ * The route into a twin pays no latency (platload.h): the flow starts
+ * once the latency of the route it stands for (src to dst) is over, as a
+ * SimGrid flow joins the sharing then (sgb_comm_weighted says why). */
+static void emit_twin(void *ctx, int src, int dst, double wire_bytes,
+                      int mult)
+{
+  struct launch *l = ctx;
+  struct engine *E = l->E;
+  struct inst *in = l->in;
+  long s = in->ranks[src], d = in->ranks[dst];
+  in->remaining++;
+  E->flows += (long)mult * (in->copies > 1 ? in->copies : 1);
+  struct ttag *t = xmalloc(sizeof *t);
+  *t = (struct ttag){TAG_OF(E, TAG_TWIN), (int)(d % E->c->gpus_per_node),
+                     mult, in, s, wire_bytes,
+                     sg_host_get_route_latency(E->hosts[s], E->hosts[d])};
+  sgb_delay(t->lat_s, t);
 }
 
 static double route_lat(void *ctx, long a, long b)
@@ -1510,6 +1552,51 @@ static bool stages_take_trees(struct engine *E)
   return tree;
 }
 
+/* Whether the quotient (symmetry.h, quot) takes every collective across
+ * nodes of each stage's first rank: rings and all-to-alls over regular
+ * groups (coll_plan.quot).  Trees, NVLS trees, hierarchical and torus
+ * forms are no images of one node's flows out; such jobs are refused
+ * the quotient. */
+static bool quot_plans_ok(struct engine *E)
+{
+  const struct graph_layout *L = &E->g->layout;
+  long gpn = E->c->gpus_per_node;
+  for (long k = 0; k < gpn; k++)
+    if (!platload_twin((int)k))
+      return false;
+  int32_t *ranks = xcalloc((size_t)E->nranks, sizeof *ranks);
+  bool ok = true;
+  for (long s = 0; s < E->g->stages && ok; s++) {
+    long co[PD_COUNT] = {0};
+    co[PD_PP] = s;
+    long r0 = layout_rank(L, co);
+    const struct program *pr = &E->g->prog[s];
+    for (long i = 0; i < pr->n && ok; i++) {
+      const struct task *t = &pr->tasks[i];
+      if (t->kind != TK_COLL || (task_class(t) == CC_TP && E->sym))
+        continue;
+      struct layout_group grp;
+      layout_group(L, (enum group_kind)t->group, r0, &grp);
+      bool across = false;
+      for (long k = 0; k < grp.n; k++) {
+        ranks[k] = (int32_t)layout_member(L, (enum group_kind)t->group,
+                                          grp.leader, k);
+        across |= node_of(E, ranks[k]) != node_of(E, ranks[0]);
+      }
+      if (!across)
+        continue;
+      struct coll_call call = {(enum coll_op)t->op, (int)grp.n, ranks,
+                               t->bytes, 0, route_lat, E,
+                               t->stream != ST_COMPUTE};
+      struct coll_plan plan;
+      coll_plan_make(&E->cm, &call, &plan);
+      ok = plan.quot || plan.nphases == 0;
+    }
+  }
+  free(ranks);
+  return ok;
+}
+
 static int engine_setup(struct engine *E, const struct graph *g,
                         const struct cluster *c, const struct engine_params *p,
                         struct weft_err *err)
@@ -1573,6 +1660,18 @@ static int engine_setup(struct engine *E, const struct graph *g,
     if (stages_take_trees(E))
       sy.stages = sy.replicas = sy.fabric = sy.classes = false;
   }
+  if (sy.quot) {
+    E->cm.sym_fabric = E->cm.a2a_rep = E->cm.quot = true;
+    E->cm.twin = emit_twin;
+    if (!quot_plans_ok(E)) {
+      /* Where the quotient was needed (expert groups over more than two
+       * nodes with pipelines), no shortcut. */
+      sy.quot = false;
+      if (sy.quot_needed)
+        sy.experts = sy.stages = sy.replicas = sy.fabric = false;
+    }
+  }
+  E->cm.quot = sy.quot;
   E->cm.a2a_rep = sy.experts;
   E->cm.sym_fabric = sy.fabric;
   E->rsym = sy.replicas;

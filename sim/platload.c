@@ -20,6 +20,7 @@
 #include "platforms/topo.h"
 #include "sim/base/xalloc.h"
 #include "sim/sgbridge.h"
+#include "sim/symmetry.h"
 
 /* SimGrid's engine is not torn down at exit (sgb_boot): the platform's
  * memory goes back with the process. */
@@ -55,12 +56,46 @@ static struct topo_hop *hop_buf; /* topo_max_hops of them */
 
 const struct topo *platload_topo(void) { return have_topo ? &the_topo : NULL; }
 
+/* Twin hosts (platload.h): hosts c->gpus + k, k < gpus_per_node. */
+static sg_host_t twins[WEFT_MAX_TWINS];
+static int ntwins;
+
+/* The route from GPU a into twin k: a's route to GPU k of another node of
+ * a's leaf group, whose last hop, that GPU's NIC down, is replaced by the
+ * NIC of a's own GPU k, with no latency.  On the non-blocking fat tree that is a's NIC up,
+ * one switch and that NIC down (platforms/topo.c, tiered_route: no
+ * up-link where none can bind), the route between any two nodes of a
+ * leaf group, with its latency. */
+static int twin_route(const struct topo *t, long a, int k, struct topo_hop *h,
+                      double *extra)
+{
+  const struct cluster *c = &t->c;
+  long na = a / c->gpus_per_node, leaf = na / c->nodes_per_leaf;
+  long nb = na + 1;
+  if (nb >= c->nodes || nb / c->nodes_per_leaf != leaf)
+    nb = na - 1;
+  int n = topo_route(t, a, nb * c->gpus_per_node + k, h, extra);
+  /* symmetry_twins: a NIC per GPU, so the NIC's index is the GPU's */
+  h[n - 1].link = (int32_t)(t->b_nic + na * c->nics_per_node + k);
+  /* No latency: the sum the bridge makes of the links' latencies and
+   * *extra (sgbridge.cpp, ComputedZone), in its order, cancelled; the
+   * engine waits out the route's latency before the flow starts
+   * (engine.c, emit_twin; sgb_comm_weighted says why). */
+  double lat = 0;
+  for (int i = 0; i < n; i++)
+    lat += t->link[h[i].link].lat;
+  *extra = -lat;
+  return n;
+}
+
 static int route_cb(void *ctx, long a, long b, int32_t *links, int32_t *dirs,
                     double *extra)
 {
   const struct topo *t = ctx;
   struct topo_hop *h = hop_buf;
-  int n = topo_route(t, a, b, h, extra);
+  int n = b >= t->c.gpus && a < t->c.gpus
+              ? twin_route(t, a, (int)(b - t->c.gpus), h, extra)
+              : topo_route(t, a, b, h, extra);
   for (int i = 0; i < n; i++) {
     links[i] = h[i].link;
     dirs[i] = h[i].down;
@@ -147,8 +182,25 @@ static int build_in_memory(const struct cluster *c, struct weft_err *err)
     for (int i = 0; i < PLATGEN_HOST_PROPS; i++)
       sg_host_set_property_value(h, pr[i].name, pr[i].value);
   }
+  /* Twin hosts: no GPU's name (platgen_host_rank ignores them), no
+   * properties; only the quotient's flows end on them, so they are added
+   * only where its opt-in is set (engine.c reads the same variable);
+   * other platforms keep one host per GPU. */
+  const char *eps = getenv("WEFT_EP_SYMMETRY");
+  ntwins = symmetry_twins(c) && eps && !strcmp(eps, "on")
+               ? c->gpus_per_node
+               : 0;
+  for (int k = 0; k < ntwins; k++) {
+    snprintf(name, sizeof name, "twin%d", k);
+    twins[k] = sgb_zone_host(name, speed);
+  }
   sgb_zone_end();
   return 0;
+}
+
+struct s4u_Host *platload_twin(int k)
+{
+  return k >= 0 && k < ntwins ? twins[k] : NULL;
 }
 
 int platload_cluster(const struct cluster *c, struct weft_err *err)

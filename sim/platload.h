@@ -46,6 +46,16 @@ int platload_thin_node_shared(long divisor, struct platload_thinned **out,
  * effect). */
 void platload_thin_restore(struct platload_thinned *th);
 
+/* Twin hosts, for the quotient of expert replica symmetry
+ * (sim/symmetry.h, symmetry_twins): where symmetry_twins(c) holds and
+ * WEFT_EP_SYMMETRY=on (the quotient's opt-in), platload_cluster adds
+ * gpus_per_node hosts named twin0, twin1, ... after the GPUs.  A flow from GPU a to twin k takes a's route to GPU k
+ * of another node of a's leaf group, but enters through the NIC of a's
+ * own node's GPU k: the network's way back into a's node.  Nothing else
+ * runs on them.  Returns twin k, or NULL where there are none. */
+#define WEFT_MAX_TWINS 128
+struct s4u_Host; /* sg_host_t's struct (simgrid/forward.h) */
+struct s4u_Host *platload_twin(int k);
 /* Load an existing SimGrid platform file. */
 int platload_file(const char *path, struct weft_err *err) WEFT_WUR;
 

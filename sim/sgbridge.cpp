@@ -26,6 +26,8 @@ static sgb_done_fn done_fn;
 static void* done_ctx;
 static bool registered;
 static std::unordered_map<const sg4::Activity*, sg4::ActivityPtr> live;
+/* The implementation of the last comm sgb_comm started (sgb_comm_weighted). */
+static const simgrid::kernel::activity::ActivityImpl* last_comm;
 /* Completed activities, kept until SimGrid has finished with them: the
  * completion signal fires inside EngineImpl::handle_ended_actions, which
  * still reads the activity after the callbacks return, so dropping the last
@@ -441,6 +443,45 @@ extern "C" void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void* tag)
   if (track)
     comm_tags[tag] = c.get();
   c->start();
+  last_comm = c->get_impl();
+}
+
+/* SimGrid 3.32's CM02 (src/kernel/resource/models/network_cm02.cpp,
+ * NetworkCm02Model::communicate and update_actions_state_lazy/full)
+ * gives a comm the sharing penalty of its route's latency (with
+ * network/weight-S 0, CM02's default), keeps its LMM variable at penalty
+ * 0 (out of the sharing) while that latency is paid, then gives it that
+ * penalty; LMM's max-min gives each variable a share in proportion to
+ * 1 / penalty (src/kernel/lmm/maxmin.cpp).  A comm over a route of no
+ * latency joins the sharing at once with penalty 1
+ * (comm_action_set_variable), and Action::set_sharing_penalty changes a
+ * variable's penalty in the LMM system; so a flow started when the
+ * latency of the route it stands for is over, with penalty lat_s / mult,
+ * takes the share of mult flows of that latency on every link of its
+ * route.  The network action is not reachable from an s4u::Comm
+ * (CommImpl is a private header), but CM02 has just created it
+ * (Action::Action puts it at the back of its model's started set), and
+ * its activity names the comm. */
+extern "C" void sgb_comm_weighted(sg_host_t src, sg_host_t dst, double bytes,
+                                  double mult, double lat_s, void* tag)
+{
+  if (couriers_on) {
+    fprintf(stderr, "weft: a weighted flow cannot go by courier\n");
+    abort();
+  }
+  /* Each flow's payload is whole bytes (sgb_comm): mult of them. */
+  sgb_comm(src, dst, (double)(uint64_t)(bytes + 0.5) * mult, tag);
+  using simgrid::kernel::resource::Action;
+  using simgrid::kernel::resource::Model;
+  /* NetworkModel (a private header) derives from Model first. */
+  auto* model = reinterpret_cast<Model*>(
+      sg4::Engine::get_instance()->get_netzone_root()->get_impl()->get_network_model().get());
+  Action::StateSet* set = model->get_started_action_set();
+  if (set->empty() || set->back().get_activity() != last_comm) {
+    fprintf(stderr, "weft: a weighted flow's network action not found\n");
+    abort();
+  }
+  set->back().set_sharing_penalty(lat_s / mult);
 }
 
 extern "C" void sgb_track(bool on)

@@ -29,6 +29,17 @@ void sgb_init(sgb_done_fn fn, void *ctx);
 /* Start a transfer of `bytes` from `src` to `dst`, now. */
 void sgb_comm(sg_host_t src, sg_host_t dst, double bytes, void *tag);
 
+/* Start a transfer that stands for `mult` (>= 1) identical flows from
+ * `src` to `dst`, each of `bytes`, whose route latency `lat_s` is over
+ * now: one flow of mult x bytes whose max-min share is that of mult
+ * such flows (its sharing penalty lat_s / mult), so that it moves at the
+ * sum of their rates and ends when they would.  The route from src to
+ * dst must pay no latency itself (sim/platload.h, twins).  Not with
+ * couriers (sgb_couriers): aborts there.  For the quotient of expert
+ * replica symmetry (sim/symmetry.h). */
+void sgb_comm_weighted(sg_host_t src, sg_host_t dst, double bytes,
+                       double mult, double lat_s, void *tag);
+
 /* Bytes the transfer started with `tag` has still to move, now (0 once it
  * is over, or when it was started without sgb_track on); for traces,
  * which sample it whenever the set of flows changes.  sgb_track(true)

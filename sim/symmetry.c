@@ -72,6 +72,7 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
    * node, under the conditions where that was checked. */
   out->ep_across = L->ep > 1 && !inside_nodes(L, c, GK_EP);
   out->experts = false;
+  out->quot = out->quot_needed = false;
   out->stages = false;
   out->classes = false;
   out->fabric = alike && !fold && !topo_forwards(c) && L->pp == 1 &&
@@ -242,12 +243,37 @@ void symmetry_decide_experts(const struct graph_layout *L,
    * nodes leaves or enters the simulated node; without pipelines the
    * nodes of a group carry images of each other's flows alike.  Both
    * gave every metric to the last digit (tests/test_engine.c). */
-  if (ep_span > 2 && L->pp > 1)
+  /* The quotient: every collective across nodes emits only the flows
+   * out of the simulated node, each into its twin of the destination's
+   * GPU (platload_twin): the flows into that node are the images of
+   * these by the node shift that maps the group onto itself, and on the
+   * fabric of symmetry_twins they cross the same links (the source's NIC
+   * up, the destination's NIC down) with the same route latency, so the
+   * simulated node's links carry what they carry in the full replay,
+   * pipeline transfers and rings included, whatever the schedule. */
+  /* The shift must map every group across nodes onto one: expert
+   * groups over the whole stage (as data-parallel rings are), not
+   * expert groups over some of its nodes, which a shift by one node
+   * maps onto another group. */
+  bool quot = symmetry_twins(c) &&
+              ep_span == per_stage / c->gpus_per_node;
+  if (ep_span > 2 && L->pp > 1 && !quot)
     return;
   out->fabric = true;
   out->replicas = true;
   out->stages = true;
   out->experts = true;
+  out->quot = quot;
+  out->quot_needed = ep_span > 2 && L->pp > 1;
+}
+
+bool symmetry_twins(const struct cluster *c)
+{
+  return c->topology == TOPO_FAT_TREE &&
+         c->nics_per_node == c->gpus_per_node && c->oversub == 1 &&
+         c->pod_oversub == 1 && c->ndown == 0 && c->last_node_gpus == 0 &&
+         c->nodes_per_leaf >= 2 && c->nodes >= 2 &&
+         c->gpus_per_node <= WEFT_MAX_TWINS && !topo_forwards(c);
 }
 
 int symmetry_thin(const struct symmetry *s, long tp,

@@ -51,7 +51,23 @@ struct symmetry {
                       replicas with expert groups across nodes, and
                       pipelines; expert all-to-alls emit the simulated
                       node's flows (coll_model.a2a_rep) */
+  bool quot;       /* with experts: the quotient (symmetry_decide_experts):
+                      collectives across nodes emit the flows out of the
+                      simulated node only, into its twins
+                      (coll_model.quot) */
+  bool quot_needed; /* the job qualifies with the quotient only (expert
+                       groups over more than two nodes, with pipelines):
+                       where the engine refuses the quotient, no
+                       shortcut */
 };
+
+/* Whether the platform of `c` gets twin hosts (sim/platload.h,
+ * platload_twin) and the quotient may run on it: the non-blocking fat
+ * tree (a NIC per GPU, ratios of 1, no link down, whole nodes), whose
+ * route between two nodes of a leaf group is the source's NIC, one switch
+ * and the destination's NIC (platforms/topo.c, tiered_route), and leaf
+ * groups of two nodes or more. */
+bool symmetry_twins(const struct cluster *c);
 
 /* The shortcuts of a job of layout `L` (its ranks placed on `c` as
  * cluster_node_of says) into *out.  every_flow: the caller needs every
@@ -62,7 +78,14 @@ void symmetry_decide(const struct graph_layout *L, const struct cluster *c,
                      bool every_flow, bool every_task, struct symmetry *out);
 
 /* Expert replica symmetry, after symmetry_decide (opt-in: the engine
- * asks for it when WEFT_EP_SYMMETRY=on); it sets out->stages too.  Where expert groups span nodes
+ * asks for it when WEFT_EP_SYMMETRY=on); it sets out->stages too.
+ * The quotient (out->quot), where symmetry_twins(c): the same nodes and
+ * groups, stages inside one leaf group, any schedule (interleaved too)
+ * and expert groups over any number of nodes of a stage; collectives
+ * across nodes emit only the flows out of the simulated node, each into
+ * the twin of its destination's GPU (README, "Fidelity"); the engine
+ * still refuses jobs whose collectives across nodes are not rings or
+ * all-to-alls (engine.c, quot_plans_ok).  Otherwise:  Where expert groups span nodes
  * (out->ep_across), replica symmetry is extended to them and to pipelines:
  * the nodes alike as for replica symmetry (a NIC per GPU, no
  * oversubscription, a fabric whose entry is alike, no PXN route), TP,

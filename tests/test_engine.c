@@ -740,6 +740,61 @@ Test(engine, expert_symmetry_matches_every_rank, .timeout = 240)
   }
 }
 
+/* The quotient (symmetry.h, quot; WEFT_EP_SYMMETRY=on) against every
+ * rank and flow: Mixtral 8x7B cut to 4 layers, 16 experts, TP 2 with
+ * sequence parallelism and the alltoall dispatcher on dgx-h100, expert
+ * groups over a whole stage of four nodes (EP 16 = DP 16).  Job 0: PP 2
+ * (1F1B) on 64 GPUs, which the shortcut refused before the quotient (1 %
+ * off); job 1: no pipeline, on 32 GPUs; job 2: job 0 with the
+ * distributed optimizer.  Each twin flow stands for three flows
+ * (tests/bench/README.md: max-min weights and whole bytes make it exact
+ * to the last digit).  The allgather and deepep dispatchers regroup the
+ * ranks (layout.h, etp), which no shortcut takes. */
+static void quot_job(int job, bool all_ranks, double out[NMETRICS])
+{
+  if (!all_ranks)
+    setenv("WEFT_EP_SYMMETRY", "on", 1);
+  long gpus = job == 1 ? 32 : 64;
+  char g[16];
+  snprintf(g, sizeof g, "%ld", gpus);
+  struct cluster c = load("dgx-h100", KV("gpus", g));
+  struct model m;
+  cr_assert_eq(model_from_preset(&m, "mixtral-8x7b", NULL), 0);
+  m.layers = 4;
+  m.experts = 16;
+  struct plan p;
+  plan_init(&p);
+  struct weft_err err = {0};
+  cr_assert_eq(plan_set(&p, PK_SP, "yes", "sp", &err), 0, "%s", err.msg);
+  cr_assert_eq(plan_set(&p, PK_MOE_DISPATCHER, "alltoall", "d", &err), 0,
+               "%s", err.msg);
+  if (job == 2) {
+    cr_assert_eq(plan_set(&p, PK_ZERO, "1", "z", &err), 0, "%s", err.msg);
+    cr_assert_eq(plan_set(&p, PK_SHARD_IMPL, "megatron", "s", &err), 0,
+                 "%s", err.msg);
+  }
+  p.tp = 2;
+  p.pp = job == 1 ? 1 : 2;
+  p.ep = 16;
+  p.global_batch = gpus;
+  struct engine_result r = simulate(&c, &m, &p, gpus, all_ranks);
+  cr_assert_eq(r.replicas, !all_ranks, "job %d", job);
+  metrics(&r, out);
+}
+
+Test(engine, quotient_matches_every_rank, .timeout = 240)
+{
+  for (int job = 0; job < 3; job++) {
+    double a[NMETRICS], b[NMETRICS];
+    in_child(quot_job, job, false, a, NMETRICS);
+    in_child(quot_job, job, true, b, NMETRICS);
+    for (int i = 0; i < NMETRICS; i++)
+      cr_assert_float_eq(a[i], b[i], 1e-9 * fabs(b[i]),
+                         "job %d metric %d: %.15g vs %.15g", job, i, a[i],
+                         b[i]);
+  }
+}
+
 /* Flows sent by courier actors (sgbridge.cpp) are the same flows as
  * detached comms: a job gives the same with every flow sent so as with
  * none.  TP 2 on 32 GPUs with every rank, and TP 2 x EP 8 (all-to-alls

@@ -44,6 +44,7 @@ static void resolve(const char *preset, const char *const *kv,
 }
 
 #define TP_FIRST {PD_TP, PD_CP, PD_DP, PD_PP}
+#define IL2 2 /* vchunks of an interleaved schedule */
 #define DP_FIRST {PD_DP, PD_TP, PD_CP, PD_PP}
 
 struct row {
@@ -151,25 +152,55 @@ struct erow {
   struct graph_layout L;
   bool every_task;
   bool experts; /* expected (and replicas with it) */
+  bool quot;    /* the quotient (symmetry.h, quot) */
 };
 
 static const struct erow erows[] = {
     {"EP over two nodes, PP 4 on 128: taken", {"gpus=128", NULL},
-     {2, 4, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, true},
+     {2, 4, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, false},
     {"EP over four nodes without pipelines: taken", {NULL},
-     {2, 1, 32, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, true},
+     {2, 1, 32, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, false},
     {"EP over four nodes with pipelines: refused", {"gpus=128", NULL},
-     {2, 2, 32, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, false},
+     {2, 2, 32, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
     {"a stage over two leaf groups: refused", {"nodes_per_leaf=2", NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
     {"random placement: refused", {"placement=random:1", NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
     {"oversubscribed leaves: refused", {"oversubscription=2", NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
     {"every task (a task callback): refused", {NULL},
-     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, true, false},
+     {2, 2, 16, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, true, false, false},
     {"expert groups inside nodes: not this shortcut", {NULL},
-     {1, 1, 64, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false},
+     {1, 1, 64, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    /* The quotient: expert groups over a whole stage. */
+    {"EP over a whole stage of four nodes, PP 2: taken, quotient", {NULL},
+     {2, 2, 16, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"the same, interleaved: taken, quotient", {NULL},
+     {2, 2, 16, 1, 16, IL2, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"EP over a whole stage of eight nodes, PP 2 on 128: quotient",
+     {"gpus=128", NULL},
+     {2, 2, 32, 1, 32, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"EP over a whole stage of two nodes, PP 2 on 32: quotient",
+     {"gpus=32", NULL},
+     {2, 2, 8, 1, 8, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"TP 1, EP over a whole stage of four nodes: quotient", {NULL},
+     {1, 2, 32, 1, 32, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"EP over the whole job without pipelines: quotient", {NULL},
+     {2, 1, 32, 1, 32, 1, TP_FIRST, 0, {0}, 0, 0}, false, true, true},
+    {"EP over a whole stage, rail without PXN: refused (no twins)",
+     {"topology=rail", "pxn=0", NULL},
+     {2, 2, 16, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"EP over a whole stage, multi-plane: refused (no twins)",
+     {"topology=multi-plane", NULL},
+     {2, 2, 16, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"EP over a whole stage, a stage over two leaf groups: refused",
+     {"nodes_per_leaf=2", NULL},
+     {2, 2, 16, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"EP over a whole stage, oversubscribed: refused",
+     {"oversubscription=2", NULL},
+     {2, 2, 16, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
+    {"EP over a whole stage, a task callback: refused", {NULL},
+     {2, 2, 16, 1, 16, 1, TP_FIRST, 0, {0}, 0, 0}, true, false, false},
 };
 
 Test(symmetry, experts_table)
@@ -184,6 +215,9 @@ Test(symmetry, experts_table)
     cr_expect_not(s.experts, "%s: experts before", w->what);
     symmetry_decide_experts(&w->L, &c, false, w->every_task, &s);
     cr_expect_eq(s.experts, w->experts, "%s: experts", w->what);
+    cr_expect_eq(s.quot, w->quot, "%s: quotient", w->what);
+    cr_expect_eq(s.quot_needed, w->quot && w->L.pp > 1 && w->L.ep > 8,
+                 "%s: quotient needed", w->what);
     cr_expect_eq(s.replicas, w->experts || before, "%s: replicas", w->what);
     if (w->experts)
       cr_expect(s.fabric, "%s: rings as node 0's flows", w->what);
@@ -194,7 +228,6 @@ Test(symmetry, experts_table)
  * leaf groups of 32 nodes unless a setting says otherwise): its conditions
  * one by one; tests/test_engine.c compares the taken cases with every
  * rank. */
-#define IL2 2 /* vchunks of an interleaved schedule */
 struct srow {
   const char *what;
   const char *kv[4];
@@ -247,6 +280,31 @@ static const struct srow srows[] = {
     {"no pipeline: replica symmetry, not this shortcut", {NULL},
      {8, 1, 8, 1, 1, 1, TP_FIRST, 0, {0}, 0, 0}, false, false, false},
 };
+
+/* Twin hosts (platload.h) and the quotient need the non-blocking fat
+ * tree with a NIC per GPU and leaf groups of two nodes or more. */
+Test(symmetry, twins)
+{
+  static const struct {
+    const char *what;
+    const char *kv[4];
+    bool twins;
+  } twin_rows[] = {
+      {"dgx-h100 fat tree", {NULL}, true},
+      {"rail", {"topology=rail", NULL}, false},
+      {"rail without PXN", {"topology=rail", "pxn=0", NULL}, false},
+      {"multi-plane", {"topology=multi-plane", NULL}, false},
+      {"oversubscribed leaves", {"oversubscription=2", NULL}, false},
+      {"leaf groups of one node", {"nodes_per_leaf=1", NULL}, false},
+      {"leaf groups of two nodes", {"nodes_per_leaf=2", NULL}, true},
+  };
+  for (size_t i = 0; i < sizeof twin_rows / sizeof *twin_rows; i++) {
+    struct cluster c;
+    resolve("dgx-h100", twin_rows[i].kv, &c);
+    cr_expect_eq(symmetry_twins(&c), twin_rows[i].twins, "%s",
+                 twin_rows[i].what);
+  }
+}
 
 Test(symmetry, stages_table)
 {
