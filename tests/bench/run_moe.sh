@@ -9,8 +9,11 @@
 # as Megatron-MoE-ModelZoo's scripts pass --use-distributed-optimizer).
 # Its layers are 64, not 61: PP 8 x 4 chunks cannot split 61 layers
 # evenly, and weft has no free-form pipeline layout (Megatron-Core's
-# --pipeline-model-parallel-layout puts the embedding, the MTP layer and
-# the loss in chunks of their own to reach 32 chunks).
+# --pipeline-model-parallel-layout, whose "Custom Pipeline Model Parallel
+# Layout" guide partitions a DeepSeek-V3-style stack of 61 decoder layers
+# and one MTP layer with a layout string, can give the embedding, the MTP
+# layer and the loss chunks of their own; its exact string for this
+# layout was not read).
 # The median of RUNS runs each (default 1); a run that takes
 # longer than TIMEOUT_S (default 600) is stopped and printed as such.
 # Set WEFT_EP_SYMMETRY=on in the environment for the expert replica
