@@ -1,7 +1,7 @@
 /*
  * engine_helpers.h - shared by the engine tests that compare simulated
  * times with closed forms: the engine's parameters on an ideal network,
- * and one DGX H100 node loaded as the platform.
+ * one DGX H100 node loaded as the platform, and replays on it.
  * Header-only (static) so that each test program stays one file plus this.
  */
 #ifndef WEFT_TEST_ENGINE_HELPERS_H
@@ -53,6 +53,39 @@ static inline void load_dgx_h100_node(struct cluster *out)
   cr_assert_eq(cluster_resolve(&d, cat, out, &err), 0, "%s", err.msg);
   platload_boot(0);
   cr_assert_eq(platload_cluster(out, &err), 0, "%s", err.msg);
+}
+
+/* Graph g's iteration on the loaded platform `node`, with or without the
+ * SMs and HBM that NCCL's kernels take (engine_params.comm_contention). */
+static inline double replay_on(const struct cluster *node,
+                               const struct graph *g, bool contention)
+{
+  struct weft_err err = {0};
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.comm_contention = contention;
+  struct engine_result res = {0};
+  cr_assert_eq(engine_run(g, node, &ep, &res, &err), 0, "%s", err.msg);
+  engine_result_free(&res);
+  return res.iteration_s;
+}
+
+/* Task i of g's first program alone, without its dependencies, in a
+ * graph of its own with g's layout, replayed as replay_on does. */
+static inline double task_alone(const struct cluster *node,
+                                const struct graph *g, long i,
+                                bool contention)
+{
+  struct graph *x = graph_new(1);
+  x->layout = g->layout;
+  struct task t = g->prog[0].tasks[i];
+  t.ndep = 0;
+  t.chunk = 0;
+  t.mb = 0;
+  graph_add(x, 0, &t);
+  double s = replay_on(node, x, contention);
+  graph_free(x);
+  return s;
 }
 
 #endif

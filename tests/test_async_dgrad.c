@@ -197,29 +197,13 @@ static void load_node(void) { load_dgx_h100_node(&node); }
 
 static double replay(const struct graph *g, bool contention)
 {
-  struct weft_err err = {0};
-  struct engine_params ep;
-  engine_params_default(&ep);
-  ep.comm_contention = contention;
-  struct engine_result res = {0};
-  cr_assert_eq(engine_run(g, &node, &ep, &res, &err), 0, "%s", err.msg);
-  engine_result_free(&res);
-  return res.iteration_s;
+  return replay_on(&node, g, contention);
 }
 
 /* Task t of graph g alone on a TP 8 graph of its own. */
 static double alone(const struct graph *g, long i)
 {
-  struct graph *x = graph_new(1);
-  x->layout = g->layout;
-  struct task t = g->prog[0].tasks[i];
-  t.ndep = 0;
-  t.chunk = 0;
-  t.mb = 0;
-  graph_add(x, 0, &t);
-  double s = replay(x, true);
-  graph_free(x);
-  return s;
+  return task_alone(&node, g, i, true);
 }
 
 /* NCCL's CTAs for a collective this large (sim/engine.c, COMM_CTAS). */
