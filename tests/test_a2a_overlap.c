@@ -230,6 +230,27 @@ static void on_task(void *ctx, long rank, long task, double s, double e)
   }
 }
 
+/* g replayed on two nodes without contention, each task's start and end
+ * into *tm (allocated here, freed by the caller); returns the iteration. */
+static double replay_timed(const struct graph *g, struct times *tm)
+{
+  const struct cluster *c = two_nodes_loaded();
+  long n = g->prog[0].n;
+  tm->s = calloc((size_t)n, sizeof(double));
+  tm->e = calloc((size_t)n, sizeof(double));
+  struct engine_params ep;
+  engine_params_default(&ep);
+  ep.comm_contention = false;
+  ep.on_task = on_task;
+  ep.ctx = tm;
+  struct engine_result res = {0};
+  struct weft_err err = {0};
+  cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
+  double it = res.iteration_s;
+  engine_result_free(&res);
+  return it;
+}
+
 /* The pieces of one micro-batch's pass in a combined step, in program
  * order: the layer's compute runs and all-to-all runs alternately (c0,
  * a0, c1, a1, c2), their durations summed, and of c the weight-gradient
@@ -296,19 +317,9 @@ static void closed_form(const char *delay)
                                  "overlap_moe_expert_parallel_comm", "yes",
                                  "delay_wgrad_compute", delay), &m, &p);
   cr_assert_eq(p.microbatches, 2);
-  const struct cluster *c = two_nodes_loaded();
   const struct program *pr = &g->prog[0];
-  struct times tm = {calloc((size_t)pr->n, sizeof(double)),
-                     calloc((size_t)pr->n, sizeof(double))};
-  struct engine_params ep;
-  engine_params_default(&ep);
-  ep.comm_contention = false;
-  ep.on_task = on_task;
-  ep.ctx = &tm;
-  struct engine_result res = {0};
-  struct weft_err err = {0};
-  cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
-  engine_result_free(&res);
+  struct times tm;
+  replay_timed(g, &tm);
   struct chain F, B;
   chain_of(pr, &tm, 1, PH_FWD, &F);
   chain_of(pr, &tm, 0, PH_BWD, &B);
@@ -566,20 +577,9 @@ Test(a2a_overlap, shared_experts_beside_the_dispatch)
         "global_batch", "2", "seq", "2048", "shared_ffn", "14336",
         "overlap_grad", "no", "moe_shared_expert_overlap",
         v ? "yes" : "no"), &m, &p);
-    const struct cluster *c = two_nodes_loaded();
     const struct program *pr = &g->prog[0];
-    struct times tm = {calloc((size_t)pr->n, sizeof(double)),
-                       calloc((size_t)pr->n, sizeof(double))};
-    struct engine_params ep;
-    engine_params_default(&ep);
-    ep.comm_contention = false;
-    ep.on_task = on_task;
-    ep.ctx = &tm;
-    struct engine_result res = {0};
-    struct weft_err err = {0};
-    cr_assert_eq(engine_run(g, c, &ep, &res, &err), 0, "%s", err.msg);
-    it[v] = res.iteration_s;
-    engine_result_free(&res);
+    struct times tm;
+    it[v] = replay_timed(g, &tm);
     /* layer 0's forward, in program order: its EP all-to-alls and the
      * compute tasks around them */
     long a2a[3], na = 0;

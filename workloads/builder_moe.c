@@ -293,6 +293,31 @@ void bld_moe_order(struct ctx *c)
     d->st[i] = tmp[i];
 }
 
+/* The alltoall dispatcher after its all-to-alls: the received rows (and
+ * their probabilities) all-gathered over expert TP, then sorted by local
+ * expert; dispatch and shx_dispatch. */
+static void a2a_dispatch_tail(struct ctx *c, const struct moe_dispatch *d,
+                              int phase, long l)
+{
+  if (d->etp_B > 0)
+    bld_coll(c, CO_ALLGATHER, etp_group(c), ST_COMPUTE, phase, l, d->etp_B);
+  if (d->sort_B > 0)
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+}
+
+/* The alltoall dispatcher before its combine all-to-all: the rows sorted
+ * back, then reduce-scattered over expert TP, the tokens only (the
+ * dispatch gathers their probabilities too); combine and shx_combine. */
+static void a2a_combine_head(struct ctx *c, const struct moe_dispatch *d,
+                             int phase, long l)
+{
+  if (d->sort_B > 0)
+    bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+  if (d->etp_B > 0)
+    bld_coll(c, CO_REDUCE_SCATTER, etp_group(c), ST_COMPUTE, phase, l,
+             d->etp_B - (double)plan_etp(c->p) * PROB_B * d->rows);
+}
+
 /* ---- --moe-shared-expert-overlap (plan.h, moe_shared_overlap) ----
  *
  * Megatron-Core (moe/shared_experts.py, SharedExpertMLP with
@@ -406,11 +431,7 @@ static void shx_dispatch(struct ctx *c, const struct moe_dispatch *d,
   bld_wait_for(c, a);
   switch (c->p->moe_dispatcher) {
   case MD_ALLTOALL:
-    if (d->etp_B > 0)
-      bld_coll(c, CO_ALLGATHER, etp_group(c), ST_COMPUTE, phase, l,
-               d->etp_B);
-    if (d->sort_B > 0)
-      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+    a2a_dispatch_tail(c, d, phase, l);
     break;
   case MD_DEEPEP:
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->permute_B);
@@ -433,11 +454,7 @@ static void shx_combine(struct ctx *c, const struct moe_dispatch *d,
   long a = -1;
   switch (c->p->moe_dispatcher) {
   case MD_ALLTOALL:
-    if (d->sort_B > 0)
-      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
-    if (d->etp_B > 0)
-      bld_coll(c, CO_REDUCE_SCATTER, etp_group(c), ST_COMPUTE, phase, l,
-               d->etp_B - (double)plan_etp(c->p) * PROB_B * d->rows);
+    a2a_combine_head(c, d, phase, l);
     if (c->p->ep > 1)
       a = shx_a2a(c, GK_EP, phase, l, d->a2a_B, true);
     break;
@@ -525,11 +542,7 @@ static void dispatch(struct ctx *c, const struct moe_dispatch *d, int phase,
       bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->a2a_B);
       bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->probs_B);
     }
-    if (d->etp_B > 0)
-      bld_coll(c, CO_ALLGATHER, etp_group(c), ST_COMPUTE, phase, l,
-               d->etp_B);
-    if (d->sort_B > 0)
-      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
+    a2a_dispatch_tail(c, d, phase, l);
     break;
   case MD_ALLGATHER:
     if (tpep_comm(c))
@@ -555,12 +568,7 @@ static void combine(struct ctx *c, const struct moe_dispatch *d, int phase,
 {
   switch (c->p->moe_dispatcher) {
   case MD_ALLTOALL:
-    if (d->sort_B > 0)
-      bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->sort_B);
-    if (d->etp_B > 0) /* the tokens only (the dispatch gathers their
-                         probabilities too) */
-      bld_coll(c, CO_REDUCE_SCATTER, etp_group(c), ST_COMPUTE, phase, l,
-               d->etp_B - (double)plan_etp(c->p) * PROB_B * d->rows);
+    a2a_combine_head(c, d, phase, l);
     if (c->p->ep > 1)
       bld_coll(c, CO_ALLTOALL, GK_EP, ST_COMPUTE, phase, l, d->a2a_B);
     bld_kernel(c, KK_ELEMWISE, phase, l, 0, d->unpermute_B);
